@@ -1,0 +1,115 @@
+// Package campaign loads campaign files: strict YAML (version 1) that names a
+// sender, recipient sources, exclusions and a templated body. [Load] checks
+// everything a campaign says about itself before anything is planned; every
+// error it returns is an [*Error] that names the file, the line and the key.
+// Recipient lists are read by [Source.Read], which streams them.
+package campaign
+
+import (
+	"context"
+	"text/template"
+	"time"
+)
+
+// Campaign is a loaded, checked campaign file.
+type Campaign struct {
+	Path string // the campaign file as given to Load
+	Dir  string // the folder list paths are relative to
+
+	Version       int
+	Name          string
+	Sender        string
+	Provider      Provider
+	DefaultRegion string // "" when every number must be E.164
+	Recipients    []Source
+	Exclude       []Source
+	Body          string
+	BatchSize     int  // 1..1000, default 100
+	Rate          Rate // zero means unlimited
+	Concurrency   int  // default 1
+	Strict        bool
+
+	tmpl *template.Template
+}
+
+// Provider is where and how the messaging API is reached. Secrets never live
+// here: they come from the environment.
+type Provider struct {
+	BaseURL         string // may be overridden by SMSFORM_BASE_URL (the CLI does that)
+	BasicAuth       string // "base64" (default, RFC 7617) or "literal"
+	TokenValidHours int    // 1..168, default 24
+}
+
+// Rate is a number of requests per Per.
+type Rate struct {
+	N   float64
+	Per time.Duration
+}
+
+// PerSecond returns the rate in requests per second, 0 for unlimited.
+func (r Rate) PerSecond() float64 {
+	if r.N == 0 || r.Per == 0 {
+		return 0
+	}
+	return r.N / r.Per.Seconds()
+}
+
+// Source is one entry of recipients or exclude.
+type Source struct {
+	Kind        SourceKind
+	File        string   // as written in the campaign file (KindCSV, KindText)
+	Path        string   // File resolved against the campaign's folder
+	PhoneColumn string   // KindCSV: the column holding the number
+	Numbers     []string // KindInline
+	Line        int      // line of this source in the campaign file
+	Escapes     bool     // Path leaves the campaign's folder (through .. or a symlink): allowed, but reported
+}
+
+// SourceKind tells how a source holds its numbers.
+type SourceKind int
+
+const (
+	KindInline SourceKind = iota // numbers: [...]
+	KindCSV                      // a CSV file with a header row
+	KindText                     // a .txt file, one number per line
+)
+
+// Entry is one recipient as read from a source.
+type Entry struct {
+	Raw  string            // the number as written
+	Vars map[string]string // the CSV row's other columns; nil for inline and text sources
+	File string            // the list file, or the campaign file for inline numbers
+	Line int               // 1-based line in File
+}
+
+// Load reads and checks the campaign file at path. It does not read the list
+// files (that is [Source.Read]'s job) but checks that they exist and are readable.
+func Load(path string) (*Campaign, error) { panic("todo") }
+
+// Read streams the source's entries to fn in file order. It stops at the
+// first error fn returns, and returns it. A malformed list (bad CSV, missing
+// phone column, binary data) is an *Error with file and line.
+func (s Source) Read(ctx context.Context, fn func(Entry) error) error { panic("todo") }
+
+// Render renders the body for one recipient: vars plus "phone" (the E.164
+// number). A missing variable is an error that names it.
+func (c *Campaign) Render(vars map[string]string, phone string) (string, error) { panic("todo") }
+
+// Personalised reports whether the body uses any per-recipient variable; when
+// it does not, one rendering serves every recipient.
+func (c *Campaign) Personalised() bool { panic("todo") }
+
+// Files returns the campaign file and every list file it reads, in the order
+// they appear, without repeats (for the saved plan's checksums).
+func (c *Campaign) Files() []string { panic("todo") }
+
+// Error is a problem in a campaign or list file.
+type Error struct {
+	File  string
+	Line  int    // 0 when the problem has no line (a missing file)
+	Field string // the key or column, "" when none applies
+	Msg   string
+	Hint  string // what to do, "" when obvious
+}
+
+func (e *Error) Error() string { panic("todo") }

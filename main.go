@@ -1,0 +1,4 @@
+// Command smsform is Terraform for SMS campaigns.
+package main
+
+func main() {}

@@ -1,7 +1,21 @@
 // Package e164 turns phone numbers as people write them into E.164, with
 // exactly the verdicts of github.com/nyaruka/phonenumbers, and masks them for
 // output that is meant to be shared.
+//
+// A raw string is a valid number if and only if [phonenumbers.Parse] with the
+// [Normalizer]'s region succeeds and [phonenumbers.IsValidNumber] accepts the
+// result; its E.164 form is then [phonenumbers.Format] with
+// [phonenumbers.E164]. With region "" the region passed to Parse is "", so a
+// number without a leading + is refused (phonenumbers reports an invalid
+// country code, which [Normalizer.Normalize] explains as "not in E.164").
 package e164
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/nyaruka/phonenumbers"
+)
 
 // Number is a valid phone number.
 type Number struct {
@@ -25,11 +39,90 @@ type Normalizer struct{ region string }
 func NewNormalizer(region string) *Normalizer { return &Normalizer{region: region} }
 
 // Normalize parses raw and returns the number, or an *InvalidError.
-func (n *Normalizer) Normalize(raw string) (Number, error) { panic("todo") }
+func (n *Normalizer) Normalize(raw string) (Number, error) {
+	num, err := phonenumbers.Parse(raw, n.region)
+	if err != nil {
+		return Number{}, &InvalidError{Reason: n.parseReason(raw, err)}
+	}
+	return verdict(num)
+}
 
-// Mask hides the middle of an E.164 number for shared output:
-// "+447700900123" -> "+44 77•• •••123".
-func Mask(e164 string) string { panic("todo") }
+// verdict is the second half of every path through Normalize: validity,
+// E.164 form and line type of a parsed number.
+func verdict(num *phonenumbers.PhoneNumber) (Number, error) {
+	if !phonenumbers.IsValidNumber(num) {
+		return Number{}, &InvalidError{Reason: invalidReason(num)}
+	}
+	return Number{
+		E164:          phonenumbers.Format(num, phonenumbers.E164),
+		FixedLineOnly: phonenumbers.GetNumberType(num) == phonenumbers.FIXED_LINE,
+	}, nil
+}
+
+// Reasons given for refused numbers.
+const (
+	reasonNotE164       = "not in E.164 (+ and country code); set default_region to allow national numbers"
+	reasonUnknownCC     = "unknown country code"
+	reasonNotANumber    = "not a phone number"
+	reasonTooShort      = "too short"
+	reasonTooLong       = "too long"
+	reasonInvalidNumber = "not a valid number"
+)
+
+func (n *Normalizer) parseReason(raw string, err error) string {
+	switch {
+	case errors.Is(err, phonenumbers.ErrInvalidCountryCode):
+		if n.region == "" && !strings.ContainsAny(raw, "+＋") {
+			return reasonNotE164
+		}
+		return reasonUnknownCC
+	case errors.Is(err, phonenumbers.ErrNotANumber):
+		return reasonNotANumber
+	case errors.Is(err, phonenumbers.ErrTooShortNSN), errors.Is(err, phonenumbers.ErrTooShortAfterIDD):
+		return reasonTooShort
+	case errors.Is(err, phonenumbers.ErrNumTooLong):
+		return reasonTooLong
+	}
+	return reasonNotANumber
+}
+
+// invalidReason explains why a parsed number is not valid.
+func invalidReason(num *phonenumbers.PhoneNumber) string {
+	switch phonenumbers.IsPossibleNumberWithReason(num) {
+	case phonenumbers.INVALID_COUNTRY_CODE:
+		return reasonUnknownCC
+	case phonenumbers.TOO_SHORT:
+		return reasonTooShort
+	case phonenumbers.TOO_LONG:
+		return reasonTooLong
+	}
+	region := phonenumbers.GetRegionCodeForCountryCode(int(num.GetCountryCode()))
+	switch region {
+	case phonenumbers.UNKNOWN_REGION, "":
+		return reasonInvalidNumber
+	case "001": // a non-geographical entity such as +800
+		return reasonInvalidNumber + " for +" + itoa(int(num.GetCountryCode()))
+	}
+	return reasonInvalidNumber + " for " + region
+}
+
+func itoa(v int) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			break
+		}
+	}
+	return string(b[i:])
+}
 
 // ValidRegion reports whether region is a region code phonenumbers knows.
-func ValidRegion(region string) bool { panic("todo") }
+// Codes are upper case ISO 3166 ("GB"); "gb" is not a region, so callers
+// should tell people to write the code in upper case.
+func ValidRegion(region string) bool {
+	return phonenumbers.GetSupportedRegions()[region]
+}

@@ -1,6 +1,15 @@
 // Package sms knows the rules of the short message itself: which encoding a
 // body needs (GSM-7 or UCS-2), how many segments it costs, and which sender
 // names an operator accepts.
+//
+// [Analyze] follows 3GPP TS 23.038 (GSM 03.38): a body whose every character
+// is in the GSM-7 default alphabet or its extension table is sent in GSM-7,
+// anything else in UCS-2. A body that fits one message (160 septets or 70
+// UTF-16 code units) is one segment; a longer one is split into parts of 153
+// septets or 67 code units, and a character is never split across two parts
+// (an extension-table escape pair or a UTF-16 surrogate pair moves whole to
+// the next part). The empty body is one segment of 0 units, as it costs one
+// message to send.
 package sms
 
 // Encoding is the character set a message is sent in.
@@ -28,10 +37,113 @@ type Analysis struct {
 	SegmentsIfGSM7 int
 }
 
-// Analyze returns the encoding and segment count of body.
-func Analyze(body string) Analysis { panic("todo") }
+// Limits of one message and of one part of a concatenated message (the rest
+// of a part is taken by the user data header).
+const (
+	gsm7Single = 160
+	gsm7Part   = 153
+	ucs2Single = 70
+	ucs2Part   = 67
+)
 
-// CheckSender reports why s is not an acceptable sender, or nil: an
-// alphanumeric sender is 1-11 letters, digits and spaces with at least one
-// letter; otherwise it must be an E.164 number or a 3-8 digit short code.
-func CheckSender(s string) error { panic("todo") }
+// packer counts the parts of a concatenated message, moving a character that
+// does not fit in what is left of a part whole to the next part.
+type packer struct {
+	units int // total
+	parts int // parts started so far
+	room  int // units left in the current part
+}
+
+func (p *packer) add(w, part int) {
+	p.units += w
+	if w > p.room {
+		p.parts++
+		p.room = part
+	}
+	p.room -= w
+}
+
+func (p *packer) segments(single int) int {
+	if p.units <= single {
+		return 1
+	}
+	return p.parts
+}
+
+// Analyze returns the encoding and segment count of body. It does not
+// allocate when the body is GSM-7.
+func Analyze(body string) Analysis {
+	// One pass packs both ways: gsm with each non-GSM character counted as
+	// one septet (which is the GSM-7 answer when there is none), ucs in
+	// UTF-16 code units.
+	var gsm, ucs packer
+	var forcing runeSet
+	for i := 0; i < len(body); {
+		c := body[i]
+		if c < 0x80 {
+			i++
+			w := int(asciiSeptets[c])
+			if w == 0 {
+				forcing.add(rune(c))
+				w = 1
+			}
+			gsm.add(w, gsm7Part)
+			ucs.add(1, ucs2Part)
+			continue
+		}
+		r, size := decodeRune(body[i:])
+		i += size
+		w := nonASCIISeptets(r)
+		if w == 0 {
+			forcing.add(r)
+			w = 1
+		}
+		gsm.add(w, gsm7Part)
+		if r >= 0x10000 {
+			ucs.add(2, ucs2Part)
+		} else {
+			ucs.add(1, ucs2Part)
+		}
+	}
+	ifGSM7 := gsm.segments(gsm7Single)
+	if len(forcing.list) == 0 {
+		return Analysis{Encoding: GSM7, Units: gsm.units, Segments: ifGSM7, SegmentsIfGSM7: ifGSM7}
+	}
+	return Analysis{
+		Encoding:       UCS2,
+		Units:          ucs.units,
+		Segments:       ucs.segments(ucs2Single),
+		Forcing:        forcing.list,
+		SegmentsIfGSM7: ifGSM7,
+	}
+}
+
+// runeSet keeps distinct runes in order of first appearance; the map is only
+// made when the list grows past what a linear scan handles well.
+type runeSet struct {
+	list []rune
+	seen map[rune]struct{}
+}
+
+func (s *runeSet) add(r rune) {
+	if s.seen != nil {
+		if _, ok := s.seen[r]; ok {
+			return
+		}
+		s.seen[r] = struct{}{}
+		s.list = append(s.list, r)
+		return
+	}
+	for _, x := range s.list {
+		if x == r {
+			return
+		}
+	}
+	s.list = append(s.list, r)
+	if len(s.list) > 32 {
+		s.seen = make(map[rune]struct{}, 2*len(s.list))
+		for _, x := range s.list {
+			s.seen[x] = struct{}{}
+		}
+	}
+}

@@ -1,4 +1,133 @@
-// Command smsform is Terraform for SMS campaigns.
+// Command smsform is Terraform for SMS campaigns: campaigns are YAML files in
+// git, `smsform plan` shows what would be sent to whom, and `smsform apply`
+// sends it through the messaging API, never messaging anyone twice.
+//
+// main only wires the process to [cli.Run] and turns the error it returns
+// into words on stderr and an exit code; the codes are documented in README.md.
 package main
 
-func main() {}
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"golang.org/x/term"
+
+	"github.com/smsform/smsform/apply"
+	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/internal/cli"
+	"github.com/smsform/smsform/state"
+)
+
+// Exit codes, documented in README.md.
+const (
+	exitOK          = 0
+	exitError       = 1
+	exitPending     = 2 // plan --detailed-exitcode: something to send
+	exitIncomplete  = 3 // apply finished, but some recipients failed or are in doubt
+	exitLocked      = 4 // another apply holds the state
+	exitInterrupted = 130
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The first SIGINT/SIGTERM cancels ctx: apply starts no new batch and
+	// records what is in flight. A second one quits at once.
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-signals
+		fmt.Fprintln(os.Stderr, "smsform: interrupted: finishing what is in flight (interrupt again to quit at once)")
+		cancel()
+		<-signals
+		os.Exit(exitInterrupted)
+	}()
+
+	err := cli.Run(ctx, os.Args[1:], cli.Env{
+		Stdin:  os.Stdin,
+		Stdout: os.Stdout,
+		Stderr: os.Stderr,
+		Getenv: os.Getenv,
+		IsTerminal: func(f any) bool {
+			file, ok := f.(*os.File)
+			return ok && term.IsTerminal(int(file.Fd()))
+		},
+	})
+	return exitCode(err, os.Stderr)
+}
+
+// exitCode is the one place that turns an error into words and a code.
+func exitCode(err error, stderr io.Writer) int {
+	var incomplete *apply.IncompleteError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.Is(err, cli.ErrPending):
+		return exitPending
+	case errors.As(err, &incomplete):
+		report(stderr, err)
+		return exitIncomplete
+	case errors.Is(err, state.ErrLocked):
+		report(stderr, err)
+		return exitLocked
+	case errors.Is(err, apply.ErrInterrupted), errors.Is(err, context.Canceled):
+		report(stderr, err)
+		return exitInterrupted
+	}
+	report(stderr, err)
+	return exitError
+}
+
+// report writes err on stderr, one "smsform: error:" line per line of the
+// message, then the hints of the errors it wraps.
+func report(stderr io.Writer, err error) {
+	for line := range strings.SplitSeq(err.Error(), "\n") {
+		fmt.Fprintf(stderr, "smsform: error: %s\n", line)
+	}
+	seen := map[string]bool{}
+	for _, h := range hints(err) {
+		if !seen[h] {
+			seen[h] = true
+			fmt.Fprintf(stderr, "hint: %s\n", h)
+		}
+	}
+}
+
+// hints collects the hints in err's tree, in order.
+func hints(err error) []string {
+	var out []string
+	switch e := err.(type) {
+	case *cli.HintError:
+		out = append(out, e.Hint)
+	case *campaign.Error:
+		if e.Hint != "" {
+			out = append(out, e.Hint)
+		}
+	case interface{ Hint() string }:
+		if h := e.Hint(); h != "" {
+			out = append(out, h)
+		}
+	}
+	switch e := err.(type) {
+	case interface{ Unwrap() []error }:
+		for _, inner := range e.Unwrap() {
+			out = append(out, hints(inner)...)
+		}
+	case interface{ Unwrap() error }:
+		if inner := e.Unwrap(); inner != nil {
+			out = append(out, hints(inner)...)
+		}
+	}
+	return out
+}

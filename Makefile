@@ -1,0 +1,22 @@
+# smsform: the README's two commands are `make demo` and `make test`.
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/smsform/smsform/internal/cli.Version=$(VERSION)
+
+.PHONY: build demo test bench crashtest reliability fuzz clean
+
+build:
+	$(GO) build -ldflags '$(LDFLAGS)' -o smsform .
+
+# Builds smsform, starts the sandbox on loopback, plans and applies an
+# example campaign, reruns apply to show nothing is sent twice, stops the sandbox.
+demo: build
+	./examples/demo.sh ./smsform
+
+# Vet plus every test with the race detector, short versions of the long checks.
+test:
+	$(GO) vet ./...
+	$(GO) test -race -short -timeout 20m ./...
+
+clean:
+	rm -rf smsform .demo .bench

@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/plan"
+	"github.com/smsform/smsform/state"
+)
+
+func runValidate(ctx context.Context, args []string, env Env) error {
+	fs := newFlags("validate", "validate CAMPAIGN.yaml", env)
+	pos, err := parse(fs, args, env, 1, 1, "one campaign file")
+	if err != nil {
+		return err
+	}
+	c, err := campaign.Load(pos[0])
+	if err != nil {
+		return err
+	}
+	p, err := plan.Compute(ctx, c, nil)
+	if p != nil {
+		for _, inv := range p.Invalid {
+			warnf(env, "%s: invalid number: %s", inv.Source, inv.Reason)
+		}
+		for _, w := range p.Warnings {
+			warnf(env, "%s", w)
+		}
+	}
+	return err
+}
+
+// outputFlags are the flags shared by plan and show.
+type outputFlags struct {
+	format      string
+	json        bool
+	showNumbers bool
+}
+
+func (o *outputFlags) register(fs interface {
+	StringVar(*string, string, string, string)
+	BoolVar(*bool, string, bool, string)
+}) {
+	fs.StringVar(&o.format, "format", "table", "output format: table, markdown or json")
+	fs.BoolVar(&o.json, "json", false, "same as --format json")
+	fs.BoolVar(&o.showNumbers, "show-numbers", false, "show phone numbers whole (they are masked by default)")
+}
+
+func (o *outputFlags) write(w io.Writer, p *plan.Plan) error {
+	format := o.format
+	if o.json {
+		format = "json"
+	}
+	out := plan.Output{ShowNumbers: o.showNumbers}
+	switch format {
+	case "table":
+		return plan.WriteTable(w, p, out)
+	case "markdown", "md":
+		return plan.WriteMarkdown(w, p, out)
+	case "json":
+		return plan.WriteJSON(w, p, out)
+	}
+	return fmt.Errorf("%w: unknown format %q (table, markdown or json)", ErrUsage, format)
+}
+
+func runPlan(ctx context.Context, args []string, env Env) error {
+	fs := newFlags("plan", "plan CAMPAIGN.yaml [flags]", env)
+	var out outputFlags
+	out.register(fs)
+	stateFlag := fs.String("state", "", "state file (default: next to the campaign, NAME.smsstate)")
+	outFile := fs.String("out", "", "save the plan to this file, for smsform apply PLANFILE")
+	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when there is nothing to send, 2 when there is, 1 on error")
+	fs.Bool("no-color", false, "no colour (smsform writes none yet; accepted for scripts)")
+	pos, err := parse(fs, args, env, 1, 1, "one campaign file")
+	if err != nil {
+		return err
+	}
+	c, err := campaign.Load(pos[0])
+	if err != nil {
+		return err
+	}
+	sp := statePath(pos[0], *stateFlag)
+	st, err := state.OpenReadOnly(sp)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if st.Lineage() != "" && st.Campaign() != c.Name {
+		return withHint(fmt.Errorf("%w: %s records campaign %q, not %q", state.ErrLineage, sp, st.Campaign(), c.Name),
+			"give this campaign its own state file with --state")
+	}
+	p, err := plan.Compute(ctx, c, st)
+	var strict *plan.StrictError
+	if errors.As(err, &strict) {
+		if werr := out.write(env.Stdout, p); werr != nil {
+			return werr
+		}
+		return withHint(err, "fix or remove the invalid numbers, or set strict: false to skip them")
+	}
+	if err != nil {
+		return err
+	}
+	if *outFile != "" {
+		saved, err := plan.NewSaved(p, Version, pos[0], sp, c.Files())
+		if err != nil {
+			return err
+		}
+		if err := plan.Save(*outFile, saved); err != nil {
+			return err
+		}
+	}
+	if err := out.write(env.Stdout, p); err != nil {
+		return err
+	}
+	if *outFile != "" && !inAutomation(env) {
+		fmt.Fprintf(env.Stderr, "smsform: plan saved to %s (it holds phone numbers: keep it private)\nhint: apply exactly this plan with: smsform apply %s\n", *outFile, *outFile)
+	}
+	if *detailed && p.Summary.ToSend > 0 {
+		return ErrPending
+	}
+	return nil
+}
+
+func runShow(ctx context.Context, args []string, env Env) error {
+	fs := newFlags("show", "show PLANFILE [flags]", env)
+	var out outputFlags
+	out.register(fs)
+	pos, err := parse(fs, args, env, 1, 1, "one plan file")
+	if err != nil {
+		return err
+	}
+	saved, err := plan.Load(pos[0])
+	if err != nil {
+		return withHint(err, "make a new one with smsform plan CAMPAIGN.yaml --out %s", pos[0])
+	}
+	return out.write(env.Stdout, saved.Plan)
+}

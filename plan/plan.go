@@ -1,0 +1,146 @@
+// Package plan computes what applying a campaign would send: [Compute] turns a
+// loaded campaign and what the state already records into batches of
+// rendered messages, and the writers in this package show that plan as a
+// table, as markdown for a pull request, or as JSON. A plan is also saved to
+// a file ([Save]) so that exactly what was reviewed is what gets sent.
+//
+// Compute never contacts the API and never changes the state.
+package plan
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sort"
+
+	"github.com/smsform/smsform/internal/e164"
+	"github.com/smsform/smsform/internal/sms"
+	"github.com/smsform/smsform/state"
+)
+
+// FormatVersion is the version of every JSON document this package writes.
+// Adding a field keeps it; renaming or removing one is a new major version.
+const FormatVersion = "1"
+
+// Plan is what applying a campaign would do.
+type Plan struct {
+	Campaign string     `json:"campaign"`
+	Sender   string     `json:"sender"`
+	Summary  Summary    `json:"summary"`
+	Batches  []Batch    `json:"batches"`
+	Invalid  []Invalid  `json:"invalid"`
+	Warnings []string   `json:"warnings"`
+	InDoubt  []Held     `json:"in_doubt"` // recorded in doubt: never sent again without `state resolve`
+	Failed   []Held     `json:"failed"`   // recorded as failed for good
+	Removed  []string   `json:"removed"`  // recorded in state but no longer in the campaign
+	State    StateStamp `json:"state"`
+	// BodyChanged counts recipients already sent a body other than the one
+	// the campaign renders now; they are not sent again.
+	BodyChanged int `json:"body_changed"`
+}
+
+// Summary counts a plan. Recipients = ToSend + AlreadySent + InDoubt +
+// Failed + Excluded: every distinct valid number of the campaign lands in
+// exactly one of those.
+type Summary struct {
+	Recipients  int `json:"recipients"`
+	ToSend      int `json:"to_send"`
+	AlreadySent int `json:"already_sent"`
+	InDoubt     int `json:"in_doubt"`
+	Failed      int `json:"failed"`
+	Invalid     int `json:"invalid"`
+	Excluded    int `json:"excluded"`
+	Duplicates  int `json:"duplicates"`
+	Batches     int `json:"batches"`
+	Segments    int `json:"segments"`
+}
+
+// Batch is one request to the bulk SMS endpoint.
+type Batch struct {
+	ID         string       `json:"id"`
+	Body       string       `json:"body"`
+	Encoding   sms.Encoding `json:"encoding"`
+	Segments   int          `json:"segments_per_message"`
+	Recipients []string     `json:"recipients"` // E.164
+}
+
+// BodyHash is the hex SHA-256 of a body, as the state records it.
+func BodyHash(body string) string {
+	sum := sha256.Sum256([]byte(body))
+	return hex.EncodeToString(sum[:])
+}
+
+// Invalid is a number that was skipped (or, with strict, failed the plan).
+type Invalid struct {
+	Source string `json:"source"` // "lists/customers.csv:12"
+	Value  string `json:"value"`
+	Reason string `json:"reason"`
+}
+
+// Held is a recipient the state holds back.
+type Held struct {
+	Phone   string `json:"phone"`
+	BatchID string `json:"batch"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// StateStamp identifies the state a plan was computed against.
+type StateStamp struct {
+	Lineage string `json:"lineage"`
+	Serial  int64  `json:"serial"`
+}
+
+// Recorded is what the plan needs of the state: *state.State satisfies it.
+type Recorded interface {
+	Lineage() string
+	Serial() int64
+	Recipients(ctx context.Context, fn func(state.Recipient) error) error
+}
+
+// StrictError fails a strict campaign that lists invalid numbers.
+type StrictError struct{ Invalid []Invalid }
+
+func (e *StrictError) Error() string {
+	first := e.Invalid[0]
+	return fmt.Sprintf("%d invalid number(s) in a strict campaign; first: %s: %q: %s",
+		len(e.Invalid), first.Source, e164.Mask(first.Value), first.Reason)
+}
+
+// TotalSegments is the number of segments the batch costs.
+func (b Batch) TotalSegments() int { return b.Segments * len(b.Recipients) }
+
+// ID derives a batch's id from its content, so the same inputs give the same ids.
+func batchID(body string, phones []string) string {
+	h := sha256.New()
+	h.Write([]byte(body))
+	for _, p := range phones {
+		h.Write([]byte{0})
+		h.Write([]byte(p))
+	}
+	return "b-" + hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// cut splits each body's recipients into batches of at most size.
+func cut(groups []group, size int) []Batch {
+	var batches []Batch
+	for _, g := range groups {
+		a := sms.Analyze(g.body)
+		for start := 0; start < len(g.phones); start += size {
+			end := min(start+size, len(g.phones))
+			phones := g.phones[start:end:end]
+			batches = append(batches, Batch{
+				ID:         batchID(g.body, phones),
+				Body:       g.body,
+				Encoding:   a.Encoding,
+				Segments:   a.Segments,
+				Recipients: phones,
+			})
+		}
+	}
+	return batches
+}
+
+func sortHeld(h []Held) {
+	sort.Slice(h, func(i, j int) bool { return h[i].Phone < h[j].Phone })
+}

@@ -1,0 +1,226 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+
+	"github.com/smsform/smsform/internal/e164"
+)
+
+// Output says how a plan is shown.
+type Output struct {
+	// ShowNumbers prints phone numbers whole; by default they are masked,
+	// because plans are pasted into pull requests.
+	ShowNumbers bool
+	// MaxBatches caps the batches the table lists (0: 50).
+	MaxBatches int
+	// MarkdownLimit caps markdown output in bytes (0: 65,536, GitHub's
+	// comment limit); the middle is cut, never the summary at the top.
+	MarkdownLimit int
+}
+
+func (o Output) number(phone string) string {
+	if o.ShowNumbers {
+		return phone
+	}
+	return e164.Mask(phone)
+}
+
+// Headline counts everything in one line, e.g. "Plan: 1,204 messages in 13
+// batches (1,310 segments); 3 invalid, 12 excluded, 0 already sent, 0 in doubt."
+func Headline(p *Plan) string {
+	s := p.Summary
+	var b strings.Builder
+	fmt.Fprintf(&b, "Plan: %s %s in %s %s (%s %s); %s invalid, %s excluded, %s already sent, %s in doubt",
+		count(s.ToSend), plural(s.ToSend, "message", "messages"),
+		count(s.Batches), plural(s.Batches, "batch", "batches"),
+		count(s.Segments), plural(s.Segments, "segment", "segments"),
+		count(s.Invalid), count(s.Excluded), count(s.AlreadySent), count(s.InDoubt))
+	if s.Failed > 0 {
+		fmt.Fprintf(&b, ", %s failed", count(s.Failed))
+	}
+	if s.Duplicates > 0 {
+		fmt.Fprintf(&b, ", %s %s", count(s.Duplicates), plural(s.Duplicates, "duplicate", "duplicates"))
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+// count writes n with thousands separators: 1,310.
+func count(n int) string {
+	s := strconv.Itoa(n)
+	if n < 0 {
+		return "-" + count(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// preview shortens a body to one line of at most n characters.
+func preview(body string, n int) string {
+	body = strings.Join(strings.Fields(body), " ")
+	r := []rune(body)
+	if len(r) <= n {
+		return body
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// WriteTable writes the plan for a terminal: the headline, a table of
+// batches, the invalid numbers (first 20) and the warnings.
+func WriteTable(w io.Writer, p *Plan, o Output) error {
+	max := o.MaxBatches
+	if max <= 0 {
+		max = 50
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Campaign %s, sender %s\n%s\n\n", p.Campaign, p.Sender, Headline(p))
+	if len(p.Batches) > 0 {
+		t := tablewriter.NewWriter(&b)
+		t.Header("Batch", "Recipients", "Encoding", "Segments", "Body")
+		for i, batch := range p.Batches {
+			if i == max {
+				break
+			}
+			if err := t.Append(batch.ID, count(len(batch.Recipients)), string(batch.Encoding),
+				fmt.Sprintf("%s (%d each)", count(batch.TotalSegments()), batch.Segments),
+				preview(batch.Body, 40)); err != nil {
+				return err
+			}
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+		if n := len(p.Batches) - max; n > 0 {
+			fmt.Fprintf(&b, "... and %s more %s (--json lists them all)\n", count(n), plural(n, "batch", "batches"))
+		}
+		b.WriteString("\n")
+	}
+	if len(p.Invalid) > 0 {
+		fmt.Fprintf(&b, "Invalid numbers (%s), skipped:\n", count(len(p.Invalid)))
+		t := tablewriter.NewWriter(&b)
+		t.Header("Source", "Number", "Reason")
+		for i, inv := range p.Invalid {
+			if i == maxListed {
+				break
+			}
+			if err := t.Append(inv.Source, o.number(inv.Value), inv.Reason); err != nil {
+				return err
+			}
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+		if n := len(p.Invalid) - maxListed; n > 0 {
+			fmt.Fprintf(&b, "... and %s more\n", count(n))
+		}
+		b.WriteString("\n")
+	}
+	writeHeld(&b, "In doubt (never sent again until resolved: smsform state resolve --in-doubt --as sent|unsent)", p.InDoubt, o)
+	writeHeld(&b, "Failed", p.Failed, o)
+	if len(p.Warnings) > 0 {
+		b.WriteString("Warnings:\n")
+		for _, wn := range p.Warnings {
+			fmt.Fprintf(&b, "  - %s\n", wn)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeHeld(b *strings.Builder, title string, held []Held, o Output) {
+	if len(held) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%s: %s\n", title, count(len(held)))
+	for i, h := range held {
+		if i == maxListed {
+			fmt.Fprintf(b, "  ... and %s more\n", count(len(held)-maxListed))
+			break
+		}
+		fmt.Fprintf(b, "  %s  batch %s", o.number(h.Phone), h.BatchID)
+		if h.Reason != "" {
+			fmt.Fprintf(b, ": %s", h.Reason)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+// jsonPlan is the JSON document of a plan (format_version 1).
+type jsonPlan struct {
+	FormatVersion string      `json:"format_version"`
+	Campaign      string      `json:"campaign"`
+	Sender        string      `json:"sender"`
+	Summary       Summary     `json:"summary"`
+	Batches       []jsonBatch `json:"batches"`
+	Invalid       []Invalid   `json:"invalid"`
+	InDoubt       []Held      `json:"in_doubt"`
+	Failed        []Held      `json:"failed"`
+	Removed       []string    `json:"removed"`
+	BodyChanged   int         `json:"body_changed"`
+	Warnings      []string    `json:"warnings"`
+	State         StateStamp  `json:"state"`
+}
+
+type jsonBatch struct {
+	ID                 string   `json:"id"`
+	Recipients         []string `json:"recipients"`
+	Body               string   `json:"body"`
+	Encoding           string   `json:"encoding"`
+	Segments           int      `json:"segments"`
+	SegmentsPerMessage int      `json:"segments_per_message"`
+}
+
+// WriteJSON writes the plan as one JSON document.
+func WriteJSON(w io.Writer, p *Plan, o Output) error {
+	doc := jsonPlan{
+		FormatVersion: FormatVersion,
+		Campaign:      p.Campaign,
+		Sender:        p.Sender,
+		Summary:       p.Summary,
+		Batches:       make([]jsonBatch, 0, len(p.Batches)),
+		Invalid:       make([]Invalid, 0, len(p.Invalid)),
+		InDoubt:       o.held(p.InDoubt),
+		Failed:        o.held(p.Failed),
+		Removed:       make([]string, 0, len(p.Removed)),
+		BodyChanged:   p.BodyChanged,
+		Warnings:      append([]string{}, p.Warnings...),
+		State:         p.State,
+	}
+	for _, b := range p.Batches {
+		nums := make([]string, len(b.Recipients))
+		for i, r := range b.Recipients {
+			nums[i] = o.number(r)
+		}
+		doc.Batches = append(doc.Batches, jsonBatch{ID: b.ID, Recipients: nums, Body: b.Body,
+			Encoding: string(b.Encoding), Segments: b.TotalSegments(), SegmentsPerMessage: b.Segments})
+	}
+	for _, inv := range p.Invalid {
+		inv.Value = o.number(inv.Value)
+		doc.Invalid = append(doc.Invalid, inv)
+	}
+	for _, r := range p.Removed {
+		doc.Removed = append(doc.Removed, o.number(r))
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(doc)
+}
+
+func (o Output) held(h []Held) []Held {
+	out := make([]Held, len(h))
+	for i, x := range h {
+		x.Phone = o.number(x.Phone)
+		out[i] = x
+	}
+	return out
+}

@@ -1,12 +1,17 @@
 // Package campaign loads campaign files: strict YAML (version 1) that names a
 // sender, recipient sources, exclusions and a templated body. [Load] checks
 // everything a campaign says about itself before anything is planned; every
-// error it returns is an [*Error] that names the file, the line and the key.
+// error it returns is an [*Error] that names the file, the line and the key,
+// or several of them joined with [errors.Join] in file order.
 // Recipient lists are read by [Source.Read], which streams them.
+//
+// Secrets never live in a campaign file: a key that looks like one is an error
+// that points to the environment.
 package campaign
 
 import (
 	"context"
+	"fmt"
 	"text/template"
 	"time"
 )
@@ -23,10 +28,10 @@ type Campaign struct {
 	DefaultRegion string // "" when every number must be E.164
 	Recipients    []Source
 	Exclude       []Source
-	Body          string
-	BatchSize     int  // 1..1000, default 100
-	Rate          Rate // zero means unlimited
-	Concurrency   int  // default 1
+	Body          string // as written, less trailing line breaks (a "|" block keeps one, which every message would pay for)
+	BatchSize     int    // 1..1000, default 100
+	Rate          Rate   // zero means unlimited
+	Concurrency   int    // default 1
 	Strict        bool
 
 	tmpl *template.Template
@@ -63,6 +68,9 @@ type Source struct {
 	Numbers     []string // KindInline
 	Line        int      // line of this source in the campaign file
 	Escapes     bool     // Path leaves the campaign's folder (through .. or a symlink): allowed, but reported
+
+	campaignFile string // KindInline: the file the numbers are written in
+	numberLines  []int  // KindInline: the line of each of Numbers
 }
 
 // SourceKind tells how a source holds its numbers.
@@ -84,24 +92,63 @@ type Entry struct {
 
 // Load reads and checks the campaign file at path. It does not read the list
 // files (that is [Source.Read]'s job) but checks that they exist and are readable.
-func Load(path string) (*Campaign, error) { panic("todo") }
+func Load(path string) (*Campaign, error) {
+	l := &loader{file: path}
+	c := l.load()
+	if err := l.err(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
 
 // Read streams the source's entries to fn in file order. It stops at the
 // first error fn returns, and returns it. A malformed list (bad CSV, missing
 // phone column, binary data) is an *Error with file and line.
-func (s Source) Read(ctx context.Context, fn func(Entry) error) error { panic("todo") }
+//
+// Each CSV entry gets a map of its own, so fn may keep entries. Rows whose
+// fields are all empty, blank text lines and text lines starting with "#"
+// are skipped. Read checks ctx every thousand entries.
+func (s Source) Read(ctx context.Context, fn func(Entry) error) error {
+	switch s.Kind {
+	case KindInline:
+		return s.readInline(ctx, fn)
+	case KindCSV:
+		return s.readCSV(ctx, fn)
+	case KindText:
+		return s.readText(ctx, fn)
+	}
+	return fmt.Errorf("read source: unknown kind %d", s.Kind)
+}
 
 // Render renders the body for one recipient: vars plus "phone" (the E.164
-// number). A missing variable is an error that names it.
-func (c *Campaign) Render(vars map[string]string, phone string) (string, error) { panic("todo") }
+// number). A missing variable is an error that names it. Render neither keeps
+// nor changes vars, and is safe for concurrent use.
+func (c *Campaign) Render(vars map[string]string, phone string) (string, error) {
+	return c.render(vars, phone)
+}
 
 // Personalised reports whether the body uses any per-recipient variable; when
 // it does not, one rendering serves every recipient.
-func (c *Campaign) Personalised() bool { panic("todo") }
+func (c *Campaign) Personalised() bool {
+	return c.personalised()
+}
 
 // Files returns the campaign file and every list file it reads, in the order
 // they appear, without repeats (for the saved plan's checksums).
-func (c *Campaign) Files() []string { panic("todo") }
+func (c *Campaign) Files() []string {
+	files := []string{c.Path}
+	seen := map[string]bool{c.Path: true}
+	for _, sources := range [][]Source{c.Recipients, c.Exclude} {
+		for _, s := range sources {
+			if s.Kind == KindInline || seen[s.Path] {
+				continue
+			}
+			seen[s.Path] = true
+			files = append(files, s.Path)
+		}
+	}
+	return files
+}
 
 // Error is a problem in a campaign or list file.
 type Error struct {
@@ -112,4 +159,15 @@ type Error struct {
 	Hint  string // what to do, "" when obvious
 }
 
-func (e *Error) Error() string { panic("todo") }
+// Error formats the problem as "file:line: field: msg", leaving out the parts
+// that are empty. The hint is not part of it: the CLI prints it on its own line.
+func (e *Error) Error() string {
+	loc := e.File
+	if e.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", loc, e.Line)
+	}
+	if e.Field != "" {
+		return loc + ": " + e.Field + ": " + e.Msg
+	}
+	return loc + ": " + e.Msg
+}

@@ -1,0 +1,290 @@
+package campaign
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"text/template"
+	"text/template/parse"
+	"unicode"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// maxRendered caps what one body may render to: ten times the 1,600
+// characters a long SMS can carry. It is what stops a template that
+// multiplies its output (nested printf with widths) from eating memory.
+const maxRendered = 16000
+
+// bodyFuncs are the functions a body may call besides text/template's
+// built-ins. None of them reads the environment, files or the clock, so a
+// body renders the same for the same recipient, on any machine.
+var bodyFuncs = template.FuncMap{
+	"upper": strings.ToUpper,
+	"lower": strings.ToLower,
+	"title": title,
+	"trim":  strings.TrimSpace,
+	// {{ default "friend" .name }}: the argument order reads well in a pipeline too.
+	"default": func(def, v string) string {
+		if strings.TrimSpace(v) == "" {
+			return def
+		}
+		return v
+	},
+}
+
+// title upper-cases the first letter of each word and leaves the rest alone,
+// so "mcDonald" stays "McDonald" (strings.Title is deprecated, and
+// golang.org/x/text/cases would lower the rest).
+func title(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	start := true
+	for _, r := range s {
+		if start {
+			r = unicode.ToUpper(r)
+		}
+		start = unicode.IsSpace(r)
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func newBodyTemplate(body string) (*template.Template, error) {
+	t, err := template.New("body").Option("missingkey=error").Funcs(bodyFuncs).Parse(body)
+	if err != nil {
+		return nil, err
+	}
+	if len(t.Templates()) > 1 {
+		return nil, errors.New("define and block are not allowed in a body")
+	}
+	if err := checkActions(t.Tree.Root); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+var tmplLineErr = regexp.MustCompile(`^template: body:(\d+):(?:\d+:)? ?(.*)$`)
+
+// parseBody parses the body and reports a problem at its line in the
+// campaign file.
+func (l *loader) parseBody(body string, n *yaml.Node) *template.Template {
+	t, err := newBodyTemplate(body)
+	if err == nil {
+		return t
+	}
+	line, msg := 0, err.Error()
+	if n != nil {
+		line = n.Line
+	}
+	var le *lineError
+	if errors.As(err, &le) {
+		line, msg = bodyLine(n, le.line), le.msg
+	} else if m := tmplLineErr.FindStringSubmatch(msg); m != nil {
+		tl, _ := strconv.Atoi(m[1])
+		line, msg = bodyLine(n, tl), m[2]
+	}
+	l.add(line, "body", "a body may use {{ .column }}, {{ .phone }}, if/else/with, and the functions upper, lower, title, trim, default, printf",
+		"invalid template: %s", msg)
+	return nil
+}
+
+// bodyLine maps a line of the body to a line of the campaign file. A block
+// scalar (| or >) starts on the line after its key.
+func bodyLine(n *yaml.Node, line int) int {
+	if n == nil {
+		return line
+	}
+	if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		return n.Line + line
+	}
+	return n.Line + line - 1
+}
+
+type lineError struct {
+	line int
+	msg  string
+}
+
+func (e *lineError) Error() string { return e.msg }
+
+// checkActions refuses the actions that can make rendering run unbounded:
+// range (Go templates range over integers, so {{ range 1000000000 }} spins)
+// and template calls (which can recurse). An SMS body needs neither.
+func checkActions(n parse.Node) error {
+	var walk func(n parse.Node) error
+	walk = func(n parse.Node) error {
+		switch n := n.(type) {
+		case *parse.ListNode:
+			if n == nil {
+				return nil
+			}
+			for _, c := range n.Nodes {
+				if err := walk(c); err != nil {
+					return err
+				}
+			}
+		case *parse.IfNode:
+			return walkBranch(&n.BranchNode, walk)
+		case *parse.WithNode:
+			return walkBranch(&n.BranchNode, walk)
+		case *parse.RangeNode:
+			return &lineError{line: n.Line, msg: "range is not allowed in a body"}
+		case *parse.TemplateNode:
+			return &lineError{line: n.Line, msg: "template calls are not allowed in a body"}
+		}
+		return nil
+	}
+	return walk(n)
+}
+
+func walkBranch(b *parse.BranchNode, walk func(parse.Node) error) error {
+	if err := walk(b.List); err != nil {
+		return err
+	}
+	if b.ElseList != nil {
+		return walk(b.ElseList)
+	}
+	return nil
+}
+
+// template returns the parsed body; a Campaign built by hand rather than by
+// Load has none, so its body is parsed on each use.
+func (c *Campaign) template() (*template.Template, error) {
+	if c.tmpl != nil {
+		return c.tmpl, nil
+	}
+	return newBodyTemplate(c.Body)
+}
+
+// Pools keep Render from allocating a map and a buffer for each of up to a
+// million recipients: the caller's map is copied into a pooled one (with
+// "phone" added) rather than changed, so callers may share theirs.
+var (
+	dataPool = sync.Pool{New: func() any { return make(map[string]string, 8) }}
+	bufPool  = sync.Pool{New: func() any { return &capWriter{buf: make([]byte, 0, 256)} }}
+)
+
+var errRenderTooLong = fmt.Errorf("body renders to more than %d characters", maxRendered)
+
+// capWriter stops a template as soon as its output is certainly too long
+// (a character is at most 4 bytes).
+type capWriter struct{ buf []byte }
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	if len(w.buf)+len(p) > 4*maxRendered {
+		return 0, errRenderTooLong
+	}
+	w.buf = append(w.buf, p...)
+	return len(p), nil
+}
+
+var missingKeyErr = regexp.MustCompile(`map has no entry for key "((?:[^"\\]|\\.)*)"`)
+var execErr = regexp.MustCompile(`^template: body:\d+:\d+: executing "body" at <(.*)>: (.*)$`)
+
+func (c *Campaign) render(vars map[string]string, phone string) (string, error) {
+	t, err := c.template()
+	if err != nil {
+		return "", fmt.Errorf("render body: %w", err)
+	}
+	data := dataPool.Get().(map[string]string)
+	defer func() {
+		clear(data)
+		dataPool.Put(data)
+	}()
+	maps.Copy(data, vars)
+	data["phone"] = phone
+
+	w := bufPool.Get().(*capWriter)
+	defer func() {
+		if cap(w.buf) <= 4096 { // don't keep the rare huge buffer alive
+			w.buf = w.buf[:0]
+			bufPool.Put(w)
+		}
+	}()
+	w.buf = w.buf[:0]
+	if err := t.Execute(w, data); err != nil {
+		return "", renderError(err, data)
+	}
+	if utf8.RuneCount(w.buf) > maxRendered {
+		return "", errRenderTooLong
+	}
+	return string(w.buf), nil
+}
+
+// renderError words a template failure for the person who wrote the body
+// and the list: a missing column is the usual one.
+func renderError(err error, data map[string]string) error {
+	if errors.Is(err, errRenderTooLong) {
+		return err
+	}
+	msg := err.Error()
+	if m := missingKeyErr.FindStringSubmatch(msg); m != nil {
+		have := slices.Sorted(maps.Keys(data))
+		return fmt.Errorf("missing variable %q (this recipient has: %s)", m[1], strings.Join(have, ", "))
+	}
+	if m := execErr.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("render body: at {{ %s }}: %s", m[1], m[2])
+	}
+	return fmt.Errorf("render body: %s", strings.TrimPrefix(msg, "template: "))
+}
+
+// personalised reports whether the template reads its data at all: a field
+// (.name), the dot itself, or $ (the data at the top). It errs towards true,
+// which only costs renderings.
+func (c *Campaign) personalised() bool {
+	t, err := c.template()
+	if err != nil {
+		return true
+	}
+	return usesData(t.Tree.Root)
+}
+
+func usesData(n parse.Node) bool {
+	switch n := n.(type) {
+	case *parse.DotNode, *parse.FieldNode:
+		return true
+	case *parse.VariableNode:
+		return len(n.Ident) > 0 && n.Ident[0] == "$"
+	case *parse.ListNode:
+		if n == nil {
+			return false
+		}
+		return slices.ContainsFunc(n.Nodes, usesData)
+	case *parse.ActionNode:
+		return usesData(n.Pipe)
+	case *parse.PipeNode:
+		if n == nil {
+			return false
+		}
+		for _, v := range n.Decl {
+			if usesData(v) {
+				return true
+			}
+		}
+		return slices.ContainsFunc(n.Cmds, func(c *parse.CommandNode) bool { return usesData(c) })
+	case *parse.CommandNode:
+		return slices.ContainsFunc(n.Args, usesData)
+	case *parse.ChainNode:
+		return usesData(n.Node)
+	case *parse.IfNode:
+		return usesBranch(&n.BranchNode)
+	case *parse.WithNode:
+		return usesBranch(&n.BranchNode)
+	case *parse.RangeNode:
+		return usesBranch(&n.BranchNode)
+	case *parse.TemplateNode:
+		return true
+	}
+	return false // text, comments, constants, identifiers (function names)
+}
+
+func usesBranch(b *parse.BranchNode) bool {
+	return usesData(b.Pipe) || usesData(b.List) || (b.ElseList != nil && usesData(b.ElseList))
+}

@@ -1,0 +1,599 @@
+package campaign
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+const (
+	// maxFileSize bounds what Load reads: a campaign is a page of YAML, and
+	// anything much bigger is a mistake or an attack.
+	maxFileSize = 1 << 20
+	// maxDepth is far more nesting than a campaign needs (recipients[0].numbers[0]
+	// is four levels) and far less than would make walking the tree costly.
+	maxDepth = 16
+	// maxErrors keeps a hopeless file from burying the first, useful errors.
+	maxErrors = 50
+)
+
+// rawCampaign is the file as written, checked by validator rules (see
+// validate.go). Zero values mean "absent" only where no default applies:
+// defaults are filled in before the walk, so an explicit 0 is still an error.
+type rawCampaign struct {
+	Version       int            `yaml:"version" validate:"required,eq=1"`
+	Name          string         `yaml:"name" validate:"required,campaign_name"`
+	Sender        string         `yaml:"sender" validate:"required,sender"`
+	Provider      rawProvider    `yaml:"provider"`
+	DefaultRegion string         `yaml:"default_region" validate:"omitempty,region"`
+	Recipients    []rawSource    `yaml:"recipients" validate:"required,min=1"`
+	Exclude       []rawSource    `yaml:"exclude"`
+	Body          string         `yaml:"body" validate:"required,max=16000"`
+	BatchSize     int            `yaml:"batch_size" validate:"min=1,max=1000"`
+	Rate          string         `yaml:"rate" validate:"omitempty,rate"`
+	Concurrency   int            `yaml:"concurrency" validate:"min=1,max=64"`
+	Strict        bool           `yaml:"strict"`
+	bodyNode      *yaml.Node     // for template error lines
+	sourceNodes   [2][]sourcePos // recipients, exclude
+}
+
+type rawProvider struct {
+	BaseURL         string `yaml:"base_url" validate:"omitempty,http_url"`
+	BasicAuth       string `yaml:"basic_auth" validate:"oneof=base64 literal"`
+	TokenValidHours int    `yaml:"token_valid_hours" validate:"min=1,max=168"`
+}
+
+type rawSource struct {
+	Numbers     []string `yaml:"numbers"`
+	File        string   `yaml:"file"`
+	PhoneColumn string   `yaml:"phone_column"`
+}
+
+// sourcePos is what the walk learns about a source besides its values.
+type sourcePos struct {
+	line        int
+	numberLines []int
+	hasNumbers  bool
+	hasFile     bool
+	hasColumn   bool
+	bad         bool // the walk already reported a problem in this source
+}
+
+func defaults() rawCampaign {
+	return rawCampaign{
+		Provider:    rawProvider{BasicAuth: "base64", TokenValidHours: 24},
+		BatchSize:   100,
+		Concurrency: 1,
+	}
+}
+
+// loader collects the problems of one campaign file.
+type loader struct {
+	file  string
+	errs  []*Error
+	lines map[string]int  // dotted path -> line of its key (or list item)
+	bad   map[string]bool // paths the walk already reported, so validation keeps quiet about them
+}
+
+func (l *loader) add(line int, field, hint, format string, args ...any) {
+	if len(l.errs) == maxErrors {
+		l.errs = append(l.errs, &Error{File: l.file, Line: line, Msg: "too many errors; fix the ones above first"})
+	}
+	if len(l.errs) > maxErrors {
+		return
+	}
+	l.errs = append(l.errs, &Error{File: l.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...), Hint: hint})
+	if field != "" {
+		l.bad[field] = true
+	}
+}
+
+// err returns nil, the only *Error, or every *Error joined in file order.
+func (l *loader) err() error {
+	switch len(l.errs) {
+	case 0:
+		return nil
+	case 1:
+		return l.errs[0]
+	}
+	// The walk finds structural problems before validation finds value
+	// problems; a reader wants them in the order of the file.
+	slices.SortStableFunc(l.errs, func(a, b *Error) int { return a.Line - b.Line })
+	errs := make([]error, len(l.errs))
+	for i, e := range l.errs {
+		errs[i] = e
+	}
+	return errors.Join(errs...)
+}
+
+func (l *loader) load() *Campaign {
+	l.lines = map[string]int{}
+	l.bad = map[string]bool{}
+	data, ok := l.read()
+	if !ok {
+		return nil
+	}
+	root, ok := l.parse(data)
+	if !ok {
+		return nil
+	}
+	if !l.checkTree(root, 0) {
+		return nil
+	}
+	rc := defaults()
+	l.walkCampaign(root, &rc)
+	l.validate(&rc)
+	if len(l.errs) > 0 {
+		return nil
+	}
+	return l.build(&rc)
+}
+
+// read returns the file's bytes if they can be YAML for a campaign.
+func (l *loader) read() ([]byte, bool) {
+	f, err := os.Open(l.file)
+	if err != nil {
+		l.add(0, "", "", "%s", fileProblem(err))
+		return nil, false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		l.add(0, "", "", "not a regular file")
+		return nil, false
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		l.add(0, "", "", "%s", fileProblem(err))
+		return nil, false
+	}
+	switch {
+	case len(data) > maxFileSize:
+		l.add(0, "", "", "file is larger than %d bytes; a campaign file should be a page of YAML", maxFileSize)
+	case len(bytes.TrimSpace(data)) == 0:
+		l.add(0, "", "start from one of the campaigns in examples/", "file is empty")
+	case bytes.IndexByte(data, 0) >= 0:
+		l.add(lineAt(data, bytes.IndexByte(data, 0)), "", "", "file holds binary data (a NUL byte), not YAML")
+	case !utf8.Valid(data):
+		l.add(lineAt(data, invalidUTF8At(data)), "", "save the file as UTF-8", "file is not valid UTF-8 text")
+	default:
+		return data, true
+	}
+	return nil, false
+}
+
+// fileProblem words an error from the file system without repeating the path,
+// which the *Error already names.
+func fileProblem(err error) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "file does not exist"
+	case errors.Is(err, fs.ErrPermission):
+		return "cannot read the file: permission denied"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return "cannot read the file: " + pe.Err.Error()
+	}
+	return "cannot read the file: " + err.Error()
+}
+
+func lineAt(data []byte, off int) int { return bytes.Count(data[:off], []byte("\n")) + 1 }
+
+func invalidUTF8At(data []byte) int {
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return 0
+}
+
+var yamlLineErr = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// parse returns the top-level mapping of the only document in data.
+func (l *loader) parse(data []byte) (*yaml.Node, bool) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			l.add(0, "", "start from one of the campaigns in examples/", "file holds no YAML, only comments or blank lines")
+			return nil, false
+		}
+		l.yamlError(err)
+		return nil, false
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		l.yamlError(err)
+		return nil, false
+	default:
+		l.add(next.Line, "", "keep one campaign per file", "file holds more than one YAML document (a second \"---\")")
+		return nil, false
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		l.add(doc.Line, "", "", "file holds no YAML document")
+		return nil, false
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		l.add(root.Line, "", "a campaign starts with \"version: 1\" on its own line", "file must hold a mapping of keys (version, name, sender, ...), not %s", kindWords(root))
+		return nil, false
+	}
+	return root, true
+}
+
+func (l *loader) yamlError(err error) {
+	msg := err.Error()
+	if m := yamlLineErr.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		l.add(line, "", "", "invalid YAML: %s", m[2])
+		return
+	}
+	l.add(0, "", "", "invalid YAML: %s", strings.TrimPrefix(msg, "yaml: "))
+}
+
+// checkTree refuses what a campaign never needs and an attacker would use:
+// anchors and aliases (the "billion laughs" expand a few lines into gigabytes)
+// and deep nesting. It also finds secret-looking keys anywhere in the file,
+// so that one never gets the milder "unknown key" error.
+func (l *loader) checkTree(n *yaml.Node, depth int) bool {
+	if depth > maxDepth {
+		l.add(n.Line, "", "", "YAML is nested more than %d levels deep; a campaign needs a few", maxDepth)
+		return false
+	}
+	if n.Kind == yaml.AliasNode || n.Anchor != "" {
+		l.add(n.Line, "", "write the value out in full", "YAML anchors and aliases (&name, *name) are not allowed in a campaign file")
+		return false
+	}
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind == yaml.ScalarNode && isSecretKey(k.Value) {
+				l.add(k.Line, k.Value, secretHint,
+					"secrets must not be written in the campaign file, which is kept in git; remove this key and use the environment")
+			}
+		}
+	}
+	for _, c := range n.Content {
+		if !l.checkTree(c, depth+1) {
+			return false
+		}
+	}
+	return true
+}
+
+const secretHint = "set SMSFORM_CLIENT_ID and SMSFORM_CLIENT_SECRET in the environment"
+
+// isSecretKey reports whether a key names a credential, in any spelling:
+// client_secret, clientSecret, API-KEY, access_token, db_password...
+func isSecretKey(key string) bool {
+	k := strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || r == ' ' || r == '.' {
+			return -1
+		}
+		return r
+	}, strings.ToLower(key))
+	for _, s := range []string{"secret", "token", "password", "passwd", "apikey", "credential"} {
+		if strings.HasSuffix(k, s) || strings.HasSuffix(k, s+"s") {
+			return true
+		}
+	}
+	return false
+}
+
+func kindWords(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!int", "!!float":
+			return "a number (" + n.Value + ")"
+		case "!!bool":
+			return "true/false"
+		case "!!null":
+			return "nothing"
+		}
+		return fmt.Sprintf("the text %q", n.Value)
+	}
+	return "an alias"
+}
+
+// fieldFunc decodes the value v of the known key at path; it reports false
+// for a key it does not know.
+type fieldFunc func(key, path string, v *yaml.Node) bool
+
+// mapping walks a mapping's keys, reporting unknown and repeated ones.
+// Null values (a key with nothing after it) are left at their default.
+func (l *loader) mapping(n *yaml.Node, path string, known []string, field fieldFunc) {
+	if n.Kind != yaml.MappingNode {
+		l.add(n.Line, path, "", "must be a mapping of keys (%s), not %s", strings.Join(known, ", "), kindWords(n))
+		return
+	}
+	first := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" && k.ShortTag() != "!!int" && k.ShortTag() != "!!bool" {
+			l.add(k.Line, path, "", "keys must be plain words, not %s", kindWords(k))
+			continue
+		}
+		p := join(path, k.Value)
+		if isSecretKey(k.Value) {
+			continue // checkTree has said why
+		}
+		if line, dup := first[k.Value]; dup {
+			l.add(k.Line, p, "remove one of them", "key is repeated (first on line %d)", line)
+			continue
+		}
+		first[k.Value] = k.Line
+		l.lines[p] = k.Line
+		if !slices.Contains(known, k.Value) {
+			l.add(k.Line, p, unknownHint(k.Value, known), "unknown key")
+			continue
+		}
+		if v.ShortTag() == "!!null" {
+			continue
+		}
+		field(k.Value, p, v)
+	}
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func unknownHint(key string, known []string) string {
+	if strings.EqualFold(key, "client_id") || strings.EqualFold(key, "clientid") {
+		return "set SMSFORM_CLIENT_ID in the environment"
+	}
+	best, bestD := "", 3
+	for _, k := range known {
+		if d := editDistance(strings.ToLower(key), k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if best != "" {
+		return fmt.Sprintf("did you mean %q?", best)
+	}
+	return "known keys here: " + strings.Join(known, ", ")
+}
+
+// editDistance is the Levenshtein distance, for "did you mean" hints on short keys.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+var (
+	topKeys      = []string{"version", "name", "sender", "provider", "default_region", "recipients", "exclude", "body", "batch_size", "rate", "concurrency", "strict"}
+	providerKeys = []string{"base_url", "basic_auth", "token_valid_hours"}
+	sourceKeys   = []string{"numbers", "file", "phone_column"}
+)
+
+func (l *loader) walkCampaign(root *yaml.Node, rc *rawCampaign) {
+	l.mapping(root, "", topKeys, func(key, path string, v *yaml.Node) bool {
+		switch key {
+		case "version":
+			l.int(v, path, &rc.Version)
+		case "name":
+			l.str(v, path, &rc.Name)
+		case "sender":
+			l.str(v, path, &rc.Sender)
+		case "provider":
+			l.mapping(v, path, providerKeys, func(key, path string, v *yaml.Node) bool {
+				switch key {
+				case "base_url":
+					l.str(v, path, &rc.Provider.BaseURL)
+				case "basic_auth":
+					l.str(v, path, &rc.Provider.BasicAuth)
+				case "token_valid_hours":
+					l.int(v, path, &rc.Provider.TokenValidHours)
+				}
+				return true
+			})
+		case "default_region":
+			l.str(v, path, &rc.DefaultRegion)
+		case "recipients":
+			rc.Recipients, rc.sourceNodes[0] = l.sources(v, path)
+		case "exclude":
+			rc.Exclude, rc.sourceNodes[1] = l.sources(v, path)
+		case "body":
+			if l.str(v, path, &rc.Body) {
+				rc.bodyNode = v
+			}
+		case "batch_size":
+			l.int(v, path, &rc.BatchSize)
+		case "rate":
+			if v.Kind == yaml.ScalarNode && (v.ShortTag() == "!!int" || v.ShortTag() == "!!float") {
+				l.add(v.Line, path, fmt.Sprintf("write %s/s for %s per second (or /m, /h)", v.Value, v.Value), "a rate needs a unit")
+				return true
+			}
+			l.str(v, path, &rc.Rate)
+		case "concurrency":
+			l.int(v, path, &rc.Concurrency)
+		case "strict":
+			l.bool(v, path, &rc.Strict)
+		}
+		return true
+	})
+}
+
+func (l *loader) sources(n *yaml.Node, path string) ([]rawSource, []sourcePos) {
+	if n.Kind != yaml.SequenceNode {
+		l.add(n.Line, path, "write each source as a list item: \"- file: lists/customers.csv\"", "must be a list of sources, not %s", kindWords(n))
+		return nil, nil
+	}
+	srcs := make([]rawSource, len(n.Content))
+	pos := make([]sourcePos, len(n.Content))
+	for i, item := range n.Content {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		l.lines[p] = item.Line
+		pos[i].line = item.Line
+		errsBefore := len(l.errs)
+		if item.Kind == yaml.ScalarNode && item.ShortTag() == "!!str" {
+			l.add(item.Line, p, fmt.Sprintf("write \"- file: %s\", or \"- numbers: [...]\" for numbers", item.Value), "each source must be a mapping with numbers: or file:, not %s", kindWords(item))
+			pos[i].bad = true
+			continue
+		}
+		s, sp := &srcs[i], &pos[i]
+		l.mapping(item, p, sourceKeys, func(key, path string, v *yaml.Node) bool {
+			switch key {
+			case "numbers":
+				sp.hasNumbers = true
+				s.Numbers, sp.numberLines = l.numbers(v, path)
+			case "file":
+				sp.hasFile = true
+				l.str(v, path, &s.File)
+			case "phone_column":
+				sp.hasColumn = true
+				l.str(v, path, &s.PhoneColumn)
+			}
+			return true
+		})
+		if len(l.errs) > errsBefore {
+			pos[i].bad = true
+		}
+	}
+	return srcs, pos
+}
+
+func (l *loader) numbers(n *yaml.Node, path string) ([]string, []int) {
+	if n.Kind != yaml.SequenceNode {
+		l.add(n.Line, path, "write numbers: [\"+14155550101\", \"+447700900123\"]", "must be a list of phone numbers, not %s", kindWords(n))
+		return nil, nil
+	}
+	nums := make([]string, 0, len(n.Content))
+	lines := make([]int, 0, len(n.Content))
+	for i, item := range n.Content {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		if item.Kind == yaml.ScalarNode && (item.ShortTag() == "!!int" || item.ShortTag() == "!!float") {
+			l.add(item.Line, p, fmt.Sprintf("quote it with its leading + or 0: \"+%s\"", strings.TrimPrefix(item.Value, "+")),
+				"phone number %s is written as a YAML number, which loses a leading + or 0", item.Value)
+			continue
+		}
+		var s string
+		if l.str(item, p, &s) {
+			nums = append(nums, s)
+			lines = append(lines, item.Line)
+		}
+	}
+	return nums, lines
+}
+
+func (l *loader) str(v *yaml.Node, path string, dst *string) bool {
+	if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!str" {
+		*dst = v.Value
+		return true
+	}
+	hint := ""
+	if v.Kind == yaml.ScalarNode {
+		hint = fmt.Sprintf("quote it: %q", v.Value)
+	}
+	l.add(v.Line, path, hint, "must be text, not %s", kindWords(v))
+	return false
+}
+
+func (l *loader) int(v *yaml.Node, path string, dst *int) bool {
+	if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!int" {
+		// 32 bits are plenty for every count a campaign holds, and keep
+		// huge literals from wrapping around into valid-looking values.
+		if n, err := strconv.ParseInt(v.Value, 0, 32); err == nil {
+			*dst = int(n)
+			return true
+		}
+		l.add(v.Line, path, "", "number %s is out of range", v.Value)
+		return false
+	}
+	l.add(v.Line, path, "", "must be a whole number, not %s", kindWords(v))
+	return false
+}
+
+func (l *loader) bool(v *yaml.Node, path string, dst *bool) bool {
+	if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!bool" {
+		*dst = v.Value == "true" || v.Value == "True" || v.Value == "TRUE"
+		return true
+	}
+	l.add(v.Line, path, "", "must be true or false, not %s", kindWords(v))
+	return false
+}
+
+// build turns a valid rawCampaign into a Campaign, checking what needs the
+// file system (list files) and the template.
+func (l *loader) build(rc *rawCampaign) *Campaign {
+	c := &Campaign{
+		Path:          l.file,
+		Dir:           filepath.Dir(l.file),
+		Version:       rc.Version,
+		Name:          rc.Name,
+		Sender:        rc.Sender,
+		Provider:      Provider(rc.Provider),
+		DefaultRegion: rc.DefaultRegion,
+		Body:          strings.TrimRight(rc.Body, "\r\n"),
+		BatchSize:     rc.BatchSize,
+		Concurrency:   rc.Concurrency,
+		Strict:        rc.Strict,
+	}
+	c.Rate, _ = parseRate(rc.Rate) // validated
+	c.Recipients = l.buildSources(c, "recipients", rc.Recipients, rc.sourceNodes[0])
+	c.Exclude = l.buildSources(c, "exclude", rc.Exclude, rc.sourceNodes[1])
+	c.tmpl = l.parseBody(c.Body, rc.bodyNode)
+	if len(l.errs) > 0 {
+		return nil
+	}
+	return c
+}
+
+var rateRE = regexp.MustCompile(`^\s*([0-9]+(?:\.[0-9]+)?)\s*/\s*([smh])\s*$`)
+
+// parseRate reads "N/s", "N/m" or "N/h"; "" is unlimited.
+func parseRate(s string) (Rate, bool) {
+	if s == "" {
+		return Rate{}, true
+	}
+	m := rateRE.FindStringSubmatch(s)
+	if m == nil {
+		return Rate{}, false
+	}
+	n, err := strconv.ParseFloat(m[1], 64)
+	if err != nil || n <= 0 {
+		return Rate{}, false
+	}
+	per := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour}[m[2]]
+	return Rate{N: n, Per: per}, true
+}

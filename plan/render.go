@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
+	"github.com/dustin/go-humanize"
 	"github.com/olekukonko/tablewriter"
 
 	"github.com/smsform/smsform/internal/e164"
@@ -52,16 +52,7 @@ func Headline(p *Plan) string {
 }
 
 // count writes n with thousands separators: 1,310.
-func count(n int) string {
-	s := strconv.Itoa(n)
-	if n < 0 {
-		return "-" + count(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
+func count(n int) string { return humanize.Comma(int64(n)) }
 
 // preview shortens a body to one line of at most n characters.
 func preview(body string, n int) string {

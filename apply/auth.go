@@ -1,0 +1,146 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/smsform/smsform/api"
+	"github.com/smsform/smsform/internal/tokenstore"
+)
+
+// Authenticated is a [Sender] that holds the token: it reuses a stored
+// token until shortly before its valid_till, issues a new one when needed,
+// and on a 401 issues a new token once and resends (a 401 means the API did
+// not act, so resending cannot message anyone twice).
+type Authenticated struct {
+	Client *api.Client
+	Store  *tokenstore.Store // nil: keep tokens in memory only
+	Static string           // SMSFORM_TOKEN: used as given, never stored
+	Hours  int              // valid_hour of issued tokens
+	Now    func() time.Time // nil: time.Now
+
+	mu      sync.Mutex
+	token   string
+	until   time.Time // when to stop using token: shortly before its valid_till
+	refused string    // the last token the API refused
+}
+
+// ErrNoCredentials means there is neither a token nor client credentials.
+var ErrNoCredentials = errors.New("no credentials: set SMSFORM_CLIENT_ID and SMSFORM_CLIENT_SECRET, or SMSFORM_TOKEN")
+
+// Send sends req with a valid token, renewing it once on a 401.
+func (a *Authenticated) Send(ctx context.Context, req api.SendRequest) (api.SendResponse, error) {
+	tok, err := a.Token(ctx)
+	if err != nil {
+		return api.SendResponse{}, err
+	}
+	resp, err := a.Client.Send(ctx, tok, req)
+	if !isUnauthorized(err) {
+		return resp, err
+	}
+	a.refuse(tok)
+	tok, terr := a.Token(ctx)
+	if terr != nil {
+		return api.SendResponse{}, fmt.Errorf("token refused (401) and no new one could be had: %w", terr)
+	}
+	resp, err = a.Client.Send(ctx, tok, req)
+	if isUnauthorized(err) {
+		a.refuse(tok)
+		return resp, fmt.Errorf("the API refused a freshly issued token (401): check the credentials and the base URL: %w", err)
+	}
+	return resp, err
+}
+
+func isUnauthorized(err error) bool {
+	var ae *api.Error
+	return errors.As(err, &ae) && ae.Status == 401
+}
+
+func (a *Authenticated) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+// refuse forgets tok after the API refused it, unless another request has
+// already replaced it.
+func (a *Authenticated) refuse(tok string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.refused = tok
+	if a.token == tok {
+		a.token = ""
+	}
+}
+
+// Token returns a token to use now, from memory, SMSFORM_TOKEN, the store or
+// the API, in that order.
+func (a *Authenticated) Token(ctx context.Context) (string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	now := a.now()
+	if a.token != "" && now.Before(a.until) {
+		return a.token, nil
+	}
+	if a.Static != "" && a.Static != a.refused {
+		a.token, a.until = a.Static, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+		return a.token, nil
+	}
+	if a.Client.ClientID == "" || a.Client.ClientSecret == "" {
+		if a.Static != "" {
+			return "", errors.New("SMSFORM_TOKEN was refused (401) and there are no client credentials to issue a new one")
+		}
+		return "", ErrNoCredentials
+	}
+	if a.Store != nil {
+		t, ok, err := a.Store.Get(a.Client.BaseURL, a.Client.ClientID)
+		if err != nil {
+			return "", err
+		}
+		if ok && t.Value != a.refused && now.Before(t.ValidTill.Add(-storedMargin)) {
+			a.token, a.until = t.Value, t.ValidTill.Add(-storedMargin)
+			return a.token, nil
+		}
+	}
+	if _, err := a.issue(ctx, now); err != nil {
+		return "", err
+	}
+	return a.token, nil
+}
+
+// Issue gets a new token from the API and stores it, whatever is held; it
+// returns the token's valid_till.
+func (a *Authenticated) Issue(ctx context.Context) (time.Time, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.issue(ctx, a.now())
+}
+
+func (a *Authenticated) issue(ctx context.Context, now time.Time) (time.Time, error) {
+	t, err := a.Client.IssueToken(ctx, a.Hours)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("issue token: %w", err)
+	}
+	a.token, a.until = t.Value, t.ValidTill.Add(-margin(t.ValidTill.Sub(now)))
+	if a.Store != nil {
+		if err := a.Store.Put(a.Client.BaseURL, a.Client.ClientID, tokenstore.Token{Value: t.Value, ValidTill: t.ValidTill}); err != nil {
+			return time.Time{}, fmt.Errorf("store token: %w", err)
+		}
+	}
+	return t.ValidTill, nil
+}
+
+// storedMargin is how long before its valid_till a stored token is
+// replaced, so that it does not expire in the middle of a run.
+const storedMargin = time.Minute
+
+// margin is how long before its valid_till a token issued in this run is
+// replaced: a tenth of its life, at most a minute, so that short-lived tokens
+// (tests, --token-ttl) are still used.
+func margin(life time.Duration) time.Duration {
+	return min(life/10, time.Minute)
+}

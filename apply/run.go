@@ -1,0 +1,332 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/smsform/smsform/api"
+	"github.com/smsform/smsform/plan"
+	"github.com/smsform/smsform/state"
+)
+
+// Journal is what apply needs of the state; *state.State satisfies it.
+type Journal interface {
+	RecordIntent(ctx context.Context, in state.Intent) error
+	RecordOutcome(ctx context.Context, batchID string, o state.Outcome) error
+	ForgetIntent(ctx context.Context, batchID string) error
+}
+
+// Sender sends one batch; a failure should be an *api.Error so that its
+// Outcome can be told. *Authenticated satisfies it.
+type Sender interface {
+	Send(ctx context.Context, req api.SendRequest) (api.SendResponse, error)
+}
+
+// Options tune a run. The zero value of each field means its default.
+type Options struct {
+	From          string  // the sender, the API's "from"
+	RatePerSecond float64 // 0: unlimited
+	Concurrency   int     // requests in flight, default 1
+	MaxErrors     int     // failed or in-doubt batches before the run stops, default 10
+	MaxRetries    int     // retries of one batch the API did not act on, default 8
+	BackoffBase   time.Duration
+	BackoffCap    time.Duration
+	// Grace is how long requests in flight may finish after ctx is
+	// cancelled (the first interrupt), default 5 s.
+	Grace time.Duration
+	// Events receives progress, one call at a time; nil discards it.
+	Events func(Event)
+}
+
+func (o *Options) defaults() {
+	if o.Concurrency <= 0 {
+		o.Concurrency = 1
+	}
+	if o.MaxErrors <= 0 {
+		o.MaxErrors = 10
+	}
+	if o.MaxRetries <= 0 {
+		o.MaxRetries = 8
+	}
+	if o.BackoffBase <= 0 {
+		o.BackoffBase = 500 * time.Millisecond
+	}
+	if o.BackoffCap <= 0 {
+		o.BackoffCap = 30 * time.Second
+	}
+	if o.Grace <= 0 {
+		o.Grace = 5 * time.Second
+	}
+}
+
+// maxRetryAfter is the longest Retry-After smsform waits; a server asking
+// for more is treated as gone.
+const maxRetryAfter = 5 * time.Minute
+
+// Event is one step of a run, for progress displays and --json.
+type Event struct {
+	Type       string        `json:"type"` // start, batch_sent, batch_failed, batch_in_doubt, retry, summary
+	Batch      string        `json:"batch,omitempty"`
+	Recipients int           `json:"recipients,omitempty"`
+	Segments   int           `json:"segments,omitempty"`
+	HTTPStatus int           `json:"http_status,omitempty"`
+	RequestID  string        `json:"request_id,omitempty"`
+	Reason     string        `json:"reason,omitempty"`
+	Attempt    int           `json:"attempt,omitempty"`
+	Wait       time.Duration `json:"wait_ns,omitempty"`
+	Summary    *Result       `json:"summary,omitempty"`
+}
+
+// Result counts a run, in recipients unless said otherwise.
+type Result struct {
+	Total    int           `json:"total"`
+	Sent     int           `json:"sent"`
+	Failed   int           `json:"failed"`
+	InDoubt  int           `json:"in_doubt"`
+	Skipped  int           `json:"skipped"` // not attempted: the run stopped first
+	Segments int           `json:"segments"`
+	Batches  int           `json:"batches_sent"`
+	Retries  int           `json:"retries"`
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// ErrTooManyErrors stops a run after Options.MaxErrors failed or in-doubt batches.
+var ErrTooManyErrors = errors.New("too many failed or in-doubt batches")
+
+// Run sends p's batches through s, journaling each step in j. It returns the
+// counts and: nil when everything was sent; *IncompleteError when the run
+// finished with failed or in-doubt recipients; ErrInterrupted when ctx was
+// cancelled; another error when the run had to stop (state not writable,
+// server gone, credentials refused, too many errors).
+func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Result, error) {
+	o.defaults()
+	r := &runner{j: j, s: s, o: o, res: &Result{}, started: time.Now()}
+	if o.RatePerSecond > 0 {
+		r.limiter = rate.NewLimiter(rate.Limit(o.RatePerSecond), 1)
+	}
+	for _, b := range p.Batches {
+		r.res.Total += len(b.Recipients)
+	}
+	r.emit(Event{Type: "start", Recipients: r.res.Total, Segments: p.Summary.Segments})
+
+	// Requests in flight outlive an interrupt by Grace, so that their
+	// outcomes are known and recorded rather than left in doubt.
+	sendCtx, cancelSend := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelSend()
+	stopGrace := context.AfterFunc(ctx, func() { time.AfterFunc(o.Grace, cancelSend) })
+	defer stopGrace()
+	// State writes must happen even after an interrupt: they are what a
+	// rerun relies on.
+	r.writeCtx = context.WithoutCancel(ctx)
+
+	batches := make(chan plan.Batch)
+	var wg sync.WaitGroup
+	for range o.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range batches {
+				if err := r.sendBatch(ctx, sendCtx, b); err != nil {
+					r.fail(err)
+				}
+			}
+		}()
+	}
+	for i, b := range p.Batches {
+		if r.stopped(ctx) {
+			for _, rest := range p.Batches[i:] {
+				r.res.Skipped += len(rest.Recipients)
+			}
+			break
+		}
+		batches <- b
+	}
+	close(batches)
+	wg.Wait()
+
+	r.res.Duration = time.Since(r.started)
+	r.emit(Event{Type: "summary", Summary: r.res})
+	switch {
+	case r.err != nil:
+		return r.res, r.err
+	case ctx.Err() != nil:
+		return r.res, ErrInterrupted
+	case r.res.Failed > 0 || r.res.InDoubt > 0:
+		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt}
+	}
+	return r.res, nil
+}
+
+type runner struct {
+	j        Journal
+	s        Sender
+	o        Options
+	limiter  *rate.Limiter
+	writeCtx context.Context
+	started  time.Time
+
+	mu     sync.Mutex // guards what follows, and serialises events
+	res    *Result
+	errors int
+	err    error // the first error that stopped the run
+}
+
+func (r *runner) emit(e Event) {
+	if r.o.Events == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.o.Events(e)
+}
+
+func (r *runner) fail(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err == nil {
+		r.err = err
+	}
+}
+
+func (r *runner) stopped(ctx context.Context) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err != nil || ctx.Err() != nil
+}
+
+// sendBatch journals the intent, sends with retries while the API provably
+// did not act, and journals the outcome. An error stops the whole run.
+func (r *runner) sendBatch(ctx, sendCtx context.Context, b plan.Batch) error {
+	if r.stopped(ctx) {
+		r.count(func(res *Result) { res.Skipped += len(b.Recipients) })
+		return nil
+	}
+	intent := state.Intent{BatchID: b.ID, Phones: b.Recipients, BodyHash: plan.BodyHash(b.Body)}
+	if err := r.j.RecordIntent(r.writeCtx, intent); err != nil {
+		return fmt.Errorf("record intent of batch %s (nothing of it was sent): %w", b.ID, err)
+	}
+	req := api.SendRequest{From: r.o.From, To: b.Recipients, Body: b.Body}
+	for attempt := 1; ; attempt++ {
+		if err := r.wait(ctx); err != nil {
+			return r.notSent(b, ErrInterrupted)
+		}
+		resp, err := r.s.Send(sendCtx, req)
+		if err == nil {
+			return r.outcome(b, state.Outcome{Status: state.Sent, HTTPStatus: 200, RequestID: resp.RequestID}, "batch_sent")
+		}
+		var ae *api.Error
+		if !errors.As(err, &ae) {
+			// Not a call failure (no token could be had, say): nothing was sent.
+			return r.notSent(b, err)
+		}
+		switch ae.Outcome {
+		case api.Rejected:
+			return r.outcome(b, state.Outcome{Status: state.Failed, HTTPStatus: ae.Status, Reason: ae.Error()}, "batch_failed")
+		case api.InDoubt:
+			return r.outcome(b, state.Outcome{Status: state.InDoubt, HTTPStatus: ae.Status, Reason: ae.Error()}, "batch_in_doubt")
+		}
+		// NotActed: safe to try again, within bounds.
+		if ae.Status == 401 || attempt > r.o.MaxRetries || ae.RetryAfter > maxRetryAfter || ctx.Err() != nil {
+			if ctx.Err() != nil {
+				err = ErrInterrupted
+			} else if ae.Status != 401 {
+				err = fmt.Errorf("batch %s not sent after %d attempts: %w", b.ID, attempt, err)
+			}
+			return r.notSent(b, err)
+		}
+		wait := backoff(attempt, ae.RetryAfter, r.o.BackoffBase, r.o.BackoffCap)
+		r.count(func(res *Result) { res.Retries++ })
+		r.emit(Event{Type: "retry", Batch: b.ID, Recipients: len(b.Recipients), HTTPStatus: ae.Status,
+			Reason: ae.Error(), Attempt: attempt, Wait: wait})
+		if !sleep(ctx, wait) {
+			return r.notSent(b, ErrInterrupted)
+		}
+	}
+}
+
+// wait paces requests to the campaign's rate.
+func (r *runner) wait(ctx context.Context) error {
+	if r.limiter == nil {
+		return ctx.Err()
+	}
+	return r.limiter.Wait(ctx)
+}
+
+// notSent undoes the intent of a batch the API provably did not act on, so
+// that a rerun plans it again, and passes err on.
+func (r *runner) notSent(b plan.Batch, err error) error {
+	if ferr := r.j.ForgetIntent(r.writeCtx, b.ID); ferr != nil {
+		return errors.Join(err, fmt.Errorf("forget intent of batch %s (its recipients stay in doubt): %w", b.ID, ferr))
+	}
+	r.count(func(res *Result) { res.Skipped += len(b.Recipients) })
+	return err
+}
+
+func (r *runner) outcome(b plan.Batch, o state.Outcome, event string) error {
+	if err := r.j.RecordOutcome(r.writeCtx, b.ID, o); err != nil {
+		// The intent is durable, so the batch stays in doubt: never resent silently.
+		return fmt.Errorf("record outcome of batch %s (it stays in doubt): %w", b.ID, err)
+	}
+	n := len(b.Recipients)
+	var stop error
+	r.count(func(res *Result) {
+		switch o.Status {
+		case state.Sent:
+			res.Sent += n
+			res.Batches++
+			res.Segments += b.TotalSegments()
+		case state.Failed:
+			res.Failed += n
+		case state.InDoubt:
+			res.InDoubt += n
+		}
+		if o.Status != state.Sent {
+			r.errors++
+			if r.errors >= r.o.MaxErrors {
+				stop = fmt.Errorf("%w: stopped after %d", ErrTooManyErrors, r.errors)
+			}
+		}
+	})
+	e := Event{Type: event, Batch: b.ID, Recipients: n, HTTPStatus: o.HTTPStatus, RequestID: o.RequestID, Reason: o.Reason}
+	if o.Status == state.Sent {
+		e.Segments = b.TotalSegments()
+	}
+	r.emit(e)
+	return stop
+}
+
+func (r *runner) count(f func(*Result)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f(r.res)
+}
+
+// backoff is how long to wait before retry number attempt: capped
+// exponential backoff with full jitter, and never less than the server's
+// Retry-After.
+func backoff(attempt int, retryAfter, base, cap time.Duration) time.Duration {
+	ceiling := base << min(attempt-1, 20)
+	if ceiling <= 0 || ceiling > cap {
+		ceiling = cap
+	}
+	d := rand.N(ceiling + 1)
+	return max(d, retryAfter)
+}
+
+// sleep waits for d or until ctx is done; it reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/smsform/smsform/apply"
+	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/plan"
+	"github.com/smsform/smsform/state"
+)
+
+// ErrStalePlan is returned when a saved plan no longer matches the state.
+var ErrStalePlan = errors.New("stale plan: state changed since it was made, plan again")
+
+func runApply(ctx context.Context, args []string, env Env) error {
+	fs := newFlags("apply", "apply CAMPAIGN.yaml|PLANFILE [flags]", env)
+	stateFlag := fs.String("state", "", "state file (default: next to the campaign, NAME.smsstate)")
+	autoApprove := fs.Bool("auto-approve", false, "apply without asking (needed without a terminal)")
+	jsonOut := fs.Bool("json", false, "print one JSON event per line instead of the plan and progress")
+	lockTimeout := fs.Duration("lock-timeout", 0, "wait this long for another apply to release the state (default: fail at once)")
+	maxErrors := fs.Int("max-errors", 10, "stop after this many failed or in-doubt batches")
+	insecure := fs.Bool("insecure-http", false, "allow a plain-http base URL that is not loopback")
+	timeout := fs.Duration("request-timeout", 30*time.Second, "give up waiting for one API answer after this long (the batch is then in doubt)")
+	showNumbers := fs.Bool("show-numbers", false, "show phone numbers whole (they are masked by default)")
+	noColor := fs.Bool("no-color", false, "no colour")
+	pos, err := parse(fs, args, env, 1, 1, "one campaign file or saved plan")
+	if err != nil {
+		return err
+	}
+	_ = noColor // smsform writes no colour yet; the flag is accepted everywhere for scripts
+
+	saved, campaignPath, err := applyTarget(pos[0])
+	if err != nil {
+		return err
+	}
+	c, err := campaign.Load(campaignPath)
+	if err != nil {
+		return err
+	}
+	sender, err := connection(c, env, *insecure, *timeout)
+	if err != nil {
+		return err
+	}
+	sp := statePath(campaignPath, *stateFlag)
+	if saved != nil && *stateFlag == "" && saved.StatePath != "" {
+		sp = saved.StatePath
+	}
+	if saved != nil {
+		if err := saved.CheckFiles(); err != nil {
+			return withHint(err, "plan again and have the new plan reviewed")
+		}
+		if _, err := os.Stat(sp); errors.Is(err, os.ErrNotExist) && saved.Plan.State.Lineage != "" {
+			return withHint(fmt.Errorf("%w: the plan was made against state %s, which is gone", state.ErrLineage, sp),
+				"restore the state file, or plan again")
+		}
+	}
+
+	st, err := state.Open(ctx, sp, state.Options{Campaign: c.Name, LockTimeout: *lockTimeout})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	out := plan.Output{ShowNumbers: *showNumbers}
+	var p *plan.Plan
+	if saved != nil {
+		if err := checkStamp(saved.Plan.State, st); err != nil {
+			return err
+		}
+		if err := st.MarkPlanApplied(ctx, saved.ID); err != nil {
+			return withHint(err, "a saved plan is applied once; plan again to send what is left")
+		}
+		p = saved.Plan
+	} else {
+		if p, err = plan.Compute(ctx, c, st); err != nil {
+			return err
+		}
+		if !*jsonOut {
+			if err := plan.WriteTable(env.Stdout, p, out); err != nil {
+				return err
+			}
+		}
+		if p.Summary.ToSend > 0 && !*autoApprove {
+			if err := confirm(env); err != nil {
+				return err
+			}
+		}
+	}
+	if p.Summary.ToSend == 0 {
+		if !*jsonOut {
+			fmt.Fprintln(env.Stdout, "Nothing to send.")
+		}
+		return nil
+	}
+
+	prog := newProgress(env, *jsonOut, p.Summary.ToSend)
+	res, err := apply.Run(ctx, p, st, sender, apply.Options{
+		From:          c.Sender,
+		RatePerSecond: c.Rate.PerSecond(),
+		Concurrency:   c.Concurrency,
+		MaxErrors:     *maxErrors,
+		Events:        prog.event,
+	})
+	prog.done()
+	if !*jsonOut {
+		if werr := writeResult(env.Stdout, res); werr != nil {
+			return werr
+		}
+	}
+	var incomplete *apply.IncompleteError
+	if errors.As(err, &incomplete) && !inAutomation(env) {
+		return withHint(err, "see them with smsform state list; after checking with the provider, smsform state resolve --in-doubt --as sent|unsent")
+	}
+	return err
+}
+
+// applyTarget tells a saved plan from a campaign file: plans are gzip,
+// campaigns are YAML.
+func applyTarget(path string) (*plan.Saved, string, error) {
+	if strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml") {
+		return nil, path, nil
+	}
+	saved, err := plan.Load(path)
+	if err != nil {
+		return nil, "", withHint(err, "apply takes a campaign file (.yaml) or a plan saved with smsform plan --out")
+	}
+	return saved, saved.CampaignPath, nil
+}
+
+// checkStamp refuses a saved plan made against another state, or against
+// this state before it changed.
+func checkStamp(s plan.StateStamp, st *state.State) error {
+	switch {
+	case s.Lineage == "" && st.Serial() == 0:
+		return nil // planned before any state existed, and none was written since
+	case s.Lineage != "" && s.Lineage != st.Lineage():
+		return withHint(fmt.Errorf("%w: the plan was made against state lineage %s, this state is %s", state.ErrLineage, s.Lineage, st.Lineage()),
+			"apply the plan with the state it was made against (--state), or plan again")
+	case s.Serial != st.Serial():
+		return withHint(ErrStalePlan, "run smsform plan again and have the new plan reviewed")
+	}
+	return nil
+}
+
+// confirm asks for "yes" on a terminal; without one it refuses, because an
+// unattended apply must be explicit.
+func confirm(env Env) error {
+	if inAutomation(env) || !env.IsTerminal(env.Stdin) {
+		return withHint(errors.New("refusing to apply without confirmation: no terminal to ask on"),
+			"pass --auto-approve, or apply a reviewed plan file: smsform apply PLANFILE")
+	}
+	fmt.Fprint(env.Stderr, "\nDo you want to send these messages? Only 'yes' will be accepted: ")
+	line, err := bufio.NewReader(env.Stdin).ReadString('\n')
+	if err != nil && line == "" {
+		return errors.New("apply cancelled: no answer")
+	}
+	if strings.TrimSpace(line) != "yes" {
+		return errors.New("apply cancelled")
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/smsform/smsform/api"
+	"github.com/smsform/smsform/apply"
+	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/internal/tokenstore"
+)
+
+// Environment variables smsform reads. Secrets live only here, never in
+// campaign, state or plan files.
+const (
+	envBaseURL      = "SMSFORM_BASE_URL"
+	envClientID     = "SMSFORM_CLIENT_ID"
+	envClientSecret = "SMSFORM_CLIENT_SECRET"
+	envToken        = "SMSFORM_TOKEN"
+)
+
+// connection settles where and as whom to call the API, before anything is
+// touched, and returns a sender that holds the token.
+func connection(c *campaign.Campaign, env Env, insecureHTTP bool, timeout time.Duration) (*apply.Authenticated, error) {
+	base, err := baseURL(c, env, insecureHTTP)
+	if err != nil {
+		return nil, err
+	}
+	client := &api.Client{
+		BaseURL:      base,
+		ClientID:     env.Getenv(envClientID),
+		ClientSecret: env.Getenv(envClientSecret),
+		LiteralBasic: c.Provider.BasicAuth == "literal",
+		Timeout:      timeout,
+	}
+	static := env.Getenv(envToken)
+	if static == "" && (client.ClientID == "" || client.ClientSecret == "") {
+		return nil, withHint(apply.ErrNoCredentials, "export %s and %s (from your CI's secrets), or a token in %s", envClientID, envClientSecret, envToken)
+	}
+	a := &apply.Authenticated{Client: client, Static: static, Hours: c.Provider.TokenValidHours}
+	if static == "" {
+		dir, err := tokenstore.DefaultDir()
+		if err != nil {
+			return nil, err
+		}
+		if a.Store, err = tokenstore.Open(dir); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// baseURL is SMSFORM_BASE_URL, else the campaign's provider.base_url. It
+// must be https, except on loopback, unless insecureHTTP: a token sent over
+// plain HTTP can be read on the way.
+func baseURL(c *campaign.Campaign, env Env, insecureHTTP bool) (string, error) {
+	raw := env.Getenv(envBaseURL)
+	if raw == "" {
+		raw = c.Provider.BaseURL
+	}
+	if raw == "" {
+		return "", withHint(errors.New("no API base URL"), "set provider.base_url in %s or export %s", c.Path, envBaseURL)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", withHint(fmt.Errorf("base URL %q is not an http(s) URL", raw), "write it like https://api.example.com")
+	}
+	if u.Scheme == "http" && !insecureHTTP && !isLoopback(u.Hostname()) {
+		return "", withHint(fmt.Errorf("base URL %s is plain http: the token would cross the network unencrypted", raw),
+			"use https, or pass --insecure-http if you really mean it")
+	}
+	return strings.TrimRight(raw, "/"), nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"github.com/olekukonko/tablewriter"
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/smsform/smsform/apply"
+)
+
+// progress shows a run: JSON events (--json), a bar on a terminal, or a line
+// every few seconds for CI logs.
+type progress struct {
+	env     Env
+	json    *json.Encoder
+	bar     *progressbar.ProgressBar
+	total   int
+	sent    int
+	started time.Time
+	last    time.Time
+	every   time.Duration
+}
+
+func newProgress(env Env, jsonOut bool, total int) *progress {
+	p := &progress{env: env, total: total, started: time.Now(), every: 5 * time.Second}
+	p.last = p.started
+	switch {
+	case jsonOut:
+		p.json = json.NewEncoder(env.Stdout)
+	case !inAutomation(env) && env.IsTerminal(env.Stderr):
+		p.bar = progressbar.NewOptions(total,
+			progressbar.OptionSetWriter(env.Stderr),
+			progressbar.OptionSetDescription("sending"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(),
+			progressbar.OptionSetItsString("msg"),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionClearOnFinish(),
+		)
+	}
+	return p
+}
+
+// jsonEvent is an apply event as --json prints it.
+type jsonEvent struct {
+	FormatVersion string `json:"format_version"`
+	apply.Event
+}
+
+func (p *progress) event(e apply.Event) {
+	if p.json != nil {
+		p.json.Encode(jsonEvent{FormatVersion: "1", Event: e})
+		return
+	}
+	if e.Type != "batch_sent" && e.Type != "batch_failed" && e.Type != "batch_in_doubt" {
+		return
+	}
+	p.sent += e.Recipients
+	if p.bar != nil {
+		p.bar.Add(e.Recipients)
+		return
+	}
+	if now := time.Now(); now.Sub(p.last) >= p.every {
+		p.last = now
+		fmt.Fprintf(p.env.Stderr, "smsform: %d of %d recipients done (%.0f%%), %.1f msg/s\n",
+			p.sent, p.total, 100*float64(p.sent)/float64(max(p.total, 1)), float64(p.sent)/now.Sub(p.started).Seconds())
+	}
+}
+
+func (p *progress) done() {
+	if p.bar != nil {
+		p.bar.Finish()
+	}
+}
+
+// writeResult prints the summary table of a run.
+func writeResult(w io.Writer, r *apply.Result) error {
+	if r == nil {
+		return nil
+	}
+	fmt.Fprintln(w)
+	t := tablewriter.NewWriter(w)
+	t.Header("Sent", "Failed", "In doubt", "Skipped", "Segments", "Retries", "Time")
+	n := func(i int) string { return humanize.Comma(int64(i)) }
+	if err := t.Append(n(r.Sent), n(r.Failed), n(r.InDoubt), n(r.Skipped),
+		n(r.Segments), n(r.Retries), r.Duration.Round(time.Millisecond).String()); err != nil {
+		return err
+	}
+	return t.Render()
+}

@@ -18,9 +18,9 @@ import (
 type Authenticated struct {
 	Client *api.Client
 	Store  *tokenstore.Store // nil: keep tokens in memory only
-	Static string           // SMSFORM_TOKEN: used as given, never stored
-	Hours  int              // valid_hour of issued tokens
-	Now    func() time.Time // nil: time.Now
+	Static string            // SMSFORM_TOKEN: used as given, never stored
+	Hours  int               // valid_hour of issued tokens
+	Now    func() time.Time  // nil: time.Now
 
 	mu      sync.Mutex
 	token   string

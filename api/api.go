@@ -5,6 +5,10 @@
 package api
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -74,3 +78,73 @@ const (
 	// request was written, 500, 502, 504, an unreadable 2xx).
 	InDoubt
 )
+
+// String names the outcome for people: "not acted", "rejected", "in doubt".
+func (o Outcome) String() string {
+	switch o {
+	case NotActed:
+		return "not acted"
+	case Rejected:
+		return "rejected"
+	case InDoubt:
+		return "in doubt"
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
+}
+
+// OutcomeOf says what a response with status means for delivery when the
+// call did not succeed: 401, 429 and 503 are [NotActed] (the API refused
+// before acting), 500 and every other 5xx are [InDoubt] (it may have acted),
+// and 3xx, 400 and every other 4xx are [Rejected]. A 2xx reaches OutcomeOf
+// only when its body could not be read or understood, so it is [InDoubt].
+func OutcomeOf(status int) Outcome {
+	switch {
+	case status == http.StatusUnauthorized,
+		status == http.StatusTooManyRequests,
+		status == http.StatusServiceUnavailable:
+		return NotActed
+	case status >= 200 && status < 300, status >= 500:
+		return InDoubt
+	}
+	return Rejected
+}
+
+// Error codes of [ErrorDetail.Code], as the sandbox sends them.
+const (
+	CodeInvalidClient        = "invalid_client"         // 401 on the token endpoint: wrong or missing credentials
+	CodeTokenInvalid         = "token_invalid"          // 401: bearer token missing or unknown
+	CodeTokenExpired         = "token_expired"          // 401: bearer token past its valid_till
+	CodeUnsupportedMedia     = "unsupported_media_type" // 415: Content-Type is not application/json
+	CodeMalformedJSON        = "malformed_json"         // 400: not a JSON object of the expected fields
+	CodeUnsupportedGrantType = "unsupported_grant_type" // 400: grant_type is not client_credentials
+	CodeInvalidField         = "invalid_field"          // 400: a field breaks a rule; the message names it
+	CodeTooManyRecipients    = "too_many_recipients"    // 413: more recipients than the server accepts
+	CodeRequestTooLarge      = "request_too_large"      // 413: body over [MaxRequestBytes]
+	CodeRateLimited          = "rate_limited"           // 429: too many requests; see Retry-After
+	CodeUnavailable          = "unavailable"            // 503: try again after Retry-After
+	CodeInternal             = "internal_error"         // 500: the server failed, maybe after acting
+	CodeNotFound             = "not_found"              // 404
+	CodeMethodNotAllowed     = "method_not_allowed"     // 405
+)
+
+// MaxRequestBytes is the largest request body the API accepts.
+const MaxRequestBytes = 1 << 20
+
+// WriteError writes the error body shared by every failure:
+// {"error":{"code":code,"message":message}} with status.
+func WriteError(w http.ResponseWriter, status int, code, message string) {
+	WriteJSON(w, status, ErrorResponse{Error: ErrorDetail{Code: code, Message: message}})
+}
+
+// WriteJSON writes v as a JSON body with status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":{"code":"internal_error","message":"cannot encode response"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}

@@ -1,0 +1,504 @@
+package api
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+const (
+	testID     = "client-id"
+	testSecret = "s3cr3t-Secret-Value"
+	testToken  = "tok_SECRETTOKENVALUE0123456789"
+)
+
+var testReq = SendRequest{From: "ACME", To: []string{"+447700900123", "+14155550101"}, Body: "hello"}
+
+// checkSafe fails when err's text carries a credential or a recipient.
+func checkSafe(t *testing.T, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	msg := err.Error()
+	for _, bad := range []string{testSecret, testToken, "7700900123", "4155550101", base64.StdEncoding.EncodeToString([]byte(testID + ":" + testSecret))} {
+		if strings.Contains(msg, bad) {
+			t.Errorf("error text %q contains %q", msg, bad)
+		}
+	}
+}
+
+func asError(t *testing.T, err error) *Error {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %v (%T) is not an *api.Error", err, err)
+	}
+	return e
+}
+
+func TestSendClassifiesResponses(t *testing.T) {
+	tests := []struct {
+		name       string
+		handler    http.HandlerFunc
+		wantErr    bool
+		outcome    Outcome
+		status     int
+		code       string
+		retryAfter time.Duration
+		msgHas     string
+	}{
+		{
+			name: "success",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, `{"request_id":"req_1","accepted":2,"segments":2}`)
+			},
+		},
+		{
+			name: "2xx not JSON",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				io.WriteString(w, "<html>OK</html>")
+			},
+			wantErr: true, outcome: InDoubt, status: 200, msgHas: "may have been sent",
+		},
+		{
+			name: "2xx without request_id",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				io.WriteString(w, `{"accepted":2}`)
+			},
+			wantErr: true, outcome: InDoubt, status: 200, msgHas: "no request_id",
+		},
+		{
+			name: "2xx huge body",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(200)
+				chunk := []byte(strings.Repeat("x", 64<<10))
+				for i := 0; i < 64; i++ { // 4 MiB
+					if _, err := w.Write(chunk); err != nil {
+						return
+					}
+				}
+			},
+			wantErr: true, outcome: InDoubt, status: 200, msgHas: "larger than",
+		},
+		{
+			name: "401 expired",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("WWW-Authenticate", "Bearer")
+				WriteError(w, 401, CodeTokenExpired, "token expired")
+			},
+			wantErr: true, outcome: NotActed, status: 401, code: CodeTokenExpired,
+		},
+		{
+			name: "401 without body",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(401)
+			},
+			wantErr: true, outcome: NotActed, status: 401, msgHas: "Unauthorized",
+		},
+		{
+			name: "429 seconds",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Retry-After", "7")
+				WriteError(w, 429, CodeRateLimited, "slow down")
+			},
+			wantErr: true, outcome: NotActed, status: 429, code: CodeRateLimited, retryAfter: 7 * time.Second,
+		},
+		{
+			name: "503 http date",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Retry-After", time.Now().Add(1*time.Hour).UTC().Format(http.TimeFormat))
+				w.WriteHeader(503)
+			},
+			wantErr: true, outcome: NotActed, status: 503,
+		},
+		{
+			name: "400 echoes a number",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				WriteError(w, 400, CodeInvalidField, `to[1]: "+14155550101" is not valid, token `+testToken)
+			},
+			wantErr: true, outcome: Rejected, status: 400, code: CodeInvalidField, msgHas: "to[1]",
+		},
+		{
+			name: "413",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				WriteError(w, 413, CodeTooManyRecipients, "too many")
+			},
+			wantErr: true, outcome: Rejected, status: 413, code: CodeTooManyRecipients,
+		},
+		{
+			name:    "500",
+			handler: func(w http.ResponseWriter, r *http.Request) { WriteError(w, 500, CodeInternal, "boom") },
+			wantErr: true, outcome: InDoubt, status: 500, code: CodeInternal,
+		},
+		{
+			name: "502 html",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(502)
+				io.WriteString(w, "<html>bad gateway</html>")
+			},
+			wantErr: true, outcome: InDoubt, status: 502, msgHas: "Bad Gateway",
+		},
+		{
+			name:    "504",
+			handler: func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(504) },
+			wantErr: true, outcome: InDoubt, status: 504,
+		},
+		{
+			name:    "418 other 4xx",
+			handler: func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(418) },
+			wantErr: true, outcome: Rejected, status: 418,
+		},
+		{
+			name: "drop after reading",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				conn, _, err := w.(http.Hijacker).Hijack()
+				if err == nil {
+					conn.Close()
+				}
+			},
+			wantErr: true, outcome: InDoubt,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				got.Add(1)
+				if r.URL.Path != SendPath || r.Method != http.MethodPost {
+					t.Errorf("request %s %s", r.Method, r.URL.Path)
+				}
+				if r.Header.Get("Authorization") != "Bearer "+testToken {
+					t.Errorf("Authorization = %q", r.Header.Get("Authorization"))
+				}
+				tt.handler(w, r)
+			}))
+			defer srv.Close()
+			c := &Client{BaseURL: srv.URL, ClientID: testID, ClientSecret: testSecret, Timeout: 5 * time.Second}
+			resp, err := c.Send(context.Background(), testToken, testReq)
+			if got.Load() != 1 {
+				t.Errorf("server saw %d requests, want 1 (the client must not retry)", got.Load())
+			}
+			checkSafe(t, err)
+			if !tt.wantErr {
+				if err != nil {
+					t.Fatalf("Send: %v", err)
+				}
+				if resp.RequestID != "req_1" || resp.Accepted != 2 || resp.Segments != 2 {
+					t.Errorf("response %+v", resp)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Send succeeded, want an error")
+			}
+			e := asError(t, err)
+			if e.Outcome != tt.outcome || e.Status != tt.status || e.Code != tt.code {
+				t.Errorf("got outcome %v status %d code %q, want %v %d %q (%v)", e.Outcome, e.Status, e.Code, tt.outcome, tt.status, tt.code, err)
+			}
+			if tt.retryAfter != 0 && e.RetryAfter != tt.retryAfter {
+				t.Errorf("RetryAfter = %v, want %v", e.RetryAfter, tt.retryAfter)
+			}
+			if tt.name == "503 http date" && (e.RetryAfter < 59*time.Minute || e.RetryAfter > time.Hour) {
+				t.Errorf("RetryAfter = %v, want about 1h", e.RetryAfter)
+			}
+			if !strings.Contains(err.Error(), tt.msgHas) {
+				t.Errorf("error %q does not contain %q", err, tt.msgHas)
+			}
+		})
+	}
+}
+
+func TestSendConnectionRefusedIsNotActed(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	c := &Client{BaseURL: "http://" + addr, Timeout: 2 * time.Second}
+	_, err = c.Send(context.Background(), testToken, testReq)
+	e := asError(t, err)
+	if e.Outcome != NotActed || e.Status != 0 || e.Err == nil {
+		t.Errorf("got %+v, want NotActed transport error", e)
+	}
+	checkSafe(t, err)
+}
+
+func TestSendHangAfterReadingIsInDoubt(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	c := &Client{BaseURL: srv.URL, Timeout: 300 * time.Millisecond}
+	start := time.Now()
+	_, err := c.Send(context.Background(), testToken, testReq)
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("Send took %v, want about the 300ms timeout", d)
+	}
+	e := asError(t, err)
+	if e.Outcome != InDoubt {
+		t.Errorf("outcome %v, want in doubt (%v)", e.Outcome, err)
+	}
+}
+
+func TestSendBodyThatNeverEndsIsBounded(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(200)
+		io.WriteString(w, `{"request_id":"req_1",`)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	c := &Client{BaseURL: srv.URL, Timeout: 300 * time.Millisecond}
+	_, err := c.Send(context.Background(), testToken, testReq)
+	if e := asError(t, err); e.Outcome != InDoubt {
+		t.Errorf("outcome %v, want in doubt (%v)", e.Outcome, err)
+	}
+}
+
+func TestSendContext(t *testing.T) {
+	t.Run("cancelled before writing", func(t *testing.T) {
+		var hits atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+		defer srv.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := (&Client{BaseURL: srv.URL}).Send(ctx, testToken, testReq)
+		if e := asError(t, err); e.Outcome != NotActed || !errors.Is(err, context.Canceled) {
+			t.Errorf("got %v (%v), want NotActed wrapping context.Canceled", e.Outcome, err)
+		}
+		if hits.Load() != 0 {
+			t.Errorf("server saw %d requests", hits.Load())
+		}
+	})
+	t.Run("cancelled after writing", func(t *testing.T) {
+		read := make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			close(read)
+			<-r.Context().Done()
+		}))
+		defer srv.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { <-read; cancel() }()
+		_, err := (&Client{BaseURL: srv.URL}).Send(ctx, testToken, testReq)
+		if e := asError(t, err); e.Outcome != InDoubt {
+			t.Errorf("got %v (%v), want InDoubt", e.Outcome, err)
+		}
+	})
+}
+
+func TestRedirectIsNotFollowed(t *testing.T) {
+	var mu sync.Mutex
+	var leaked []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		leaked = append(leaked, r.Header.Get("Authorization"))
+		mu.Unlock()
+		io.WriteString(w, `{"request_id":"evil","accepted":2,"segments":2,"access_token":"x","valid_till":"2030-01-01 00:00:00"}`)
+	}))
+	defer other.Close()
+	for _, status := range []int{301, 302, 307, 308} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, other.URL+r.URL.Path+"?leak=1", status)
+		}))
+		c := &Client{BaseURL: srv.URL, ClientID: testID, ClientSecret: testSecret}
+		_, err := c.Send(context.Background(), testToken, testReq)
+		e := asError(t, err)
+		if e.Outcome != Rejected || e.Status != status || !strings.Contains(err.Error(), "refusing to follow") {
+			t.Errorf("%d: got %v", status, err)
+		}
+		if strings.Contains(err.Error(), "leak=1") {
+			t.Errorf("error %q shows the Location's query", err)
+		}
+		checkSafe(t, err)
+		_, err = c.IssueToken(context.Background(), 1)
+		if e := asError(t, err); e.Status != status {
+			t.Errorf("%d: token: got %v", status, err)
+		}
+		checkSafe(t, err)
+		srv.Close()
+	}
+	// Even a caller's own client that would follow redirects must not.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL, http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	c := &Client{BaseURL: srv.URL, HTTP: &http.Client{}}
+	if _, err := c.Send(context.Background(), testToken, testReq); err == nil {
+		t.Error("Send followed a redirect")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(leaked) != 0 {
+		t.Errorf("the other host received %d requests (Authorization %q)", len(leaked), leaked)
+	}
+}
+
+func TestIssueToken(t *testing.T) {
+	tests := []struct {
+		name    string
+		literal bool
+		hours   int
+		respond string
+		status  int
+		wantErr string
+	}{
+		{name: "base64", hours: 5, respond: `{"access_token":"abc","valid_till":"2030-01-02 03:04:05"}`},
+		{name: "literal", literal: true, respond: `{"access_token":"abc","valid_till":"2030-01-02 03:04:05"}`},
+		{name: "empty token", hours: 1, respond: `{"access_token":"","valid_till":"2030-01-02 03:04:05"}`, wantErr: "empty access_token"},
+		{name: "no valid_till", hours: 1, respond: `{"access_token":"abc"}`, wantErr: "no valid_till"},
+		{name: "malformed valid_till", hours: 1, respond: `{"access_token":"abc","valid_till":"2030-01-02T03:04:05Z"}`, wantErr: "malformed valid_till"},
+		{name: "not JSON", hours: 1, respond: `<html>`, wantErr: "not a JSON object"},
+		{name: "token with newline", hours: 1, respond: `{"access_token":"a\nb","valid_till":"2030-01-02 03:04:05"}`, wantErr: "characters"},
+		{name: "bad credentials", hours: 1, status: 401, respond: `{"error":{"code":"invalid_client","message":"bad secret ` + testSecret + `"}}`, wantErr: "invalid_client"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				want := "Basic " + base64.StdEncoding.EncodeToString([]byte(testID+":"+testSecret))
+				if tt.literal {
+					want = "Basic " + testID + ":" + testSecret
+				}
+				if got := r.Header.Get("Authorization"); got != want {
+					t.Errorf("Authorization = %q, want %q", got, want)
+				}
+				if r.URL.Path != TokenPath || r.Header.Get("Content-Type") != "application/json" {
+					t.Errorf("request %s %s", r.URL.Path, r.Header.Get("Content-Type"))
+				}
+				body, _ := io.ReadAll(r.Body)
+				wantBody := `{"grant_type":"client_credentials"}`
+				if tt.hours > 0 {
+					wantBody = `{"grant_type":"client_credentials","valid_hour":` + strconv.Itoa(tt.hours) + `}`
+				}
+				if string(body) != wantBody {
+					t.Errorf("body %s, want %s", body, wantBody)
+				}
+				if tt.status != 0 {
+					w.WriteHeader(tt.status)
+				}
+				io.WriteString(w, tt.respond)
+			}))
+			defer srv.Close()
+			c := &Client{BaseURL: srv.URL + "/", ClientID: testID, ClientSecret: testSecret, LiteralBasic: tt.literal}
+			tok, err := c.IssueToken(context.Background(), tt.hours)
+			checkSafe(t, err)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+			if tok.Value != "abc" || !tok.ValidTill.Equal(want) || tok.ValidTill.Location() != time.UTC {
+				t.Errorf("token %+v", tok)
+			}
+		})
+	}
+	if _, err := (&Client{BaseURL: "http://127.0.0.1:1"}).IssueToken(context.Background(), 169); err == nil {
+		t.Error("IssueToken(169) did not fail")
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		in   string
+		want time.Duration
+	}{
+		{"", 0},
+		{"0", 0},
+		{"1", time.Second},
+		{" 120 ", 2 * time.Minute},
+		{"-5", 0},
+		{"1.5", 0},
+		{"soon", 0},
+		{"99999999999999999", 24 * time.Hour},
+		{"Sun, 01 Mar 2026 12:00:30 GMT", 30 * time.Second},
+		{"Sun, 01 Mar 2026 11:00:00 GMT", 0},
+		{"Sunday, 01-Mar-26 12:01:00 GMT", time.Minute},
+		{"Sun Mar  1 12:00:10 2026", 10 * time.Second},
+		{"Sun, 01 Mar 2036 12:00:00 GMT", 24 * time.Hour},
+	}
+	for _, tt := range tests {
+		if got := parseRetryAfter(tt.in, now); got != tt.want {
+			t.Errorf("parseRetryAfter(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestOutcomeOf(t *testing.T) {
+	tests := map[int]Outcome{
+		200: InDoubt, 202: InDoubt, 301: Rejected, 307: Rejected,
+		400: Rejected, 401: NotActed, 403: Rejected, 404: Rejected, 413: Rejected, 415: Rejected, 422: Rejected,
+		429: NotActed, 500: InDoubt, 501: InDoubt, 502: InDoubt, 503: NotActed, 504: InDoubt, 599: InDoubt,
+	}
+	for status, want := range tests {
+		if got := OutcomeOf(status); got != want {
+			t.Errorf("OutcomeOf(%d) = %v, want %v", status, got, want)
+		}
+	}
+}
+
+func FuzzParseSendResponse(f *testing.F) {
+	for _, s := range []string{
+		`{"request_id":"req_1","accepted":2,"segments":4}`,
+		`{"request_id":""}`, `{}`, `[]`, `null`, `"x"`, `{"request_id":1}`,
+		`{"request_id":"r","accepted":-1}`, `<html>`, "",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := parseSendResponse(b)
+		if err == nil && r.RequestID == "" {
+			t.Errorf("accepted a response without request_id: %q", b)
+		}
+	})
+}
+
+func FuzzParseToken(f *testing.F) {
+	for _, s := range []string{
+		`{"access_token":"abc","valid_till":"2030-01-02 03:04:05"}`,
+		`{"access_token":"","valid_till":"2030-01-02 03:04:05"}`,
+		`{"access_token":"abc","valid_till":"2030-13-02 03:04:05"}`,
+		`{"access_token":"abc","valid_till":"2030-01-02T03:04:05Z"}`,
+		`{"access_token":"a b","valid_till":"2030-01-02 03:04:05"}`,
+		`{}`, `null`, `<html>`, "",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tok, err := parseToken(b)
+		if err != nil {
+			if tok.Value != "" {
+				t.Errorf("returned a token with an error")
+			}
+			return
+		}
+		if tok.Value == "" || tok.ValidTill.IsZero() || tok.ValidTill.Location() != time.UTC {
+			t.Errorf("accepted %q as %+v", b, tok)
+		}
+	})
+}

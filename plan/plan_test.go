@@ -1,0 +1,236 @@
+package plan
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/smsform/smsform/campaign"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// writeCampaign writes a campaign file and its lists into a new folder and
+// loads it.
+func writeCampaign(t *testing.T, yaml string, files map[string]string) *campaign.Campaign {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := campaign.Load(path)
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	return c
+}
+
+const header = "version: 1\nname: t\nsender: ACME\n"
+
+func TestCompute(t *testing.T) {
+	tests := []struct {
+		name    string
+		yaml    string
+		files   map[string]string
+		want    Summary
+		batches []int // recipients per batch, in order
+	}{
+		{
+			name: "duplicates across sources count once",
+			yaml: header + "recipients:\n  - numbers: [\"+447400123459\", \"+12015550133\"]\n  - file: l.txt\nbody: hi\n",
+			files: map[string]string{"l.txt": "+447400123459\n# comment\n\n+44 7400 123459\n+33612345702\n"},
+			want:  Summary{Recipients: 3, ToSend: 3, Duplicates: 2, Batches: 1, Segments: 3},
+			batches: []int{3},
+		},
+		{
+			name: "exclusions are dropped and counted",
+			yaml: header + "recipients:\n  - file: l.csv\nexclude:\n  - numbers: [\"+12015550133\", \"+19999\"]\nbody: hi {{ .name }}\n",
+			files: map[string]string{"l.csv": "phone,name\n+447400123459,Ann\n+12015550133,Ben\n"},
+			want:  Summary{Recipients: 2, ToSend: 1, Excluded: 1, Batches: 1, Segments: 1},
+			batches: []int{1},
+		},
+		{
+			name: "invalid numbers are skipped and counted",
+			yaml: header + "recipients:\n  - numbers: [\"+447400123459\", \"+4412\", \"hello\", \"07400123459\"]\nbody: hi\n",
+			want: Summary{Recipients: 1, ToSend: 1, Invalid: 3, Batches: 1, Segments: 1},
+			batches: []int{1},
+		},
+		{
+			name: "national numbers with a default region",
+			yaml: header + "default_region: GB\nrecipients:\n  - numbers: [\"07400 123459\", \"+447400123459\"]\nbody: hi\n",
+			want: Summary{Recipients: 1, ToSend: 1, Duplicates: 1, Batches: 1, Segments: 1},
+			batches: []int{1},
+		},
+		{
+			name: "same bodies group, then cut by batch_size",
+			yaml: header + "batch_size: 2\nrecipients:\n  - file: l.csv\nbody: \"{{ .greeting }}\"\n",
+			files: map[string]string{"l.csv": "phone,greeting\n+447400123459,hi\n+447400123564,yo\n+447400123669,hi\n+447400123774,hi\n"},
+			want:    Summary{Recipients: 4, ToSend: 4, Batches: 3, Segments: 4},
+			batches: []int{2, 1, 1},
+		},
+		{
+			name: "UCS-2 bodies cost more segments",
+			yaml: header + "recipients:\n  - numbers: [\"+447400123459\", \"+447400123564\"]\nbody: \"" + strings.Repeat("x", 70) + "“\"\n",
+			want: Summary{Recipients: 2, ToSend: 2, Batches: 1, Segments: 4},
+			batches: []int{2},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := writeCampaign(t, tt.yaml, tt.files)
+			p, err := Compute(context.Background(), c, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Summary != tt.want {
+				t.Errorf("summary = %+v\nwant      %+v", p.Summary, tt.want)
+			}
+			var got []int
+			for _, b := range p.Batches {
+				got = append(got, len(b.Recipients))
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.batches) {
+				t.Errorf("batch sizes = %v, want %v", got, tt.batches)
+			}
+			// The same inputs always give the same plan.
+			again, err := Compute(context.Background(), c, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range p.Batches {
+				if p.Batches[i].ID != again.Batches[i].ID {
+					t.Errorf("batch %d id %s then %s", i, p.Batches[i].ID, again.Batches[i].ID)
+				}
+			}
+		})
+	}
+}
+
+func TestComputeStrict(t *testing.T) {
+	c := writeCampaign(t, header+"strict: true\nrecipients:\n  - file: l.txt\nbody: hi\n",
+		map[string]string{"l.txt": "+447400123459\n+4412\n"})
+	_, err := Compute(context.Background(), c, nil)
+	var strict *StrictError
+	if !errors.As(err, &strict) || len(strict.Invalid) != 1 || !strings.Contains(err.Error(), "l.txt:2") {
+		t.Fatalf("err = %v, want a StrictError naming l.txt:2", err)
+	}
+}
+
+func TestComputeTemplateErrorNamesTheRow(t *testing.T) {
+	c := writeCampaign(t, header+"recipients:\n  - file: l.csv\nbody: \"hi {{ .name }}\"\n",
+		map[string]string{"l.csv": "phone,nom\n+447400123459,Ann\n"})
+	_, err := Compute(context.Background(), c, nil)
+	if err == nil || !strings.Contains(err.Error(), "l.csv:2") || !strings.Contains(err.Error(), "name") {
+		t.Fatalf("err = %v, want the row l.csv:2 and the variable name", err)
+	}
+}
+
+// TestComputeLarge checks that the parallel scan keeps file order over many
+// chunks: batch recipients must come out in the order of the list.
+func TestComputeLarge(t *testing.T) {
+	var list strings.Builder
+	list.WriteString("phone\n")
+	var want []string
+	for i := range 5000 {
+		n := fmt.Sprintf("+4474001%05d", i)
+		list.WriteString(n + "\n")
+		want = append(want, n)
+	}
+	c := writeCampaign(t, header+"batch_size: 1000\nrecipients:\n  - file: l.csv\nbody: hi\n", map[string]string{"l.csv": list.String()})
+	p, err := Compute(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range p.Batches {
+		got = append(got, b.Recipients...)
+	}
+	if p.Summary.Invalid != 0 || strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("recipients out of order or missing: %d of %d, %d invalid", len(got), len(want), p.Summary.Invalid)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	for _, ex := range []string{"announcement/announcement.yaml", "reminder/reminder.yaml"} {
+		c, err := campaign.Load(filepath.Join("..", "examples", ex))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Compute(context.Background(), c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimSuffix(filepath.Base(ex), ".yaml")
+		for _, f := range []struct {
+			ext   string
+			write func(*bytes.Buffer) error
+		}{
+			{"table.txt", func(b *bytes.Buffer) error { return WriteTable(b, p, Output{}) }},
+			{"md", func(b *bytes.Buffer) error { return WriteMarkdown(b, p, Output{}) }},
+			{"json", func(b *bytes.Buffer) error { return WriteJSON(b, p, Output{}) }},
+		} {
+			var b bytes.Buffer
+			if err := f.write(&b); err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, filepath.Join("testdata", "golden", name+"."+f.ext), b.Bytes())
+		}
+	}
+}
+
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./plan -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the output (go test ./plan -update rewrites it):\n%s", path, got)
+	}
+}
+
+func TestMasking(t *testing.T) {
+	c := writeCampaign(t, header+"recipients:\n  - numbers: [\"+447400123459\", \"+4412345\"]\nbody: hi\n", nil)
+	p, err := Compute(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, show := range []bool{false, true} {
+		for name, write := range map[string]func(*bytes.Buffer, *Plan, Output) error{
+			"table":    func(b *bytes.Buffer, p *Plan, o Output) error { return WriteTable(b, p, o) },
+			"markdown": func(b *bytes.Buffer, p *Plan, o Output) error { return WriteMarkdown(b, p, o) },
+			"json":     func(b *bytes.Buffer, p *Plan, o Output) error { return WriteJSON(b, p, o) },
+		} {
+			var b bytes.Buffer
+			if err := write(&b, p, Output{ShowNumbers: show}); err != nil {
+				t.Fatal(err)
+			}
+			has := strings.Contains(b.String(), "+447400123459") || strings.Contains(b.String(), "+4412345")
+			if has != show {
+				t.Errorf("%s with ShowNumbers=%v: whole numbers shown = %v", name, show, has)
+			}
+		}
+	}
+}

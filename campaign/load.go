@@ -129,7 +129,7 @@ func (l *loader) load() *Campaign {
 	if !ok {
 		return nil
 	}
-	if !l.checkTree(root, 0) {
+	if !l.checkTree(root, "", 0) {
 		return nil
 	}
 	rc := defaults()
@@ -252,7 +252,7 @@ func (l *loader) yamlError(err error) {
 // anchors and aliases (the "billion laughs" expand a few lines into gigabytes)
 // and deep nesting. It also finds secret-looking keys anywhere in the file,
 // so that one never gets the milder "unknown key" error.
-func (l *loader) checkTree(n *yaml.Node, depth int) bool {
+func (l *loader) checkTree(n *yaml.Node, path string, depth int) bool {
 	if depth > maxDepth {
 		l.add(n.Line, "", "", "YAML is nested more than %d levels deep; a campaign needs a few", maxDepth)
 		return false
@@ -261,18 +261,27 @@ func (l *loader) checkTree(n *yaml.Node, depth int) bool {
 		l.add(n.Line, "", "write the value out in full", "YAML anchors and aliases (&name, *name) are not allowed in a campaign file")
 		return false
 	}
-	if n.Kind == yaml.MappingNode {
+	switch n.Kind {
+	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i]
+			k, v := n.Content[i], n.Content[i+1]
+			if !l.checkTree(k, path, depth+1) {
+				return false
+			}
+			p := join(path, k.Value)
 			if k.Kind == yaml.ScalarNode && isSecretKey(k.Value) {
-				l.add(k.Line, k.Value, secretHint,
+				l.add(k.Line, p, secretHint,
 					"secrets must not be written in the campaign file, which is kept in git; remove this key and use the environment")
 			}
+			if !l.checkTree(v, p, depth+1) {
+				return false
+			}
 		}
-	}
-	for _, c := range n.Content {
-		if !l.checkTree(c, depth+1) {
-			return false
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			if !l.checkTree(c, fmt.Sprintf("%s[%d]", path, i), depth+1) {
+				return false
+			}
 		}
 	}
 	return true
@@ -540,6 +549,10 @@ func (l *loader) int(v *yaml.Node, path string, dst *int) bool {
 		l.add(v.Line, path, "", "number %s is out of range", v.Value)
 		return false
 	}
+	if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!float" && wholeRE.MatchString(v.Value) {
+		l.add(v.Line, path, "", "number %s is out of range", v.Value) // YAML reads integers too big for 64 bits as floats
+		return false
+	}
 	l.add(v.Line, path, "", "must be a whole number, not %s", kindWords(v))
 	return false
 }
@@ -578,6 +591,8 @@ func (l *loader) build(rc *rawCampaign) *Campaign {
 	}
 	return c
 }
+
+var wholeRE = regexp.MustCompile(`^[-+]?[0-9]+$`)
 
 var rateRE = regexp.MustCompile(`^\s*([0-9]+(?:\.[0-9]+)?)\s*/\s*([smh])\s*$`)
 

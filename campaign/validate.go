@@ -98,9 +98,8 @@ func words(fe validator.FieldError, present bool) (msg, hint string) {
 	case "campaign_name":
 		return fmt.Sprintf("%q is not a valid name", v), "use 1-64 lowercase letters, digits, '-', '_' or '.', starting with a letter or digit, e.g. spring-sale-2026"
 	case "sender":
-		s := fmt.Sprint(v)
-		return fmt.Sprintf("%q is not a valid sender: %v", s, sms.CheckSender(s)),
-			"use 1-11 letters, digits and spaces with at least one letter, an E.164 number (+14155550101) or a 3-8 digit short code"
+		// CheckSender's words already say what is wrong and what would do.
+		return sms.CheckSender(fmt.Sprint(v)).Error(), ""
 	case "region":
 		s := fmt.Sprint(v)
 		if up := strings.ToUpper(s); up != s && e164.ValidRegion(up) {

@@ -39,6 +39,10 @@ func runApply(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
+	if saved == nil && !*autoApprove && (inAutomation(env) || !env.IsTerminal(env.Stdin)) {
+		return withHint(errors.New("refusing to apply without confirmation: no terminal to ask on"),
+			"pass --auto-approve, or apply a reviewed plan file: smsform apply PLANFILE")
+	}
 	c, err := campaign.Load(campaignPath)
 	if err != nil {
 		return err
@@ -148,13 +152,8 @@ func checkStamp(s plan.StateStamp, st *state.State) error {
 	return nil
 }
 
-// confirm asks for "yes" on a terminal; without one it refuses, because an
-// unattended apply must be explicit.
+// confirm asks for "yes" on the terminal (runApply has made sure there is one).
 func confirm(env Env) error {
-	if inAutomation(env) || !env.IsTerminal(env.Stdin) {
-		return withHint(errors.New("refusing to apply without confirmation: no terminal to ask on"),
-			"pass --auto-approve, or apply a reviewed plan file: smsform apply PLANFILE")
-	}
 	fmt.Fprint(env.Stderr, "\nDo you want to send these messages? Only 'yes' will be accepted: ")
 	line, err := bufio.NewReader(env.Stdin).ReadString('\n')
 	if err != nil && line == "" {

@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/smsform/smsform/sandbox"
+)
+
+// runSandbox serves the messaging API on loopback until interrupted.
+func runSandbox(ctx context.Context, args []string, env Env) error {
+	fs := newFlags("sandbox", "sandbox [flags]", env)
+	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on (port 0 picks a free port)")
+	id := fs.String("client-id", env.Getenv("SMSFORM_SANDBOX_CLIENT_ID"), "client id to accept (default $SMSFORM_SANDBOX_CLIENT_ID, else generated)")
+	secret := fs.String("client-secret", env.Getenv("SMSFORM_SANDBOX_CLIENT_SECRET"), "client secret to accept (default $SMSFORM_SANDBOX_CLIENT_SECRET, else generated)")
+	outbox := fs.String("outbox", "", "append one JSON line per delivered message to this file")
+	var cfg sandbox.Config
+	fs.IntVar(&cfg.MaxRecipients, "max-recipients", sandbox.DefaultMaxRecipients, "most recipients in one request")
+	fs.IntVar(&cfg.MaxBody, "max-body", sandbox.DefaultMaxBody, "longest body, in characters")
+	fs.Float64Var(&cfg.FailRate, "fail-rate", 0, "share of sends answered 503 without acting")
+	fs.Float64Var(&cfg.AmbiguousRate, "ambiguous-rate", 0, "share of sends acted on, then the connection dropped")
+	fs.Float64Var(&cfg.ErrorRate, "error-rate", 0, "share of sends acted on, then answered 500")
+	fs.IntVar(&cfg.RateLimit, "rate-limit", 0, "send requests per second beyond which 429 (0: none)")
+	fs.DurationVar(&cfg.Latency, "latency", 0, "delay before every response")
+	fs.DurationVar(&cfg.TokenTTL, "token-ttl", 0, "token lifetime (default: as valid_hour asks)")
+	fs.Int64Var(&cfg.Seed, "seed", 1, "seed of the fault draws, for repeatable runs")
+	quiet := fs.Bool("quiet", false, "log nothing")
+	if _, err := parse(fs, args, env, 0, 0, "no arguments, only flags"); err != nil {
+		return err
+	}
+	if *id == "" && *secret == "" {
+		*id, *secret = "sandbox-"+rand.Text()[:8], rand.Text()
+		fmt.Fprintf(env.Stderr, "smsform: sandbox credentials (made up for this run): SMSFORM_CLIENT_ID=%s SMSFORM_CLIENT_SECRET=%s\n", *id, *secret)
+	}
+	cfg.ClientID, cfg.ClientSecret = *id, *secret
+	if !*quiet {
+		cfg.Log = slog.New(slog.NewTextHandler(env.Stderr, nil))
+	}
+	if *outbox != "" {
+		f, err := os.OpenFile(*outbox, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			return fmt.Errorf("open outbox: %w", err)
+		}
+		defer f.Close()
+		cfg.Outbox = f
+	}
+	return sandbox.Run(ctx, *addr, cfg, env.Stdout)
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/smsform/smsform/internal/cli"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"smsform": func() { os.Exit(run()) },
+	})
+}
+
+// TestScripts runs the end-to-end scenarios in testdata/script: the real
+// binary (this test binary, re-executed) against a real sandbox on loopback.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: filepath.Join("testdata", "script"),
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("SMSFORM_CLIENT_ID", "test-client")
+			e.Setenv("SMSFORM_CLIENT_SECRET", "test-secret-never-printed")
+			e.Setenv("SMSFORM_SANDBOX_CLIENT_ID", "test-client")
+			e.Setenv("SMSFORM_SANDBOX_CLIENT_SECRET", "test-secret-never-printed")
+			e.Setenv("SMSFORM_TOKEN_DIR", filepath.Join(e.WorkDir, ".tokens"))
+			e.Setenv("SMSFORM_BASE_URL", "")
+			e.Setenv("CI", "")
+			e.Setenv("SMSFORM_IN_AUTOMATION", "")
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"sandbox-start": cmdSandboxStart,
+			"outbox":        cmdOutbox,
+		},
+	})
+}
+
+// cmdSandboxStart starts `smsform sandbox` in-process on a free loopback
+// port with the given flags, its outbox in $WORK/outbox.jsonl, and points
+// SMSFORM_BASE_URL at it. It stops when the script ends.
+func cmdSandboxStart(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! sandbox-start")
+	}
+	outbox := ts.MkAbs("outbox.jsonl")
+	args = append([]string{"sandbox", "--addr", "127.0.0.1:0", "--outbox", outbox, "--quiet"}, args...)
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- cli.Run(ctx, args, cli.Env{
+			Stdout: pw, Stderr: io.Discard,
+			Getenv: func(k string) string { return ts.Getenv(k) },
+		})
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		cancel()
+		ts.Fatalf("sandbox did not start: %v %v", err, <-done)
+	}
+	go io.Copy(io.Discard, pr)
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if !ok {
+		ts.Fatalf("sandbox said %q", line)
+	}
+	ts.Setenv("SMSFORM_BASE_URL", url)
+	ts.Defer(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			ts.Logf("sandbox did not stop within 10 s")
+		}
+	})
+}
+
+// cmdOutbox checks the sandbox's outbox: "outbox N" asserts N messages were
+// delivered and that nobody got the same body twice.
+func cmdOutbox(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: outbox N")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	data, err := os.ReadFile(ts.MkAbs("outbox.jsonl"))
+	if os.IsNotExist(err) {
+		data, err = nil, nil
+	}
+	ts.Check(err)
+	seen := map[string]int{}
+	n := 0
+	for line := range strings.Lines(string(data)) {
+		var m struct{ To, Body string }
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			ts.Fatalf("outbox line %q: %v", line, err)
+		}
+		seen[m.To]++
+		n++
+	}
+	for to, c := range seen {
+		if c > 1 {
+			ts.Fatalf("%s was messaged %d times", to, c)
+		}
+	}
+	if neg {
+		ts.Fatalf("unsupported: ! outbox")
+	}
+	if n != want {
+		ts.Fatalf("outbox has %d messages, want %d", n, want)
+	}
+	fmt.Fprintf(ts.Stdout(), "%d messages, each recipient once\n", n)
+}

@@ -1,0 +1,321 @@
+package sandbox
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/smsform/smsform/api"
+	"github.com/smsform/smsform/internal/sms"
+)
+
+// Token lifetimes in hours, as the spec sets them.
+const (
+	defaultValidHour = 24
+	maxValidHour     = 168
+)
+
+// fault is what the draw for one send request decided.
+type fault int
+
+const (
+	noFault fault = iota
+	failFault
+	ambiguousFault
+	errorFault
+)
+
+func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) event {
+	var ev event
+	if !s.basicOK(r.Header.Get("Authorization")) {
+		w.Header().Set("WWW-Authenticate", `Basic realm="smsform sandbox", charset="UTF-8"`)
+		return s.fail(w, r, &ev, http.StatusUnauthorized, api.CodeInvalidClient, "wrong or missing client credentials")
+	}
+	body, status, code, msg := readJSONBody(w, r)
+	if status != 0 {
+		return s.fail(w, r, &ev, status, code, msg)
+	}
+	hours, code, msg := parseTokenRequest(body)
+	if code != "" {
+		return s.fail(w, r, &ev, http.StatusBadRequest, code, msg)
+	}
+
+	ttl := time.Duration(hours) * time.Hour
+	if s.cfg.TokenTTL > 0 {
+		ttl = s.cfg.TokenTTL
+	}
+	tok := newID("sbx_")
+	expiry := s.cfg.Now().Add(ttl)
+	s.mu.Lock()
+	s.tokens[tok] = expiry
+	s.mu.Unlock()
+	ev.token = tok
+
+	s.delay(r)
+	w.Header().Set("Cache-Control", "no-store")
+	// valid_till is rounded down, so a client that trusts it never uses a
+	// token the server already considers expired.
+	api.WriteJSON(w, http.StatusOK, api.TokenResponse{
+		AccessToken: tok,
+		ValidTill:   expiry.UTC().Truncate(time.Second).Format(api.ValidTillLayout),
+	})
+	return ev
+}
+
+// basicOK accepts both the RFC 7617 form (base64 of id:secret) and the
+// literal id:secret the spec's example shows.
+func (s *Server) basicOK(header string) bool {
+	scheme, cred, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Basic") {
+		return false
+	}
+	cred = strings.TrimSpace(cred)
+	want := []byte(s.cfg.ClientID + ":" + s.cfg.ClientSecret)
+	if subtle.ConstantTimeCompare([]byte(cred), want) == 1 {
+		return true
+	}
+	dec, err := base64.StdEncoding.DecodeString(cred)
+	return err == nil && subtle.ConstantTimeCompare(dec, want) == 1
+}
+
+// parseTokenRequest returns valid_hour, or the error code and message of
+// a 400.
+func parseTokenRequest(body []byte) (hours int, code, msg string) {
+	var req struct {
+		GrantType *string         `json:"grant_type"`
+		ValidHour json.RawMessage `json:"valid_hour"`
+	}
+	if err := decodeStrict(body, &req); err != nil {
+		return 0, api.CodeMalformedJSON, err.Error()
+	}
+	switch {
+	case req.GrantType == nil:
+		return 0, api.CodeUnsupportedGrantType, "grant_type: required; must be client_credentials"
+	case *req.GrantType != "client_credentials":
+		return 0, api.CodeUnsupportedGrantType, "grant_type: must be client_credentials"
+	}
+	if req.ValidHour == nil {
+		return defaultValidHour, "", ""
+	}
+	// Only a bare integer literal: not "24", 1.5, 1e1 or null.
+	h, err := strconv.Atoi(string(req.ValidHour))
+	if err != nil || h < 1 || h > maxValidHour {
+		return 0, api.CodeInvalidField, fmt.Sprintf("valid_hour: must be an integer from 1 to %d", maxValidHour)
+	}
+	return h, "", ""
+}
+
+func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) event {
+	var ev event
+	tok, ok := bearer(r.Header.Get("Authorization"))
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="smsform sandbox"`)
+		return s.fail(w, r, &ev, http.StatusUnauthorized, api.CodeTokenInvalid, "missing bearer token")
+	}
+	ev.token = tok
+	now := s.cfg.Now()
+
+	s.mu.Lock()
+	expiry, known := s.tokens[tok]
+	var limited bool
+	var f fault
+	if known && now.Before(expiry) {
+		limited = s.rateLimited(now)
+		if !limited {
+			f = s.draw()
+		}
+	}
+	s.mu.Unlock()
+
+	switch {
+	case !known:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="smsform sandbox", error="invalid_token"`)
+		return s.fail(w, r, &ev, http.StatusUnauthorized, api.CodeTokenInvalid, "unknown bearer token")
+	case !now.Before(expiry):
+		w.Header().Set("WWW-Authenticate", `Bearer realm="smsform sandbox", error="invalid_token", error_description="expired"`)
+		return s.fail(w, r, &ev, http.StatusUnauthorized, api.CodeTokenExpired, "bearer token expired; issue a new one")
+	case limited:
+		ev.fault = "rate_limit"
+		w.Header().Set("Retry-After", "1")
+		return s.fail(w, r, &ev, http.StatusTooManyRequests, api.CodeRateLimited,
+			fmt.Sprintf("more than %d send requests in one second", s.cfg.RateLimit))
+	case f == failFault:
+		ev.fault = "fail"
+		w.Header().Set("Retry-After", "1")
+		return s.fail(w, r, &ev, http.StatusServiceUnavailable, api.CodeUnavailable, "temporarily unavailable; nothing was sent")
+	}
+
+	body, status, code, msg := readJSONBody(w, r)
+	if status != 0 {
+		return s.fail(w, r, &ev, status, code, msg)
+	}
+	req, status, code, msg := s.parseSendRequest(body)
+	if status != 0 {
+		return s.fail(w, r, &ev, status, code, msg)
+	}
+
+	id := newID("req_")
+	if err := s.record(id, req, now); err != nil {
+		s.log.Error("outbox write failed", "err", err)
+		return s.fail(w, r, &ev, http.StatusInternalServerError, api.CodeInternal, "outbox write failed")
+	}
+	ev.requestID, ev.recipients = id, len(req.To)
+
+	switch f {
+	case ambiguousFault:
+		ev.fault, ev.dropped = "ambiguous", true
+		s.delay(r)
+		drop(w)
+		return ev
+	case errorFault:
+		ev.fault = "error"
+		return s.fail(w, r, &ev, http.StatusInternalServerError, api.CodeInternal, "internal error")
+	}
+	s.delay(r)
+	api.WriteJSON(w, http.StatusOK, api.SendResponse{
+		RequestID: id,
+		Accepted:  len(req.To),
+		Segments:  sms.Analyze(req.Body).Segments * len(req.To),
+	})
+	return ev
+}
+
+// drop closes the connection without a response: the client cannot know
+// whether the request was acted on.
+func drop(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler) // closes the stream without a response
+	}
+	conn.Close()
+}
+
+// rateLimited counts a send request in the current second. s.mu is held.
+func (s *Server) rateLimited(now time.Time) bool {
+	if s.cfg.RateLimit <= 0 {
+		return false
+	}
+	if sec := now.Unix(); sec != s.window {
+		s.window, s.inWindow = sec, 0
+	}
+	s.inWindow++
+	return s.inWindow > s.cfg.RateLimit
+}
+
+// draw decides the fault of one send request. s.mu is held.
+func (s *Server) draw() fault {
+	c := s.cfg
+	if c.FailRate == 0 && c.AmbiguousRate == 0 && c.ErrorRate == 0 {
+		return noFault
+	}
+	u := s.rng.Float64()
+	switch {
+	case u < c.FailRate:
+		return failFault
+	case u < c.FailRate+c.AmbiguousRate:
+		return ambiguousFault
+	case u < c.FailRate+c.AmbiguousRate+c.ErrorRate:
+		return errorFault
+	}
+	return noFault
+}
+
+// record appends the request's recipients to the outbox, written through
+// to Outbox before returning.
+func (s *Server) record(id string, req api.SendRequest, now time.Time) error {
+	at := now.UTC()
+	msgs := make([]Message, len(req.To))
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	for i, to := range req.To {
+		msgs[i] = Message{RequestID: id, To: to, From: req.From, Body: req.Body, At: at}
+		if err := enc.Encode(msgs[i]); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cfg.Outbox != nil {
+		if _, err := s.cfg.Outbox.Write(buf.Bytes()); err != nil {
+			return err
+		}
+		if f, ok := s.cfg.Outbox.(interface{ Flush() error }); ok {
+			if err := f.Flush(); err != nil {
+				return err
+			}
+		}
+	}
+	s.outbox = append(s.outbox, msgs...)
+	s.stats.Accepted++
+	s.stats.Messages += len(msgs)
+	return nil
+}
+
+func bearer(header string) (string, bool) {
+	scheme, tok, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	return tok, tok != ""
+}
+
+// readJSONBody checks the content type and reads at most
+// api.MaxRequestBytes; on failure it returns the status, code and message.
+func readJSONBody(w http.ResponseWriter, r *http.Request) (body []byte, status int, code, msg string) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		return nil, http.StatusUnsupportedMediaType, api.CodeUnsupportedMedia, "Content-Type must be application/json"
+	}
+	body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, api.MaxRequestBytes))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, http.StatusRequestEntityTooLarge, api.CodeRequestTooLarge,
+			fmt.Sprintf("request body larger than %d bytes", api.MaxRequestBytes)
+	case err != nil:
+		return nil, http.StatusBadRequest, api.CodeMalformedJSON, "reading the request body failed"
+	}
+	return body, 0, "", ""
+}
+
+// decodeStrict decodes one JSON object with only known fields, and says
+// what is wrong in words that name the field but not Go's types.
+func decodeStrict(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		var syntaxErr *json.SyntaxError
+		switch {
+		case errors.As(err, &typeErr) && typeErr.Field != "":
+			return fmt.Errorf("%s: must not be a JSON %s", typeErr.Field, typeErr.Value)
+		case errors.As(err, &typeErr):
+			return errors.New("body must be a JSON object")
+		case errors.As(err, &syntaxErr):
+			return fmt.Errorf("body is not valid JSON (at byte %d)", syntaxErr.Offset)
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+			return errors.New("body is empty or cut short")
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			return fmt.Errorf("unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+		}
+		return errors.New("body is not a valid JSON object")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("body has data after the JSON object")
+	}
+	if bytes.Equal(bytes.TrimSpace(body), []byte("null")) {
+		return errors.New("body must be a JSON object")
+	}
+	return nil
+}

@@ -1,0 +1,294 @@
+// Package sandbox serves the messaging API of ../shared/spec/messaging-api.md
+// on loopback as a strict provider would, for demos, tests and CI.
+//
+// A [Server] issues random expiring tokens, checks every request against
+// the rules of the API (see api/openapi.yaml), records each accepted
+// recipient as a [Message] in its outbox before it answers, and can inject
+// the faults a client must survive: refusals (503), rate limiting (429),
+// accepted-then-dropped connections, accepted-then-500, latency and short
+// token lifetimes. Faults are drawn from a generator seeded by
+// [Config.Seed], one draw per authenticated send request, so a sequential
+// test sees the same faults on every run.
+//
+// The server's log never holds a secret, a whole token or a phone number.
+package sandbox
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	randv2 "math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/smsform/smsform/api"
+)
+
+// MessagesPath lists the outbox as a JSON array of [Message]. It is an
+// admin path, outside the API's /api/v1.
+const MessagesPath = "/sandbox/messages"
+
+// Defaults of [Config].
+const (
+	DefaultMaxRecipients = 1000
+	DefaultMaxBody       = 1600
+)
+
+// Config sets up a [Server]. Only ClientID and ClientSecret are required.
+type Config struct {
+	ClientID, ClientSecret string
+
+	// Outbox, when set, receives one JSON line per recipient of every
+	// accepted request; the lines of a request are written in one Write
+	// (and flushed, if Outbox has Flush() error) before the response. The
+	// caller opens it, e.g. with os.O_APPEND|os.O_CREATE|os.O_WRONLY.
+	Outbox io.Writer
+
+	MaxRecipients int // per request; 0 means DefaultMaxRecipients
+	MaxBody       int // characters; 0 means DefaultMaxBody
+
+	// Fault probabilities per authenticated send request, 0 to 1, summing
+	// to at most 1.
+	FailRate      float64       // 503 with Retry-After: 1, without acting
+	AmbiguousRate float64       // act, then close the connection without a response
+	ErrorRate     float64       // act, then answer 500
+	RateLimit     int           // send requests per second beyond which 429; 0: none
+	Latency       time.Duration // delay before each API response
+	TokenTTL      time.Duration // token lifetime; 0: valid_hour hours
+	Seed          int64         // seeds the fault draws
+
+	Now func() time.Time // nil: time.Now
+	Log *slog.Logger     // nil: no log
+}
+
+// Message is one recipient of an accepted request, as the outbox records it.
+type Message struct {
+	RequestID string    `json:"request_id"`
+	To        string    `json:"to"`
+	From      string    `json:"from"`
+	Body      string    `json:"body"`
+	At        time.Time `json:"at"`
+}
+
+// Stats counts what the server has answered.
+type Stats struct {
+	TokenRequests int         // requests to the token endpoint
+	SendRequests  int         // requests to the send endpoint
+	Status        map[int]int // responses by status, all endpoints
+	Dropped       int         // connections closed without a response (ambiguous faults)
+	Accepted      int         // send requests acted on (recorded in the outbox)
+	Messages      int         // recipients recorded in the outbox
+}
+
+// Server is the sandbox API. It is safe for concurrent use.
+type Server struct {
+	cfg Config
+	log *slog.Logger
+
+	mu       sync.Mutex
+	rng      *randv2.Rand
+	tokens   map[string]time.Time // token → expiry
+	outbox   []Message
+	stats    Stats
+	window   int64 // the second RateLimit counts in (Unix seconds)
+	inWindow int
+}
+
+// New checks cfg and returns a Server.
+func New(cfg Config) (*Server, error) {
+	if cfg.ClientID == "" || cfg.ClientSecret == "" {
+		return nil, errors.New("sandbox: client id and client secret are required")
+	}
+	if cfg.MaxRecipients == 0 {
+		cfg.MaxRecipients = DefaultMaxRecipients
+	}
+	if cfg.MaxBody == 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.MaxRecipients < 0 || cfg.MaxBody < 0 || cfg.RateLimit < 0 || cfg.Latency < 0 || cfg.TokenTTL < 0 {
+		return nil, errors.New("sandbox: limits, latency and token TTL must not be negative")
+	}
+	for _, r := range []struct {
+		name string
+		p    float64
+	}{{"fail rate", cfg.FailRate}, {"ambiguous rate", cfg.AmbiguousRate}, {"error rate", cfg.ErrorRate}} {
+		if !(r.p >= 0 && r.p <= 1) {
+			return nil, fmt.Errorf("sandbox: %s %v is not between 0 and 1", r.name, r.p)
+		}
+	}
+	if sum := cfg.FailRate + cfg.AmbiguousRate + cfg.ErrorRate; sum > 1+1e-9 {
+		return nil, fmt.Errorf("sandbox: fault rates add up to %v, more than 1", sum)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	seed := uint64(cfg.Seed)
+	return &Server{
+		cfg:    cfg,
+		log:    log,
+		rng:    randv2.New(randv2.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		tokens: make(map[string]time.Time),
+		stats:  Stats{Status: make(map[int]int)},
+	}, nil
+}
+
+// Messages returns a copy of the outbox of this server's lifetime.
+func (s *Server) Messages() []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Message, len(s.outbox))
+	copy(out, s.outbox)
+	return out
+}
+
+// Stats returns a copy of the counters.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats
+	st.Status = make(map[int]int, len(s.stats.Status))
+	for k, v := range s.stats.Status {
+		st.Status[k] = v
+	}
+	return st
+}
+
+// ServeHTTP routes the API and the admin path. Every error, 404 and 405
+// included, has the JSON error body of [api.ErrorResponse].
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rw := &recorder{ResponseWriter: w}
+	start := time.Now()
+	var ev event
+	switch r.URL.Path {
+	case api.TokenPath:
+		s.count(func(st *Stats) { st.TokenRequests++ })
+		if s.allow(rw, r, http.MethodPost) {
+			ev = s.handleToken(rw, r)
+		}
+	case api.SendPath:
+		s.count(func(st *Stats) { st.SendRequests++ })
+		if s.allow(rw, r, http.MethodPost) {
+			ev = s.handleSend(rw, r)
+		}
+	case MessagesPath:
+		if s.allow(rw, r, http.MethodGet) {
+			api.WriteJSON(rw, http.StatusOK, s.Messages())
+		}
+	default:
+		api.WriteError(rw, http.StatusNotFound, api.CodeNotFound, "no such endpoint")
+	}
+	status := rw.status
+	if ev.dropped {
+		status = 0
+	}
+	s.count(func(st *Stats) {
+		if ev.dropped {
+			st.Dropped++
+		} else {
+			st.Status[status]++
+		}
+	})
+	attrs := []any{"method", r.Method, "path", r.URL.Path, "status", status, "duration", time.Since(start).Round(time.Microsecond)}
+	if ev.token != "" {
+		attrs = append(attrs, "token", tokenPrefix(ev.token))
+	}
+	if ev.code != "" {
+		attrs = append(attrs, "code", ev.code)
+	}
+	if ev.requestID != "" {
+		attrs = append(attrs, "request_id", ev.requestID, "recipients", ev.recipients)
+	}
+	if ev.fault != "" {
+		attrs = append(attrs, "fault", ev.fault)
+	}
+	s.log.Info("request", attrs...)
+}
+
+// event is what one request did, for the log: never a secret, a whole
+// token or a phone number.
+type event struct {
+	token      string // logged as a prefix only
+	code       string
+	requestID  string
+	recipients int
+	fault      string
+	dropped    bool
+}
+
+func (s *Server) allow(w http.ResponseWriter, r *http.Request, method string) bool {
+	if r.Method == method {
+		return true
+	}
+	w.Header().Set("Allow", method)
+	api.WriteError(w, http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, "use "+method)
+	return false
+}
+
+func (s *Server) count(f func(*Stats)) {
+	s.mu.Lock()
+	f(&s.stats)
+	s.mu.Unlock()
+}
+
+// delay waits cfg.Latency before an API response, or until the client
+// gives up.
+func (s *Server) delay(r *http.Request) {
+	if s.cfg.Latency <= 0 {
+		return
+	}
+	t := time.NewTimer(s.cfg.Latency)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-r.Context().Done():
+	}
+}
+
+// fail writes an error response after the configured latency.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, ev *event, status int, code, message string) event {
+	s.delay(r)
+	ev.code = code
+	api.WriteError(w, status, code, message)
+	return *ev
+}
+
+// tokenPrefix shows enough of a token to tell two apart in a log.
+func tokenPrefix(tok string) string {
+	if len(tok) > 8 {
+		return tok[:8] + "…"
+	}
+	return "…"
+}
+
+// newID returns prefix and 130 random bits.
+func newID(prefix string) string { return prefix + rand.Text() }
+
+// recorder remembers the status written.
+type recorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection to hijack it.
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

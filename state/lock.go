@@ -1,0 +1,101 @@
+package state
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+// lockPoll is how often Open retries a held lock while LockTimeout allows.
+const lockPoll = 50 * time.Millisecond
+
+// lockFile is a held flock(2) lock. The kernel drops it when the process
+// dies, so a crashed holder never blocks anyone; the file's content only
+// tells others who holds it.
+type lockFile struct {
+	path string
+	fl   *flock.Flock
+}
+
+// holder is what the lock file says about the process that holds it.
+type holder struct {
+	Host    string    `json:"host"`
+	PID     int       `json:"pid"`
+	Started time.Time `json:"started"`
+}
+
+func acquireLock(ctx context.Context, path string, timeout time.Duration) (*lockFile, error) {
+	fl := flock.New(path, flock.SetPermissions(0o600))
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := fl.TryLock()
+		if err != nil {
+			return nil, fmt.Errorf("lock state: %w", err)
+		}
+		if ok {
+			lk := &lockFile{path: path, fl: fl}
+			if err := lk.writeHolder(); err != nil {
+				fl.Unlock()
+				return nil, fmt.Errorf("lock state: %w", err)
+			}
+			return lk, nil
+		}
+		if timeout <= 0 || !time.Now().Before(deadline) {
+			fl.Close()
+			return nil, lockedError(path)
+		}
+		t := time.NewTimer(min(lockPoll, time.Until(deadline)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			fl.Close()
+			return nil, fmt.Errorf("lock state: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+func (lk *lockFile) writeHolder() error {
+	host, _ := os.Hostname()
+	b, err := json.Marshal(holder{Host: host, PID: os.Getpid(), Started: time.Now().UTC().Truncate(time.Second)})
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(lk.path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// release empties the holder record before unlocking, so a later reader
+// never names a process that no longer holds the lock. The file itself stays:
+// removing a lock file races with others that have it open.
+func (lk *lockFile) release() error {
+	if err := os.Truncate(lk.path, 0); err != nil && !os.IsNotExist(err) {
+		lk.fl.Unlock()
+		return err
+	}
+	return lk.fl.Unlock()
+}
+
+// lockedError reads who holds the lock. The holder may not have written its
+// record yet, or may be writing it: a partial record is reported as unknown.
+func lockedError(path string) error {
+	e := &LockedError{Path: path}
+	if b, err := os.ReadFile(path); err == nil {
+		var h holder
+		if json.Unmarshal(b, &h) == nil {
+			e.Host, e.PID, e.Started = h.Host, h.PID, h.Started
+		}
+	}
+	return e
+}

@@ -1,0 +1,275 @@
+package state
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// migrations build the schema; migrations[i] takes it to version i+1. Only
+// ever append. The SQL sticks to plain types and statements PostgreSQL also
+// accepts (placeholders aside), so the schema can move there.
+var migrations = []string{
+	`CREATE TABLE meta (
+		id         INTEGER PRIMARY KEY CHECK (id = 1),
+		lineage    TEXT    NOT NULL,
+		campaign   TEXT    NOT NULL,
+		serial     BIGINT  NOT NULL,
+		created_at TEXT    NOT NULL
+	);
+	CREATE TABLE attempts (
+		id          INTEGER PRIMARY KEY,
+		batch_id    TEXT    NOT NULL,
+		state       TEXT    NOT NULL CHECK (state IN ('intent', 'sent', 'failed', 'in_doubt', 'forgotten', 'resolved_sent', 'resolved_unsent')),
+		body_hash   TEXT    NOT NULL,
+		recipients  INTEGER NOT NULL,
+		http_status INTEGER NOT NULL DEFAULT 0,
+		request_id  TEXT    NOT NULL DEFAULT '',
+		reason      TEXT    NOT NULL DEFAULT '',
+		started_at  TEXT    NOT NULL,
+		finished_at TEXT    NOT NULL DEFAULT ''
+	);
+	CREATE INDEX attempts_batch ON attempts (batch_id, id);
+	CREATE INDEX attempts_state ON attempts (state);
+	CREATE TABLE recipients (
+		phone      TEXT    PRIMARY KEY,
+		status     TEXT    NOT NULL CHECK (status IN ('sent', 'failed', 'in_doubt')),
+		batch_id   TEXT    NOT NULL,
+		attempt_id INTEGER NOT NULL REFERENCES attempts (id),
+		body_hash  TEXT    NOT NULL,
+		at         TEXT    NOT NULL,
+		reason     TEXT    NOT NULL DEFAULT ''
+	);
+	CREATE INDEX recipients_attempt ON recipients (attempt_id);
+	CREATE INDEX recipients_batch ON recipients (batch_id);
+	CREATE INDEX recipients_status ON recipients (status);
+	CREATE TABLE plans_applied (
+		plan_id    TEXT PRIMARY KEY,
+		applied_at TEXT NOT NULL
+	);`,
+}
+
+// SchemaVersion is the schema version this build writes and reads.
+const SchemaVersion = 1
+
+const timeFormat = time.RFC3339Nano
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
+
+func parseTime(s string) time.Time {
+	t, _ := time.Parse(timeFormat, s)
+	return t
+}
+
+// dsn builds the driver's name for path. The writer gets synchronous=FULL
+// (and WAL, see Open): a commit is durable when it returns, at one fsync.
+// busy_timeout covers the moments a reader and the writer meet.
+func dsn(path string, readOnly bool) string {
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path)}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	if readOnly {
+		q.Set("mode", "ro")
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		// journal_mode is persistent, so Open sets it once the file is
+		// known to be a state: a refused open must not change the file.
+		q.Add("_pragma", "foreign_keys(1)")
+		q.Add("_pragma", "synchronous(FULL)")
+		q.Set("_txlock", "immediate")
+	}
+	return u.String() + "?" + q.Encode()
+}
+
+// checkFile reports whether path exists, and refuses a file that cannot be
+// an intact SQLite database, before SQLite sees it: SQLite would take an
+// empty file for a new database, and a truncated one is only noticed when
+// the missing pages are read.
+func checkFile(path string) (bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("open state %s: %w", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false, fmt.Errorf("open state %s: %w", path, err)
+	}
+	if fi.IsDir() {
+		return false, fmt.Errorf("open state %s: it is a folder", path)
+	}
+	if fi.Size() == 0 {
+		return false, fmt.Errorf("open state %s: the file is empty, so it records nothing (truncated?); restore it, or delete it to start over, which forgets who was already sent", path)
+	}
+	var h [100]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil || string(h[:16]) != "SQLite format 3\x00" {
+		return false, fmt.Errorf("open state %s: not an smsform state file (not an SQLite database)", path)
+	}
+	pageSize := int64(binary.BigEndian.Uint16(h[16:18]))
+	if pageSize == 1 {
+		pageSize = 65536
+	}
+	if pageSize < 512 || pageSize&(pageSize-1) != 0 {
+		return false, fmt.Errorf("open state %s: not an smsform state file (bad SQLite header)", path)
+	}
+	// The page count in the header is valid when the "version-valid-for"
+	// number matches the change counter.
+	pages := int64(binary.BigEndian.Uint32(h[28:32]))
+	if binary.BigEndian.Uint32(h[92:96]) == binary.BigEndian.Uint32(h[24:28]) && pages*pageSize > fi.Size() {
+		return false, fmt.Errorf("open state %s: the file is truncated (%d of %d bytes); restore it from a copy", path, fi.Size(), pages*pageSize)
+	}
+	return true, nil
+}
+
+// create makes a new state at path atomically: it is built under a temporary
+// name and renamed into place, so a crash never leaves a half-made state that
+// a later Open would have to guess about.
+func create(ctx context.Context, path, campaign string, now time.Time) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".new-*")
+	if err != nil {
+		return err
+	}
+	tmpName := tmp.Name()
+	tmp.Close()
+	defer func() {
+		if err != nil {
+			os.Remove(tmpName)
+			os.Remove(tmpName + "-journal")
+		}
+	}()
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(tmpName)}
+	db, err := sql.Open("sqlite", u.String()+"?_pragma=synchronous(FULL)&_pragma=journal_mode(DELETE)")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var id [16]byte
+	rand.Read(id[:])
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := applyMigrations(ctx, tx, 0, now); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO meta (id, lineage, campaign, serial, created_at) VALUES (1, ?, ?, 0, ?)`,
+		hex.EncodeToString(id[:]), campaign, formatTime(now)); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if err := db.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmpName, path); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+func applyMigrations(ctx context.Context, tx *sql.Tx, from int, now time.Time) error {
+	if from == 0 {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)`); err != nil {
+			return err
+		}
+	}
+	for v := from; v < len(migrations); v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			return fmt.Errorf("migrate to schema version %d: %w", v+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v+1, formatTime(now)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// schemaVersion returns the state's schema version, refusing a database
+// that is not an smsform state or is newer than this build.
+func schemaVersion(ctx context.Context, db *sql.DB, path string) (int, error) {
+	var n int
+	err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('schema_migrations', 'meta')`).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("open state %s: not a readable smsform state file: %w", path, err)
+	}
+	if n != 2 {
+		return 0, fmt.Errorf("open state %s: not an smsform state file (an SQLite database without smsform's tables)", path)
+	}
+	var v sql.NullInt64
+	if err := db.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("open state %s: %w", path, err)
+	}
+	if int(v.Int64) > SchemaVersion {
+		return 0, fmt.Errorf("open state %s: it was written by a newer smsform (schema version %d; this one knows up to %d): upgrade smsform", path, v.Int64, SchemaVersion)
+	}
+	if v.Int64 < 1 {
+		return 0, fmt.Errorf("open state %s: not an smsform state file (no schema version)", path)
+	}
+	return int(v.Int64), nil
+}
+
+func checkSchema(ctx context.Context, db *sql.DB, path string) error {
+	_, err := schemaVersion(ctx, db, path)
+	return err
+}
+
+// migrate brings an older state up to this build's schema.
+func migrate(ctx context.Context, db *sql.DB, path string) error {
+	v, err := schemaVersion(ctx, db, path)
+	if err != nil || v == SchemaVersion {
+		return err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("open state %s: %w", path, err)
+	}
+	defer tx.Rollback()
+	if err := applyMigrations(ctx, tx, v, time.Now()); err != nil {
+		return fmt.Errorf("open state %s: %w", path, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("open state %s: %w", path, err)
+	}
+	return nil
+}
+
+func (s *State) loadMeta(ctx context.Context) error {
+	var created string
+	var serial int64
+	err := s.db.QueryRowContext(ctx, `SELECT lineage, campaign, serial, created_at FROM meta WHERE id = 1`).
+		Scan(&s.lineage, &s.campaign, &serial, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("open state %s: not an smsform state file (no meta record)", s.path)
+	}
+	if err != nil {
+		return fmt.Errorf("open state %s: %w", s.path, err)
+	}
+	s.serial.Store(serial)
+	s.createdAt = parseTime(created)
+	return nil
+}

@@ -1,0 +1,234 @@
+package state
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// maxGroup bounds how many changes one commit carries.
+const maxGroup = 256
+
+// writer owns the one connection that changes the state. Changes queue on
+// ops; a single goroutine takes everything queued, runs it in one
+// transaction (each change in its own savepoint when there are several),
+// commits once and answers every caller. While one commit waits for the
+// disk, the next group gathers: that is group commit, and it is what lets
+// concurrent batches share an fsync.
+type writer struct {
+	s     *State
+	conn  *sql.Conn
+	stmts map[string]*sql.Stmt
+
+	mu     sync.RWMutex // guards closed against sends on ops
+	closed bool
+	ops    chan *op
+	done   chan struct{}
+}
+
+type op struct {
+	run func(*txn) error
+	err chan error
+}
+
+// txn is one change's view of the transaction. A change sets changed when
+// it modified something, which bumps the serial.
+type txn struct {
+	ctx     context.Context
+	tx      *sql.Tx
+	w       *writer
+	now     string
+	changed bool
+}
+
+// refusal marks an error the change itself decided on (the state is
+// consistent and the transaction usable), as opposed to a database error.
+type refusal struct{ error }
+
+func (r refusal) Unwrap() error { return r.error }
+
+func refuse(format string, args ...any) error { return refusal{fmt.Errorf(format, args...)} }
+
+var statements = map[string]string{
+	"insertAttempt": `INSERT INTO attempts (batch_id, state, body_hash, recipients, started_at) VALUES (?, 'intent', ?, ?, ?) RETURNING id`,
+	// The WHERE makes the upsert a no-op (0 rows) for a recipient sent or in
+	// doubt: the caller turns that into a refusal.
+	"upsertIntent": `INSERT INTO recipients (phone, status, batch_id, attempt_id, body_hash, at, reason)
+		VALUES (?, 'in_doubt', ?, ?, ?, ?, '')
+		ON CONFLICT (phone) DO UPDATE SET status = 'in_doubt', batch_id = excluded.batch_id,
+			attempt_id = excluded.attempt_id, body_hash = excluded.body_hash, at = excluded.at, reason = ''
+		WHERE recipients.status = 'failed'`,
+	"recipientStatus":  `SELECT status FROM recipients WHERE phone = ?`,
+	"latestAttempt":    `SELECT id, state FROM attempts WHERE batch_id = ? ORDER BY id DESC LIMIT 1`,
+	"finishAttempt":    `UPDATE attempts SET state = ?, http_status = ?, request_id = ?, reason = ?, finished_at = ? WHERE id = ?`,
+	"setOutcome":       `UPDATE recipients SET status = ?, reason = ?, at = ? WHERE attempt_id = ?`,
+	"forgetRecipients": `DELETE FROM recipients WHERE attempt_id = ?`,
+	"bumpSerial":       `UPDATE meta SET serial = serial + 1 WHERE id = 1`,
+}
+
+func newWriter(ctx context.Context, s *State) (*writer, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w := &writer{s: s, conn: conn, stmts: map[string]*sql.Stmt{}, ops: make(chan *op, maxGroup), done: make(chan struct{})}
+	for name, q := range statements {
+		st, err := conn.PrepareContext(ctx, q)
+		if err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("prepare %s: %w", name, err)
+		}
+		w.stmts[name] = st
+	}
+	go w.loop()
+	return w, nil
+}
+
+// do runs one change and returns once it is durable or refused. ctx is
+// checked before the change is queued; once queued it is carried through,
+// so a caller never returns while its change may still land.
+func (w *writer) do(ctx context.Context, run func(*txn) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	o := &op{run: run, err: make(chan error, 1)}
+	w.mu.RLock()
+	if w.closed {
+		w.mu.RUnlock()
+		return ErrClosed
+	}
+	w.ops <- o
+	w.mu.RUnlock()
+	return <-o.err
+}
+
+func (w *writer) loop() {
+	defer close(w.done)
+	for o := range w.ops {
+		group := []*op{o}
+	gather:
+		for len(group) < maxGroup {
+			select {
+			case o, ok := <-w.ops:
+				if !ok {
+					break gather
+				}
+				group = append(group, o)
+			default:
+				break gather
+			}
+		}
+		w.commit(group)
+	}
+}
+
+func (w *writer) commit(group []*op) {
+	ctx := context.Background()
+	errs := make([]error, len(group))
+	fail := func(err error) {
+		for i, o := range group {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+			o.err <- errs[i]
+		}
+	}
+	tx, err := w.conn.BeginTx(ctx, nil)
+	if err != nil {
+		fail(err)
+		return
+	}
+	t := &txn{ctx: ctx, tx: tx, w: w, now: formatTime(w.s.now())}
+	bumps := 0
+	single := len(group) == 1
+	for i, o := range group {
+		if !single {
+			if _, err := tx.ExecContext(ctx, "SAVEPOINT change"); err != nil {
+				tx.Rollback()
+				fail(err)
+				return
+			}
+		}
+		t.changed = false
+		err := o.run(t)
+		if err == nil && t.changed {
+			_, err = t.exec("bumpSerial")
+		}
+		var r refusal
+		if errors.As(err, &r) {
+			errs[i] = err
+			if single {
+				tx.Rollback()
+				fail(nil)
+				return
+			}
+			if _, err := tx.ExecContext(ctx, "ROLLBACK TO change"); err != nil {
+				tx.Rollback()
+				fail(err)
+				return
+			}
+		} else if err != nil {
+			// A database error (disk full, I/O) may have ended the
+			// transaction inside SQLite already: nothing after it can be
+			// trusted to be atomic, so the whole group fails.
+			tx.Rollback()
+			fail(err)
+			return
+		} else if t.changed {
+			bumps++
+		}
+		if !single {
+			if _, err := tx.ExecContext(ctx, "RELEASE change"); err != nil {
+				tx.Rollback()
+				fail(err)
+				return
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		fail(err)
+		return
+	}
+	w.s.serial.Add(int64(bumps))
+	fail(nil)
+}
+
+// close stops taking changes, waits for those queued, and leaves the file
+// self-contained: checkpointed and back in rollback-journal mode, so that
+// it can be copied alone and read without creating "-wal"/"-shm" files.
+func (w *writer) close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closed = true
+	close(w.ops)
+	w.mu.Unlock()
+	<-w.done
+	for _, st := range w.stmts {
+		st.Close()
+	}
+	// Idle pooled readers keep the WAL open; let them go first.
+	w.s.db.SetMaxIdleConns(0)
+	var mode string
+	err := w.conn.QueryRowContext(context.Background(), "PRAGMA journal_mode = DELETE").Scan(&mode)
+	if err == nil && mode != "delete" {
+		// A reader in another process still has the WAL open; the next
+		// writer's close will fold it in. Nothing is lost either way.
+		err = nil
+	}
+	return errors.Join(err, w.conn.Close())
+}
+
+func (t *txn) stmt(name string) *sql.Stmt { return t.tx.StmtContext(t.ctx, t.w.stmts[name]) }
+
+func (t *txn) exec(name string, args ...any) (sql.Result, error) {
+	return t.stmt(name).ExecContext(t.ctx, args...)
+}
+
+func (t *txn) queryRow(name string, args ...any) *sql.Row {
+	return t.stmt(name).QueryRowContext(t.ctx, args...)
+}

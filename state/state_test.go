@@ -372,4 +372,3 @@ func TestClosed(t *testing.T) {
 		t.Errorf("intent on read-only view: %v", err)
 	}
 }
-

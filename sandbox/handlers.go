@@ -174,6 +174,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) event {
 	case ambiguousFault:
 		ev.fault, ev.dropped = "ambiguous", true
 		s.delay(r)
+		s.count(func(st *Stats) { st.Dropped++ })
 		drop(w)
 		return ev
 	case errorFault:

@@ -163,7 +163,7 @@ func (s *Server) Stats() Stats {
 // ServeHTTP routes the API and the admin path. Every error, 404 and 405
 // included, has the JSON error body of [api.ErrorResponse].
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rw := &recorder{ResponseWriter: w}
+	rw := &recorder{ResponseWriter: w, s: s}
 	start := time.Now()
 	var ev event
 	switch r.URL.Path {
@@ -188,13 +188,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if ev.dropped {
 		status = 0
 	}
-	s.count(func(st *Stats) {
-		if ev.dropped {
-			st.Dropped++
-		} else {
-			st.Status[status]++
-		}
-	})
 	attrs := []any{"method", r.Method, "path", r.URL.Path, "status", status, "duration", time.Since(start).Round(time.Microsecond)}
 	if ev.token != "" {
 		attrs = append(attrs, "token", tokenPrefix(ev.token))
@@ -270,22 +263,25 @@ func tokenPrefix(tok string) string {
 // newID returns prefix and 130 random bits.
 func newID(prefix string) string { return prefix + rand.Text() }
 
-// recorder remembers the status written.
+// recorder remembers the status written and counts it before the client
+// can see it, so that Stats agrees with every answer a client has had.
 type recorder struct {
 	http.ResponseWriter
+	s      *Server
 	status int
 }
 
 func (r *recorder) WriteHeader(code int) {
 	if r.status == 0 {
 		r.status = code
+		r.s.count(func(st *Stats) { st.Status[code]++ })
 	}
 	r.ResponseWriter.WriteHeader(code)
 }
 
 func (r *recorder) Write(b []byte) (int, error) {
 	if r.status == 0 {
-		r.status = http.StatusOK
+		r.WriteHeader(http.StatusOK)
 	}
 	return r.ResponseWriter.Write(b)
 }

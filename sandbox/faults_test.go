@@ -1,0 +1,306 @@
+package sandbox_test
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/smsform/smsform/api"
+	"github.com/smsform/smsform/sandbox"
+)
+
+// Each fault alone, at rate 1: what the client sees and what the outbox holds.
+func TestFaults(t *testing.T) {
+	tests := []struct {
+		name       string
+		cfg        sandbox.Config
+		status     int
+		code       string
+		outcome    api.Outcome
+		retryAfter time.Duration
+		recorded   bool
+		dropped    bool
+	}{
+		{name: "fail", cfg: sandbox.Config{FailRate: 1}, status: 503, code: api.CodeUnavailable, outcome: api.NotActed, retryAfter: time.Second},
+		{name: "ambiguous", cfg: sandbox.Config{AmbiguousRate: 1}, outcome: api.InDoubt, recorded: true, dropped: true},
+		{name: "error", cfg: sandbox.Config{ErrorRate: 1}, status: 500, code: api.CodeInternal, outcome: api.InDoubt, recorded: true},
+		{name: "rate limit 0/s is off", cfg: sandbox.Config{RateLimit: 0}, recorded: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := start(t, tt.cfg)
+			tok := e.token(t)
+			to := numbers(t, 0, 3)
+			for i := 0; i < 3; i++ {
+				_, err := e.client.Send(context.Background(), tok, api.SendRequest{From: "ACME", To: to, Body: "hi"})
+				if tt.status == 0 && !tt.dropped {
+					if err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				ae := asAPIError(t, err)
+				if ae.Status != tt.status || ae.Code != tt.code || ae.Outcome != tt.outcome || ae.RetryAfter != tt.retryAfter {
+					t.Errorf("got %v, want status %d code %q %v retry after %v", err, tt.status, tt.code, tt.outcome, tt.retryAfter)
+				}
+			}
+			wantRecords := 0
+			if tt.recorded {
+				wantRecords = 9
+			}
+			if got := len(e.srv.Messages()); got != wantRecords {
+				t.Errorf("Messages() has %d records, want %d", got, wantRecords)
+			}
+			if got := len(outboxLines(t, e.outbox.String())); got != wantRecords {
+				t.Errorf("outbox has %d lines, want %d", got, wantRecords)
+			}
+			st := e.srv.Stats()
+			if tt.dropped && st.Dropped != 3 {
+				t.Errorf("stats %+v, want 3 dropped", st)
+			}
+			if tt.status != 0 && st.Status[tt.status] != 3 {
+				t.Errorf("stats %+v, want 3 × %d", st, tt.status)
+			}
+		})
+	}
+}
+
+// A mix of faults drawn from a seed: the same seed gives the same run, and
+// the outbox holds exactly the requests the server acted on.
+func TestSeededFaults(t *testing.T) {
+	cfg := sandbox.Config{FailRate: 0.3, AmbiguousRate: 0.1, ErrorRate: 0.1, Seed: 42}
+	run := func() (outcomes []string, e *env, acted map[string]bool) {
+		e = start(t, cfg)
+		tok := e.token(t)
+		acted = map[string]bool{}
+		for i := 0; i < 60; i++ {
+			to := numbers(t, 2*i, 2)
+			_, err := e.client.Send(context.Background(), tok, api.SendRequest{From: "ACME", To: to, Body: "hi"})
+			outcome := "ok"
+			if err != nil {
+				ae := asAPIError(t, err)
+				outcome = fmt.Sprintf("%d/%v", ae.Status, ae.Outcome)
+			}
+			outcomes = append(outcomes, outcome)
+			if outcome != "503/not acted" {
+				for _, n := range to {
+					acted[n] = true
+				}
+			}
+		}
+		return outcomes, e, acted
+	}
+	first, e, acted := run()
+	second, _, _ := run()
+	if !reflect.DeepEqual(first, second) {
+		t.Errorf("same seed, different runs:\n%v\n%v", first, second)
+	}
+	counts := map[string]int{}
+	for _, o := range first {
+		counts[o]++
+	}
+	// Each kind must occur for the test to mean anything.
+	for _, o := range []string{"ok", "503/not acted", "500/in doubt", "0/in doubt"} {
+		if counts[o] == 0 {
+			t.Errorf("no %q among %v", o, counts)
+		}
+	}
+	msgs := e.srv.Messages()
+	got := map[string]bool{}
+	for _, m := range msgs {
+		if got[m.To] {
+			t.Errorf("%s recorded twice", m.To)
+		}
+		got[m.To] = true
+	}
+	if !reflect.DeepEqual(got, acted) {
+		t.Errorf("outbox holds %d recipients, want the %d of requests not refused", len(got), len(acted))
+	}
+	st := e.srv.Stats()
+	if st.Status[503] != counts["503/not acted"] || st.Status[500] != counts["500/in doubt"] || st.Dropped != counts["0/in doubt"] || st.Status[200] != counts["ok"]+1 {
+		t.Errorf("stats %+v disagree with outcomes %v", st, counts)
+	}
+	t.Logf("outcomes of 60 requests with seed 42: %v", counts)
+}
+
+func TestRateLimit(t *testing.T) {
+	e := start(t, sandbox.Config{RateLimit: 3})
+	tok := e.token(t)
+	send := func() error {
+		_, err := e.client.Send(context.Background(), tok, api.SendRequest{From: "ACME", To: numbers(t, 0, 1), Body: "hi"})
+		return err
+	}
+	for second := 0; second < 3; second++ {
+		for i := 0; i < 3; i++ {
+			if err := send(); err != nil {
+				t.Fatalf("second %d, request %d: %v", second, i, err)
+			}
+		}
+		for i := 0; i < 2; i++ {
+			ae := asAPIError(t, send())
+			if ae.Status != 429 || ae.Code != api.CodeRateLimited || ae.Outcome != api.NotActed || ae.RetryAfter != time.Second {
+				t.Errorf("second %d: got %v, want 429 with Retry-After 1s", second, ae)
+			}
+		}
+		e.clock.Add(time.Second)
+	}
+	if n := len(e.srv.Messages()); n != 9 {
+		t.Errorf("outbox has %d records, want 9", n)
+	}
+}
+
+func TestLatency(t *testing.T) {
+	const latency = 200 * time.Millisecond
+	e := start(t, sandbox.Config{Latency: latency, Now: time.Now})
+	begin := time.Now()
+	tok := e.token(t)
+	if d := time.Since(begin); d < latency {
+		t.Errorf("token came after %v, want at least %v", d, latency)
+	}
+	req := api.SendRequest{From: "ACME", To: numbers(t, 0, 2), Body: "hi"}
+	begin = time.Now()
+	if _, err := e.client.Send(context.Background(), tok, req); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(begin); d < latency {
+		t.Errorf("response came after %v, want at least %v", d, latency)
+	}
+
+	// Latency above the client's timeout: the API acted, the client is in doubt.
+	impatient := *e.client
+	impatient.Timeout = latency / 4
+	_, err := impatient.Send(context.Background(), tok, api.SendRequest{From: "ACME", To: numbers(t, 2, 2), Body: "hi"})
+	if ae := asAPIError(t, err); ae.Outcome != api.InDoubt {
+		t.Errorf("got %v, want in doubt", err)
+	}
+	if n := len(e.srv.Messages()); n != 4 {
+		t.Errorf("outbox has %d records, want 4", n)
+	}
+}
+
+// The client's classification of every outcome against the real server.
+func TestClientOutcomes(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + ln.Addr().String()
+	ln.Close()
+
+	tests := []struct {
+		name    string
+		cfg     sandbox.Config
+		prepare func(e *env, tok string) (string, api.SendRequest) // token and request to send
+		status  int
+		code    string
+		outcome api.Outcome
+		retry   time.Duration
+	}{
+		{name: "connection refused", prepare: func(e *env, tok string) (string, api.SendRequest) {
+			e.client.BaseURL = refused
+			return tok, okReq()
+		}, outcome: api.NotActed},
+		{name: "expired token", cfg: sandbox.Config{TokenTTL: time.Minute}, prepare: func(e *env, tok string) (string, api.SendRequest) {
+			e.clock.Add(time.Hour)
+			return tok, okReq()
+		}, status: 401, code: api.CodeTokenExpired, outcome: api.NotActed},
+		{name: "unknown token", prepare: func(e *env, tok string) (string, api.SendRequest) { return "sbx_nope", okReq() },
+			status: 401, code: api.CodeTokenInvalid, outcome: api.NotActed},
+		{name: "invalid number", prepare: func(e *env, tok string) (string, api.SendRequest) {
+			r := okReq()
+			r.To = append(r.To, "+12")
+			return tok, r
+		}, status: 400, code: api.CodeInvalidField, outcome: api.Rejected},
+		{name: "too many recipients", cfg: sandbox.Config{MaxRecipients: 1}, prepare: func(e *env, tok string) (string, api.SendRequest) { return tok, okReq() },
+			status: 413, code: api.CodeTooManyRecipients, outcome: api.Rejected},
+		{name: "rate limited", cfg: sandbox.Config{RateLimit: 1}, prepare: func(e *env, tok string) (string, api.SendRequest) {
+			e.client.Send(context.Background(), tok, okReq())
+			return tok, okReq()
+		}, status: 429, code: api.CodeRateLimited, outcome: api.NotActed, retry: time.Second},
+		{name: "unavailable", cfg: sandbox.Config{FailRate: 1}, prepare: func(e *env, tok string) (string, api.SendRequest) { return tok, okReq() },
+			status: 503, code: api.CodeUnavailable, outcome: api.NotActed, retry: time.Second},
+		{name: "server error", cfg: sandbox.Config{ErrorRate: 1}, prepare: func(e *env, tok string) (string, api.SendRequest) { return tok, okReq() },
+			status: 500, code: api.CodeInternal, outcome: api.InDoubt},
+		{name: "dropped", cfg: sandbox.Config{AmbiguousRate: 1}, prepare: func(e *env, tok string) (string, api.SendRequest) { return tok, okReq() },
+			outcome: api.InDoubt},
+		{name: "slower than the client's timeout", cfg: sandbox.Config{Latency: time.Second}, prepare: func(e *env, tok string) (string, api.SendRequest) {
+			e.client.Timeout = 100 * time.Millisecond
+			return tok, okReq()
+		}, outcome: api.InDoubt},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := start(t, tt.cfg)
+			tok, req := tt.prepare(e, e.token(t))
+			_, err := e.client.Send(context.Background(), tok, req)
+			ae := asAPIError(t, err)
+			if ae.Status != tt.status || ae.Code != tt.code || ae.Outcome != tt.outcome || ae.RetryAfter != tt.retry {
+				t.Errorf("got status %d code %q %v retry %v (%v), want %d %q %v %v", ae.Status, ae.Code, ae.Outcome, ae.RetryAfter, err, tt.status, tt.code, tt.outcome, tt.retry)
+			}
+			for _, n := range req.To {
+				if len(n) > 6 && strings.Contains(err.Error(), n) {
+					t.Errorf("error %q shows a recipient", err)
+				}
+			}
+			if strings.Contains(err.Error(), tok) || strings.Contains(err.Error(), clientSecret) {
+				t.Errorf("error %q shows a credential", err)
+			}
+		})
+	}
+}
+
+func okReq() api.SendRequest {
+	return api.SendRequest{From: "ACME", To: []string{"+33612340001", "+33612340002"}, Body: "hi"}
+}
+
+// The log names requests but never a secret, a whole token or a number.
+func TestLogHasNoSecrets(t *testing.T) {
+	e := start(t, sandbox.Config{FailRate: 0.2, AmbiguousRate: 0.2, ErrorRate: 0.2, RateLimit: 5, Seed: 7})
+	var tokens []string
+	for i := 0; i < 3; i++ {
+		tokens = append(tokens, e.token(t))
+	}
+	lit := *e.client
+	lit.LiteralBasic = true
+	if _, err := lit.IssueToken(context.Background(), 2); err != nil {
+		t.Fatal(err)
+	}
+	wrong := *e.client
+	wrong.ClientSecret = clientSecret + "-wrong"
+	wrong.IssueToken(context.Background(), 1)
+	var recipients []string
+	for i := 0; i < 30; i++ {
+		to := numbers(t, 3*i, 3)
+		if i%5 == 0 {
+			to = append(to, "+12", "+99912345678")
+		}
+		recipients = append(recipients, to...)
+		e.client.Send(context.Background(), tokens[i%3], api.SendRequest{From: "+14155550101", To: to, Body: "secret offer"})
+	}
+	e.client.Send(context.Background(), "sbx_UNKNOWNTOKENVALUE1234567", okReq())
+
+	log := e.log.String()
+	if !strings.Contains(log, "path=/api/v1/send/bulk_sms") || !strings.Contains(log, "token=sbx_") {
+		t.Fatalf("log does not name requests:\n%s", log)
+	}
+	forbidden := append([]string{
+		clientSecret, clientSecret + "-wrong",
+		base64.StdEncoding.EncodeToString([]byte(clientID + ":" + clientSecret)),
+		"sbx_UNKNOWNTOKENVALUE1234567", "4155550101", "secret offer",
+	}, tokens...)
+	for _, r := range recipients {
+		if len(r) > 6 {
+			forbidden = append(forbidden, strings.TrimPrefix(r, "+"))
+		}
+	}
+	for _, f := range forbidden {
+		if strings.Contains(log, f) {
+			t.Errorf("log contains %q", f)
+		}
+	}
+}

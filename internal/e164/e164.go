@@ -33,30 +33,65 @@ func (e *InvalidError) Error() string { return e.Reason }
 
 // Normalizer parses numbers for one default region ("" means every number
 // must be written in E.164 with a leading +). It is safe for concurrent use.
-type Normalizer struct{ region string }
+type Normalizer struct {
+	region string
+	t      *metadataTables
+	r      *region // metadata of region, nil when region is not one phonenumbers knows
+}
 
 // NewNormalizer returns a Normalizer for region (an ISO 3166 code or "").
-func NewNormalizer(region string) *Normalizer { return &Normalizer{region: region} }
+func NewNormalizer(region string) *Normalizer {
+	t := tables()
+	return &Normalizer{region: region, t: t, r: t.byRegion[region]}
+}
 
 // Normalize parses raw and returns the number, or an *InvalidError.
+//
+// Digits written with an optional leading + and common separators are
+// parsed by a path that mirrors phonenumbers.Parse step by step without its
+// general string handling; everything else goes to phonenumbers.Parse.
+// Validity is judged with the library's metadata and patterns, compiled once.
 func (n *Normalizer) Normalize(raw string) (Number, error) {
+	var buf [maxInput]byte
+	if d, plus, ok := simpleDigits(raw, &buf); ok {
+		var p parsed
+		var err error
+		switch {
+		case plus:
+			p, err, ok = parseInternational(n.t, d)
+		case n.region == "":
+			// Parse refuses it (no region to read it with): reason in words.
+			return Number{}, &InvalidError{Reason: reasonNotE164}
+		case n.r != nil:
+			p, err, ok = parseNational(n.t, n.r, d)
+		default:
+			ok = false
+		}
+		if ok {
+			if err != nil {
+				return Number{}, &InvalidError{Reason: n.parseReason(raw, err)}
+			}
+			return n.verdict(raw, p)
+		}
+	}
 	num, err := phonenumbers.Parse(raw, n.region)
 	if err != nil {
 		return Number{}, &InvalidError{Reason: n.parseReason(raw, err)}
 	}
-	return verdict(num)
+	return n.verdict(raw, parsed{
+		code: n.t.code(int(num.GetCountryCode())),
+		nsn:  phonenumbers.GetNationalSignificantNumber(num),
+	})
 }
 
-// verdict is the second half of every path through Normalize: validity,
-// E.164 form and line type of a parsed number.
-func verdict(num *phonenumbers.PhoneNumber) (Number, error) {
-	if !phonenumbers.IsValidNumber(num) {
-		return Number{}, &InvalidError{Reason: invalidReason(num)}
+// verdict is IsValidNumber, GetNumberType and Format(E164) for a parsed
+// number.
+func (n *Normalizer) verdict(raw string, p parsed) (Number, error) {
+	valid, fixed := judge(p)
+	if !valid {
+		return Number{}, &InvalidError{Reason: n.invalidReason(raw)}
 	}
-	return Number{
-		E164:          phonenumbers.Format(num, phonenumbers.E164),
-		FixedLineOnly: phonenumbers.GetNumberType(num) == phonenumbers.FIXED_LINE,
-	}, nil
+	return Number{E164: "+" + p.code.ccStr + p.nsn, FixedLineOnly: fixed}, nil
 }
 
 // Reasons given for refused numbers.
@@ -86,8 +121,13 @@ func (n *Normalizer) parseReason(raw string, err error) string {
 	return reasonNotANumber
 }
 
-// invalidReason explains why a parsed number is not valid.
-func invalidReason(num *phonenumbers.PhoneNumber) string {
+// invalidReason explains why raw, which parses, is not a valid number. It is
+// off the fast path: only refused numbers pay for a second parse.
+func (n *Normalizer) invalidReason(raw string) string {
+	num, err := phonenumbers.Parse(raw, n.region)
+	if err != nil {
+		return n.parseReason(raw, err)
+	}
 	switch phonenumbers.IsPossibleNumberWithReason(num) {
 	case phonenumbers.INVALID_COUNTRY_CODE:
 		return reasonUnknownCC

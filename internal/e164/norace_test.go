@@ -1,0 +1,5 @@
+//go:build !race
+
+package e164
+
+const raceEnabled = false

@@ -95,16 +95,18 @@ func (l *loader) parseBody(body string, n *yaml.Node) *template.Template {
 	return nil
 }
 
-// bodyLine maps a line of the body to a line of the campaign file. A block
-// scalar (| or >) starts on the line after its key.
+// bodyLine maps a line of the body to a line of the campaign file. Only a
+// literal block (|) keeps the body's lines as they are, starting on the line
+// after its key; folded and quoted bodies join lines, so their errors point
+// at the body's first line.
 func bodyLine(n *yaml.Node, line int) int {
-	if n == nil {
+	switch {
+	case n == nil:
 		return line
-	}
-	if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+	case n.Style&yaml.LiteralStyle != 0:
 		return n.Line + line
 	}
-	return n.Line + line - 1
+	return n.Line
 }
 
 type lineError struct {

@@ -1,0 +1,139 @@
+package campaign
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"unicode/utf8"
+)
+
+// addSeeds adds every file matching pattern as a seed.
+func addSeeds(f *testing.F, patterns ...string) {
+	f.Helper()
+	for _, pattern := range patterns {
+		files, err := filepath.Glob(pattern)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, name := range files {
+			data, err := os.ReadFile(name)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(data)
+		}
+	}
+}
+
+// FuzzLoad loads arbitrary campaign files next to a few real lists. Load must
+// never panic, every error must be an *Error, and a campaign that loads must
+// read and render.
+func FuzzLoad(f *testing.F) {
+	addSeeds(f, "testdata/good/*.yaml", "testdata/bad/*.yaml")
+	lists := map[string][]byte{}
+	for _, name := range []string{"customers.csv", "people.csv", "optout.txt"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "good", "lists", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		lists[filepath.Join("lists", name)] = data
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := writeCase(t, string(data), lists)
+		c, err := Load(p)
+		if err != nil {
+			for _, e := range allErrors(t, err) {
+				if e.File != p {
+					t.Errorf("error names %q, not the campaign file", e.File)
+				}
+			}
+			return
+		}
+		for _, s := range append(c.Recipients, c.Exclude...) {
+			err := s.Read(context.Background(), func(e Entry) error {
+				_, _ = c.Render(e.Vars, "+14155550101")
+				return nil
+			})
+			if err != nil {
+				allErrors(t, err)
+			}
+		}
+		_ = c.Personalised()
+		_ = c.Files()
+	})
+}
+
+func FuzzReadCSV(f *testing.F) {
+	addSeeds(f, "testdata/good/lists/*.csv", "testdata/bad/lists/*.csv")
+	f.Add([]byte("\uFEFFphone,name\r\n+1,\"a\r\nb\"\r\n\r\n,,\r\n"))
+	f.Add([]byte("phone\n\"unclosed\n+1\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkRead(t, Source{Kind: KindCSV, Path: writeList(t, "l.csv", string(data)), PhoneColumn: "phone"})
+	})
+}
+
+func FuzzReadText(f *testing.F) {
+	addSeeds(f, "testdata/good/lists/*.txt", "testdata/bad/lists/*.txt")
+	f.Add([]byte("\uFEFF+1\r\n# c\r\n\r\n  07700 900123  \n"))
+	f.Add([]byte("+1\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkRead(t, Source{Kind: KindText, Path: writeList(t, "l.txt", string(data))})
+	})
+}
+
+// checkRead reads s and checks what every reader promises: lines that start
+// at 1 and never go back, valid UTF-8, and errors that are *Errors.
+func checkRead(t *testing.T, s Source) {
+	t.Helper()
+	last := 0
+	err := s.Read(context.Background(), func(e Entry) error {
+		if e.Line < 1 || e.Line < last {
+			t.Errorf("entry line %d after %d", e.Line, last)
+		}
+		last = e.Line
+		if !utf8.ValidString(e.Raw) {
+			t.Errorf("entry %q is not UTF-8", e.Raw)
+		}
+		for k, v := range e.Vars {
+			if !utf8.ValidString(k) || !utf8.ValidString(v) {
+				t.Errorf("vars %q=%q are not UTF-8", k, v)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		for _, e := range allErrors(t, err) {
+			if e.Line < 0 || e.File != s.Path {
+				t.Errorf("error %v", e)
+			}
+		}
+	}
+}
+
+// FuzzRender parses and renders arbitrary bodies: no panic, no runaway
+// output, no hang.
+func FuzzRender(f *testing.F) {
+	for _, body := range []string{
+		"Hi {{ .name }}",
+		`{{ default "friend" .name | title }}`,
+		`{{ printf "%0900000d" 1 }}`,
+		`{{ if eq .name "x" }}{{ upper .name }}{{ else }}{{ lower .phone }}{{ end }}`,
+		`{{ with $x := .name }}{{ $x }}{{ end }}`,
+		`{{ index . "name" }}{{ len .phone }}{{ slice .name 1 }}`,
+	} {
+		f.Add(body, "ann")
+	}
+	f.Fuzz(func(t *testing.T, body, name string) {
+		tmpl, err := newBodyTemplate(body)
+		if err != nil {
+			return
+		}
+		c := &Campaign{Body: body, tmpl: tmpl}
+		_ = c.Personalised()
+		out, err := c.Render(map[string]string{"name": name}, "+14155550101")
+		if err == nil && utf8.RuneCountInString(out) > maxRendered {
+			t.Errorf("rendered %d characters", utf8.RuneCountInString(out))
+		}
+	})
+}

@@ -2,11 +2,35 @@
 // reuses one token until shortly before it expires. Tokens are secrets: the
 // store is a folder of mode 0700 holding files of mode 0600, and a store that
 // others can read is refused.
+//
+// Each (base URL, client id) pair has one JSON file, named by a hash of the
+// pair so that neither appears in a file name. Files are replaced
+// crash-safely, so a reader sees the old token or the new one, never a mix.
+// A file that cannot be decoded is an error naming it (delete it: the next
+// run issues a new token), not a silent miss, because it means something
+// other than smsform wrote there.
 package tokenstore
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
 	"time"
+
+	"github.com/smsform/smsform/internal/atomicfile"
 )
+
+// EnvDir names the environment variable that, when set, replaces
+// [DefaultDir]'s folder (for CI and tests).
+const EnvDir = "SMSFORM_TOKEN_DIR"
 
 // Token is a stored token.
 type Token struct {
@@ -17,15 +41,128 @@ type Token struct {
 // Store is a token store in one folder.
 type Store struct{ dir string }
 
-// DefaultDir is the user's cache folder + "/smsform/tokens".
-func DefaultDir() (string, error) { panic("todo") }
+// file is a token file's content.
+type file struct {
+	BaseURL   string    `json:"base_url"`
+	ClientID  string    `json:"client_id"`
+	Token     string    `json:"token"`
+	ValidTill time.Time `json:"valid_till"`
+}
+
+// DefaultDir is the user's cache folder + "/smsform/tokens", or $SMSFORM_TOKEN_DIR when set.
+func DefaultDir() (string, error) {
+	if d := os.Getenv(EnvDir); d != "" {
+		return d, nil
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("token store: no cache folder (%w): set %s", err, EnvDir)
+	}
+	return filepath.Join(cache, "smsform", "tokens"), nil
+}
 
 // Open opens (creating with mode 0700 if needed) the store in dir, and
 // refuses one whose folder or files others can read.
-func Open(dir string) (*Store, error) { panic("todo") }
+func Open(dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("open token store: %w", err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open token store: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("open token store: %s is not a folder", dir)
+	}
+	if err := private(dir, fi, "700"); err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open token store: %w", err)
+	}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return nil, fmt.Errorf("open token store: %w", err)
+		}
+		if err := private(p, fi, "600"); err != nil {
+			return nil, err
+		}
+	}
+	return &Store{dir: dir}, nil
+}
 
-// Get returns the token stored for baseURL and clientID, if any.
-func (s *Store) Get(baseURL, clientID string) (Token, bool, error) { panic("todo") }
+// private refuses a file or folder that group or others can use, or that
+// another user owns. Windows has no such modes: there the folder's ACL,
+// inherited from the user's profile, is what protects it.
+func private(path string, fi fs.FileInfo, chmod string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("token store %s can be read by others (mode %04o), and it holds secrets; run: chmod %s %s", path, fi.Mode().Perm(), chmod, path)
+	}
+	if !ownedByMe(fi) {
+		return fmt.Errorf("token store %s belongs to another user; remove it, or set %s to a folder of your own", path, EnvDir)
+	}
+	return nil
+}
+
+func (s *Store) path(baseURL, clientID string) string {
+	h := sha256.Sum256([]byte(baseURL + "\x00" + clientID))
+	return filepath.Join(s.dir, hex.EncodeToString(h[:16])+".json")
+}
+
+// Get returns the token stored for baseURL and clientID, if any. A file
+// that is not private, or not a token file, is an error that names it.
+func (s *Store) Get(baseURL, clientID string) (Token, bool, error) {
+	p := s.path(baseURL, clientID)
+	f, err := os.Open(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return Token{}, false, nil
+	}
+	if err != nil {
+		return Token{}, false, fmt.Errorf("read token: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return Token{}, false, fmt.Errorf("read token: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return Token{}, false, fmt.Errorf("read token: %s is not a regular file; delete it", p)
+	}
+	if err := private(p, fi, "600"); err != nil {
+		return Token{}, false, err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return Token{}, false, fmt.Errorf("read token: %w", err)
+	}
+	var tf file
+	if err := json.Unmarshal(b, &tf); err != nil || tf.Token == "" || tf.ValidTill.IsZero() {
+		return Token{}, false, fmt.Errorf("read token: %s is not a valid token file; delete it (the next run issues a new token)", p)
+	}
+	if tf.BaseURL != baseURL || tf.ClientID != clientID {
+		// Another pair's file under this name (copied by hand): not ours.
+		return Token{}, false, nil
+	}
+	return Token{Value: tf.Token, ValidTill: tf.ValidTill}, true, nil
+}
 
 // Put stores t for baseURL and clientID, replacing any earlier one, crash-safely.
-func (s *Store) Put(baseURL, clientID string, t Token) error { panic("todo") }
+func (s *Store) Put(baseURL, clientID string, t Token) error {
+	p := s.path(baseURL, clientID)
+	err := atomicfile.Write(p, 0o600, func(w io.Writer) error {
+		return json.NewEncoder(w).Encode(file{BaseURL: baseURL, ClientID: clientID, Token: t.Value, ValidTill: t.ValidTill.UTC()})
+	})
+	if err != nil {
+		return fmt.Errorf("store token in %s: %w", s.dir, err)
+	}
+	return nil
+}

@@ -205,7 +205,7 @@ func (s Source) readCSV(ctx context.Context, fn func(Entry) error) error {
 	if err != nil {
 		return s.csvErr(err, guard)
 	}
-	guard.recordDone()
+	guard.recordDone(header)
 	headerLine, _ := r.FieldPos(0)
 	header = slices.Clone(header)
 	phoneCol, err := s.checkHeader(header, headerLine)
@@ -223,7 +223,7 @@ func (s Source) readCSV(ctx context.Context, fn func(Entry) error) error {
 		if err != nil {
 			return s.csvErr(err, guard)
 		}
-		guard.recordDone()
+		guard.recordDone(rec)
 		line, _ := r.FieldPos(0)
 		if blank(rec) {
 			continue
@@ -337,11 +337,12 @@ func (s Source) csvErr(err error, g *recordGuard) error {
 // that grows past maxRecord; it also refuses binary data. Both errors carry
 // the line they happened on.
 type recordGuard struct {
-	r       io.Reader
-	csv     *csv.Reader
-	read    int64 // bytes handed to the csv.Reader
-	lines   int   // line breaks handed to the csv.Reader
-	recDone int64 // input offset where the last complete record ended
+	r        io.Reader
+	csv      *csv.Reader
+	read     int64 // bytes handed to the csv.Reader
+	lines    int   // line breaks handed to the csv.Reader
+	recDone  int64 // input offset where the last complete record ended
+	nextLine int   // the line after the last complete record
 }
 
 type guardError struct {
@@ -351,12 +352,19 @@ type guardError struct {
 
 func (e *guardError) Error() string { return e.msg }
 
-func (g *recordGuard) recordDone() { g.recDone = g.csv.InputOffset() }
+// recordDone notes where rec, just read, ended: the next record starts there.
+func (g *recordGuard) recordDone(rec []string) {
+	g.recDone = g.csv.InputOffset()
+	last := len(rec) - 1
+	line, _ := g.csv.FieldPos(last)
+	// A quoted last field may span lines (encoding/csv turns its \r\n into \n).
+	g.nextLine = line + strings.Count(rec[last], "\n") + 1
+}
 
 func (g *recordGuard) Read(p []byte) (int, error) {
 	// The csv.Reader buffers ahead (4 KiB by default), so allow for that.
 	if g.read-g.recDone > maxRecord+8192 {
-		return 0, &guardError{line: g.lines + 1, msg: fmt.Sprintf("a record is longer than %d bytes", maxRecord),
+		return 0, &guardError{line: max(g.nextLine, 1), msg: fmt.Sprintf("a record is longer than %d bytes", maxRecord),
 			hint: "a list holds one recipient per line; check for a missing line break or an unclosed quote"}
 	}
 	n, err := g.r.Read(p)

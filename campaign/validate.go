@@ -77,6 +77,9 @@ func words(fe validator.FieldError, present bool) (msg, hint string) {
 	v := fe.Value()
 	switch fe.Tag() {
 	case "required":
+		if fe.Field() == "version" && present {
+			return fmt.Sprintf("unsupported version %v: this smsform reads version 1", v), "set version: 1"
+		}
 		if !present {
 			return "required key is missing", requiredHint[fe.Field()]
 		}

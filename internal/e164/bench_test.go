@@ -12,9 +12,10 @@ import (
 // under.
 type benchInput struct{ raw, region string }
 
-// benchNumbers is a realistic list: mobile numbers in E.164 from a dozen
-// countries with their last digits varied (about 1% broken), and a share of
-// British numbers in national format read with region GB.
+// benchNumbers is a realistic list: mobile numbers from 14 countries with
+// their last digits varied (about 1% broken), mostly in E.164, some written
+// with spaces, and a share of British numbers in national format read with
+// region GB.
 func benchNumbers(n int) []benchInput {
 	regions := []string{"GB", "US", "DE", "FR", "IT", "ES", "NL", "IN", "BR", "NG", "AU", "JP", "MX", "ZA"}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -33,6 +34,9 @@ func benchNumbers(n int) []benchInput {
 		switch {
 		case region == "GB" && rng.IntN(2) == 0:
 			out = append(out, benchInput{"0" + string(nsn), "GB"})
+		case rng.IntN(10) == 0:
+			num, _ := phonenumbers.Parse("+"+cc+string(nsn), "")
+			out = append(out, benchInput{phonenumbers.Format(num, phonenumbers.INTERNATIONAL), ""})
 		default:
 			out = append(out, benchInput{"+" + cc + string(nsn), ""})
 		}

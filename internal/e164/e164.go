@@ -71,14 +71,14 @@ func (n *Normalizer) Normalize(raw string) (Number, error) {
 			if err != nil {
 				return Number{}, &InvalidError{Reason: n.parseReason(raw, err)}
 			}
-			return n.verdict(raw, p)
+			return n.verdict(p)
 		}
 	}
 	num, err := phonenumbers.Parse(raw, n.region)
 	if err != nil {
 		return Number{}, &InvalidError{Reason: n.parseReason(raw, err)}
 	}
-	return n.verdict(raw, parsed{
+	return n.verdict(parsed{
 		code: n.t.code(int(num.GetCountryCode())),
 		nsn:  phonenumbers.GetNationalSignificantNumber(num),
 	})
@@ -86,10 +86,13 @@ func (n *Normalizer) Normalize(raw string) (Number, error) {
 
 // verdict is IsValidNumber, GetNumberType and Format(E164) for a parsed
 // number.
-func (n *Normalizer) verdict(raw string, p parsed) (Number, error) {
-	valid, fixed := judge(p)
+func (n *Normalizer) verdict(p parsed) (Number, error) {
+	if p.code == nil {
+		return Number{}, &InvalidError{Reason: reasonUnknownCC}
+	}
+	valid, fixed := p.code.judge(p.nsn)
 	if !valid {
-		return Number{}, &InvalidError{Reason: n.invalidReason(raw)}
+		return Number{}, &InvalidError{Reason: invalidReason(p)}
 	}
 	return Number{E164: "+" + p.code.ccStr + p.nsn, FixedLineOnly: fixed}, nil
 }
@@ -121,14 +124,9 @@ func (n *Normalizer) parseReason(raw string, err error) string {
 	return reasonNotANumber
 }
 
-// invalidReason explains why raw, which parses, is not a valid number. It is
-// off the fast path: only refused numbers pay for a second parse.
-func (n *Normalizer) invalidReason(raw string) string {
-	num, err := phonenumbers.Parse(raw, n.region)
-	if err != nil {
-		return n.parseReason(raw, err)
-	}
-	switch phonenumbers.IsPossibleNumberWithReason(num) {
+// invalidReason explains why p, which parses, is not a valid number.
+func invalidReason(p parsed) string {
+	switch p.possible() {
 	case phonenumbers.INVALID_COUNTRY_CODE:
 		return reasonUnknownCC
 	case phonenumbers.TOO_SHORT:
@@ -136,14 +134,10 @@ func (n *Normalizer) invalidReason(raw string) string {
 	case phonenumbers.TOO_LONG:
 		return reasonTooLong
 	}
-	region := phonenumbers.GetRegionCodeForCountryCode(int(num.GetCountryCode()))
-	switch region {
-	case phonenumbers.UNKNOWN_REGION, "":
-		return reasonInvalidNumber
-	case "001": // a non-geographical entity such as +800
-		return reasonInvalidNumber + " for +" + itoa(int(num.GetCountryCode()))
+	if p.code.main.id == "001" { // a non-geographical entity such as +800
+		return reasonInvalidNumber + " for +" + p.code.ccStr
 	}
-	return reasonInvalidNumber + " for " + region
+	return reasonInvalidNumber + " for " + p.code.main.id
 }
 
 func itoa(v int) string {

@@ -153,18 +153,21 @@ func finishNational(national string, r *region) (string, error) {
 	return national, nil
 }
 
-// judge is IsValidNumber and GetNumberType for a parsed number.
-func judge(p parsed) (valid, fixedLineOnly bool) {
-	if p.code == nil {
-		return false, false
+// possible is phonenumbers' IsPossibleNumberWithReason for a parsed number,
+// used only to explain a refusal.
+func (p parsed) possible() phonenumbers.ValidationResult {
+	if p.code == nil || p.code.main == nil {
+		return phonenumbers.INVALID_COUNTRY_CODE
 	}
-	r := p.code.forNumber(p.nsn)
-	if r == nil {
-		return false, false
+	m := p.code.main
+	if m.meta.GetGeneralDesc().GetNationalNumberPattern() == "" {
+		switch {
+		case len(p.nsn) < minNSN:
+			return phonenumbers.TOO_SHORT
+		case len(p.nsn) > maxNSN:
+			return phonenumbers.TOO_LONG
+		}
+		return phonenumbers.IS_POSSIBLE
 	}
-	if r.id != "001" && r.cc != p.code.cc {
-		return false, false
-	}
-	typ := r.compiled().numberType(p.nsn)
-	return typ != phonenumbers.UNKNOWN, typ == phonenumbers.FIXED_LINE
+	return m.testLength(p.nsn)
 }

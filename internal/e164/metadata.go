@@ -50,17 +50,11 @@ type region struct {
 	npp     *regexp.Regexp // "^(?:nationalPrefixForParsing)" or nil
 	idd     *regexp.Regexp // internationalPrefix, unanchored as in the library
 	general desc
-	// others in the order getNumberTypeHelper tries them
+	// premium rate, toll free, shared cost, VoIP, personal number, pager,
+	// UAN, voicemail
 	others          [8]desc
 	fixed, mobile   desc
 	sameMobileFixed bool
-}
-
-// otherTypes are the types of region.others, in order.
-var otherTypes = [8]phonenumbers.PhoneNumberType{
-	phonenumbers.PREMIUM_RATE, phonenumbers.TOLL_FREE, phonenumbers.SHARED_COST,
-	phonenumbers.VOIP, phonenumbers.PERSONAL_NUMBER, phonenumbers.PAGER,
-	phonenumbers.UAN, phonenumbers.VOICEMAIL,
 }
 
 func (r *region) compiled() *region {
@@ -97,26 +91,32 @@ func newDesc(d *phonenumbers.PhoneNumberDesc) desc {
 	}
 }
 
-// numberType is phonenumbers' getNumberTypeHelper.
-func (r *region) numberType(nsn string) phonenumbers.PhoneNumberType {
+// classify answers what Normalize asks of phonenumbers' getNumberTypeHelper:
+// is the type other than UNKNOWN (valid), and is it FIXED_LINE. It tries the
+// patterns in the order that settles the common case soonest (a mobile number
+// after the general and mobile patterns) rather than the library's order
+// (general, the others, fixed line, mobile), with the same answers.
+func (r *region) classify(nsn string) (valid, fixedLineOnly bool) {
 	if !r.general.matches(nsn) {
-		return phonenumbers.UNKNOWN
+		return false, false
 	}
+	// The library returns MOBILE or FIXED_LINE_OR_MOBILE (if an earlier
+	// type matches, that type): valid, and not FIXED_LINE either way.
+	if !r.sameMobileFixed && r.mobile.matches(nsn) {
+		return true, false
+	}
+	// From here, the mobile pattern fails or is the fixed-line one.
+	other := false
 	for i := range r.others {
 		if r.others[i].matches(nsn) {
-			return otherTypes[i]
+			other = true
+			break
 		}
 	}
 	if r.fixed.matches(nsn) {
-		if r.sameMobileFixed || r.mobile.matches(nsn) {
-			return phonenumbers.FIXED_LINE_OR_MOBILE
-		}
-		return phonenumbers.FIXED_LINE
+		return true, !other && !r.sameMobileFixed
 	}
-	if !r.sameMobileFixed && r.mobile.matches(nsn) {
-		return phonenumbers.MOBILE
-	}
-	return phonenumbers.UNKNOWN
+	return other, false
 }
 
 // testLength is phonenumbers' testNumberLength for type UNKNOWN (the general
@@ -187,12 +187,15 @@ type callingCode struct {
 	main *region
 }
 
-// forNumber is phonenumbers' GetRegionCodeForNumber followed by
-// getMetadataForRegionOrCallingCode: the region whose rules nsn is judged by,
-// or nil.
-func (c *callingCode) forNumber(nsn string) *region {
+// judge is phonenumbers' GetRegionCodeForNumber, then IsValidNumber and
+// GetNumberType == FIXED_LINE with the rules of that region.
+func (c *callingCode) judge(nsn string) (valid, fixedLineOnly bool) {
 	if len(c.regions) == 1 {
-		return c.regions[0] // may be nil
+		r := c.regions[0]
+		if r == nil || (r.id != "001" && r.cc != c.cc) {
+			return false, false
+		}
+		return r.compiled().classify(nsn)
 	}
 	for _, r := range c.regions {
 		if r == nil {
@@ -201,13 +204,19 @@ func (c *callingCode) forNumber(nsn string) *region {
 		r.compiled()
 		if r.leading != nil {
 			if r.leading.MatchString(nsn) {
-				return r
+				// IsValidNumberForRegion also insists the region's
+				// calling code is the number's.
+				if r.cc != c.cc {
+					return false, false
+				}
+				return r.classify(nsn)
 			}
-		} else if r.numberType(nsn) != phonenumbers.UNKNOWN {
-			return r
+		} else if valid, fixed := r.classify(nsn); valid {
+			// The region was chosen because the number is valid there.
+			return r.cc == c.cc, fixed && r.cc == c.cc
 		}
 	}
-	return nil
+	return false, false
 }
 
 // metadataTables indexes phonenumbers' metadata.

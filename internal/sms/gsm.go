@@ -1,7 +1,5 @@
 package sms
 
-import "unicode/utf8"
-
 // asciiSeptets is the cost in septets of each ASCII character in GSM-7: 1 in
 // the default alphabet, 2 in the extension table (escape + character), 0 when
 // it is not in GSM-7 at all (control characters other than LF, CR and form
@@ -32,7 +30,3 @@ func nonASCIISeptets(r rune) int {
 	}
 	return 0
 }
-
-// decodeRune is utf8.DecodeRuneInString; an invalid byte is U+FFFD, which
-// is how it would be sent.
-func decodeRune(s string) (rune, int) { return utf8.DecodeRuneInString(s) }

@@ -12,6 +12,8 @@
 // message to send.
 package sms
 
+import "unicode/utf8"
+
 // Encoding is the character set a message is sent in.
 type Encoding string
 
@@ -46,76 +48,91 @@ const (
 	ucs2Part   = 67
 )
 
-// packer counts the parts of a concatenated message, moving a character that
-// does not fit in what is left of a part whole to the next part.
-type packer struct {
-	units int // total
-	parts int // parts started so far
-	room  int // units left in the current part
-}
-
-func (p *packer) add(w, part int) {
-	p.units += w
-	if w > p.room {
-		p.parts++
-		p.room = part
-	}
-	p.room -= w
-}
-
-func (p *packer) segments(single int) int {
-	if p.units <= single {
-		return 1
-	}
-	return p.parts
-}
-
 // Analyze returns the encoding and segment count of body. It does not
 // allocate when the body is GSM-7.
 func Analyze(body string) Analysis {
-	// One pass packs both ways: gsm with each non-GSM character counted as
-	// one septet (which is the GSM-7 answer when there is none), ucs in
-	// UTF-16 code units.
-	var gsm, ucs packer
+	// One pass counts septets (a non-GSM character as one, which is the
+	// GSM-7 answer when there is none) and UTF-16 units. Only a long body
+	// with a two-unit character needs the second, part by part, pass.
+	var septets, units int
+	var escapes, pairs bool
 	var forcing runeSet
 	for i := 0; i < len(body); {
-		c := body[i]
-		if c < 0x80 {
+		if c := body[i]; c < utf8.RuneSelf {
 			i++
 			w := int(asciiSeptets[c])
 			if w == 0 {
 				forcing.add(rune(c))
 				w = 1
 			}
-			gsm.add(w, gsm7Part)
-			ucs.add(1, ucs2Part)
+			escapes = escapes || w == 2
+			septets += w
+			units++
 			continue
 		}
-		r, size := decodeRune(body[i:])
+		r, size := utf8.DecodeRuneInString(body[i:]) // an invalid byte is U+FFFD, as it would be sent
 		i += size
 		w := nonASCIISeptets(r)
 		if w == 0 {
 			forcing.add(r)
 			w = 1
 		}
-		gsm.add(w, gsm7Part)
+		escapes = escapes || w == 2
+		septets += w
+		units++
 		if r >= 0x10000 {
-			ucs.add(2, ucs2Part)
-		} else {
-			ucs.add(1, ucs2Part)
+			units++
+			pairs = true
 		}
 	}
-	ifGSM7 := gsm.segments(gsm7Single)
+	ifGSM7 := segments(septets, gsm7Single, gsm7Part, escapes, body, gsmUnits)
 	if len(forcing.list) == 0 {
-		return Analysis{Encoding: GSM7, Units: gsm.units, Segments: ifGSM7, SegmentsIfGSM7: ifGSM7}
+		return Analysis{Encoding: GSM7, Units: septets, Segments: ifGSM7, SegmentsIfGSM7: ifGSM7}
 	}
 	return Analysis{
 		Encoding:       UCS2,
-		Units:          ucs.units,
-		Segments:       ucs.segments(ucs2Single),
+		Units:          units,
+		Segments:       segments(units, ucs2Single, ucs2Part, pairs, body, utf16Units),
 		Forcing:        forcing.list,
 		SegmentsIfGSM7: ifGSM7,
 	}
+}
+
+// segments is how many parts total units take. When some characters take
+// two units (pack), a character that does not fit in what is left of a part
+// moves whole to the next, so the parts are counted one by one.
+func segments(total, single, part int, pack bool, body string, width func(rune) int) int {
+	if total <= single {
+		return 1
+	}
+	if !pack {
+		return (total + part - 1) / part
+	}
+	parts, room := 0, 0
+	for _, r := range body {
+		w := width(r)
+		if w > room {
+			parts++
+			room = part
+		}
+		room -= w
+	}
+	return parts
+}
+
+// gsmUnits is the septets of r, counting a character outside GSM-7 as one.
+func gsmUnits(r rune) int {
+	if r < utf8.RuneSelf {
+		return max(int(asciiSeptets[r]), 1)
+	}
+	return max(nonASCIISeptets(r), 1)
+}
+
+func utf16Units(r rune) int {
+	if r >= 0x10000 {
+		return 2
+	}
+	return 1
 }
 
 // runeSet keeps distinct runes in order of first appearance; the map is only

@@ -110,7 +110,9 @@ func (s *State) Resolve(ctx context.Context, batchID string, asSent bool) (int, 
 	var n int64
 	err := s.w.do(ctx, func(t *txn) error {
 		n = 0
-		where, args := "", []any{}
+		// In-doubt recipients belong to attempts still open (no outcome)
+		// or recorded as in doubt; they are found through those attempts.
+		open, args := `SELECT id FROM attempts WHERE state IN ('intent', 'in_doubt')`, []any{}
 		if batchID != "" {
 			var known int
 			if err := t.tx.QueryRowContext(t.ctx, `SELECT count(*) FROM attempts WHERE batch_id = ?`, batchID).Scan(&known); err != nil {
@@ -119,17 +121,17 @@ func (s *State) Resolve(ctx context.Context, batchID string, asSent bool) (int, 
 			if known == 0 {
 				return refuse("no batch %q in state", batchID)
 			}
-			where, args = " AND batch_id = ?", []any{batchID}
+			open, args = open+" AND batch_id = ?", []any{batchID}
 		}
 		var res sql.Result
 		var err error
 		attemptState := "resolved_unsent"
 		if asSent {
 			attemptState = "resolved_sent"
-			res, err = t.tx.ExecContext(t.ctx, `UPDATE recipients SET status = 'sent', reason = 'resolved as sent by the operator', at = ? WHERE status = 'in_doubt'`+where,
-				append([]any{t.now}, args...)...)
+			res, err = t.tx.ExecContext(t.ctx, `UPDATE recipients SET status = 'sent', reason = 'resolved as sent by the operator', at = ?
+				WHERE status = 'in_doubt' AND attempt_id IN (`+open+`)`, append([]any{t.now}, args...)...)
 		} else {
-			res, err = t.tx.ExecContext(t.ctx, `DELETE FROM recipients WHERE status = 'in_doubt'`+where, args...)
+			res, err = t.tx.ExecContext(t.ctx, `DELETE FROM recipients WHERE status = 'in_doubt' AND attempt_id IN (`+open+`)`, args...)
 		}
 		if err != nil {
 			return err
@@ -137,7 +139,7 @@ func (s *State) Resolve(ctx context.Context, batchID string, asSent bool) (int, 
 		if n, err = res.RowsAffected(); err != nil {
 			return err
 		}
-		res, err = t.tx.ExecContext(t.ctx, `UPDATE attempts SET state = ?, finished_at = ? WHERE state IN ('intent', 'in_doubt')`+where,
+		res, err = t.tx.ExecContext(t.ctx, `UPDATE attempts SET state = ?, finished_at = ? WHERE id IN (`+open+`)`,
 			append([]any{attemptState, t.now}, args...)...)
 		if err != nil {
 			return err

@@ -20,6 +20,11 @@ import (
 // migrations build the schema; migrations[i] takes it to version i+1. Only
 // ever append. The SQL sticks to plain types and statements PostgreSQL also
 // accepts (placeholders aside), so the schema can move there.
+//
+// Recipients carry one index besides their key, on attempt_id: every
+// per-batch step and every resolve finds its recipients through their
+// attempt, and each index more is another B-tree to update per recipient
+// per step.
 var migrations = []string{
 	`CREATE TABLE meta (
 		id         INTEGER PRIMARY KEY CHECK (id = 1),
@@ -52,8 +57,6 @@ var migrations = []string{
 		reason     TEXT    NOT NULL DEFAULT ''
 	);
 	CREATE INDEX recipients_attempt ON recipients (attempt_id);
-	CREATE INDEX recipients_batch ON recipients (batch_id);
-	CREATE INDEX recipients_status ON recipients (status);
 	CREATE TABLE plans_applied (
 		plan_id    TEXT PRIMARY KEY,
 		applied_at TEXT NOT NULL
@@ -87,6 +90,7 @@ func dsn(path string, readOnly bool) string {
 		// known to be a state: a refused open must not change the file.
 		q.Add("_pragma", "foreign_keys(1)")
 		q.Add("_pragma", "synchronous(FULL)")
+		q.Add("_pragma", "cache_size(-32000)") // KiB: keeps the upper B-tree levels of large campaigns in memory
 		q.Set("_txlock", "immediate")
 	}
 	return u.String() + "?" + q.Encode()

@@ -1,0 +1,115 @@
+package state
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+)
+
+// fill records n recipients as sent, in batches of 1,000.
+func fill(b *testing.B, s *State, n int) {
+	b.Helper()
+	ctx := context.Background()
+	for i := 0; i < n; i += 1000 {
+		batch := "fill-" + strconv.Itoa(i)
+		must(b, s.RecordIntent(ctx, intent(batch, phones(fmt.Sprintf("9%07d", i), min(1000, n-i))...)))
+		must(b, s.RecordOutcome(ctx, batch, Outcome{Status: Sent, HTTPStatus: 200}))
+	}
+}
+
+// BenchmarkRecordBatch is one batch of 100 (intent, then outcome: two
+// durable commits) at a state already holding 1,000 or 100,000 recipients.
+// The two must cost about the same.
+func BenchmarkRecordBatch(b *testing.B) {
+	for _, size := range []int{1_000, 100_000} {
+		b.Run(fmt.Sprintf("held=%d", size), func(b *testing.B) {
+			ctx := context.Background()
+			s := openTest(b, filepath.Join(b.TempDir(), "s"))
+			fill(b, s, size)
+			if os.Getenv("STATE_BENCH_NOSYNC") != "" {
+				// Only to see what is not fsync: never in smsform itself.
+				_, err := s.w.conn.ExecContext(ctx, "PRAGMA synchronous = OFF")
+				must(b, err)
+			}
+			i := 0
+			for b.Loop() {
+				batch := "b" + strconv.Itoa(i)
+				must(b, s.RecordIntent(ctx, intent(batch, phones(fmt.Sprintf("1%07d", i), 100)...)))
+				must(b, s.RecordOutcome(ctx, batch, Outcome{Status: Sent, HTTPStatus: 200, RequestID: "req"}))
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkRecordBatchCombined is the same with the outcome of each batch
+// and the intent of the next in one commit, as a sequential apply can do.
+func BenchmarkRecordBatchCombined(b *testing.B) {
+	ctx := context.Background()
+	s := openTest(b, filepath.Join(b.TempDir(), "s"))
+	fill(b, s, 100_000)
+	must(b, s.RecordIntent(ctx, intent("b0", phones("10000000", 100)...)))
+	i := 1
+	for b.Loop() {
+		batch := "b" + strconv.Itoa(i)
+		must(b, s.RecordOutcomeAndIntent(ctx, "b"+strconv.Itoa(i-1), Outcome{Status: Sent, HTTPStatus: 200},
+			intent(batch, phones(fmt.Sprintf("1%07d", i), 100)...)))
+		i++
+	}
+}
+
+// BenchmarkRecordBatchParallel records batches from 8 goroutines, as an
+// apply with concurrency 8 does: their commits are grouped.
+func BenchmarkRecordBatchParallel(b *testing.B) {
+	ctx := context.Background()
+	s := openTest(b, filepath.Join(b.TempDir(), "s"))
+	fill(b, s, 100_000)
+	var next, goroutine int64
+	var mu = make(chan struct{}, 1)
+	b.SetParallelism(max(1, 8/runtimeProcs()))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		mu <- struct{}{}
+		goroutine++
+		g := goroutine
+		<-mu
+		for j := 0; pb.Next(); j++ {
+			batch := fmt.Sprintf("g%d-%d", g, j)
+			must(b, s.RecordIntent(ctx, intent(batch, phones(fmt.Sprintf("2%02d%05d", g, j), 100)...)))
+			must(b, s.RecordOutcome(ctx, batch, Outcome{Status: Sent, HTTPStatus: 200}))
+		}
+	})
+	_ = next
+}
+
+// BenchmarkCommit is the cost of one durable commit of a tiny change: what
+// every recording step pays at least.
+func BenchmarkCommit(b *testing.B) {
+	ctx := context.Background()
+	s := openTest(b, filepath.Join(b.TempDir(), "s"))
+	i := 0
+	for b.Loop() {
+		must(b, s.MarkPlanApplied(ctx, strconv.Itoa(i)))
+		i++
+	}
+}
+
+// BenchmarkFsync is a bare write+fsync of a file in the same folder, the
+// floor under BenchmarkCommit.
+func BenchmarkFsync(b *testing.B) {
+	f, err := os.Create(filepath.Join(b.TempDir(), "f"))
+	must(b, err)
+	defer f.Close()
+	buf := make([]byte, 4096)
+	for b.Loop() {
+		_, err := f.Write(buf)
+		must(b, err)
+		must(b, f.Sync())
+	}
+}
+
+func runtimeProcs() int { return runtime.GOMAXPROCS(0) }

@@ -1,7 +1,15 @@
 // Package api is the messaging API of ../shared/spec/messaging-api.md as
 // smsform speaks it: the wire types, the error body, and the mapping between
 // HTTP statuses and what they mean for delivery, shared by the [Client] and
-// the sandbox server so that the two cannot drift apart.
+// the sandbox server so that the two cannot drift apart. openapi.yaml in this
+// folder describes the API as the sandbox serves it.
+//
+// Every failed call is an [*Error] whose [Outcome] tells the caller what it
+// may do next: [NotActed] is safe to retry (after [Error.RetryAfter]),
+// [Rejected] is final, and [InDoubt] must never be retried silently. The
+// client itself never retries, never follows a redirect, reads at most
+// [MaxResponseBytes] of a response, and keeps tokens, secrets and phone
+// numbers out of every error text.
 package api
 
 import (

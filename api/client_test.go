@@ -275,6 +275,30 @@ func TestSendBodyThatNeverEndsIsBounded(t *testing.T) {
 	}
 }
 
+func TestSendEndless2xxBodyStopsAtTheLimit(t *testing.T) {
+	var written atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(200)
+		chunk := []byte(strings.Repeat("{", 32<<10))
+		for r.Context().Err() == nil {
+			n, err := w.Write(chunk)
+			written.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	start := time.Now()
+	_, err := (&Client{BaseURL: srv.URL, Timeout: 20 * time.Second}).Send(context.Background(), testToken, testReq)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Send took %v on an endless body, want it to stop at the read limit", d)
+	}
+	if e := asError(t, err); e.Outcome != InDoubt || !strings.Contains(err.Error(), "larger than 1048576 bytes") {
+		t.Errorf("got %v, want in doubt, too large", err)
+	}
+}
+
 func TestSendContext(t *testing.T) {
 	t.Run("cancelled before writing", func(t *testing.T) {
 		var hits atomic.Int32

@@ -8,6 +8,12 @@
 // [phonenumbers.E164]. With region "" the region passed to Parse is "", so a
 // number without a leading + is refused (phonenumbers reports an invalid
 // country code, which [Normalizer.Normalize] explains as "not in E.164").
+//
+// Normalize reaches those verdicts about 20-40 times faster than calling the
+// library: digits with an optional + and common separators are parsed by a
+// step-by-step mirror of the library's parser, and validity is judged with
+// the library's own metadata and patterns, compiled once. A differential test
+// over 200,000 generated numbers holds it to the library's answers.
 package e164
 
 import (

@@ -38,7 +38,7 @@ func Run(ctx context.Context, addr string, cfg Config, stdout io.Writer) error {
 		ReadTimeout:       time.Minute,
 		IdleTimeout:       2 * time.Minute,
 	}
-	if _, err := fmt.Fprintf(stdout, "listening on %s\n", URL(ln.Addr())); err != nil {
+	if _, err := fmt.Fprintf(stdout, "listening on %s\n", baseURL(ln.Addr())); err != nil {
 		ln.Close()
 		return fmt.Errorf("sandbox: %w", err)
 	}
@@ -65,8 +65,8 @@ func Run(ctx context.Context, addr string, cfg Config, stdout io.Writer) error {
 	return nil
 }
 
-// URL is the base URL a client uses to reach a listener at addr.
-func URL(addr net.Addr) string {
+// baseURL is the URL a client uses to reach a listener at addr.
+func baseURL(addr net.Addr) string {
 	host, port, err := net.SplitHostPort(addr.String())
 	if err != nil {
 		return "http://" + addr.String()

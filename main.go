@@ -89,45 +89,34 @@ func exitCode(err error, stderr io.Writer) int {
 	return exitError
 }
 
-// report writes err on stderr, one "smsform: error:" line per line of the
-// message, then the hints of the errors it wraps.
+// report writes err on stderr as "smsform: error:" lines, each error of a
+// joined list followed by its own hints.
 func report(stderr io.Writer, err error) {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			report(stderr, e)
+		}
+		return
+	}
 	for line := range strings.SplitSeq(err.Error(), "\n") {
 		fmt.Fprintf(stderr, "smsform: error: %s\n", line)
 	}
 	seen := map[string]bool{}
-	for _, h := range hints(err) {
-		if !seen[h] {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if h := hint(e); h != "" && !seen[h] {
 			seen[h] = true
 			fmt.Fprintf(stderr, "hint: %s\n", h)
 		}
 	}
 }
 
-// hints collects the hints in err's tree, in order.
-func hints(err error) []string {
-	var out []string
+// hint is what err itself says to do next, if anything.
+func hint(err error) string {
 	switch e := err.(type) {
 	case *cli.HintError:
-		out = append(out, e.Hint)
+		return e.Hint
 	case *campaign.Error:
-		if e.Hint != "" {
-			out = append(out, e.Hint)
-		}
-	case interface{ Hint() string }:
-		if h := e.Hint(); h != "" {
-			out = append(out, h)
-		}
+		return e.Hint
 	}
-	switch e := err.(type) {
-	case interface{ Unwrap() []error }:
-		for _, inner := range e.Unwrap() {
-			out = append(out, hints(inner)...)
-		}
-	case interface{ Unwrap() error }:
-		if inner := e.Unwrap(); inner != nil {
-			out = append(out, hints(inner)...)
-		}
-	}
-	return out
+	return ""
 }

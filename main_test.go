@@ -2,10 +2,14 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -43,6 +47,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"sandbox-start": cmdSandboxStart,
 			"outbox":        cmdOutbox,
+			"no-secrets":    cmdNoSecrets,
 		},
 	})
 }
@@ -55,13 +60,15 @@ func cmdSandboxStart(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("unsupported: ! sandbox-start")
 	}
 	outbox := ts.MkAbs("outbox.jsonl")
-	args = append([]string{"sandbox", "--addr", "127.0.0.1:0", "--outbox", outbox, "--quiet"}, args...)
+	logFile, err := os.Create(ts.MkAbs("sandbox.log"))
+	ts.Check(err)
+	args = append([]string{"sandbox", "--addr", "127.0.0.1:0", "--outbox", outbox}, args...)
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
 		done <- cli.Run(ctx, args, cli.Env{
-			Stdout: pw, Stderr: io.Discard,
+			Stdout: pw, Stderr: logFile,
 			Getenv: func(k string) string { return ts.Getenv(k) },
 		})
 		pw.Close()
@@ -84,6 +91,7 @@ func cmdSandboxStart(ts *testscript.TestScript, neg bool, args []string) {
 		case <-time.After(10 * time.Second):
 			ts.Logf("sandbox did not stop within 10 s")
 		}
+		logFile.Close()
 	})
 }
 
@@ -122,4 +130,57 @@ func cmdOutbox(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("outbox has %d messages, want %d", n, want)
 	}
 	fmt.Fprintf(ts.Stdout(), "%d messages, each recipient once\n", n)
+}
+
+// cmdNoSecrets asserts that no file under $WORK (outputs saved by the
+// script, the sandbox log, state and plan files, gunzipped when need be)
+// holds the client secret, its base64 form, or a token from the token store.
+// The store itself is the one place a token may be.
+func cmdNoSecrets(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! no-secrets")
+	}
+	secret := ts.Getenv("SMSFORM_CLIENT_SECRET")
+	id := ts.Getenv("SMSFORM_CLIENT_ID")
+	needles := []string{secret, base64.StdEncoding.EncodeToString([]byte(id + ":" + secret))}
+	storeDir := ts.Getenv("SMSFORM_TOKEN_DIR")
+	stored, _ := os.ReadDir(storeDir)
+	for _, e := range stored {
+		data, err := os.ReadFile(filepath.Join(storeDir, e.Name()))
+		ts.Check(err)
+		var t struct{ Token string }
+		if json.Unmarshal(data, &t) == nil && t.Token != "" {
+			needles = append(needles, t.Token)
+		}
+	}
+	if len(needles) < 3 {
+		ts.Fatalf("no stored token to look for: run apply first")
+	}
+	files := 0
+	err := filepath.WalkDir(ts.MkAbs("."), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			if d != nil && d.IsDir() && path == storeDir {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if zr, zerr := gzip.NewReader(bytes.NewReader(data)); zerr == nil {
+			if plain, rerr := io.ReadAll(zr); rerr == nil {
+				data = plain
+			}
+		}
+		for _, n := range needles {
+			if bytes.Contains(data, []byte(n)) {
+				ts.Fatalf("%s holds a secret or token", path)
+			}
+		}
+		files++
+		return nil
+	})
+	ts.Check(err)
+	fmt.Fprintf(ts.Stdout(), "%d files, no secret in any\n", files)
 }

@@ -28,13 +28,10 @@ func runApply(ctx context.Context, args []string, env Env) error {
 	insecure := fs.Bool("insecure-http", false, "allow a plain-http base URL that is not loopback")
 	timeout := fs.Duration("request-timeout", 30*time.Second, "give up waiting for one API answer after this long (the batch is then in doubt)")
 	showNumbers := fs.Bool("show-numbers", false, "show phone numbers whole (they are masked by default)")
-	noColor := fs.Bool("no-color", false, "no colour")
 	pos, err := parse(fs, args, env, 1, 1, "one campaign file or saved plan")
 	if err != nil {
 		return err
 	}
-	_ = noColor // smsform writes no colour yet; the flag is accepted everywhere for scripts
-
 	saved, campaignPath, err := applyTarget(pos[0])
 	if err != nil {
 		return err

@@ -135,6 +135,9 @@ func parse(fs *flag.FlagSet, args []string, env Env, minPos, maxPos int, posName
 // flag.ErrHelp, which main treats as success.
 func newFlags(name, synopsis string, env Env) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	// smsform writes no colour; the flag is accepted everywhere so that
+	// scripts can pass it without knowing that.
+	fs.Bool("no-color", false, "no colour")
 	fs.Usage = func() {
 		fmt.Fprintf(env.Stderr, "Usage: smsform %s\n\nFlags:\n", synopsis)
 		fs.PrintDefaults()

@@ -73,7 +73,6 @@ func runPlan(ctx context.Context, args []string, env Env) error {
 	stateFlag := fs.String("state", "", "state file (default: next to the campaign, NAME.smsstate)")
 	outFile := fs.String("out", "", "save the plan to this file, for smsform apply PLANFILE")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when there is nothing to send, 2 when there is, 1 on error")
-	fs.Bool("no-color", false, "no colour (smsform writes none yet; accepted for scripts)")
 	pos, err := parse(fs, args, env, 1, 1, "one campaign file")
 	if err != nil {
 		return err

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/smsform/smsform/apply"
+	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/internal/cli"
+	"github.com/smsform/smsform/state"
+)
+
+func TestExitCode(t *testing.T) {
+	tests := []struct {
+		err    error
+		code   int
+		stderr string
+	}{
+		{nil, 0, ""},
+		{flag.ErrHelp, 0, ""},
+		{cli.ErrPending, 2, ""},
+		{&apply.IncompleteError{Failed: 1, InDoubt: 2}, 3, "smsform: error: 1 recipient(s) failed and 2 are in doubt\n"},
+		{fmt.Errorf("open: %w", &state.LockedError{Path: "s", Host: "h", PID: 7}), 4, "pid 7"},
+		{apply.ErrInterrupted, 130, "interrupted"},
+		{context.Canceled, 130, "canceled"},
+		{errors.New("boom"), 1, "smsform: error: boom\n"},
+		{&cli.HintError{Err: errors.New("bad"), Hint: "do this"}, 1, "smsform: error: bad\nhint: do this\n"},
+		{errors.Join(
+			&campaign.Error{File: "c.yaml", Line: 2, Field: "name", Msg: "bad name", Hint: "fix the name"},
+			&campaign.Error{File: "c.yaml", Line: 3, Field: "sender", Msg: "bad sender", Hint: "fix the sender"}), 1,
+			"smsform: error: c.yaml:2: name: bad name\nhint: fix the name\nsmsform: error: c.yaml:3: sender: bad sender\nhint: fix the sender\n"},
+	}
+	for _, tt := range tests {
+		var b bytes.Buffer
+		if got := exitCode(tt.err, &b); got != tt.code {
+			t.Errorf("exitCode(%v) = %d, want %d", tt.err, got, tt.code)
+		}
+		if !strings.Contains(b.String(), tt.stderr) || (tt.stderr == "" && b.Len() > 0) {
+			t.Errorf("exitCode(%v) wrote %q, want %q", tt.err, b.String(), tt.stderr)
+		}
+	}
+}

@@ -52,42 +52,42 @@ func TestCompute(t *testing.T) {
 		batches []int // recipients per batch, in order
 	}{
 		{
-			name: "duplicates across sources count once",
-			yaml: header + "recipients:\n  - numbers: [\"+447400123459\", \"+12015550133\"]\n  - file: l.txt\nbody: hi\n",
-			files: map[string]string{"l.txt": "+447400123459\n# comment\n\n+44 7400 123459\n+33612345702\n"},
-			want:  Summary{Recipients: 3, ToSend: 3, Duplicates: 2, Batches: 1, Segments: 3},
+			name:    "duplicates across sources count once",
+			yaml:    header + "recipients:\n  - numbers: [\"+447400123459\", \"+12015550133\"]\n  - file: l.txt\nbody: hi\n",
+			files:   map[string]string{"l.txt": "+447400123459\n# comment\n\n+44 7400 123459\n+33612345702\n"},
+			want:    Summary{Recipients: 3, ToSend: 3, Duplicates: 2, Batches: 1, Segments: 3},
 			batches: []int{3},
 		},
 		{
-			name: "exclusions are dropped and counted",
-			yaml: header + "recipients:\n  - file: l.csv\nexclude:\n  - numbers: [\"+12015550133\", \"+19999\"]\nbody: hi {{ .name }}\n",
-			files: map[string]string{"l.csv": "phone,name\n+447400123459,Ann\n+12015550133,Ben\n"},
-			want:  Summary{Recipients: 2, ToSend: 1, Excluded: 1, Batches: 1, Segments: 1},
+			name:    "exclusions are dropped and counted",
+			yaml:    header + "recipients:\n  - file: l.csv\nexclude:\n  - numbers: [\"+12015550133\", \"+19999\"]\nbody: hi {{ .name }}\n",
+			files:   map[string]string{"l.csv": "phone,name\n+447400123459,Ann\n+12015550133,Ben\n"},
+			want:    Summary{Recipients: 2, ToSend: 1, Excluded: 1, Batches: 1, Segments: 1},
 			batches: []int{1},
 		},
 		{
-			name: "invalid numbers are skipped and counted",
-			yaml: header + "recipients:\n  - numbers: [\"+447400123459\", \"+4412\", \"hello\", \"07400123459\"]\nbody: hi\n",
-			want: Summary{Recipients: 1, ToSend: 1, Invalid: 3, Batches: 1, Segments: 1},
+			name:    "invalid numbers are skipped and counted",
+			yaml:    header + "recipients:\n  - numbers: [\"+447400123459\", \"+4412\", \"hello\", \"07400123459\"]\nbody: hi\n",
+			want:    Summary{Recipients: 1, ToSend: 1, Invalid: 3, Batches: 1, Segments: 1},
 			batches: []int{1},
 		},
 		{
-			name: "national numbers with a default region",
-			yaml: header + "default_region: GB\nrecipients:\n  - numbers: [\"07400 123459\", \"+447400123459\"]\nbody: hi\n",
-			want: Summary{Recipients: 1, ToSend: 1, Duplicates: 1, Batches: 1, Segments: 1},
+			name:    "national numbers with a default region",
+			yaml:    header + "default_region: GB\nrecipients:\n  - numbers: [\"07400 123459\", \"+447400123459\"]\nbody: hi\n",
+			want:    Summary{Recipients: 1, ToSend: 1, Duplicates: 1, Batches: 1, Segments: 1},
 			batches: []int{1},
 		},
 		{
-			name: "same bodies group, then cut by batch_size",
-			yaml: header + "batch_size: 2\nrecipients:\n  - file: l.csv\nbody: \"{{ .greeting }}\"\n",
-			files: map[string]string{"l.csv": "phone,greeting\n+447400123459,hi\n+447400123564,yo\n+447400123669,hi\n+447400123774,hi\n"},
+			name:    "same bodies group, then cut by batch_size",
+			yaml:    header + "batch_size: 2\nrecipients:\n  - file: l.csv\nbody: \"{{ .greeting }}\"\n",
+			files:   map[string]string{"l.csv": "phone,greeting\n+447400123459,hi\n+447400123564,yo\n+447400123669,hi\n+447400123774,hi\n"},
 			want:    Summary{Recipients: 4, ToSend: 4, Batches: 3, Segments: 4},
 			batches: []int{2, 1, 1},
 		},
 		{
-			name: "UCS-2 bodies cost more segments",
-			yaml: header + "recipients:\n  - numbers: [\"+447400123459\", \"+447400123564\"]\nbody: \"" + strings.Repeat("x", 70) + "“\"\n",
-			want: Summary{Recipients: 2, ToSend: 2, Batches: 1, Segments: 4},
+			name:    "UCS-2 bodies cost more segments",
+			yaml:    header + "recipients:\n  - numbers: [\"+447400123459\", \"+447400123564\"]\nbody: \"" + strings.Repeat("x", 70) + "“\"\n",
+			want:    Summary{Recipients: 2, ToSend: 2, Batches: 1, Segments: 4},
 			batches: []int{2},
 		},
 	}
@@ -232,5 +232,88 @@ func TestMasking(t *testing.T) {
 				t.Errorf("%s with ShowNumbers=%v: whole numbers shown = %v", name, show, has)
 			}
 		}
+	}
+}
+
+func TestMarkdownCutsTheMiddle(t *testing.T) {
+	var list strings.Builder
+	list.WriteString("phone,n\n")
+	for i := range 3000 {
+		fmt.Fprintf(&list, "+4474001%05d,%d\n", i, i)
+	}
+	c := writeCampaign(t, header+"recipients:\n  - file: l.csv\nbody: \"code {{ .n }}\"\n", map[string]string{"l.csv": list.String()})
+	p, err := Compute(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, p, Output{}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if len(out) > githubCommentLimit {
+		t.Fatalf("markdown is %d bytes, over GitHub's %d", len(out), githubCommentLimit)
+	}
+	if !strings.HasPrefix(out, "**"+Headline(p)+"**") {
+		t.Errorf("the headline must stay at the top; got %q", out[:80])
+	}
+	for _, want := range []string{"left out to fit GitHub's comment limit", "code 0\n", "code 2999\n", "</details>"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "code 1500\n") {
+		t.Errorf("the middle should have been cut")
+	}
+}
+
+func TestSavedPlan(t *testing.T) {
+	c := writeCampaign(t, header+"recipients:\n  - file: l.txt\nbody: hi\n", map[string]string{"l.txt": "+447400123459\n"})
+	p, err := Compute(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, err := NewSaved(p, "test", c.Path, "", c.Files())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "p.plan")
+	if err := Save(path, saved); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("plan file mode %v, want 0600: it holds phone numbers", fi.Mode().Perm())
+	}
+	back, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.ID != saved.ID || back.Plan.Batches[0].Recipients[0] != "+447400123459" || len(back.Files) != 2 {
+		t.Fatalf("round trip lost data: %+v", back)
+	}
+	if err := back.CheckFiles(); err != nil {
+		t.Fatalf("unchanged files: %v", err)
+	}
+
+	raw, _ := os.ReadFile(path)
+	damaged := func(name string, data []byte) {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "bad.plan")
+			os.WriteFile(p, data, 0o600)
+			if _, err := Load(p); !errors.Is(err, ErrNotPlan) {
+				t.Fatalf("err = %v, want ErrNotPlan", err)
+			}
+		})
+	}
+	damaged("truncated", raw[:len(raw)/2])
+	damaged("empty", nil)
+	damaged("not gzip", []byte("version: 1\n"))
+	flipped := bytes.Clone(raw)
+	flipped[len(flipped)/2] ^= 0xff
+	damaged("a flipped byte", flipped)
+
+	os.WriteFile(c.Files()[1], []byte("+447400123564\n"), 0o644)
+	if err := back.CheckFiles(); !errors.Is(err, ErrCampaignChanged) || !strings.Contains(err.Error(), "l.txt") {
+		t.Fatalf("edited list: err = %v, want ErrCampaignChanged naming l.txt", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/smsform/smsform/internal/e164"
 )
@@ -182,24 +183,48 @@ func (t *txn) intent(in Intent) error {
 	if err := t.queryRow("insertAttempt", in.BatchID, in.BodyHash, len(in.Phones), t.now).Scan(&id); err != nil {
 		return err
 	}
-	up := t.stmt("upsertIntent")
-	for _, phone := range in.Phones {
-		res, err := up.ExecContext(t.ctx, phone, in.BatchID, id, in.BodyHash, t.now)
+	for ps := range slices.Chunk(in.Phones, upsertChunk) {
+		st, err := t.w.upsert(len(ps))
+		if err != nil {
+			return err
+		}
+		args := make([]any, 0, 5*len(ps))
+		for _, p := range ps {
+			args = append(args, p, in.BatchID, id, in.BodyHash, t.now)
+		}
+		res, err := t.tx.StmtContext(t.ctx, st).ExecContext(t.ctx, args...)
 		if err != nil {
 			return err
 		}
 		if n, err := res.RowsAffected(); err != nil {
 			return err
-		} else if n == 0 {
-			var st string
-			if err := t.queryRow("recipientStatus", phone).Scan(&st); err != nil {
-				return err
-			}
-			return refusal{fmt.Errorf("%s is already %s: %w", e164.Mask(phone), st, ErrAlreadySent)}
+		} else if n < int64(len(ps)) {
+			return t.refuseIntent(ps, id)
 		}
 	}
 	t.changed = true
 	return nil
+}
+
+// refuseIntent names a recipient of ps that the upsert left alone: one
+// already sent or in doubt (possibly by an earlier row of this intent).
+func (t *txn) refuseIntent(ps []string, id int64) error {
+	seen := map[string]bool{}
+	for _, p := range ps {
+		if seen[p] {
+			return refusal{fmt.Errorf("%s is listed twice: %w", e164.Mask(p), ErrAlreadySent)}
+		}
+		seen[p] = true
+		var st string
+		var attempt int64
+		if err := t.tx.QueryRowContext(t.ctx, `SELECT status, attempt_id FROM recipients WHERE phone = ?`, p).Scan(&st, &attempt); err != nil {
+			return err
+		}
+		if attempt != id {
+			return refusal{fmt.Errorf("%s is already %s: %w", e164.Mask(p), st, ErrAlreadySent)}
+		}
+	}
+	return refusal{fmt.Errorf("a recipient is already sent or in doubt: %w", ErrAlreadySent)}
 }
 
 func (t *txn) outcome(batchID string, o Outcome) error {

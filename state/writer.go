@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -21,6 +22,7 @@ type writer struct {
 	s     *State
 	conn  *sql.Conn
 	stmts map[string]*sql.Stmt
+	ups   map[int]*sql.Stmt // upserts of n rows, prepared on first use
 
 	mu     sync.RWMutex // guards closed against sends on ops
 	closed bool
@@ -52,15 +54,7 @@ func (r refusal) Unwrap() error { return r.error }
 func refuse(format string, args ...any) error { return refusal{fmt.Errorf(format, args...)} }
 
 var statements = map[string]string{
-	"insertAttempt": `INSERT INTO attempts (batch_id, state, body_hash, recipients, started_at) VALUES (?, 'intent', ?, ?, ?) RETURNING id`,
-	// The WHERE makes the upsert a no-op (0 rows) for a recipient sent or in
-	// doubt: the caller turns that into a refusal.
-	"upsertIntent": `INSERT INTO recipients (phone, status, batch_id, attempt_id, body_hash, at, reason)
-		VALUES (?, 'in_doubt', ?, ?, ?, ?, '')
-		ON CONFLICT (phone) DO UPDATE SET status = 'in_doubt', batch_id = excluded.batch_id,
-			attempt_id = excluded.attempt_id, body_hash = excluded.body_hash, at = excluded.at, reason = ''
-		WHERE recipients.status = 'failed'`,
-	"recipientStatus":  `SELECT status FROM recipients WHERE phone = ?`,
+	"insertAttempt":    `INSERT INTO attempts (batch_id, state, body_hash, recipients, started_at) VALUES (?, 'intent', ?, ?, ?) RETURNING id`,
 	"latestAttempt":    `SELECT id, state FROM attempts WHERE batch_id = ? ORDER BY id DESC LIMIT 1`,
 	"finishAttempt":    `UPDATE attempts SET state = ?, http_status = ?, request_id = ?, reason = ?, finished_at = ? WHERE id = ?`,
 	"setOutcome":       `UPDATE recipients SET status = ?, reason = ?, at = ? WHERE attempt_id = ?`,
@@ -73,7 +67,7 @@ func newWriter(ctx context.Context, s *State) (*writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &writer{s: s, conn: conn, stmts: map[string]*sql.Stmt{}, ops: make(chan *op, maxGroup), done: make(chan struct{})}
+	w := &writer{s: s, conn: conn, stmts: map[string]*sql.Stmt{}, ups: map[int]*sql.Stmt{}, ops: make(chan *op, maxGroup), done: make(chan struct{})}
 	for name, q := range statements {
 		st, err := conn.PrepareContext(ctx, q)
 		if err != nil {
@@ -211,6 +205,9 @@ func (w *writer) close() error {
 	for _, st := range w.stmts {
 		st.Close()
 	}
+	for _, st := range w.ups {
+		st.Close()
+	}
 	// Idle pooled readers keep the WAL open; let them go first.
 	w.s.db.SetMaxIdleConns(0)
 	var mode string
@@ -231,4 +228,34 @@ func (t *txn) exec(name string, args ...any) (sql.Result, error) {
 
 func (t *txn) queryRow(name string, args ...any) *sql.Row {
 	return t.stmt(name).QueryRowContext(t.ctx, args...)
+}
+
+// upsertChunk is how many recipients one upsert statement carries: one
+// statement per batch instead of one per recipient.
+const upsertChunk = 100
+
+// upsert returns the statement that records n recipients as in doubt. Its
+// WHERE makes it a no-op for a recipient already sent or in doubt, so fewer
+// rows changed than given means a refusal. Only the commit goroutine calls it.
+func (w *writer) upsert(n int) (*sql.Stmt, error) {
+	if st, ok := w.ups[n]; ok {
+		return st, nil
+	}
+	var b strings.Builder
+	b.WriteString(`INSERT INTO recipients (phone, status, batch_id, attempt_id, body_hash, at, reason) VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(`(?, 'in_doubt', ?, ?, ?, ?, '')`)
+	}
+	b.WriteString(` ON CONFLICT (phone) DO UPDATE SET status = 'in_doubt', batch_id = excluded.batch_id,
+		attempt_id = excluded.attempt_id, body_hash = excluded.body_hash, at = excluded.at, reason = ''
+		WHERE recipients.status = 'failed'`)
+	st, err := w.conn.PrepareContext(context.Background(), b.String())
+	if err != nil {
+		return nil, err
+	}
+	w.ups[n] = st
+	return st, nil
 }

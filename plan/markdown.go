@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 )
 
 // githubCommentLimit is the largest comment GitHub accepts, in characters;
@@ -25,7 +26,14 @@ func WriteMarkdown(w io.Writer, p *Plan, o Output) error {
 	return err
 }
 
-func markdownParts(p *Plan, o Output) (head string, blocks []string, foot string) {
+// mdBlock is one batch in the markdown; header shows its message body and
+// is written only where the body differs from the block before it, so a
+// cut never leaves batches under another message's body.
+type mdBlock struct {
+	body, header, text string
+}
+
+func markdownParts(p *Plan, o Output) (head string, blocks []mdBlock, foot string) {
 	var h strings.Builder
 	fmt.Fprintf(&h, "**%s**\n\n", Headline(p))
 	fmt.Fprintf(&h, "Campaign `%s`, sender `%s`.\n\n", p.Campaign, p.Sender)
@@ -34,24 +42,19 @@ func markdownParts(p *Plan, o Output) (head string, blocks []string, foot string
 	}
 	head = h.String()
 
-	lastBody := ""
-	for i, b := range p.Batches {
-		var s strings.Builder
-		if i == 0 || b.Body != lastBody {
-			fence := codeFence(b.Body)
-			fmt.Fprintf(&s, "#### Message (%s, %d %s each)\n\n%s\n%s\n%s\n\n",
-				b.Encoding, b.Segments, plural(b.Segments, "segment", "segments"), fence, b.Body, fence)
-			lastBody = b.Body
-		}
+	for _, b := range p.Batches {
+		fence := codeFence(b.Body)
+		header := fmt.Sprintf("#### Message (%s, %d %s each)\n\n%s\n%s\n%s\n\n",
+			b.Encoding, b.Segments, plural(b.Segments, "segment", "segments"), fence, b.Body, fence)
 		nums := make([]string, len(b.Recipients))
 		for j, r := range b.Recipients {
 			nums[j] = o.number(r)
 		}
-		fmt.Fprintf(&s, "- `%s`: %s %s, %s %s: %s\n\n", b.ID,
+		text := fmt.Sprintf("- `%s`: %s %s, %s %s: %s\n\n", b.ID,
 			count(len(b.Recipients)), plural(len(b.Recipients), "recipient", "recipients"),
 			count(b.TotalSegments()), plural(b.TotalSegments(), "segment", "segments"),
 			strings.Join(nums, ", "))
-		blocks = append(blocks, s.String())
+		blocks = append(blocks, mdBlock{body: b.Body, header: header, text: text})
 	}
 
 	var f strings.Builder
@@ -84,51 +87,66 @@ func markdownParts(p *Plan, o Output) (head string, blocks []string, foot string
 	return head, blocks, f.String()
 }
 
+// writeBlocks writes blocks, each message body once per run of batches.
+func writeBlocks(b *strings.Builder, blocks []mdBlock) {
+	for i, bl := range blocks {
+		if i == 0 || bl.body != blocks[i-1].body {
+			b.WriteString(bl.header)
+		}
+		b.WriteString(bl.text)
+	}
+}
+
 // fitMarkdown joins the parts, dropping blocks from the middle until the
 // whole fits in limit bytes.
-func fitMarkdown(head string, blocks []string, foot string, limit int) string {
-	total := len(head) + len(foot)
-	for _, b := range blocks {
-		total += len(b)
-	}
-	if total <= limit {
-		return head + strings.Join(blocks, "") + foot
+func fitMarkdown(head string, blocks []mdBlock, foot string, limit int) string {
+	var all strings.Builder
+	all.WriteString(head)
+	writeBlocks(&all, blocks)
+	all.WriteString(foot)
+	if all.Len() <= limit {
+		return all.String()
 	}
 	// Keep as many blocks as fit, alternately from the top and the bottom,
-	// leaving room for the note that says what was cut.
+	// counting each with its header (the worst case), and leaving room for
+	// the note that says what was cut.
 	const noteRoom = 200
 	budget := limit - len(head) - len(foot) - noteRoom
+	size := func(bl mdBlock) int { return len(bl.header) + len(bl.text) }
 	lo, hi := 0, len(blocks) // blocks[:lo] and blocks[hi:] are kept
 	for turn := 0; lo < hi; turn++ {
 		next := lo
 		if turn%2 == 1 {
 			next = hi - 1
 		}
-		if len(blocks[next]) > budget {
+		if size(blocks[next]) > budget {
 			break
 		}
-		budget -= len(blocks[next])
+		budget -= size(blocks[next])
 		if turn%2 == 0 {
 			lo++
 		} else {
 			hi--
 		}
 	}
-	cutBytes := 0
-	for _, b := range blocks[lo:hi] {
-		cutBytes += len(b)
-	}
-	note := fmt.Sprintf("**… %s %s (%s characters) left out to fit GitHub's comment limit; `smsform show PLANFILE` shows them all. …**\n\n",
-		count(hi-lo), plural(hi-lo, "batch", "batches"), count(cutBytes))
-	out := head + strings.Join(blocks[:lo], "") + note + strings.Join(blocks[hi:], "") + foot
-	if len(out) > limit { // the head and foot alone are too long: cut hard, at a line
-		out = out[:limit-len("\n…\n")]
-		if i := strings.LastIndexByte(out, '\n'); i > 0 {
-			out = out[:i]
+	var cut strings.Builder
+	writeBlocks(&cut, blocks[lo:hi])
+	var out strings.Builder
+	out.WriteString(head)
+	writeBlocks(&out, blocks[:lo])
+	fmt.Fprintf(&out, "**… %s %s (%s characters) left out to fit GitHub's comment limit; `smsform show PLANFILE` shows them all. …**\n\n",
+		count(hi-lo), plural(hi-lo, "batch", "batches"), count(utf8.RuneCountInString(cut.String())))
+	writeBlocks(&out, blocks[hi:])
+	out.WriteString(foot)
+	s := out.String()
+	if len(s) > limit { // the head and foot alone are too long: cut hard, at a line
+		s = s[:limit-len("\n…\n")]
+		if i := strings.LastIndexByte(s, '\n'); i > 0 {
+			s = s[:i]
 		}
-		out += "\n…\n"
+		s += "\n…\n"
 	}
-	return out
+	return s
 }
 
 // codeFence returns a fence longer than any run of backticks in body.

@@ -317,3 +317,26 @@ func TestSavedPlan(t *testing.T) {
 		t.Fatalf("edited list: err = %v, want ErrCampaignChanged naming l.txt", err)
 	}
 }
+
+// TestGoldenMarkdownCut pins the shape of a comment cut to fit: headline and
+// first batches, the note, the last batches, the footer.
+func TestGoldenMarkdownCut(t *testing.T) {
+	var list strings.Builder
+	list.WriteString("phone,n\n")
+	for i := range 40 {
+		fmt.Fprintf(&list, "+4474001%05d,%d\n", i, i)
+	}
+	c := writeCampaign(t, header+"recipients:\n  - file: l.csv\nbody: \"code {{ .n }}\"\n", map[string]string{"l.csv": list.String()})
+	p, err := Compute(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, p, Output{MarkdownLimit: 2000}); err != nil {
+		t.Fatal(err)
+	}
+	if b.Len() > 2000 {
+		t.Fatalf("%d bytes, over the 2000 asked", b.Len())
+	}
+	checkGolden(t, filepath.Join("testdata", "golden", "cut.md"), b.Bytes())
+}

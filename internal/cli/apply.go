@@ -71,6 +71,11 @@ func runApply(ctx context.Context, args []string, env Env) error {
 	out := plan.Output{ShowNumbers: *showNumbers}
 	var p *plan.Plan
 	if saved != nil {
+		if applied, err := st.PlanApplied(ctx, saved.ID); err != nil {
+			return err
+		} else if applied {
+			return withHint(fmt.Errorf("%w: %s", state.ErrPlanApplied, pos[0]), "a saved plan is applied once; plan again to send what is left")
+		}
 		if err := checkStamp(saved.Plan.State, st); err != nil {
 			return err
 		}

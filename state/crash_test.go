@@ -179,31 +179,44 @@ func TestCrashSafety(t *testing.T) {
 		}
 		cmd.Wait()
 
+		// What plan sees, before any writer has recovered the WAL ...
+		r, err := OpenReadOnly(path)
+		must(t, err)
+		checkReported(t, r, run, reported)
+		must(t, r.Close())
+		// ... and what the next apply sees.
 		s, err := Open(ctx, path, Options{Campaign: "spring"})
 		must(t, err)
-		var check string
-		must(t, s.db.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&check))
-		if check != "ok" {
-			t.Fatalf("run %d: integrity_check: %s", run, check)
-		}
-		got := map[string]Status{} // by batch: the status of all its recipients
-		must(t, s.Recipients(ctx, func(r Recipient) error {
-			if st, ok := got[r.BatchID]; ok && st != r.Status {
-				t.Errorf("run %d: batch %s is partly %s, partly %s", run, r.BatchID, st, r.Status)
-			}
-			got[r.BatchID] = r.Status
-			return nil
-		}))
-		for k := range reported {
-			kind, batch, _ := strings.Cut(k, " ")
-			switch st, ok := got[batch]; {
-			case !ok:
-				t.Errorf("run %d: reported %s is missing", run, k)
-			case kind == "outcome" && st != Sent:
-				t.Errorf("run %d: reported outcome of %s, but it is %s", run, batch, st)
-			}
-		}
+		checkReported(t, s, run, reported)
 		must(t, s.Close())
 	}
 	t.Logf("%d kills, %d reported changes, all present", kills, len(reported))
+}
+
+// checkReported checks that s is intact and holds every reported change.
+func checkReported(t *testing.T, s *State, run int, reported map[string]bool) {
+	t.Helper()
+	ctx := context.Background()
+	var check string
+	must(t, s.db.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&check))
+	if check != "ok" {
+		t.Fatalf("run %d: integrity_check: %s", run, check)
+	}
+	got := map[string]Status{} // by batch: the status of all its recipients
+	must(t, s.Recipients(ctx, func(r Recipient) error {
+		if st, ok := got[r.BatchID]; ok && st != r.Status {
+			t.Errorf("run %d: batch %s is partly %s, partly %s", run, r.BatchID, st, r.Status)
+		}
+		got[r.BatchID] = r.Status
+		return nil
+	}))
+	for k := range reported {
+		kind, batch, _ := strings.Cut(k, " ")
+		switch st, ok := got[batch]; {
+		case !ok:
+			t.Errorf("run %d: reported %s is missing", run, k)
+		case kind == "outcome" && st != Sent:
+			t.Errorf("run %d: reported outcome of %s, but it is %s", run, batch, st)
+		}
+	}
 }

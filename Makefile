@@ -20,3 +20,15 @@ test:
 
 clean:
 	rm -rf smsform .demo .bench
+
+# Every fuzz target for FUZZTIME each (go test runs one target at a time).
+# Crashers land in testdata/fuzz/ and become regression tests.
+FUZZTIME ?= 30s
+FUZZ_TARGETS := ./campaign:FuzzLoad ./campaign:FuzzReadCSV ./campaign:FuzzReadText ./campaign:FuzzRender \
+	./plan:FuzzDecodeSaved ./api:FuzzParseSendResponse ./api:FuzzParseToken ./internal/sms:FuzzAnalyze
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "==> $$name ($$pkg, $(FUZZTIME))"; \
+		$(GO) test $$pkg -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) || exit 1; \
+	done

@@ -2,6 +2,8 @@ package plan
 
 import (
 	"bytes"
+	"compress/gzip"
+	"encoding/json"
 	"context"
 	"errors"
 	"flag"
@@ -339,4 +341,31 @@ func TestGoldenMarkdownCut(t *testing.T) {
 		t.Fatalf("%d bytes, over the 2000 asked", b.Len())
 	}
 	checkGolden(t, filepath.Join("testdata", "golden", "cut.md"), b.Bytes())
+}
+
+// FuzzDecodeSaved feeds arbitrary bytes to the plan-file reader: it must
+// return a plan or an ErrNotPlan, never panic. Seeds: a real plan file and
+// the broken ones of the catalogue.
+func FuzzDecodeSaved(f *testing.F) {
+	p := &Plan{Campaign: "t", Sender: "ACME", Batches: []Batch{{ID: "b-1", Body: "hi", Recipients: []string{"+447400123459"}}}}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	json.NewEncoder(zw).Encode(&Saved{FormatVersion: FormatVersion, ID: "x", Plan: p})
+	zw.Close()
+	f.Add(buf.Bytes())
+	bad, _ := filepath.Glob(filepath.Join("..", "testdata", "bad", "*.plan"))
+	for _, path := range bad {
+		if data, err := os.ReadFile(path); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := decodeSaved("fuzz.plan", bytes.NewReader(data))
+		if err != nil && !errors.Is(err, ErrNotPlan) {
+			t.Fatalf("error %v is not ErrNotPlan", err)
+		}
+		if err == nil && (s.Plan == nil || s.ID == "") {
+			t.Fatalf("accepted a plan without content")
+		}
+	})
 }

@@ -3,8 +3,8 @@ package plan
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"

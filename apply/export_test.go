@@ -1,0 +1,4 @@
+package apply
+
+// Backoff exposes backoff to the external tests.
+var Backoff = backoff

@@ -35,7 +35,7 @@ var ErrNoCredentials = errors.New("no credentials: set SMSFORM_CLIENT_ID and SMS
 func (a *Authenticated) Send(ctx context.Context, req api.SendRequest) (api.SendResponse, error) {
 	tok, err := a.Token(ctx)
 	if err != nil {
-		return api.SendResponse{}, err
+		return api.SendResponse{}, &tokenError{err}
 	}
 	resp, err := a.Client.Send(ctx, tok, req)
 	if !isUnauthorized(err) {
@@ -44,7 +44,7 @@ func (a *Authenticated) Send(ctx context.Context, req api.SendRequest) (api.Send
 	a.refuse(tok)
 	tok, terr := a.Token(ctx)
 	if terr != nil {
-		return api.SendResponse{}, fmt.Errorf("token refused (401) and no new one could be had: %w", terr)
+		return api.SendResponse{}, &tokenError{fmt.Errorf("token refused (401) and no new one could be had: %w", terr)}
 	}
 	resp, err = a.Client.Send(ctx, tok, req)
 	if isUnauthorized(err) {
@@ -53,6 +53,14 @@ func (a *Authenticated) Send(ctx context.Context, req api.SendRequest) (api.Send
 	}
 	return resp, err
 }
+
+// tokenError is a failure to get a token. No request for the batch was
+// made, so whatever the token endpoint answered (a 500, a timeout, a 400)
+// says nothing about the batch: it is neither in doubt nor failed.
+type tokenError struct{ err error }
+
+func (e *tokenError) Error() string { return e.err.Error() }
+func (e *tokenError) Unwrap() error { return e.err }
 
 func isUnauthorized(err error) bool {
 	var ae *api.Error

@@ -225,7 +225,16 @@ func (r *runner) sendBatch(ctx, sendCtx context.Context, b plan.Batch) error {
 			// Not a call failure (no token could be had, say): nothing was sent.
 			return r.notSent(b, err)
 		}
-		switch ae.Outcome {
+		outcome := ae.Outcome
+		if errors.As(err, new(*tokenError)) {
+			// The batch never left: retry while getting a token may work
+			// again later, stop otherwise (credentials refused, say).
+			if !transient(ae) {
+				return r.notSent(b, err)
+			}
+			outcome = api.NotActed
+		}
+		switch outcome {
 		case api.Rejected:
 			return r.outcome(b, state.Outcome{Status: state.Failed, HTTPStatus: ae.Status, Reason: ae.Error()}, "batch_failed")
 		case api.InDoubt:
@@ -248,6 +257,12 @@ func (r *runner) sendBatch(ctx, sendCtx context.Context, b plan.Batch) error {
 			return r.notSent(b, ErrInterrupted)
 		}
 	}
+}
+
+// transient reports whether a failed call may succeed if made again later:
+// no answer, 429, or a server error.
+func transient(ae *api.Error) bool {
+	return ae.Status == 0 && ae.Err != nil || ae.Status == 429 || ae.Status >= 500
 }
 
 // wait paces requests to the campaign's rate.

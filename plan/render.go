@@ -90,7 +90,7 @@ func WriteTable(w io.Writer, p *Plan, o Output) error {
 			return err
 		}
 		if n := len(p.Batches) - max; n > 0 {
-			fmt.Fprintf(&b, "... and %s more %s (--json lists them all)\n", count(n), plural(n, "batch", "batches"))
+			fmt.Fprintf(&b, "... and %s more %s (smsform plan --json lists them all)\n", count(n), plural(n, "batch", "batches"))
 		}
 		b.WriteString("\n")
 	}

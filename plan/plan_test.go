@@ -237,10 +237,12 @@ func TestMasking(t *testing.T) {
 	}
 }
 
-func TestMarkdownCutsTheMiddle(t *testing.T) {
+// personalisedPlan plans n recipients, each with its own body "code N".
+func personalisedPlan(t *testing.T, n int) *Plan {
+	t.Helper()
 	var list strings.Builder
 	list.WriteString("phone,n\n")
-	for i := range 3000 {
+	for i := range n {
 		fmt.Fprintf(&list, "+4474001%05d,%d\n", i, i)
 	}
 	c := writeCampaign(t, header+"recipients:\n  - file: l.csv\nbody: \"code {{ .n }}\"\n", map[string]string{"l.csv": list.String()})
@@ -248,6 +250,11 @@ func TestMarkdownCutsTheMiddle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+func TestMarkdownCutsTheMiddle(t *testing.T) {
+	p := personalisedPlan(t, 3000)
 	var b bytes.Buffer
 	if err := WriteMarkdown(&b, p, Output{}); err != nil {
 		t.Fatal(err)
@@ -323,16 +330,7 @@ func TestSavedPlan(t *testing.T) {
 // TestGoldenMarkdownCut pins the shape of a comment cut to fit: headline and
 // first batches, the note, the last batches, the footer.
 func TestGoldenMarkdownCut(t *testing.T) {
-	var list strings.Builder
-	list.WriteString("phone,n\n")
-	for i := range 40 {
-		fmt.Fprintf(&list, "+4474001%05d,%d\n", i, i)
-	}
-	c := writeCampaign(t, header+"recipients:\n  - file: l.csv\nbody: \"code {{ .n }}\"\n", map[string]string{"l.csv": list.String()})
-	p, err := Compute(context.Background(), c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := personalisedPlan(t, 40)
 	var b bytes.Buffer
 	if err := WriteMarkdown(&b, p, Output{MarkdownLimit: 2000}); err != nil {
 		t.Fatal(err)

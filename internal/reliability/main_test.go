@@ -1,0 +1,221 @@
+package reliability
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/smsform/smsform/apply"
+	"github.com/smsform/smsform/sandbox"
+	"github.com/smsform/smsform/state"
+)
+
+// Sizes of the long checks; 0 picks the short (-short) or long default.
+// make crashtest and make reliability pass them.
+var (
+	crashKills       = flag.Int("crash.kills", 0, "kill test: SIGKILLs to land (default 5 with -short, 20 otherwise)")
+	crashRecipients  = flag.Int("crash.recipients", 0, "kill test: campaign size (default 500 with -short, 2000 otherwise)")
+	crashConcurrency = flag.Int("crash.concurrency", 4, "kill test: the campaign's concurrency")
+	crashSeed        = flag.Int64("crash.seed", 1, "kill test: seed of the kill moments")
+	matrixRuns       = flag.Int("reliability.runs", 0, "fault matrix: seeded runs per fault (default 2 with -short, 20 otherwise)")
+	matrixRecipients = flag.Int("reliability.recipients", 0, "fault matrix: recipients per run (default 200 with -short, 1000 otherwise)")
+)
+
+// bin is the smsform binary the tests run as a subprocess.
+var bin string
+
+// Environment of the re-executed test binary that limits the file size an
+// smsform process may write (RLIMIT_FSIZE) and then becomes it: a full disk
+// without a mount.
+const (
+	envFsize = "RELIABILITY_FSIZE"
+	envBin   = "RELIABILITY_BIN"
+)
+
+func TestMain(m *testing.M) {
+	if limit := os.Getenv(envFsize); limit != "" {
+		execLimited(limit)
+	}
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "smsform-reliability-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "smsform")
+	build := exec.Command("go", "build", "-o", bin, "github.com/smsform/smsform")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build smsform:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// execLimited sets RLIMIT_FSIZE and executes smsform with this process's
+// arguments. Go ignores SIGXFSZ, so a write past the limit fails with EFBIG.
+func execLimited(limit string) {
+	n, err := strconv.ParseUint(limit, 10, 64)
+	if err == nil {
+		err = syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: n, Max: n})
+	}
+	if err == nil {
+		path := os.Getenv(envBin)
+		env := withoutVars(os.Environ(), envFsize, envBin)
+		err = syscall.Exec(path, append([]string{path}, os.Args[1:]...), env)
+	}
+	fmt.Fprintln(os.Stderr, "limited exec:", err)
+	os.Exit(2)
+}
+
+func withoutVars(env []string, names ...string) []string {
+	var out []string
+next:
+	for _, kv := range env {
+		for _, n := range names {
+			if strings.HasPrefix(kv, n+"=") {
+				continue next
+			}
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// size is a flag's value, or its default for -short or the long run.
+func size(given, short, long int) int {
+	switch {
+	case given > 0:
+		return given
+	case testing.Short():
+		return short
+	}
+	return long
+}
+
+// project is one campaign folder with a sandbox, driven through the smsform
+// binary as CI would.
+type project struct {
+	t        testing.TB
+	dir      string
+	srv      *Server
+	campaign string
+	phones   []string
+	env      []string
+}
+
+func newProject(t testing.TB, cfg sandbox.Config, c Campaign) *project {
+	t.Helper()
+	dir := t.TempDir()
+	srv := Start(t, cfg)
+	path, phones := WriteCampaign(t, dir, c)
+	tokens := filepath.Join(dir, ".tokens")
+	env := withoutVars(os.Environ(), "SMSFORM_TOKEN", "SMSFORM_BASE_URL", "SMSFORM_CLIENT_ID", "SMSFORM_CLIENT_SECRET", "SMSFORM_TOKEN_DIR", "CI", "SMSFORM_IN_AUTOMATION")
+	env = append(env, "SMSFORM_BASE_URL="+srv.URL, "SMSFORM_CLIENT_ID="+ClientID, "SMSFORM_CLIENT_SECRET="+ClientSecret,
+		"SMSFORM_TOKEN_DIR="+tokens, "CI=true")
+	return &project{t: t, dir: dir, srv: srv, campaign: path, phones: phones, env: env}
+}
+
+func (p *project) statePath() string {
+	return strings.TrimSuffix(p.campaign, ".yaml") + ".smsstate"
+}
+
+// command is smsform with args, in the project's folder and environment.
+func (p *project) command(args ...string) *exec.Cmd {
+	cmd := exec.Command(bin, args...)
+	cmd.Dir, cmd.Env = p.dir, p.env
+	return cmd
+}
+
+// outcome is how one smsform process ended.
+type outcome struct {
+	code           int // -1: killed
+	stdout, stderr string
+	wall           time.Duration
+	summary        apply.Result // from apply --json
+}
+
+func (p *project) run(cmd *exec.Cmd) outcome {
+	p.t.Helper()
+	var pid int
+	return p.runStarted(cmd, &pid)
+}
+
+// apply runs smsform apply --auto-approve --json with extra flags.
+func (p *project) apply(extra ...string) outcome {
+	p.t.Helper()
+	return p.run(p.command(append([]string{"apply", p.campaign, "--auto-approve", "--json"}, extra...)...))
+}
+
+// smsform runs another command and fails the test unless it exits 0.
+func (p *project) smsform(args ...string) string {
+	p.t.Helper()
+	o := p.run(p.command(args...))
+	if o.code != 0 {
+		p.t.Fatalf("smsform %s: exit %d: %s", strings.Join(args, " "), o.code, o.stderr)
+	}
+	return o.stdout
+}
+
+// summaryOf finds the summary event of apply --json.
+func summaryOf(stdout string) apply.Result {
+	var res apply.Result
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var e apply.Event
+		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Type == "summary" && e.Summary != nil {
+			res = *e.Summary
+		}
+	}
+	return res
+}
+
+// tally holds the state file against the outbox.
+func (p *project) tally() Tally {
+	p.t.Helper()
+	st, err := state.OpenReadOnly(p.statePath())
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer st.Close()
+	tl, err := Account(context.Background(), st, p.phones, p.srv.Messages())
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return tl
+}
+
+// runStarted is run, recording the process id once started.
+func (p *project) runStarted(cmd *exec.Cmd, pid *int) outcome {
+	p.t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		p.t.Fatalf("%v: %v", cmd.Args, err)
+	}
+	*pid = cmd.Process.Pid
+	err := cmd.Wait()
+	o := outcome{stdout: stdout.String(), stderr: stderr.String(), wall: time.Since(start), code: cmd.ProcessState.ExitCode()}
+	if err != nil && o.code == 0 {
+		p.t.Errorf("%v: %v", cmd.Args, err)
+	}
+	o.summary = summaryOf(o.stdout)
+	return o
+}

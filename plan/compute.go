@@ -2,9 +2,12 @@ package plan
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"hash/maphash"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -20,20 +23,31 @@ const maxListed = 20
 // Compute plans c against what rec records (rec may be nil: nothing is
 // recorded yet). With a strict campaign that lists invalid numbers it returns
 // the plan and a *StrictError.
+//
+// The state is read while the lists are, on another goroutine: what it
+// records is only needed once every recipient is known.
 func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	b := &builder{
-		c:        c,
-		p:        &Plan{Campaign: c.Name, Sender: c.Sender},
-		norm:     e164.NewNormalizer(c.DefaultRegion),
-		seen:     make(map[string]struct{}),
-		excluded: make(map[string]struct{}),
-		byBody:   make(map[string]int),
+		c:    c,
+		p:    &Plan{Campaign: c.Name, Sender: c.Sender},
+		norm: e164.NewNormalizer(c.DefaultRegion),
 	}
+	loaded := make(chan error, 1)
 	if rec != nil {
 		b.p.State = StateStamp{Lineage: rec.Lineage(), Serial: rec.Serial()}
-		if err := b.loadRecorded(ctx, rec); err != nil {
-			return nil, err
-		}
+		go func() { loaded <- b.loadRecorded(ctx, rec) }()
+		// On an early return the loader is cancelled and waited for, so
+		// that it never outlives Compute.
+		defer func() {
+			cancel()
+			if loaded != nil {
+				<-loaded
+			}
+		}()
+	} else {
+		loaded <- nil
 	}
 	for _, src := range c.Exclude {
 		b.warnEscape("exclude", src)
@@ -46,6 +60,9 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 	shared, err := b.sharedBody()
 	if err != nil {
 		return nil, err
+	}
+	if shared != nil {
+		b.shared, b.sharedText = true, *shared
 	}
 	process := func(it *item) {
 		b.normalize(it)
@@ -66,6 +83,12 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 		}
 	}
 	b.noteSkipped("fixed-line", b.fixedLines)
+	err = <-loaded
+	loaded = nil
+	if err != nil {
+		return nil, err
+	}
+	b.settle()
 	b.finish()
 	if c.Strict && len(b.p.Invalid) > 0 {
 		return b.p, &StrictError{Invalid: b.p.Invalid}
@@ -73,39 +96,31 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 	return b.p, nil
 }
 
+// group is the recipients to send one body to, in file order.
 type group struct {
 	body   string
 	phones []string
-}
-
-// recorded is the little the plan keeps of a state record.
-type recorded struct {
-	status   state.Status
-	batch    string
-	reason   string
-	bodyHash string
 }
 
 type builder struct {
 	c        *campaign.Campaign
 	p        *Plan
 	norm     *e164.Normalizer
-	held     map[string]recorded
-	seen     map[string]struct{}
-	excluded map[string]struct{}
-	byBody   map[string]int
-	groups   []group
+	held     heldSet
+	seen     phoneSet
+	excluded phoneSet
+
+	// The recipients that are neither duplicates nor excluded, in file
+	// order, with their bodies (none when the body is shared): settle
+	// splits them into what the state holds and what is to send.
+	shared     bool
+	sharedText string
+	phones     []string
+	bodies     []string
+	groups     []group
 
 	badExclusions []string // warnings, all of them counted, the first maxListed kept
 	fixedLines    []string
-}
-
-func (b *builder) loadRecorded(ctx context.Context, rec Recorded) error {
-	b.held = make(map[string]recorded)
-	return rec.Recipients(ctx, func(r state.Recipient) error {
-		b.held[r.Phone] = recorded{status: r.Status, batch: r.BatchID, reason: r.Reason, bodyHash: r.BodyHash}
-		return nil
-	})
 }
 
 // sharedBody renders a body that uses no per-recipient variable once, for
@@ -131,7 +146,7 @@ func (b *builder) exclude(it *item) error {
 			it.entry.File, it.entry.Line, e164.Mask(it.entry.Raw), it.err))
 		return nil
 	}
-	b.excluded[it.num.E164] = struct{}{}
+	b.excluded.add(it.num.E164)
 	return nil
 }
 
@@ -147,13 +162,12 @@ func (b *builder) add(it *item) error {
 		return nil
 	}
 	phone := it.num.E164
-	if _, dup := b.seen[phone]; dup {
+	if !b.seen.add(phone) {
 		s.Duplicates++
 		return nil
 	}
-	b.seen[phone] = struct{}{}
 	s.Recipients++
-	if _, ok := b.excluded[phone]; ok {
+	if b.excluded.has(phone) {
 		s.Excluded++
 		return nil
 	}
@@ -166,53 +180,163 @@ func (b *builder) add(it *item) error {
 		b.fixedLines = append(b.fixedLines, fmt.Sprintf("%s:%d: %s is a fixed-line number and may not receive SMS",
 			it.entry.File, it.entry.Line, e164.Mask(phone)))
 	}
-	if r, ok := b.held[phone]; ok {
-		b.hold(phone, r, it.body)
-		return nil
+	b.phones = append(b.phones, phone)
+	if !b.shared {
+		b.bodies = append(b.bodies, it.body)
 	}
-	s.ToSend++
-	gi, ok := b.byBody[it.body]
-	if !ok {
-		gi = len(b.groups)
-		b.groups = append(b.groups, group{body: it.body})
-		b.byBody[it.body] = gi
-	}
-	b.groups[gi].phones = append(b.groups[gi].phones, phone)
 	return nil
 }
 
+// settle accounts for the recipients the state holds and groups the others
+// by body: groups in the order of their first recipient, each group's
+// recipients in file order.
+func (b *builder) settle() {
+	s := &b.p.Summary
+	b.p.BodyChanged = b.countBodyChanged()
+	// Pass one: which group each recipient to send joins. The recipients
+	// to send are compacted in place at the front of b.phones.
+	var (
+		index  bodyIndex
+		gidx   = make([]int32, 0, len(b.phones)-b.held.len())
+		counts []int32
+		sorted = true // every group's recipients already follow each other
+	)
+	n := 0
+	for i, phone := range b.phones {
+		if r, ok := b.held.get(phone); ok {
+			b.hold(phone, r)
+			continue
+		}
+		gi := 0
+		if !b.shared {
+			body := b.bodies[i]
+			var ok bool
+			if gi, ok = index.find(body, b.groups); !ok {
+				gi = len(b.groups)
+				b.groups = append(b.groups, group{body: body})
+				counts = append(counts, 0)
+				index.note(body, gi, b.groups)
+			}
+		} else if len(b.groups) == 0 {
+			b.groups = append(b.groups, group{body: b.sharedText})
+			counts = append(counts, 0)
+		}
+		if len(gidx) > 0 && int32(gi) < gidx[len(gidx)-1] {
+			sorted = false
+		}
+		gidx = append(gidx, int32(gi))
+		counts[gi]++
+		b.phones[n] = phone
+		n++
+	}
+	s.ToSend = n
+	phones := b.phones[:n:n]
+	clear(b.phones[n:])
+	b.bodies = nil
+	// Pass two: each group's recipients side by side in one array.
+	if !sorted {
+		ordered := make([]string, n)
+		next := make([]int32, len(counts))
+		off := int32(0)
+		for gi, c := range counts {
+			next[gi] = off
+			off += c
+		}
+		for k, phone := range phones {
+			ordered[next[gidx[k]]] = phone
+			next[gidx[k]]++
+		}
+		phones = ordered
+	}
+	off := int32(0)
+	for gi, c := range counts {
+		b.groups[gi].phones = phones[off : off+c : off+c]
+		off += c
+	}
+	b.phones = nil
+}
+
+// countBodyChanged counts the recipients the state records as sent with a
+// body other than the one they would get now, hashing on every core.
+func (b *builder) countBodyChanged() int {
+	if b.held.len() == 0 {
+		return 0
+	}
+	workers := runtime.GOMAXPROCS(0)
+	per := (len(b.phones) + workers - 1) / workers
+	counts := make([]int, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := min(w*per, len(b.phones)), min((w+1)*per, len(b.phones))
+		wg.Go(func() {
+			var last string
+			var lastSum [sha256.Size]byte
+			haveLast := false
+			for i := lo; i < hi; i++ {
+				r, ok := b.held.get(b.phones[i])
+				if !ok || r.status != heldSent {
+					continue
+				}
+				body := b.sharedText
+				if !b.shared {
+					body = b.bodies[i]
+				}
+				if r.rawHash >= 0 {
+					if b.held.raw[r.rawHash] != BodyHash(body) {
+						counts[w]++
+					}
+					continue
+				}
+				// Neighbours often share a body (a shared one always).
+				if !haveLast || body != last {
+					last, lastSum, haveLast = body, sha256.Sum256([]byte(body)), true
+				}
+				if lastSum != r.hash {
+					counts[w]++
+				}
+			}
+		})
+	}
+	wg.Wait()
+	total := 0
+	for _, c := range counts {
+		total += c
+	}
+	return total
+}
+
 // hold accounts for a recipient the state already records: whatever the
-// campaign says now, it is not planned again.
-func (b *builder) hold(phone string, r recorded, body string) {
+// campaign says now, it is not planned again. (Sent recipients whose body
+// changed are counted by countBodyChanged.)
+func (b *builder) hold(phone string, r heldRec) {
 	s := &b.p.Summary
 	switch r.status {
-	case state.Sent:
+	case heldSent:
 		s.AlreadySent++
-		if r.bodyHash != BodyHash(body) {
-			b.p.BodyChanged++
-		}
-	case state.InDoubt:
+	case heldInDoubt:
 		s.InDoubt++
-		b.p.InDoubt = append(b.p.InDoubt, Held{Phone: phone, BatchID: r.batch})
-	case state.Failed:
+		b.p.InDoubt = append(b.p.InDoubt, Held{Phone: phone, BatchID: b.held.more[r.more].batch})
+	case heldFailed:
 		s.Failed++
-		b.p.Failed = append(b.p.Failed, Held{Phone: phone, BatchID: r.batch, Reason: r.reason})
+		m := b.held.more[r.more]
+		b.p.Failed = append(b.p.Failed, Held{Phone: phone, BatchID: m.batch, Reason: m.reason})
 	}
 }
 
 func (b *builder) finish() {
 	p := b.p
+	b.held.each(func(phone string) {
+		if !b.seen.has(phone) {
+			p.Removed = append(p.Removed, phone)
+		}
+	})
+	b.held, b.seen, b.excluded = heldSet{}, phoneSet{}, phoneSet{}
 	p.Batches = cut(b.groups, b.c.BatchSize)
 	p.Summary.Batches = len(p.Batches)
 	for _, batch := range p.Batches {
 		p.Summary.Segments += batch.TotalSegments()
 	}
 	b.warnUCS2()
-	for phone := range b.held {
-		if _, ok := b.seen[phone]; !ok {
-			p.Removed = append(p.Removed, phone)
-		}
-	}
 	sort.Strings(p.Removed)
 	sortHeld(p.InDoubt)
 	sortHeld(p.Failed)
@@ -228,16 +352,21 @@ func (b *builder) finish() {
 
 // warnUCS2 says which characters push a body out of GSM-7 and what they
 // cost, once per distinct set of characters so that a personalised campaign
-// does not repeat itself a million times.
+// does not repeat itself a million times. It reads each group's encoding
+// from its first batch, and analyses again only the UCS-2 bodies.
 func (b *builder) warnUCS2() {
 	type cost struct{ bodies, extra int }
 	costs := map[string]*cost{}
 	var order []string
+	first := 0 // the group's first batch
 	for _, g := range b.groups {
-		a := sms.Analyze(g.body)
-		if a.Encoding != sms.UCS2 {
+		batches := (len(g.phones) + b.c.BatchSize - 1) / b.c.BatchSize
+		enc := b.p.Batches[first].Encoding
+		first += batches
+		if enc != sms.UCS2 {
 			continue
 		}
+		a := sms.Analyze(g.body)
 		key := string(a.Forcing)
 		c, ok := costs[key]
 		if !ok {
@@ -286,6 +415,222 @@ func plural(n int, one, many string) string {
 	return many
 }
 
+// phoneKey packs a number in E.164 ("+" and up to 19 digits, the first not
+// 0) into an integer, which makes sets of a million numbers far smaller
+// and faster than sets of strings. Anything else reports false.
+func phoneKey(phone string) (uint64, bool) {
+	if len(phone) < 2 || len(phone) > 20 || phone[0] != '+' || phone[1] == '0' {
+		return 0, false
+	}
+	var k uint64
+	for i := 1; i < len(phone); i++ {
+		c := phone[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		k = k*10 + uint64(c-'0')
+	}
+	return k, true
+}
+
+// keyPhone is the inverse of phoneKey.
+func keyPhone(k uint64) string {
+	var buf [21]byte
+	return string(strconv.AppendUint(append(buf[:0], '+'), k, 10))
+}
+
+// phoneSet is a set of phone numbers.
+type phoneSet struct {
+	keys  map[uint64]struct{}
+	other map[string]struct{} // numbers phoneKey does not take
+}
+
+// add adds phone and reports whether it was new.
+func (s *phoneSet) add(phone string) bool {
+	if k, ok := phoneKey(phone); ok {
+		if s.keys == nil {
+			s.keys = make(map[uint64]struct{})
+		}
+		n := len(s.keys)
+		s.keys[k] = struct{}{}
+		return len(s.keys) > n
+	}
+	if s.other == nil {
+		s.other = make(map[string]struct{})
+	}
+	n := len(s.other)
+	s.other[phone] = struct{}{}
+	return len(s.other) > n
+}
+
+func (s *phoneSet) has(phone string) bool {
+	if k, ok := phoneKey(phone); ok {
+		_, found := s.keys[k]
+		return found
+	}
+	_, found := s.other[phone]
+	return found
+}
+
+// Statuses of a held recipient; heldOther is a status this version does not
+// know: the recipient is held back but counted nowhere.
+const (
+	heldOther uint8 = iota
+	heldSent
+	heldInDoubt
+	heldFailed
+)
+
+// heldRec is the little the plan keeps of a state record: a million of them
+// must stay small.
+type heldRec struct {
+	hash    [sha256.Size]byte // the body hash, decoded
+	rawHash int32             // index in heldSet.raw when the hash is not 64 hex digits, else -1
+	more    int32             // index in heldSet.more for in-doubt and failed records, else -1
+	status  uint8
+}
+
+type heldMore struct{ batch, reason string }
+
+// heldSet is what the state records, by phone.
+type heldSet struct {
+	keys  map[uint64]heldRec
+	other map[string]heldRec
+	more  []heldMore
+	raw   []string
+}
+
+func (h *heldSet) len() int { return len(h.keys) + len(h.other) }
+
+func (h *heldSet) get(phone string) (heldRec, bool) {
+	if h.len() == 0 {
+		return heldRec{}, false
+	}
+	if k, ok := phoneKey(phone); ok {
+		r, found := h.keys[k]
+		return r, found
+	}
+	r, found := h.other[phone]
+	return r, found
+}
+
+func (h *heldSet) put(r state.Recipient) {
+	rec := heldRec{rawHash: -1, more: -1}
+	switch r.Status {
+	case state.Sent:
+		rec.status = heldSent
+	case state.InDoubt:
+		rec.status = heldInDoubt
+	case state.Failed:
+		rec.status = heldFailed
+	}
+	if rec.status == heldInDoubt || rec.status == heldFailed {
+		rec.more = int32(len(h.more))
+		h.more = append(h.more, heldMore{batch: r.BatchID, reason: r.Reason})
+	}
+	if !decodeHash(r.BodyHash, &rec.hash) {
+		rec.rawHash = int32(len(h.raw))
+		h.raw = append(h.raw, r.BodyHash)
+	}
+	if k, ok := phoneKey(r.Phone); ok {
+		if h.keys == nil {
+			h.keys = make(map[uint64]heldRec)
+		}
+		h.keys[k] = rec
+		return
+	}
+	if h.other == nil {
+		h.other = make(map[string]heldRec)
+	}
+	h.other[r.Phone] = rec
+}
+
+// decodeHash decodes a hash written as BodyHash writes it: 64 lower-case
+// hex digits. Anything else is compared as written.
+func decodeHash(s string, dst *[sha256.Size]byte) bool {
+	if len(s) != 2*sha256.Size {
+		return false
+	}
+	for i := range dst {
+		hi, ok1 := lowerHex(s[2*i])
+		lo, ok2 := lowerHex(s[2*i+1])
+		if !ok1 || !ok2 {
+			return false
+		}
+		dst[i] = hi<<4 | lo
+	}
+	return true
+}
+
+func lowerHex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
+}
+
+// each calls fn with every phone, in no particular order.
+func (h *heldSet) each(fn func(phone string)) {
+	for k := range h.keys {
+		fn(keyPhone(k))
+	}
+	for phone := range h.other {
+		fn(phone)
+	}
+}
+
+func (b *builder) loadRecorded(ctx context.Context, rec Recorded) error {
+	return rec.Recipients(ctx, func(r state.Recipient) error {
+		b.held.put(r)
+		return nil
+	})
+}
+
+// bodyIndex finds the group of a body. Keyed by a 64-bit hash of the body
+// rather than by the body itself, it stays small with a million distinct
+// bodies; bodies whose hash is already taken by another body are kept by
+// their text.
+type bodyIndex struct {
+	seed  maphash.Seed
+	keys  map[uint64]int32
+	other map[string]int32
+}
+
+func (x *bodyIndex) find(body string, groups []group) (int, bool) {
+	if x.keys == nil {
+		return 0, false
+	}
+	gi, ok := x.keys[maphash.String(x.seed, body)]
+	if !ok {
+		return 0, false
+	}
+	if groups[gi].body == body {
+		return int(gi), true
+	}
+	gi, ok = x.other[body]
+	return int(gi), ok
+}
+
+// note records that body, not found, is group gi's.
+func (x *bodyIndex) note(body string, gi int, groups []group) {
+	if x.keys == nil {
+		x.seed = maphash.MakeSeed()
+		x.keys = make(map[uint64]int32)
+	}
+	h := maphash.String(x.seed, body)
+	if _, taken := x.keys[h]; !taken {
+		x.keys[h] = int32(gi)
+		return
+	}
+	if x.other == nil {
+		x.other = make(map[string]int32)
+	}
+	x.other[body] = int32(gi)
+}
+
 // item is one recipient on its way through scan.
 type item struct {
 	entry     campaign.Entry
@@ -295,7 +640,9 @@ type item struct {
 	renderErr error
 }
 
-const chunkSize = 512
+// chunkSize is how many entries travel together through scan: enough that
+// handing chunks between goroutines costs little.
+const chunkSize = 2048
 
 type chunk struct {
 	items []item
@@ -304,19 +651,28 @@ type chunk struct {
 
 // scan reads src, runs process on every entry on all cores, and hands the
 // results to deliver one at a time in file order, so that the plan is the
-// same whatever the scheduling.
+// same whatever the scheduling. Delivered chunks are cleared and reused.
 func scan(ctx context.Context, src campaign.Source, process func(*item), deliver func(*item) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers := runtime.GOMAXPROCS(0)
 	jobs := make(chan *chunk, workers*2)
 	ordered := make(chan *chunk, workers*4)
+	free := make(chan *chunk, workers*6+2)
 
 	var readErr error
 	go func() {
 		defer close(ordered)
 		defer close(jobs)
-		cur := &chunk{done: make(chan struct{})}
+		newChunk := func() *chunk {
+			select {
+			case ch := <-free:
+				return ch
+			default:
+				return &chunk{items: make([]item, 0, chunkSize), done: make(chan struct{})}
+			}
+		}
+		cur := newChunk()
 		// A chunk goes to the workers before it joins the ordered queue, so
 		// every chunk the consumer waits on is sure to be processed.
 		flush := func() error {
@@ -330,7 +686,7 @@ func scan(ctx context.Context, src campaign.Source, process func(*item), deliver
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-			cur = &chunk{items: make([]item, 0, chunkSize), done: make(chan struct{})}
+			cur = newChunk()
 			return nil
 		}
 		readErr = src.Read(ctx, func(e campaign.Entry) error {
@@ -347,16 +703,14 @@ func scan(ctx context.Context, src campaign.Source, process func(*item), deliver
 
 	var wg sync.WaitGroup
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for ch := range jobs {
 				for i := range ch.items {
 					process(&ch.items[i])
 				}
 				close(ch.done)
 			}
-		}()
+		})
 	}
 
 	var err error
@@ -366,6 +720,12 @@ func scan(ctx context.Context, src campaign.Source, process func(*item), deliver
 			if err = deliver(&ch.items[i]); err != nil {
 				cancel()
 			}
+		}
+		clear(ch.items)
+		ch.items, ch.done = ch.items[:0], make(chan struct{})
+		select {
+		case free <- ch:
+		default:
 		}
 	}
 	wg.Wait()

@@ -12,6 +12,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
+	"io"
 	"sort"
 
 	"github.com/smsform/smsform/internal/e164"
@@ -110,34 +112,67 @@ func (e *StrictError) Error() string {
 // TotalSegments is the number of segments the batch costs.
 func (b Batch) TotalSegments() int { return b.Segments * len(b.Recipients) }
 
-// ID derives a batch's id from its content, so the same inputs give the same ids.
-func batchID(body string, phones []string) string {
-	h := sha256.New()
-	h.Write([]byte(body))
+// appendBatchID derives a batch's id from its content, so the same inputs
+// give the same ids: "b-" and the first 8 bytes of the SHA-256 of the body
+// and each phone after a zero byte, in hex. h is scratch state.
+func appendBatchID(dst []byte, h hash.Hash, body string, phones []string) []byte {
+	h.Reset()
+	io.WriteString(h, body)
 	for _, p := range phones {
 		h.Write([]byte{0})
-		h.Write([]byte(p))
+		io.WriteString(h, p)
 	}
-	return "b-" + hex.EncodeToString(h.Sum(nil)[:8])
+	var sum [sha256.Size]byte
+	dst = append(dst, "b-"...)
+	return hex.AppendEncode(dst, h.Sum(sum[:0])[:8])
 }
+
+// idLen is the length of a batch id.
+const idLen = len("b-") + 16
+
+// idsPerBlock is how many batch ids share one string, so that a million
+// batches do not cost a million small allocations.
+const idsPerBlock = 4096
 
 // cut splits each body's recipients into batches of at most size.
 func cut(groups []group, size int) []Batch {
-	var batches []Batch
+	n := 0
+	for _, g := range groups {
+		n += (len(g.phones) + size - 1) / size
+	}
+	if n == 0 {
+		return nil
+	}
+	batches := make([]Batch, 0, n)
+	h := sha256.New()
+	ids := make([]byte, 0, min(n, idsPerBlock)*idLen)
+	named := 0 // batches[:named] have their ids
+	nameBlock := func() {
+		block := string(ids)
+		for i := range len(batches) - named {
+			batches[named+i].ID = block[i*idLen : (i+1)*idLen]
+		}
+		named = len(batches)
+		ids = ids[:0]
+	}
 	for _, g := range groups {
 		a := sms.Analyze(g.body)
 		for start := 0; start < len(g.phones); start += size {
 			end := min(start+size, len(g.phones))
 			phones := g.phones[start:end:end]
+			ids = appendBatchID(ids, h, g.body, phones)
 			batches = append(batches, Batch{
-				ID:         batchID(g.body, phones),
 				Body:       g.body,
 				Encoding:   a.Encoding,
 				Segments:   a.Segments,
 				Recipients: phones,
 			})
+			if len(batches)-named == idsPerBlock {
+				nameBlock()
+			}
 		}
 	}
+	nameBlock()
 	return batches
 }
 

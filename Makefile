@@ -18,6 +18,12 @@ test:
 	$(GO) vet ./...
 	$(GO) test -race -short -timeout 20m ./...
 
+# The kill test (SIGKILL at random moments, resume until done): 20 kills over
+# 2,000 recipients, then 100 kills over 10,000; prints a crashtest: line each.
+crashtest:
+	$(GO) test -v -count=1 -timeout 30m -run 'TestKill$$' ./internal/reliability -crash.kills=20 -crash.recipients=2000
+	$(GO) test -v -count=1 -timeout 30m -run 'TestKill$$' ./internal/reliability -crash.kills=100 -crash.recipients=10000
+
 clean:
 	rm -rf smsform .demo .bench
 

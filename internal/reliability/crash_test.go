@@ -1,0 +1,220 @@
+package reliability
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/smsform/smsform/sandbox"
+	"github.com/smsform/smsform/state"
+)
+
+// TestKill is the kill test of the apply issue: smsform apply as a
+// subprocess, SIGKILLed at seeded random moments (mostly while requests are
+// in flight or their outcomes are being written) and rerun with the same
+// command each time until it finishes. Then every in-doubt batch is
+// resolved against the outbox, the rest is sent, and the figures must hold:
+// nobody messaged twice, everybody accounted for, at most one in-doubt
+// batch per kill and request in flight.
+func TestKill(t *testing.T) {
+	kills := size(*crashKills, 5, 20)
+	recipients := size(*crashRecipients, 500, 2000)
+	conc := *crashConcurrency
+	const batch = 20
+	batches := (recipients + batch - 1) / batch
+	// Sends per run before a kill. Each kill also leaves up to conc batches
+	// in doubt, which later runs skip; on average a run should use less
+	// than its share of the batches, so that every kill lands.
+	budget := float64(batches) / (float64(kills) * 1.3)
+	maxSends := max(1, int(2*(budget-float64(conc))-1))
+	const latency = 30 * time.Millisecond
+
+	p := newProject(t, sandbox.Config{Latency: latency}, Campaign{Recipients: recipients, BatchSize: batch, Concurrency: conc})
+	sends := make(chan struct{}, 1024)
+	p.srv.OnSend(func(int) {
+		select {
+		case sends <- struct{}{}:
+		default:
+		}
+	})
+	rng := rand.New(rand.NewPCG(uint64(*crashSeed), 0x5eed))
+	start := time.Now()
+	landed, runs := 0, 0
+	var final outcome
+	for {
+		runs++
+		cmd := p.command("apply", p.campaign, "--auto-approve", "--json")
+		if landed >= kills {
+			final = p.run(cmd)
+			break
+		}
+		drain(sends)
+		done, o := startAsync(t, cmd)
+		// Mostly after the k-th send arrives plus up to two latencies (in
+		// flight, or between the answer and its outcome), sometimes at any
+		// moment of start-up (planning, opening the state, getting a token).
+		var at <-chan time.Time
+		if rng.IntN(5) == 0 {
+			at = time.After(time.Duration(rng.Int64N(int64(60 * time.Millisecond))))
+		} else {
+			k := 1 + rng.IntN(maxSends)
+			at = afterSends(sends, k, time.Duration(rng.Int64N(int64(2*latency))))
+		}
+		select {
+		case <-at:
+			cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+			if o.code == -1 {
+				landed++
+				continue
+			}
+		case <-done:
+		}
+		// It finished before the kill.
+		final = *o
+		break
+	}
+	if final.code != 0 && final.code != 3 {
+		t.Fatalf("last apply: exit %d: %s", final.code, final.stderr)
+	}
+	if landed < kills {
+		t.Errorf("the campaign finished after %d kills, wanted %d", landed, kills)
+	}
+
+	before := p.tally()
+	inDoubtBatches := before.InDoubtBatches
+	// The operator's decision, with the outbox as ground truth: an in-doubt
+	// batch in the outbox was killed between send and outcome.
+	resolved := resolveByOutbox(t, p)
+	if resolved > 0 {
+		if o := p.apply(); o.code != 0 {
+			t.Fatalf("apply after resolving: exit %d: %s", o.code, o.stderr)
+		}
+	}
+	after := p.tally()
+	wall := time.Since(start)
+
+	t.Logf("kills=%d runs=%d recipients=%d duplicates=%d unaccounted=%d in_doubt_batches=%d (limit %d) resolved_unsent=%d wall=%v",
+		landed, runs, recipients, after.Duplicates, after.Unaccounted(), inDoubtBatches, landed*conc, resolved, wall.Round(time.Millisecond))
+	fmt.Printf("crashtest: kills=%d recipients=%d duplicates=%d unaccounted=%d in_doubt_batches=%d wall=%v\n",
+		landed, recipients, after.Duplicates, after.Unaccounted(), inDoubtBatches, wall.Round(time.Millisecond))
+
+	if before.Duplicates != 0 || before.Lost != 0 {
+		t.Errorf("before resolving: %d messaged twice, %d records contradict the outbox: %v", before.Duplicates, before.Lost, before.Problems)
+	}
+	if before.Unrecorded != 0 {
+		t.Errorf("%d recipients neither sent, failed nor in doubt after the last apply", before.Unrecorded)
+	}
+	if after.Duplicates != 0 || after.Unaccounted() != 0 || after.Sent != recipients {
+		t.Errorf("after resolving: %d messaged twice, %d unaccounted, %d of %d sent: %v",
+			after.Duplicates, after.Unaccounted(), after.Sent, recipients, after.Problems)
+	}
+	if inDoubtBatches > landed*conc {
+		t.Errorf("%d in-doubt batches after %d kills with %d requests in flight", inDoubtBatches, landed, conc)
+	}
+}
+
+func drain(c chan struct{}) {
+	for {
+		select {
+		case <-c:
+		default:
+			return
+		}
+	}
+}
+
+// afterSends fires d after the k-th send request from now arrives.
+func afterSends(sends chan struct{}, k int, d time.Duration) <-chan time.Time {
+	c := make(chan time.Time, 1)
+	go func() {
+		for range k {
+			select {
+			case <-sends:
+			case <-time.After(10 * time.Second):
+				c <- time.Now()
+				return
+			}
+		}
+		time.Sleep(d)
+		c <- time.Now()
+	}()
+	return c
+}
+
+// startAsync starts cmd; done closes once it ended and *o is filled in.
+func startAsync(t *testing.T, cmd *exec.Cmd) (<-chan struct{}, *outcome) {
+	t.Helper()
+	o := &outcome{}
+	done := make(chan struct{})
+	var stderr, stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(done)
+		cmd.Wait()
+		o.code = cmd.ProcessState.ExitCode()
+		o.stdout, o.stderr = stdout.String(), stderr.String()
+		o.summary = summaryOf(o.stdout)
+	}()
+	return done, o
+}
+
+// resolveByOutbox resolves each in-doubt batch as sent when the outbox has
+// its recipients and as unsent otherwise; it returns how many recipients
+// were resolved unsent.
+func resolveByOutbox(t *testing.T, p *project) int {
+	t.Helper()
+	ctx := context.Background()
+	delivered := map[string]bool{}
+	for _, m := range p.srv.Messages() {
+		delivered[m.To] = true
+	}
+	st, err := state.Open(ctx, p.statePath(), state.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	type verdict struct{ in, out int }
+	byBatch := map[string]*verdict{}
+	err = st.Recipients(ctx, func(r state.Recipient) error {
+		if r.Status != state.InDoubt {
+			return nil
+		}
+		v := byBatch[r.BatchID]
+		if v == nil {
+			v = &verdict{}
+			byBatch[r.BatchID] = v
+		}
+		if delivered[r.Phone] {
+			v.in++
+		} else {
+			v.out++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsent := 0
+	for id, v := range byBatch {
+		if v.in > 0 && v.out > 0 {
+			t.Errorf("batch %s: %d recipients delivered, %d not: a batch is one request", id, v.in, v.out)
+		}
+		n, err := st.Resolve(ctx, id, v.in > 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.in == 0 {
+			unsent += n
+		}
+	}
+	return unsent
+}

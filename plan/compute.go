@@ -117,6 +117,7 @@ type builder struct {
 	sharedText string
 	phones     []string
 	bodies     []string
+	heldAt     []int32 // per recipient of phones: the index of its state record, or -1
 	groups     []group
 
 	badExclusions []string // warnings, all of them counted, the first maxListed kept
@@ -192,19 +193,19 @@ func (b *builder) add(it *item) error {
 // recipients in file order.
 func (b *builder) settle() {
 	s := &b.p.Summary
-	b.p.BodyChanged = b.countBodyChanged()
+	b.p.BodyChanged = b.lookupHeld()
 	// Pass one: which group each recipient to send joins. The recipients
 	// to send are compacted in place at the front of b.phones.
 	var (
 		index  bodyIndex
-		gidx   = make([]int32, 0, len(b.phones)-b.held.len())
+		gidx   = make([]int32, 0, max(len(b.phones)-b.held.len(), 0))
 		counts []int32
 		sorted = true // every group's recipients already follow each other
 	)
 	n := 0
 	for i, phone := range b.phones {
-		if r, ok := b.held.get(phone); ok {
-			b.hold(phone, r)
+		if b.heldAt != nil && b.heldAt[i] >= 0 {
+			b.hold(phone, &b.held.recs[b.heldAt[i]])
 			continue
 		}
 		gi := 0
@@ -232,7 +233,7 @@ func (b *builder) settle() {
 	s.ToSend = n
 	phones := b.phones[:n:n]
 	clear(b.phones[n:])
-	b.bodies = nil
+	b.bodies, b.heldAt = nil, nil
 	// Pass two: each group's recipients side by side in one array.
 	if !sorted {
 		ordered := make([]string, n)
@@ -256,12 +257,14 @@ func (b *builder) settle() {
 	b.phones = nil
 }
 
-// countBodyChanged counts the recipients the state records as sent with a
-// body other than the one they would get now, hashing on every core.
-func (b *builder) countBodyChanged() int {
+// lookupHeld finds, on every core, which recipients the state holds
+// (b.heldAt) and counts those it records as sent with a body other than the
+// one they would get now.
+func (b *builder) lookupHeld() int {
 	if b.held.len() == 0 {
 		return 0
 	}
+	b.heldAt = make([]int32, len(b.phones))
 	workers := runtime.GOMAXPROCS(0)
 	per := (len(b.phones) + workers - 1) / workers
 	counts := make([]int, workers)
@@ -273,10 +276,12 @@ func (b *builder) countBodyChanged() int {
 			var lastSum [sha256.Size]byte
 			haveLast := false
 			for i := lo; i < hi; i++ {
-				r, ok := b.held.get(b.phones[i])
-				if !ok || r.status != heldSent {
+				at := b.held.find(b.phones[i])
+				b.heldAt[i] = at
+				if at < 0 || b.held.recs[at].status != heldSent {
 					continue
 				}
+				r := &b.held.recs[at]
 				body := b.sharedText
 				if !b.shared {
 					body = b.bodies[i]
@@ -307,8 +312,8 @@ func (b *builder) countBodyChanged() int {
 
 // hold accounts for a recipient the state already records: whatever the
 // campaign says now, it is not planned again. (Sent recipients whose body
-// changed are counted by countBodyChanged.)
-func (b *builder) hold(phone string, r heldRec) {
+// changed are counted by lookupHeld.)
+func (b *builder) hold(phone string, r *heldRec) {
 	s := &b.p.Summary
 	switch r.status {
 	case heldSent:
@@ -494,24 +499,31 @@ type heldMore struct{ batch, reason string }
 
 // heldSet is what the state records, by phone.
 type heldSet struct {
-	keys  map[uint64]heldRec
-	other map[string]heldRec
+	keys  map[uint64]int32 // index in recs
+	other map[string]int32
+	recs  []heldRec
 	more  []heldMore
 	raw   []string
 }
 
-func (h *heldSet) len() int { return len(h.keys) + len(h.other) }
+func (h *heldSet) len() int { return len(h.recs) }
 
-func (h *heldSet) get(phone string) (heldRec, bool) {
-	if h.len() == 0 {
-		return heldRec{}, false
+// find returns the index in h.recs of phone's record, or -1.
+func (h *heldSet) find(phone string) int32 {
+	if len(h.recs) == 0 {
+		return -1
 	}
+	var i int32
+	var found bool
 	if k, ok := phoneKey(phone); ok {
-		r, found := h.keys[k]
-		return r, found
+		i, found = h.keys[k]
+	} else {
+		i, found = h.other[phone]
 	}
-	r, found := h.other[phone]
-	return r, found
+	if !found {
+		return -1
+	}
+	return i
 }
 
 func (h *heldSet) put(r state.Recipient) {
@@ -532,17 +544,27 @@ func (h *heldSet) put(r state.Recipient) {
 		rec.rawHash = int32(len(h.raw))
 		h.raw = append(h.raw, r.BodyHash)
 	}
+	i := int32(len(h.recs))
 	if k, ok := phoneKey(r.Phone); ok {
 		if h.keys == nil {
-			h.keys = make(map[uint64]heldRec)
+			h.keys = make(map[uint64]int32)
 		}
-		h.keys[k] = rec
-		return
+		if j, dup := h.keys[k]; dup { // not from a real state, whose phones are unique
+			h.recs[j] = rec
+			return
+		}
+		h.keys[k] = i
+	} else {
+		if h.other == nil {
+			h.other = make(map[string]int32)
+		}
+		if j, dup := h.other[r.Phone]; dup {
+			h.recs[j] = rec
+			return
+		}
+		h.other[r.Phone] = i
 	}
-	if h.other == nil {
-		h.other = make(map[string]heldRec)
-	}
-	h.other[r.Phone] = rec
+	h.recs = append(h.recs, rec)
 }
 
 // decodeHash decodes a hash written as BodyHash writes it: 64 lower-case

@@ -1,0 +1,115 @@
+package plan
+
+import (
+	"context"
+	"runtime"
+	"testing"
+
+	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/internal/bench"
+	"github.com/smsform/smsform/state"
+)
+
+// benchCampaign generates a campaign of n recipients (1% invalid, 1%
+// duplicates, 14 countries) and loads it.
+func benchCampaign(b *testing.B, n int, personalised bool) *campaign.Campaign {
+	b.Helper()
+	g, err := bench.Generate(b.TempDir(), bench.Spec{Name: "bench", Recipients: n, Personalised: personalised, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := campaign.Load(g.Campaign)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// BenchmarkCompute plans 100,000 recipients from a CSV list, with a body of
+// their own each (personalised) or one body for all (shared).
+func BenchmarkCompute(b *testing.B) {
+	for _, tc := range []struct {
+		name         string
+		personalised bool
+	}{{"personalised", true}, {"shared", false}} {
+		b.Run(tc.name, func(b *testing.B) {
+			c := benchCampaign(b, 100_000, tc.personalised)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Compute(context.Background(), c, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportPerRecipient(b, 100_000)
+		})
+	}
+}
+
+// BenchmarkComputeResume plans 100,000 recipients that the state (here in
+// memory, so that only the plan's own cost is measured) records as sent.
+func BenchmarkComputeResume(b *testing.B) {
+	for _, tc := range []struct {
+		name         string
+		personalised bool
+	}{{"personalised", true}, {"shared", false}} {
+		b.Run(tc.name, func(b *testing.B) {
+			c := benchCampaign(b, 100_000, tc.personalised)
+			p, err := Compute(context.Background(), c, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rec := &memRecorded{}
+			for _, batch := range p.Batches {
+				for _, phone := range batch.Recipients {
+					rec.rs = append(rec.rs, state.Recipient{Phone: phone, Status: state.Sent, BatchID: batch.ID, BodyHash: BodyHash(batch.Body)})
+				}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				p, err := Compute(context.Background(), c, rec)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if p.Summary.ToSend != 0 || p.BodyChanged != 0 {
+					b.Fatalf("resume plans %d, %d bodies changed", p.Summary.ToSend, p.BodyChanged)
+				}
+			}
+			reportPerRecipient(b, 100_000)
+		})
+	}
+}
+
+func reportPerRecipient(b *testing.B, n int) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/recipient")
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	b.ReportMetric(float64(m.HeapSys)/(1<<20), "heap-sys-MB")
+}
+
+// BenchmarkCut cuts 100,000 recipients with a body each into batches.
+func BenchmarkCut(b *testing.B) {
+	groups := make([]group, 100_000)
+	phones := make([]string, len(groups))
+	for i := range groups {
+		phones[i] = keyPhone(447400000000 + uint64(i))
+		groups[i] = group{body: "Hi Ada, your code is " + phones[i][7:], phones: phones[i : i+1]}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		cut(groups, 100)
+	}
+}
+
+// memRecorded is a state held in memory.
+type memRecorded struct{ rs []state.Recipient }
+
+func (m *memRecorded) Lineage() string { return "bench" }
+func (m *memRecorded) Serial() int64   { return 1 }
+func (m *memRecorded) Recipients(ctx context.Context, fn func(state.Recipient) error) error {
+	for _, r := range m.rs {
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}

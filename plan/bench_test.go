@@ -88,15 +88,16 @@ func reportPerRecipient(b *testing.B, n int) {
 
 // BenchmarkCut cuts 100,000 recipients with a body each into batches.
 func BenchmarkCut(b *testing.B) {
-	groups := make([]group, 100_000)
-	phones := make([]string, len(groups))
-	for i := range groups {
-		phones[i] = keyPhone(447400000000 + uint64(i))
-		groups[i] = group{body: "Hi Ada, your code is " + phones[i][7:], phones: phones[i : i+1]}
+	var g groups
+	for i := range 100_000 {
+		phone := keyPhone(447400000000 + uint64(i))
+		g.phones = append(g.phones, phone)
+		g.bodies = append(g.bodies, "Hi Ada, your code is "+phone[7:])
+		g.ends = append(g.ends, int32(i+1))
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		cut(groups, 100)
+		cut(&g, 100)
 	}
 }
 

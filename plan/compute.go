@@ -17,6 +17,10 @@ import (
 	"github.com/smsform/smsform/state"
 )
 
+// collectBefore is the number of recipients from which Compute collects
+// garbage between its steps (see collect).
+const collectBefore = 100_000
+
 // maxListed caps how many of one kind of warning a plan spells out.
 const maxListed = 20
 
@@ -88,7 +92,10 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 	if err != nil {
 		return nil, err
 	}
+	b.noteRemoved()
+	b.collect()
 	b.settle()
+	b.collect()
 	b.finish()
 	if c.Strict && len(b.p.Invalid) > 0 {
 		return b.p, &StrictError{Invalid: b.p.Invalid}
@@ -96,10 +103,23 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 	return b.p, nil
 }
 
-// group is the recipients to send one body to, in file order.
-type group struct {
-	body   string
+// groups are the recipients to send, by body: group i sends bodies[i] to
+// phones[ends[i-1]:ends[i]], in file order. Parallel slices rather than a
+// slice of structs keep a million groups of one small.
+type groups struct {
+	bodies []string
+	ends   []int32
 	phones []string
+}
+
+func (g *groups) len() int { return len(g.bodies) }
+
+func (g *groups) members(i int) []string {
+	start := int32(0)
+	if i > 0 {
+		start = g.ends[i-1]
+	}
+	return g.phones[start:g.ends[i]:g.ends[i]]
 }
 
 type builder struct {
@@ -118,7 +138,7 @@ type builder struct {
 	phones     []string
 	bodies     []string
 	heldAt     []int32 // per recipient of phones: the index of its state record, or -1
-	groups     []group
+	groups     groups
 
 	badExclusions []string // warnings, all of them counted, the first maxListed kept
 	fixedLines    []string
@@ -212,14 +232,14 @@ func (b *builder) settle() {
 		if !b.shared {
 			body := b.bodies[i]
 			var ok bool
-			if gi, ok = index.find(body, b.groups); !ok {
-				gi = len(b.groups)
-				b.groups = append(b.groups, group{body: body})
+			if gi, ok = index.find(body, b.groups.bodies); !ok {
+				gi = len(b.groups.bodies)
+				b.groups.bodies = append(b.groups.bodies, body)
 				counts = append(counts, 0)
-				index.note(body, gi, b.groups)
+				index.note(body, gi)
 			}
-		} else if len(b.groups) == 0 {
-			b.groups = append(b.groups, group{body: b.sharedText})
+		} else if len(b.groups.bodies) == 0 {
+			b.groups.bodies = append(b.groups.bodies, b.sharedText)
 			counts = append(counts, 0)
 		}
 		if len(gidx) > 0 && int32(gi) < gidx[len(gidx)-1] {
@@ -233,7 +253,7 @@ func (b *builder) settle() {
 	s.ToSend = n
 	phones := b.phones[:n:n]
 	clear(b.phones[n:])
-	b.bodies, b.heldAt = nil, nil
+	b.bodies, b.heldAt, b.held = nil, nil, heldSet{}
 	// Pass two: each group's recipients side by side in one array.
 	if !sorted {
 		ordered := make([]string, n)
@@ -251,9 +271,10 @@ func (b *builder) settle() {
 	}
 	off := int32(0)
 	for gi, c := range counts {
-		b.groups[gi].phones = phones[off : off+c : off+c]
 		off += c
+		counts[gi] = off
 	}
+	b.groups.ends, b.groups.phones = counts, phones
 	b.phones = nil
 }
 
@@ -328,15 +349,30 @@ func (b *builder) hold(phone string, r *heldRec) {
 	}
 }
 
-func (b *builder) finish() {
-	p := b.p
+// noteRemoved lists the recipients the state records that the campaign no
+// longer has (excluded ones are still the campaign's).
+func (b *builder) noteRemoved() {
 	b.held.each(func(phone string) {
 		if !b.seen.has(phone) {
-			p.Removed = append(p.Removed, phone)
+			b.p.Removed = append(b.p.Removed, phone)
 		}
 	})
-	b.held, b.seen, b.excluded = heldSet{}, phoneSet{}, phoneSet{}
-	p.Batches = cut(b.groups, b.c.BatchSize)
+	b.seen, b.excluded = phoneSet{}, phoneSet{}
+}
+
+// collect runs the garbage collector in a large plan. The Go collector lets
+// the heap grow to twice what survived the last collection; collecting what
+// a step left behind (rows, sets, duplicate bodies) before the next one
+// allocates keeps the peak near what the plan keeps rather than twice that.
+func (b *builder) collect() {
+	if len(b.phones)+len(b.groups.phones) >= collectBefore {
+		runtime.GC()
+	}
+}
+
+func (b *builder) finish() {
+	p := b.p
+	p.Batches = cut(&b.groups, b.c.BatchSize)
 	p.Summary.Batches = len(p.Batches)
 	for _, batch := range p.Batches {
 		p.Summary.Segments += batch.TotalSegments()
@@ -364,14 +400,14 @@ func (b *builder) warnUCS2() {
 	costs := map[string]*cost{}
 	var order []string
 	first := 0 // the group's first batch
-	for _, g := range b.groups {
-		batches := (len(g.phones) + b.c.BatchSize - 1) / b.c.BatchSize
+	for gi, body := range b.groups.bodies {
+		members := len(b.groups.members(gi))
 		enc := b.p.Batches[first].Encoding
-		first += batches
+		first += (members + b.c.BatchSize - 1) / b.c.BatchSize
 		if enc != sms.UCS2 {
 			continue
 		}
-		a := sms.Analyze(g.body)
+		a := sms.Analyze(body)
 		key := string(a.Forcing)
 		c, ok := costs[key]
 		if !ok {
@@ -380,7 +416,7 @@ func (b *builder) warnUCS2() {
 			order = append(order, key)
 		}
 		c.bodies++
-		c.extra += (a.Segments - a.SegmentsIfGSM7) * len(g.phones)
+		c.extra += (a.Segments - a.SegmentsIfGSM7) * members
 	}
 	for _, key := range order {
 		c := costs[key]
@@ -621,7 +657,7 @@ type bodyIndex struct {
 	other map[string]int32
 }
 
-func (x *bodyIndex) find(body string, groups []group) (int, bool) {
+func (x *bodyIndex) find(body string, bodies []string) (int, bool) {
 	if x.keys == nil {
 		return 0, false
 	}
@@ -629,7 +665,7 @@ func (x *bodyIndex) find(body string, groups []group) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	if groups[gi].body == body {
+	if bodies[gi] == body {
 		return int(gi), true
 	}
 	gi, ok = x.other[body]
@@ -637,7 +673,7 @@ func (x *bodyIndex) find(body string, groups []group) (int, bool) {
 }
 
 // note records that body, not found, is group gi's.
-func (x *bodyIndex) note(body string, gi int, groups []group) {
+func (x *bodyIndex) note(body string, gi int) {
 	if x.keys == nil {
 		x.seed = maphash.MakeSeed()
 		x.keys = make(map[uint64]int32)

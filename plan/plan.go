@@ -135,10 +135,10 @@ const idLen = len("b-") + 16
 const idsPerBlock = 4096
 
 // cut splits each body's recipients into batches of at most size.
-func cut(groups []group, size int) []Batch {
+func cut(g *groups, size int) []Batch {
 	n := 0
-	for _, g := range groups {
-		n += (len(g.phones) + size - 1) / size
+	for i := range g.len() {
+		n += (len(g.members(i)) + size - 1) / size
 	}
 	if n == 0 {
 		return nil
@@ -155,14 +155,15 @@ func cut(groups []group, size int) []Batch {
 		named = len(batches)
 		ids = ids[:0]
 	}
-	for _, g := range groups {
-		a := sms.Analyze(g.body)
-		for start := 0; start < len(g.phones); start += size {
-			end := min(start+size, len(g.phones))
-			phones := g.phones[start:end:end]
-			ids = appendBatchID(ids, h, g.body, phones)
+	for i, body := range g.bodies {
+		a := sms.Analyze(body)
+		members := g.members(i)
+		for start := 0; start < len(members); start += size {
+			end := min(start+size, len(members))
+			phones := members[start:end:end]
+			ids = appendBatchID(ids, h, body, phones)
 			batches = append(batches, Batch{
-				Body:       g.body,
+				Body:       body,
 				Encoding:   a.Encoding,
 				Segments:   a.Segments,
 				Recipients: phones,

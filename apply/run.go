@@ -209,7 +209,7 @@ func (r *runner) sendBatch(ctx, sendCtx context.Context, b plan.Batch) error {
 	}
 	intent := state.Intent{BatchID: b.ID, Phones: b.Recipients, BodyHash: plan.BodyHash(b.Body)}
 	if err := r.j.RecordIntent(r.writeCtx, intent); err != nil {
-		return fmt.Errorf("record intent of batch %s (nothing of it was sent): %w", b.ID, err)
+		return fmt.Errorf("the state refused the intent, nothing of the batch was sent: %w", err)
 	}
 	req := api.SendRequest{From: r.o.From, To: b.Recipients, Body: b.Body}
 	for attempt := 1; ; attempt++ {
@@ -277,7 +277,7 @@ func (r *runner) wait(ctx context.Context) error {
 // that a rerun plans it again, and passes err on.
 func (r *runner) notSent(b plan.Batch, err error) error {
 	if ferr := r.j.ForgetIntent(r.writeCtx, b.ID); ferr != nil {
-		return errors.Join(err, fmt.Errorf("forget intent of batch %s (its recipients stay in doubt): %w", b.ID, ferr))
+		return errors.Join(err, fmt.Errorf("the state refused to forget the intent, the batch stays in doubt: %w", ferr))
 	}
 	r.count(func(res *Result) { res.Skipped += len(b.Recipients) })
 	return err
@@ -286,7 +286,7 @@ func (r *runner) notSent(b plan.Batch, err error) error {
 func (r *runner) outcome(b plan.Batch, o state.Outcome, event string) error {
 	if err := r.j.RecordOutcome(r.writeCtx, b.ID, o); err != nil {
 		// The intent is durable, so the batch stays in doubt: never resent silently.
-		return fmt.Errorf("record outcome of batch %s (it stays in doubt): %w", b.ID, err)
+		return fmt.Errorf("the state refused the outcome, the batch stays in doubt: %w", err)
 	}
 	n := len(b.Recipients)
 	var stop error

@@ -53,6 +53,11 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// Readable by all: the read-only check runs it as another user.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	bin = filepath.Join(dir, "smsform")
 	build := exec.Command("go", "build", "-o", bin, "github.com/smsform/smsform")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
@@ -116,6 +121,10 @@ type project struct {
 	campaign string
 	phones   []string
 	env      []string
+
+	exe        string              // "" : bin; the test binary to run smsform under a limit
+	cred       *syscall.Credential // nil: as this process's user
+	sentBefore int                 // messages in the outbox before the run under test
 }
 
 func newProject(t testing.TB, cfg sandbox.Config, c Campaign) *project {
@@ -136,8 +145,15 @@ func (p *project) statePath() string {
 
 // command is smsform with args, in the project's folder and environment.
 func (p *project) command(args ...string) *exec.Cmd {
-	cmd := exec.Command(bin, args...)
+	exe := bin
+	if p.exe != "" {
+		exe = p.exe
+	}
+	cmd := exec.Command(exe, args...)
 	cmd.Dir, cmd.Env = p.dir, p.env
+	if p.cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.cred}
+	}
 	return cmd
 }
 

@@ -24,6 +24,11 @@ crashtest:
 	$(GO) test -v -count=1 -timeout 30m -run 'TestKill$$' ./internal/reliability -crash.kills=20 -crash.recipients=2000
 	$(GO) test -v -count=1 -timeout 30m -run 'TestKill$$' ./internal/reliability -crash.kills=100 -crash.recipients=10000
 
+# The fault matrix (20 seeded runs of 1,000 recipients per fault) and two and
+# five applies at once; prints the report table.
+reliability:
+	$(GO) test -v -count=1 -timeout 60m -run 'TestFaultMatrix|TestConcurrentApplies' ./internal/reliability -reliability.runs=20 -reliability.recipients=1000
+
 clean:
 	rm -rf smsform .demo .bench
 

@@ -191,16 +191,34 @@ var missingKeyErr = regexp.MustCompile(`map has no entry for key "((?:[^"\\]|\\.
 var execErr = regexp.MustCompile(`^template: body:\d+:\d+: executing "body" at <(.*)>: (.*)$`)
 
 func (c *Campaign) render(vars map[string]string, phone string) (string, error) {
-	t, err := c.template()
-	if err != nil {
-		return "", fmt.Errorf("render body: %w", err)
-	}
 	data := dataPool.Get().(map[string]string)
 	defer func() {
 		clear(data)
 		dataPool.Put(data)
 	}()
 	maps.Copy(data, vars)
+	return c.execute(data, phone)
+}
+
+// renderFields is render with the variables as names and values.
+func (c *Campaign) renderFields(names, values []string, phone string) (string, error) {
+	data := dataPool.Get().(map[string]string)
+	defer func() {
+		clear(data)
+		dataPool.Put(data)
+	}()
+	for i, name := range names {
+		data[name] = values[i]
+	}
+	return c.execute(data, phone)
+}
+
+// execute renders the body with data, a pooled map, plus "phone".
+func (c *Campaign) execute(data map[string]string, phone string) (string, error) {
+	t, err := c.template()
+	if err != nil {
+		return "", fmt.Errorf("render body: %w", err)
+	}
 	data["phone"] = phone
 
 	w := bufPool.Get().(*capWriter)

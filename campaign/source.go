@@ -123,7 +123,7 @@ func (s Source) path() string {
 	return s.File
 }
 
-func (s Source) readInline(ctx context.Context, fn func(Entry) error) error {
+func (s Source) readInline(ctx context.Context, fn func(Row) error) error {
 	for i, raw := range s.Numbers {
 		if i%ctxEvery == 0 {
 			if err := ctx.Err(); err != nil {
@@ -134,14 +134,14 @@ func (s Source) readInline(ctx context.Context, fn func(Entry) error) error {
 		if i < len(s.numberLines) {
 			line = s.numberLines[i]
 		}
-		if err := fn(Entry{Raw: strings.TrimSpace(raw), File: s.campaignFile, Line: line}); err != nil {
+		if err := fn(Row{Raw: strings.TrimSpace(raw), File: s.campaignFile, Line: line}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s Source) readText(ctx context.Context, fn func(Entry) error) error {
+func (s Source) readText(ctx context.Context, fn func(Row) error) error {
 	f, err := os.Open(s.path())
 	if err != nil {
 		return s.listErr(0, "", "", "%s", fileProblem(err))
@@ -172,7 +172,7 @@ func (s Source) readText(ctx context.Context, fn func(Entry) error) error {
 			}
 		}
 		n++
-		if err := fn(Entry{Raw: text, File: s.path(), Line: line}); err != nil {
+		if err := fn(Row{Raw: text, File: s.path(), Line: line}); err != nil {
 			return err
 		}
 	}
@@ -187,7 +187,7 @@ func (s Source) readText(ctx context.Context, fn func(Entry) error) error {
 
 var utf8BOM = []byte("\uFEFF")
 
-func (s Source) readCSV(ctx context.Context, fn func(Entry) error) error {
+func (s Source) readCSV(ctx context.Context, fn func(Row) error) error {
 	f, err := os.Open(s.path())
 	if err != nil {
 		return s.listErr(0, "", "", "%s", fileProblem(err))
@@ -213,6 +213,12 @@ func (s Source) readCSV(ctx context.Context, fn func(Entry) error) error {
 		return err
 	}
 	r.FieldsPerRecord = len(header)
+	var columns []string // the header without the phone column
+	for i, h := range header {
+		if i != phoneCol {
+			columns = append(columns, h)
+		}
+	}
 
 	n := 0
 	for {
@@ -239,16 +245,14 @@ func (s Source) readCSV(ctx context.Context, fn func(Entry) error) error {
 			}
 		}
 		n++
-		e := Entry{Raw: strings.TrimSpace(rec[phoneCol]), File: s.path(), Line: line}
-		if len(rec) > 1 {
-			e.Vars = make(map[string]string, len(rec)-1)
-			for i, v := range rec {
-				if i != phoneCol {
-					e.Vars[header[i]] = v
-				}
-			}
+		row := Row{Raw: strings.TrimSpace(rec[phoneCol]), File: s.path(), Line: line}
+		if len(columns) > 0 {
+			row.Columns = columns
+			row.Values = make([]string, 0, len(columns))
+			row.Values = append(row.Values, rec[:phoneCol]...)
+			row.Values = append(row.Values, rec[phoneCol+1:]...)
 		}
-		if err := fn(e); err != nil {
+		if err := fn(row); err != nil {
 			return err
 		}
 	}

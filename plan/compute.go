@@ -76,9 +76,9 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 		if shared != nil {
 			it.body = *shared
 		} else {
-			it.body, it.renderErr = c.Render(it.entry.Vars, it.num.E164)
+			it.body, it.renderErr = c.RenderRow(it.entry, it.num.E164)
 		}
-		it.entry.Vars = nil // rendered: the row's other columns are not needed any more
+		it.entry.Values = nil // rendered: the row's other columns are not needed any more
 	}
 	for _, src := range c.Recipients {
 		b.warnEscape("recipients", src)
@@ -691,7 +691,7 @@ func (x *bodyIndex) note(body string, gi int) {
 
 // item is one recipient on its way through scan.
 type item struct {
-	entry     campaign.Entry
+	entry     campaign.Row
 	num       e164.Number
 	err       error // the number is invalid
 	body      string
@@ -747,7 +747,7 @@ func scan(ctx context.Context, src campaign.Source, process func(*item), deliver
 			cur = newChunk()
 			return nil
 		}
-		readErr = src.Read(ctx, func(e campaign.Entry) error {
+		readErr = src.ReadRows(ctx, func(e campaign.Row) error {
 			cur.items = append(cur.items, item{entry: e})
 			if len(cur.items) == chunkSize {
 				return flush()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,7 +56,7 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 	}
 	for _, src := range c.Exclude {
 		b.warnEscape("exclude", src)
-		if err := scan(ctx, src, b.normalize, b.exclude); err != nil {
+		if err := scan(ctx, src, b.normalizeAll, b.exclude); err != nil {
 			return nil, err
 		}
 	}
@@ -68,17 +69,19 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 	if shared != nil {
 		b.shared, b.sharedText = true, *shared
 	}
-	process := func(it *item) {
-		b.normalize(it)
-		if it.err != nil {
-			return
+	process := func(items []item) {
+		for i := range items {
+			it := &items[i]
+			b.normalize(it)
+			if it.err != nil {
+				continue
+			}
+			if shared == nil {
+				it.body, it.renderErr = c.RenderRow(it.entry, it.num.E164)
+			}
+			it.entry.Values = nil // rendered: the row's other columns are not needed any more
 		}
-		if shared != nil {
-			it.body = *shared
-		} else {
-			it.body, it.renderErr = c.RenderRow(it.entry, it.num.E164)
-		}
-		it.entry.Values = nil // rendered: the row's other columns are not needed any more
+		pack(items, shared == nil)
 	}
 	for _, src := range c.Recipients {
 		b.warnEscape("recipients", src)
@@ -161,6 +164,52 @@ func (b *builder) normalize(it *item) {
 	it.num, it.err = b.norm.Normalize(it.entry.Raw)
 }
 
+func (b *builder) normalizeAll(items []item) {
+	for i := range items {
+		b.normalize(&items[i])
+	}
+}
+
+// pack moves the numbers (and bodies) of a chunk's valid items into one
+// string. What a plan keeps of a million recipients then lives in a few
+// hundred blocks rather than among the rows' garbage, which the collector
+// can then give back whole.
+func pack(items []item, bodies bool) {
+	size := 0
+	for i := range items {
+		if it := &items[i]; it.err == nil {
+			size += len(it.num.E164)
+			if bodies {
+				size += len(it.body)
+			}
+		}
+	}
+	var sb strings.Builder
+	sb.Grow(size)
+	for i := range items {
+		if it := &items[i]; it.err == nil {
+			sb.WriteString(it.num.E164)
+			if bodies {
+				sb.WriteString(it.body)
+			}
+		}
+	}
+	block, off := sb.String(), 0
+	take := func(n int) string {
+		s := block[off : off+n]
+		off += n
+		return s
+	}
+	for i := range items {
+		if it := &items[i]; it.err == nil {
+			it.num.E164 = take(len(it.num.E164))
+			if bodies {
+				it.body = take(len(it.body))
+			}
+		}
+	}
+}
+
 func (b *builder) exclude(it *item) error {
 	if it.err != nil {
 		b.badExclusions = append(b.badExclusions, fmt.Sprintf("%s:%d: ignoring invalid exclusion %q: %v",
@@ -217,10 +266,11 @@ func (b *builder) settle() {
 	// Pass one: which group each recipient to send joins. The recipients
 	// to send are compacted in place at the front of b.phones.
 	var (
-		index  bodyIndex
-		gidx   = make([]int32, 0, max(len(b.phones)-b.held.len(), 0))
-		counts []int32
-		sorted = true // every group's recipients already follow each other
+		index   bodyIndex
+		gidx    = make([]int32, 0, max(len(b.phones)-b.held.len(), 0))
+		counts  []int32
+		ngroups int
+		sorted  = true // every group's recipients already follow each other
 	)
 	n := 0
 	for i, phone := range b.phones {
@@ -230,16 +280,18 @@ func (b *builder) settle() {
 		}
 		gi := 0
 		if !b.shared {
+			// The groups' bodies are kept at the front of b.bodies: there
+			// are never more groups than recipients seen.
 			body := b.bodies[i]
 			var ok bool
-			if gi, ok = index.find(body, b.groups.bodies); !ok {
-				gi = len(b.groups.bodies)
-				b.groups.bodies = append(b.groups.bodies, body)
+			if gi, ok = index.find(body, b.bodies[:ngroups]); !ok {
+				gi = ngroups
+				b.bodies[gi] = body
+				ngroups++
 				counts = append(counts, 0)
-				index.note(body, gi)
+				index.note(gi, b.bodies[:ngroups])
 			}
-		} else if len(b.groups.bodies) == 0 {
-			b.groups.bodies = append(b.groups.bodies, b.sharedText)
+		} else if len(counts) == 0 {
 			counts = append(counts, 0)
 		}
 		if len(gidx) > 0 && int32(gi) < gidx[len(gidx)-1] {
@@ -250,10 +302,19 @@ func (b *builder) settle() {
 		b.phones[n] = phone
 		n++
 	}
+	if b.shared {
+		if n > 0 {
+			b.groups.bodies = []string{b.sharedText}
+		}
+	} else {
+		clear(b.bodies[ngroups:])
+		b.groups.bodies = b.bodies[:ngroups:ngroups]
+	}
 	s.ToSend = n
 	phones := b.phones[:n:n]
 	clear(b.phones[n:])
 	b.bodies, b.heldAt, b.held = nil, nil, heldSet{}
+	index = bodyIndex{}
 	// Pass two: each group's recipients side by side in one array.
 	if !sorted {
 		ordered := make([]string, n)
@@ -360,13 +421,15 @@ func (b *builder) noteRemoved() {
 	b.seen, b.excluded = phoneSet{}, phoneSet{}
 }
 
-// collect runs the garbage collector in a large plan. The Go collector lets
-// the heap grow to twice what survived the last collection; collecting what
-// a step left behind (rows, sets, duplicate bodies) before the next one
-// allocates keeps the peak near what the plan keeps rather than twice that.
+// collect runs the garbage collector in a large plan and gives the memory
+// it frees back to the system. The Go collector lets the heap grow to twice
+// what survived the last collection, and keeps what it frees for reuse; but
+// the next step allocates a few large arrays, which the freed scraps of the
+// last one cannot hold. Collecting between steps keeps the peak near what
+// the plan keeps rather than the sum of every step's garbage.
 func (b *builder) collect() {
 	if len(b.phones)+len(b.groups.phones) >= collectBefore {
-		runtime.GC()
+		debug.FreeOSMemory()
 	}
 }
 
@@ -647,46 +710,63 @@ func (b *builder) loadRecorded(ctx context.Context, rec Recorded) error {
 	})
 }
 
-// bodyIndex finds the group of a body. Keyed by a 64-bit hash of the body
-// rather than by the body itself, it stays small with a million distinct
-// bodies; bodies whose hash is already taken by another body are kept by
-// their text.
+// bodyIndex finds the group of a body: an open-addressing table of group
+// numbers, which for a million distinct bodies is a fraction of the size
+// of a map keyed by the bodies.
 type bodyIndex struct {
 	seed  maphash.Seed
-	keys  map[uint64]int32
-	other map[string]int32
+	slots []uint32 // group+1, 0 for empty; the length is a power of two
+	n     int
 }
 
+// find returns the group of body among bodies, the groups' bodies.
 func (x *bodyIndex) find(body string, bodies []string) (int, bool) {
-	if x.keys == nil {
+	if x.n == 0 {
 		return 0, false
 	}
-	gi, ok := x.keys[maphash.String(x.seed, body)]
-	if !ok {
-		return 0, false
+	mask := uint64(len(x.slots) - 1)
+	for i := maphash.String(x.seed, body) & mask; ; i = (i + 1) & mask {
+		g := x.slots[i]
+		if g == 0 {
+			return 0, false
+		}
+		if bodies[g-1] == body {
+			return int(g - 1), true
+		}
 	}
-	if bodies[gi] == body {
-		return int(gi), true
-	}
-	gi, ok = x.other[body]
-	return int(gi), ok
 }
 
-// note records that body, not found, is group gi's.
-func (x *bodyIndex) note(body string, gi int) {
-	if x.keys == nil {
-		x.seed = maphash.MakeSeed()
-		x.keys = make(map[uint64]int32)
+// note records that bodies[gi], not found, is group gi's.
+func (x *bodyIndex) note(gi int, bodies []string) {
+	if 2*(x.n+1) > len(x.slots) {
+		x.grow(bodies)
 	}
-	h := maphash.String(x.seed, body)
-	if _, taken := x.keys[h]; !taken {
-		x.keys[h] = int32(gi)
+	x.insert(gi, bodies[gi])
+	x.n++
+}
+
+func (x *bodyIndex) insert(gi int, body string) {
+	mask := uint64(len(x.slots) - 1)
+	i := maphash.String(x.seed, body) & mask
+	for x.slots[i] != 0 {
+		i = (i + 1) & mask
+	}
+	x.slots[i] = uint32(gi + 1)
+}
+
+func (x *bodyIndex) grow(bodies []string) {
+	if x.slots == nil {
+		x.seed = maphash.MakeSeed()
+		x.slots = make([]uint32, 1024)
 		return
 	}
-	if x.other == nil {
-		x.other = make(map[string]int32)
+	old := x.slots
+	x.slots = make([]uint32, 2*len(old))
+	for _, g := range old {
+		if g != 0 {
+			x.insert(int(g-1), bodies[g-1])
+		}
 	}
-	x.other[body] = int32(gi)
 }
 
 // item is one recipient on its way through scan.
@@ -707,10 +787,10 @@ type chunk struct {
 	done  chan struct{}
 }
 
-// scan reads src, runs process on every entry on all cores, and hands the
+// scan reads src, runs process on chunks of entries on all cores, and hands the
 // results to deliver one at a time in file order, so that the plan is the
 // same whatever the scheduling. Delivered chunks are cleared and reused.
-func scan(ctx context.Context, src campaign.Source, process func(*item), deliver func(*item) error) error {
+func scan(ctx context.Context, src campaign.Source, process func([]item), deliver func(*item) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers := runtime.GOMAXPROCS(0)
@@ -763,9 +843,7 @@ func scan(ctx context.Context, src campaign.Source, process func(*item), deliver
 	for range workers {
 		wg.Go(func() {
 			for ch := range jobs {
-				for i := range ch.items {
-					process(&ch.items[i])
-				}
+				process(ch.items)
 				close(ch.done)
 			}
 		})

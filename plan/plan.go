@@ -12,8 +12,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"hash"
-	"io"
 	"sort"
 
 	"github.com/smsform/smsform/internal/e164"
@@ -114,17 +112,18 @@ func (b Batch) TotalSegments() int { return b.Segments * len(b.Recipients) }
 
 // appendBatchID derives a batch's id from its content, so the same inputs
 // give the same ids: "b-" and the first 8 bytes of the SHA-256 of the body
-// and each phone after a zero byte, in hex. h is scratch state.
-func appendBatchID(dst []byte, h hash.Hash, body string, phones []string) []byte {
-	h.Reset()
-	io.WriteString(h, body)
+// and each phone after a zero byte, in hex. scratch is reused between calls
+// (the hashed bytes are gathered in it, so that nothing escapes to the heap).
+func appendBatchID(dst []byte, scratch *[]byte, body string, phones []string) []byte {
+	buf := append((*scratch)[:0], body...)
 	for _, p := range phones {
-		h.Write([]byte{0})
-		io.WriteString(h, p)
+		buf = append(buf, 0)
+		buf = append(buf, p...)
 	}
-	var sum [sha256.Size]byte
+	*scratch = buf
+	sum := sha256.Sum256(buf)
 	dst = append(dst, "b-"...)
-	return hex.AppendEncode(dst, h.Sum(sum[:0])[:8])
+	return hex.AppendEncode(dst, sum[:8])
 }
 
 // idLen is the length of a batch id.
@@ -144,7 +143,7 @@ func cut(g *groups, size int) []Batch {
 		return nil
 	}
 	batches := make([]Batch, 0, n)
-	h := sha256.New()
+	var scratch []byte
 	ids := make([]byte, 0, min(n, idsPerBlock)*idLen)
 	named := 0 // batches[:named] have their ids
 	nameBlock := func() {
@@ -161,7 +160,7 @@ func cut(g *groups, size int) []Batch {
 		for start := 0; start < len(members); start += size {
 			end := min(start+size, len(members))
 			phones := members[start:end:end]
-			ids = appendBatchID(ids, h, body, phones)
+			ids = appendBatchID(ids, &scratch, body, phones)
 			batches = append(batches, Batch{
 				Body:       body,
 				Encoding:   a.Encoding,

@@ -18,6 +18,12 @@ test:
 	$(GO) vet ./...
 	$(GO) test -race -short -timeout 20m ./...
 
+# Plan of 1,000,000 recipients (fresh, resumed) and apply of 100,000, each
+# against its comparison in the same run; prints the table. Data is generated
+# under a temporary folder.
+bench: build
+	$(GO) test -v -count=1 -timeout 60m -run 'TestBench$$' ./internal/bench -bench.full -bench.bin $(CURDIR)/smsform
+
 # The kill test (SIGKILL at random moments, resume until done): 20 kills over
 # 2,000 recipients, then 100 kills over 10,000; prints a crashtest: line each.
 crashtest:

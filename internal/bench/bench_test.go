@@ -1,0 +1,404 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nyaruka/phonenumbers"
+
+	"github.com/smsform/smsform/api"
+	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/plan"
+	"github.com/smsform/smsform/state"
+)
+
+var (
+	full = flag.Bool("bench.full", false, "run the full benchmark (1,000,000 recipients planned, 100,000 applied) and judge the targets")
+	bin  = flag.String("bench.bin", "", "smsform binary to measure (default: build one)")
+	runs = flag.Int("bench.runs", 3, "runs of each plan measurement; the median is reported")
+)
+
+// sizes of one harness run.
+type sizes struct {
+	plan, apply int
+	concurrency int
+}
+
+// TestBench is `make bench`: it measures the smsform binary against the
+// obvious alternative of each figure in the same run, and prints a table.
+// Without -bench.full it runs a tiny version (no targets judged), so that
+// `make test` proves the harness works.
+func TestBench(t *testing.T) {
+	sz := sizes{plan: 20_000, apply: 2_000, concurrency: 4}
+	if *full {
+		sz.plan, sz.apply = 1_000_000, 100_000
+	}
+	n := *runs
+	if !*full {
+		n = 1
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	smsform := *bin
+	if smsform == "" {
+		smsform = buildSmsform(t, dir)
+	}
+	var tab table
+
+	// Plan, fresh: a body per recipient, the headline figure.
+	t.Logf("generating %d recipients", sz.plan)
+	pers, err := Generate(dir, Spec{Name: "personal", Recipients: sz.plan, Personalised: true, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := medianRun(t, n, smsform, nil, "plan", pers.Campaign)
+	t.Logf("naive loop over %d numbers", len(pers.Numbers))
+	naive := naiveLoop(pers.Numbers, pers.Region)
+	tab.add(row{figure: fmt.Sprintf("plan %s recipients, a body each: wall", count(sz.plan)), smsform: secs(fresh.wall), rss: fresh.rss,
+		comparison: "5.00 s target", ratio: fresh.wall.Seconds() / 5, target: "≤ 1", pass: fresh.wall <= 5*time.Second})
+	tab.add(row{figure: "  vs naive phonenumbers loop (1 core, validation only)", smsform: secs(fresh.wall), rss: fresh.rss,
+		comparison: secs(naive), ratio: fresh.wall.Seconds() / naive.Seconds(), target: "< 1", pass: fresh.wall < naive})
+	tab.add(row{figure: "  peak RSS", smsform: mb(fresh.rss), rss: fresh.rss,
+		comparison: "300 MB target", ratio: float64(fresh.rss) / (300 << 20), target: "≤ 1", pass: fresh.rss <= 300<<20})
+
+	// Plan, fresh and resumed: one body for all, batches of 1,000.
+	shared, err := Generate(dir, Spec{Name: "shared", Recipients: sz.plan, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sharedFresh := medianRun(t, n, smsform, nil, "plan", shared.Campaign)
+	tab.add(row{figure: fmt.Sprintf("plan %s recipients, one body: wall", count(sz.plan)), smsform: secs(sharedFresh.wall), rss: sharedFresh.rss,
+		comparison: "5.00 s target", ratio: sharedFresh.wall.Seconds() / 5, target: "≤ 1", pass: sharedFresh.wall <= 5*time.Second})
+	t.Logf("recording %d recipients as sent", sz.plan)
+	start := time.Now()
+	if err := recordAllSent(ctx, shared.Campaign, strings.TrimSuffix(shared.Campaign, ".yaml")+".smsstate"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("state recorded in %s", time.Since(start).Round(time.Second))
+	resumed := medianRun(t, n, smsform, nil, "plan", shared.Campaign)
+	if !strings.Contains(resumed.stdout, "Plan: 0 messages") {
+		t.Fatalf("resumed plan still sends:\n%s", firstLines(resumed.stdout, 3))
+	}
+	tab.add(row{figure: "  resumed (everything sent) vs fresh", smsform: secs(resumed.wall), rss: resumed.rss,
+		comparison: secs(sharedFresh.wall), ratio: resumed.wall.Seconds() / sharedFresh.wall.Seconds(), target: "≤ 1.5",
+		pass: resumed.wall.Seconds() <= 1.5*sharedFresh.wall.Seconds()})
+
+	// Apply against the sandbox: smsform with durable state vs a bare sender.
+	bare, applied := applyPair(t, ctx, smsform, dir, sz)
+	tab.add(row{figure: fmt.Sprintf("apply %s recipients (batches of 100, concurrency %d): req/s", count(sz.apply), sz.concurrency),
+		smsform: fmt.Sprintf("%.0f", applied.rps), rss: applied.rss, comparison: fmt.Sprintf("%.0f bare", bare.rps),
+		ratio: applied.rps / bare.rps, target: "≥ 0.9", pass: applied.rps >= 0.9*bare.rps})
+
+	tab.print(os.Stdout, *full)
+}
+
+// buildSmsform builds the binary under test into dir.
+func buildSmsform(t *testing.T, dir string) string {
+	t.Helper()
+	out := filepath.Join(dir, "smsform")
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	cmd := exec.Command(gobin, "build", "-o", out, "github.com/smsform/smsform")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build smsform: %v\n%s", err, b)
+	}
+	return out
+}
+
+// measured is one run of the binary.
+type measured struct {
+	wall   time.Duration
+	rss    int64 // peak resident set, bytes
+	stdout string
+}
+
+// run runs the binary and measures its wall time and peak RSS (the kernel's
+// ru_maxrss of the child).
+func run(t *testing.T, smsform string, env []string, args ...string) measured {
+	t.Helper()
+	cmd := exec.Command(smsform, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		t.Fatalf("smsform %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return measured{wall: wall, rss: ru.Maxrss * 1024, stdout: stdout.String()}
+}
+
+// medianRun runs the binary n times and returns the run of median wall time
+// (with the highest peak RSS of all runs).
+func medianRun(t *testing.T, n int, smsform string, env []string, args ...string) measured {
+	t.Helper()
+	var ms []measured
+	var rss int64
+	for range n {
+		m := run(t, smsform, env, args...)
+		ms = append(ms, m)
+		rss = max(rss, m.rss)
+	}
+	slices.SortFunc(ms, func(a, b measured) int { return int(a.wall - b.wall) })
+	m := ms[len(ms)/2]
+	m.rss = rss
+	return m
+}
+
+// naiveLoop is the obvious alternative to plan's number handling: one core,
+// plain phonenumbers Parse, IsValidNumber and Format(E164) for each number.
+func naiveLoop(numbers []string, region string) time.Duration {
+	start := time.Now()
+	valid := 0
+	for _, raw := range numbers {
+		num, err := phonenumbers.Parse(raw, region)
+		if err != nil || !phonenumbers.IsValidNumber(num) {
+			continue
+		}
+		if phonenumbers.Format(num, phonenumbers.E164) != "" {
+			valid++
+		}
+	}
+	return time.Since(start)
+}
+
+// recordAllSent records every batch of the campaign's plan as sent, through
+// the state's own API, as an apply would have.
+func recordAllSent(ctx context.Context, campaignPath, statePath string) error {
+	c, err := campaign.Load(campaignPath)
+	if err != nil {
+		return err
+	}
+	p, err := plan.Compute(ctx, c, nil)
+	if err != nil {
+		return err
+	}
+	st, err := state.Open(ctx, statePath, state.Options{Campaign: c.Name})
+	if err != nil {
+		return err
+	}
+	// Several at once, as a concurrent apply does: the state commits them
+	// together.
+	work := make(chan plan.Batch)
+	errs := make(chan error, 4)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for b := range work {
+				err := st.RecordIntent(ctx, state.Intent{BatchID: b.ID, Phones: b.Recipients, BodyHash: plan.BodyHash(b.Body)})
+				if err == nil {
+					err = st.RecordOutcome(ctx, b.ID, state.Outcome{Status: state.Sent, HTTPStatus: 200, RequestID: "bench-" + b.ID})
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	var sendErr error
+send:
+	for _, b := range p.Batches {
+		select {
+		case work <- b:
+		case sendErr = <-errs:
+			break send
+		}
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	if sendErr == nil {
+		sendErr = <-errs
+	}
+	if err := st.Close(); sendErr == nil {
+		sendErr = err
+	}
+	return sendErr
+}
+
+// throughput is one side of the apply pair.
+type throughput struct {
+	rps float64
+	rss int64
+}
+
+// applyPair sends the same campaign twice to one sandbox: with a bare
+// sender (the API client in a loop: no state, no token store) and with
+// `smsform apply`, and returns the requests per second of each.
+func applyPair(t *testing.T, ctx context.Context, smsform, dir string, sz sizes) (bare, applied throughput) {
+	t.Helper()
+	const id, secret = "bench", "bench-secret"
+	url := startSandbox(t, smsform, id, secret)
+	g, err := Generate(dir, Spec{Name: "apply", Recipients: sz.apply, BatchSize: 100, Concurrency: sz.concurrency, BaseURL: url, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := campaign.Load(g.Campaign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Compute(ctx, c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	client := &api.Client{BaseURL: url, ClientID: id, ClientSecret: secret, Timeout: 30 * time.Second}
+	start := time.Now()
+	tok, err := client.IssueToken(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ru0 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	work := make(chan plan.Batch)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var sendErr error
+	for range c.Concurrency {
+		wg.Go(func() {
+			for b := range work {
+				if _, err := client.Send(ctx, tok.Value, api.SendRequest{From: c.Sender, To: b.Recipients, Body: b.Body}); err != nil {
+					mu.Lock()
+					sendErr = err
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for _, b := range p.Batches {
+		work <- b
+	}
+	close(work)
+	wg.Wait()
+	if sendErr != nil {
+		t.Fatalf("bare sender: %v", sendErr)
+	}
+	bare.rps = float64(len(p.Batches)) / time.Since(start).Seconds()
+	bare.rss = ru0.Maxrss * 1024 // the test process: an upper bound
+
+	env := []string{"SMSFORM_CLIENT_ID=" + id, "SMSFORM_CLIENT_SECRET=" + secret, "SMSFORM_BASE_URL=" + url,
+		"SMSFORM_TOKEN_DIR=" + filepath.Join(dir, "tokens"), "CI=true"}
+	m := run(t, smsform, env, "apply", "--auto-approve", g.Campaign)
+	applied.rps = float64(len(p.Batches)) / m.wall.Seconds()
+	applied.rss = m.rss
+	return bare, applied
+}
+
+// startSandbox runs `smsform sandbox` on a free loopback port until the
+// test ends and returns its URL.
+func startSandbox(t *testing.T, smsform, id, secret string) string {
+	t.Helper()
+	cmd := exec.Command(smsform, "sandbox", "--addr", "127.0.0.1:0", "--quiet", "--client-id", id, "--client-secret", secret)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if err != nil || !ok {
+		t.Fatalf("sandbox said %q: %v", line, err)
+	}
+	go io.Copy(io.Discard, out)
+	return url
+}
+
+// row is one line of the table.
+type row struct {
+	figure, smsform, comparison string
+	ratio                       float64
+	target                      string
+	pass                        bool
+	rss                         int64
+}
+
+type table struct{ rows []row }
+
+func (tb *table) add(r row) { tb.rows = append(tb.rows, r) }
+
+func (tb *table) print(w io.Writer, judged bool) {
+	cpu := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if name, ok := strings.CutPrefix(line, "model name"); ok {
+				cpu = strings.TrimSpace(strings.TrimLeft(name, "\t :"))
+				break
+			}
+		}
+	}
+	fmt.Fprintf(w, "\nsmsform bench on %d cores (%s), %s/%s, %s\n", runtime.NumCPU(), cpu, runtime.GOOS, runtime.GOARCH, runtime.Version())
+	if !judged {
+		fmt.Fprintln(w, "(small run: targets are not judged; make bench runs the full one)")
+	}
+	header := []string{"figure", "smsform", "comparison", "ratio", "target", "result", "peak RSS"}
+	cells := [][]string{header}
+	for _, r := range tb.rows {
+		result := "pass"
+		if !r.pass {
+			result = "FAIL"
+		}
+		if !judged {
+			result = "-"
+		}
+		cells = append(cells, []string{r.figure, r.smsform, r.comparison, fmt.Sprintf("%.2f", r.ratio), r.target, result, mb(r.rss)})
+	}
+	widths := make([]int, len(header))
+	for _, row := range cells {
+		for i, c := range row {
+			widths[i] = max(widths[i], len([]rune(c)))
+		}
+	}
+	for k, row := range cells {
+		var b strings.Builder
+		for i, c := range row {
+			b.WriteString("| ")
+			b.WriteString(c)
+			b.WriteString(strings.Repeat(" ", widths[i]-len([]rune(c))+1))
+		}
+		fmt.Fprintln(w, b.String()+"|")
+		if k == 0 {
+			b.Reset()
+			for _, wd := range widths {
+				b.WriteString("|" + strings.Repeat("-", wd+2))
+			}
+			fmt.Fprintln(w, b.String()+"|")
+		}
+	}
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
+func mb(b int64) string           { return fmt.Sprintf("%.0f MB", float64(b)/(1<<20)) }
+
+func count(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	return strings.Join(lines[:min(n, len(lines))], "\n")
+}

@@ -42,7 +42,7 @@ type sizes struct {
 // Without -bench.full it runs a tiny version (no targets judged), so that
 // `make test` proves the harness works.
 func TestBench(t *testing.T) {
-	sz := sizes{plan: 20_000, apply: 2_000, concurrency: 4}
+	sz := sizes{plan: 3_000, apply: 1_000, concurrency: 4}
 	if *full {
 		sz.plan, sz.apply = 1_000_000, 100_000
 	}

@@ -1,0 +1,92 @@
+package plan
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/smsform/smsform/state"
+)
+
+// TestComputeHeld checks how what the state records is subtracted: sent
+// (same body, another body, a hash written in upper case), in doubt, failed,
+// excluded, and recorded but no longer in the campaign.
+func TestComputeHeld(t *testing.T) {
+	list := "phone,name\n+447400123401,Ann\n+447400123402,Bob\n+447400123403,Cid\n+447400123404,Dee\n+447400123405,Eve\n+447400123406,Fay\n+447400123407,Gus\n"
+	c := writeCampaign(t, header+"recipients:\n  - file: l.csv\nexclude:\n  - numbers: [\"+447400123406\"]\nbody: \"Hi {{ .name }}\"\nbatch_size: 10\n",
+		map[string]string{"l.csv": list})
+	rec := &memRecorded{rs: []state.Recipient{
+		{Phone: "+447400123401", Status: state.Sent, BatchID: "b-1", BodyHash: BodyHash("Hi Ann")},
+		{Phone: "+447400123402", Status: state.Sent, BatchID: "b-1", BodyHash: BodyHash("Hello Bob")},
+		{Phone: "+447400123403", Status: state.Sent, BatchID: "b-1", BodyHash: strings.ToUpper(BodyHash("Hi Cid"))},
+		{Phone: "+447400123404", Status: state.InDoubt, BatchID: "b-2"},
+		{Phone: "+447400123405", Status: state.Failed, BatchID: "b-3", Reason: "HTTP 400"},
+		{Phone: "+447400123406", Status: state.Sent, BatchID: "b-4", BodyHash: BodyHash("Hi Fay")},
+		{Phone: "+447400123499", Status: state.Sent, BatchID: "b-5", BodyHash: BodyHash("Hi Zed")},
+		{Phone: "not-e164", Status: state.Sent, BatchID: "b-6", BodyHash: "x"},
+	}}
+	p, err := Compute(context.Background(), c, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Summary{Recipients: 7, ToSend: 1, AlreadySent: 3, InDoubt: 1, Failed: 1, Excluded: 1, Batches: 1, Segments: 1}
+	if p.Summary != want {
+		t.Errorf("summary = %+v, want %+v", p.Summary, want)
+	}
+	// Bob got another body; Cid's hash, in upper case, is compared as written.
+	if p.BodyChanged != 2 {
+		t.Errorf("body changed = %d, want 2", p.BodyChanged)
+	}
+	if len(p.InDoubt) != 1 || p.InDoubt[0] != (Held{Phone: "+447400123404", BatchID: "b-2"}) {
+		t.Errorf("in doubt = %+v", p.InDoubt)
+	}
+	if len(p.Failed) != 1 || p.Failed[0] != (Held{Phone: "+447400123405", BatchID: "b-3", Reason: "HTTP 400"}) {
+		t.Errorf("failed = %+v", p.Failed)
+	}
+	if !slices.Equal(p.Removed, []string{"+447400123499", "not-e164"}) {
+		t.Errorf("removed = %q", p.Removed)
+	}
+	if len(p.Batches) != 1 || !slices.Equal(p.Batches[0].Recipients, []string{"+447400123407"}) || p.Batches[0].Body != "Hi Gus" {
+		t.Errorf("batches = %+v", p.Batches)
+	}
+}
+
+// TestComputeGroupsBodies checks that recipients with the same rendered body
+// share batches, in the order of each body's first recipient, whatever lies
+// between them.
+func TestComputeGroupsBodies(t *testing.T) {
+	var list strings.Builder
+	list.WriteString("phone,n\n")
+	for i := range 50 {
+		list.WriteString(keyPhone(447400123400+uint64(i)) + "," + string(rune('a'+i%3)) + "\n")
+	}
+	c := writeCampaign(t, header+"recipients:\n  - file: l.csv\nbody: \"code {{ .n }}\"\nbatch_size: 7\n", map[string]string{"l.csv": list.String()})
+	p, err := Compute(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bodies []string
+	seen := map[string][]string{}
+	for _, b := range p.Batches {
+		if len(bodies) == 0 || bodies[len(bodies)-1] != b.Body {
+			bodies = append(bodies, b.Body)
+		}
+		if len(b.Recipients) > 7 {
+			t.Errorf("batch of %d", len(b.Recipients))
+		}
+		seen[b.Body] = append(seen[b.Body], b.Recipients...)
+	}
+	if !slices.Equal(bodies, []string{"code a", "code b", "code c"}) {
+		t.Errorf("bodies in order %q", bodies)
+	}
+	for i, body := range bodies {
+		var want []string
+		for j := i; j < 50; j += 3 {
+			want = append(want, keyPhone(447400123400+uint64(j)))
+		}
+		if !slices.Equal(seen[body], want) {
+			t.Errorf("%s: %q, want %q", body, seen[body], want)
+		}
+	}
+}

@@ -251,7 +251,7 @@ func runFault(t *testing.T, f fault, seed int64, recipients, batch, conc, batche
 	}
 	if f.after != nil {
 		if note := f.after(t, p, first, batches); note != "" && len(fig.notes) < 1 {
-			fig.notes = append(fig.notes, note)
+			fig.notes = append(fig.notes, "run 1: "+note)
 		}
 	}
 }
@@ -456,7 +456,7 @@ func report(t *testing.T, faults []fault, results []figures) {
 	defer reportOnce.Unlock()
 	var b strings.Builder
 	tw := tablewriter.NewWriter(&b)
-	tw.Header("fault", "runs", "recipients/run", "duplicates", "unaccounted", "in-doubt batches", "retries", "wall/run", "exit codes", "note")
+	tw.Header("fault", "runs", "recipients per run", "duplicates", "unaccounted", "in doubt batches", "retries", "wall per run", "exit codes", "note")
 	for i, f := range faults {
 		r := results[i]
 		if r.runs == 0 {

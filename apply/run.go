@@ -96,6 +96,11 @@ type Result struct {
 	Duration time.Duration `json:"duration_ns"`
 }
 
+// ErrStateRefused is wrapped by the error that stops a run when the state
+// could not be written (disk full, read-only file): the run stops before
+// sending anything more, and what was recorded stays.
+var ErrStateRefused = errors.New("the state refused a write")
+
 // ErrTooManyErrors stops a run after Options.MaxErrors failed or in-doubt batches.
 var ErrTooManyErrors = errors.New("too many failed or in-doubt batches")
 
@@ -209,7 +214,7 @@ func (r *runner) sendBatch(ctx, sendCtx context.Context, b plan.Batch) error {
 	}
 	intent := state.Intent{BatchID: b.ID, Phones: b.Recipients, BodyHash: plan.BodyHash(b.Body)}
 	if err := r.j.RecordIntent(r.writeCtx, intent); err != nil {
-		return fmt.Errorf("the state refused the intent, nothing of the batch was sent: %w", err)
+		return fmt.Errorf("%w (the intent; nothing of the batch was sent): %w", ErrStateRefused, err)
 	}
 	req := api.SendRequest{From: r.o.From, To: b.Recipients, Body: b.Body}
 	for attempt := 1; ; attempt++ {
@@ -277,7 +282,7 @@ func (r *runner) wait(ctx context.Context) error {
 // that a rerun plans it again, and passes err on.
 func (r *runner) notSent(b plan.Batch, err error) error {
 	if ferr := r.j.ForgetIntent(r.writeCtx, b.ID); ferr != nil {
-		return errors.Join(err, fmt.Errorf("the state refused to forget the intent, the batch stays in doubt: %w", ferr))
+		return errors.Join(err, fmt.Errorf("%w (forgetting an intent; the batch stays in doubt): %w", ErrStateRefused, ferr))
 	}
 	r.count(func(res *Result) { res.Skipped += len(b.Recipients) })
 	return err
@@ -286,7 +291,7 @@ func (r *runner) notSent(b plan.Batch, err error) error {
 func (r *runner) outcome(b plan.Batch, o state.Outcome, event string) error {
 	if err := r.j.RecordOutcome(r.writeCtx, b.ID, o); err != nil {
 		// The intent is durable, so the batch stays in doubt: never resent silently.
-		return fmt.Errorf("the state refused the outcome, the batch stays in doubt: %w", err)
+		return fmt.Errorf("%w (the outcome; the batch stays in doubt): %w", ErrStateRefused, err)
 	}
 	n := len(b.Recipients)
 	var stop error

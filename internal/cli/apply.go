@@ -119,6 +119,9 @@ func runApply(ctx context.Context, args []string, env Env) error {
 			return werr
 		}
 	}
+	if errors.Is(err, apply.ErrStateRefused) {
+		return withHint(err, "make room on the disk that holds %s, or make it writable; everything sent so far is recorded, so rerunning apply carries on", sp)
+	}
 	var incomplete *apply.IncompleteError
 	if errors.As(err, &incomplete) && !inAutomation(env) {
 		return withHint(err, "see them with smsform state list; after checking with the provider, smsform state resolve --in-doubt --as sent|unsent")

@@ -367,3 +367,26 @@ func FuzzDecodeSaved(f *testing.F) {
 		}
 	})
 }
+
+// TestWriteJSONIsOneDocument checks the streamed JSON against encoding the
+// same plan at once, with no batch, one, and several.
+func TestWriteJSONIsOneDocument(t *testing.T) {
+	for _, n := range []int{0, 1, 7} {
+		p := personalisedPlan(t, max(n, 1))
+		p.Batches = p.Batches[:n]
+		var b bytes.Buffer
+		if err := WriteJSON(&b, p, Output{}); err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			FormatVersion string `json:"format_version"`
+			Batches       []struct{ ID string }
+		}
+		if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+			t.Fatalf("%d batches: not JSON: %v\n%s", n, err, b.String())
+		}
+		if doc.FormatVersion != FormatVersion || len(doc.Batches) != n {
+			t.Fatalf("%d batches: got %+v", n, doc)
+		}
+	}
+}

@@ -1,7 +1,10 @@
 package plan
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -177,7 +180,7 @@ func WriteJSON(w io.Writer, p *Plan, o Output) error {
 		Campaign:      p.Campaign,
 		Sender:        p.Sender,
 		Summary:       p.Summary,
-		Batches:       make([]jsonBatch, 0, len(p.Batches)),
+		Batches:       []jsonBatch{},
 		Invalid:       make([]Invalid, 0, len(p.Invalid)),
 		InDoubt:       o.held(p.InDoubt),
 		Failed:        o.held(p.Failed),
@@ -186,14 +189,6 @@ func WriteJSON(w io.Writer, p *Plan, o Output) error {
 		Warnings:      append([]string{}, p.Warnings...),
 		State:         p.State,
 	}
-	for _, b := range p.Batches {
-		nums := make([]string, len(b.Recipients))
-		for i, r := range b.Recipients {
-			nums[i] = o.number(r)
-		}
-		doc.Batches = append(doc.Batches, jsonBatch{ID: b.ID, Recipients: nums, Body: b.Body,
-			Encoding: string(b.Encoding), Segments: b.TotalSegments(), SegmentsPerMessage: b.Segments})
-	}
 	for _, inv := range p.Invalid {
 		inv.Value = o.number(inv.Value)
 		doc.Invalid = append(doc.Invalid, inv)
@@ -201,10 +196,52 @@ func WriteJSON(w io.Writer, p *Plan, o Output) error {
 	for _, r := range p.Removed {
 		doc.Removed = append(doc.Removed, o.number(r))
 	}
-	enc := json.NewEncoder(w)
+	var frame bytes.Buffer
+	enc := json.NewEncoder(&frame)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(doc)
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	// The batches, a million for a personalised campaign, are streamed one
+	// by one into the frame's empty list, so that the document is never
+	// whole in memory; the bytes are those of encoding it at once.
+	before, after, ok := bytes.Cut(frame.Bytes(), []byte(`"batches": [],`))
+	if !ok {
+		return errors.New("plan JSON: batches missing from the frame")
+	}
+	bw := bufio.NewWriter(w)
+	bw.Write(before)
+	if len(p.Batches) == 0 {
+		bw.WriteString(`"batches": [],`)
+	} else {
+		bw.WriteString("\"batches\": [\n")
+		var one bytes.Buffer
+		oenc := json.NewEncoder(&one)
+		oenc.SetIndent("    ", "  ")
+		oenc.SetEscapeHTML(false)
+		for i, b := range p.Batches {
+			nums := make([]string, len(b.Recipients))
+			for j, r := range b.Recipients {
+				nums[j] = o.number(r)
+			}
+			if i > 0 {
+				bw.WriteString(",\n")
+			}
+			bw.WriteString("    ")
+			// Encode ends each value with a newline, which the list's own
+			// separators replace.
+			one.Reset()
+			if err := oenc.Encode(jsonBatch{ID: b.ID, Recipients: nums, Body: b.Body,
+				Encoding: string(b.Encoding), Segments: b.TotalSegments(), SegmentsPerMessage: b.Segments}); err != nil {
+				return err
+			}
+			bw.Write(bytes.TrimSuffix(one.Bytes(), []byte("\n")))
+		}
+		bw.WriteString("\n  ],")
+	}
+	bw.Write(after)
+	return bw.Flush()
 }
 
 func (o Output) held(h []Held) []Held {

@@ -21,8 +21,9 @@ func WriteMarkdown(w io.Writer, p *Plan, o Output) error {
 	if limit <= 0 {
 		limit = githubCommentLimit
 	}
-	head, blocks, foot := markdownParts(p, o)
-	_, err := io.WriteString(w, fitMarkdown(head, blocks, foot, limit))
+	head, foot := markdownFrame(p, o)
+	block := func(i int) mdBlock { return markdownBlock(p.Batches[i], o) }
+	_, err := io.WriteString(w, fitMarkdown(head, len(p.Batches), block, foot, limit))
 	return err
 }
 
@@ -33,7 +34,25 @@ type mdBlock struct {
 	body, header, text string
 }
 
-func markdownParts(p *Plan, o Output) (head string, blocks []mdBlock, foot string) {
+// markdownBlock renders one batch; blocks are made one at a time, so that
+// a million-batch plan never has its whole comment in memory.
+func markdownBlock(b Batch, o Output) mdBlock {
+	fence := codeFence(b.Body)
+	header := fmt.Sprintf("#### Message (%s, %d %s each)\n\n%s\n%s\n%s\n\n",
+		b.Encoding, b.Segments, plural(b.Segments, "segment", "segments"), fence, b.Body, fence)
+	nums := make([]string, len(b.Recipients))
+	for j, r := range b.Recipients {
+		nums[j] = o.number(r)
+	}
+	text := fmt.Sprintf("- `%s`: %s %s, %s %s: %s\n\n", b.ID,
+		count(len(b.Recipients)), plural(len(b.Recipients), "recipient", "recipients"),
+		count(b.TotalSegments()), plural(b.TotalSegments(), "segment", "segments"),
+		strings.Join(nums, ", "))
+	return mdBlock{body: b.Body, header: header, text: text}
+}
+
+// markdownFrame is what comes before and after the batches.
+func markdownFrame(p *Plan, o Output) (head, foot string) {
 	var h strings.Builder
 	fmt.Fprintf(&h, "**%s**\n\n", Headline(p))
 	fmt.Fprintf(&h, "Campaign `%s`, sender `%s`.\n\n", p.Campaign, p.Sender)
@@ -41,21 +60,6 @@ func markdownParts(p *Plan, o Output) (head string, blocks []mdBlock, foot strin
 		fmt.Fprintf(&h, "<details><summary>%s %s to send</summary>\n\n", count(len(p.Batches)), plural(len(p.Batches), "batch", "batches"))
 	}
 	head = h.String()
-
-	for _, b := range p.Batches {
-		fence := codeFence(b.Body)
-		header := fmt.Sprintf("#### Message (%s, %d %s each)\n\n%s\n%s\n%s\n\n",
-			b.Encoding, b.Segments, plural(b.Segments, "segment", "segments"), fence, b.Body, fence)
-		nums := make([]string, len(b.Recipients))
-		for j, r := range b.Recipients {
-			nums[j] = o.number(r)
-		}
-		text := fmt.Sprintf("- `%s`: %s %s, %s %s: %s\n\n", b.ID,
-			count(len(b.Recipients)), plural(len(b.Recipients), "recipient", "recipients"),
-			count(b.TotalSegments()), plural(b.TotalSegments(), "segment", "segments"),
-			strings.Join(nums, ", "))
-		blocks = append(blocks, mdBlock{body: b.Body, header: header, text: text})
-	}
 
 	var f strings.Builder
 	if len(p.Batches) > 0 {
@@ -84,59 +88,78 @@ func markdownParts(p *Plan, o Output) (head string, blocks []mdBlock, foot strin
 		}
 		f.WriteString("\n")
 	}
-	return head, blocks, f.String()
+	return head, f.String()
 }
 
-// writeBlocks writes blocks, each message body once per run of batches.
-func writeBlocks(b *strings.Builder, blocks []mdBlock) {
-	for i, bl := range blocks {
-		if i == 0 || bl.body != blocks[i-1].body {
+// writeBlocks writes blocks lo..hi-1, each message body once per run of
+// batches, and always before the first block written.
+func writeBlocks(b *strings.Builder, block func(int) mdBlock, lo, hi int) {
+	prevBody, first := "", true
+	for i := lo; i < hi; i++ {
+		bl := block(i)
+		if first || bl.body != prevBody {
 			b.WriteString(bl.header)
 		}
 		b.WriteString(bl.text)
+		prevBody, first = bl.body, false
 	}
 }
 
-// fitMarkdown joins the parts, dropping blocks from the middle until the
-// whole fits in limit bytes.
-func fitMarkdown(head string, blocks []mdBlock, foot string, limit int) string {
-	var all strings.Builder
-	all.WriteString(head)
-	writeBlocks(&all, blocks)
-	all.WriteString(foot)
-	if all.Len() <= limit {
-		return all.String()
+// fitMarkdown joins head, the n blocks and foot, dropping blocks from the
+// middle until the whole fits in limit bytes.
+func fitMarkdown(head string, n int, block func(int) mdBlock, foot string, limit int) string {
+	// Sizes count each block with its header: the worst case, which is
+	// also exact for the first block after a cut.
+	size := func(i int) int { bl := block(i); return len(bl.header) + len(bl.text) }
+	total := len(head) + len(foot)
+	for i := 0; i < n && total <= limit; i++ {
+		total += size(i)
+	}
+	if total <= limit {
+		var all strings.Builder
+		all.WriteString(head)
+		writeBlocks(&all, block, 0, n)
+		all.WriteString(foot)
+		if all.Len() <= limit {
+			return all.String()
+		}
 	}
 	// Keep as many blocks as fit, alternately from the top and the bottom,
-	// counting each with its header (the worst case), and leaving room for
-	// the note that says what was cut.
+	// leaving room for the note that says what was cut.
 	const noteRoom = 200
 	budget := limit - len(head) - len(foot) - noteRoom
-	size := func(bl mdBlock) int { return len(bl.header) + len(bl.text) }
-	lo, hi := 0, len(blocks) // blocks[:lo] and blocks[hi:] are kept
+	lo, hi := 0, n // blocks [0,lo) and [hi,n) are kept
 	for turn := 0; lo < hi; turn++ {
 		next := lo
 		if turn%2 == 1 {
 			next = hi - 1
 		}
-		if size(blocks[next]) > budget {
+		sz := size(next)
+		if sz > budget {
 			break
 		}
-		budget -= size(blocks[next])
+		budget -= sz
 		if turn%2 == 0 {
 			lo++
 		} else {
 			hi--
 		}
 	}
-	var cut strings.Builder
-	writeBlocks(&cut, blocks[lo:hi])
+	cutChars, prevBody := 0, ""
+	for i := lo; i < hi; i++ {
+		bl := block(i)
+		cutChars += utf8.RuneCountInString(bl.text)
+		if i == lo || bl.body != prevBody {
+			cutChars += utf8.RuneCountInString(bl.header)
+		}
+		prevBody = bl.body
+	}
 	var out strings.Builder
 	out.WriteString(head)
-	writeBlocks(&out, blocks[:lo])
+	writeBlocks(&out, block, 0, lo)
 	fmt.Fprintf(&out, "**… %s %s (%s characters) left out to fit GitHub's comment limit; `smsform show PLANFILE` shows them all. …**\n\n",
-		count(hi-lo), plural(hi-lo, "batch", "batches"), count(utf8.RuneCountInString(cut.String())))
-	writeBlocks(&out, blocks[hi:])
+		count(hi-lo), plural(hi-lo, "batch", "batches"), count(cutChars))
+	writeBlocks(&out, block, hi, n)
 	out.WriteString(foot)
 	s := out.String()
 	if len(s) > limit { // the head and foot alone are too long: cut hard, at a line

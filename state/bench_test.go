@@ -113,3 +113,42 @@ func BenchmarkFsync(b *testing.B) {
 }
 
 func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
+
+// BenchmarkRecipients reads back a state of 1,000,000 sent recipients, as
+// plan does when resuming a campaign.
+func BenchmarkRecipients(b *testing.B) {
+	const n = 1_000_000
+	ctx := context.Background()
+	path := filepath.Join(b.TempDir(), "s")
+	s := openTest(b, path)
+	for i := 0; i < n; i += 50_000 {
+		batch := "big-" + strconv.Itoa(i)
+		ps := make([]string, 50_000)
+		for j := range ps {
+			ps[j] = fmt.Sprintf("+1%09d", i+j)
+		}
+		must(b, s.RecordIntent(ctx, intent(batch, ps...)))
+		must(b, s.RecordOutcome(ctx, batch, Outcome{Status: Sent, HTTPStatus: 200}))
+	}
+	must(b, s.Close())
+	r, err := OpenReadOnly(path)
+	must(b, err)
+	defer r.Close()
+	for _, m := range []struct {
+		name string
+		fn   func(context.Context, func(Recipient) error) error
+	}{
+		{"ordered", r.Recipients},
+		{"unordered", r.EachRecipient},
+	} {
+		b.Run(m.name, func(b *testing.B) {
+			for b.Loop() {
+				got := 0
+				must(b, m.fn(ctx, func(Recipient) error { got++; return nil }))
+				if got != n {
+					b.Fatalf("%d recipients, want %d", got, n)
+				}
+			}
+		})
+	}
+}

@@ -2,18 +2,166 @@ package state
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
-// Recipients calls fn for every recorded recipient, ordered by phone. It
-// streams: memory does not grow with the campaign. fn's error stops the walk
+// Recipients calls fn for every recorded recipient, ordered by phone. To
+// sort, it holds every record in memory (about 40 bytes a recipient);
+// [State.EachRecipient] is faster and streams. fn's error stops the walk
 // and is returned as is.
 func (s *State) Recipients(ctx context.Context, fn func(Recipient) error) error {
 	if s.db == nil {
 		return nil
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT phone, status, batch_id, body_hash, at, reason FROM recipients ORDER BY phone`)
+	if s.schema < 2 {
+		return s.recipientsV1(ctx, "ORDER BY phone", fn)
+	}
+	type entry struct {
+		phone string
+		a     *derived
+	}
+	var all []entry
+	if err := s.eachRecord(ctx, func(phone string, a *derived) error {
+		all = append(all, entry{phone, a})
+		return nil
+	}); err != nil {
+		return err
+	}
+	slices.SortFunc(all, func(x, y entry) int { return strings.Compare(x.phone, y.phone) })
+	for _, e := range all {
+		if err := fn(e.a.recipient(e.phone)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EachRecipient calls fn for every recorded recipient once, in no
+// particular order: the fastest way to read them all. It streams, except
+// that recipients of failed attempts are held until the end, since a later
+// attempt may have sent them again. fn's error stops the walk and is
+// returned as is.
+func (s *State) EachRecipient(ctx context.Context, fn func(Recipient) error) error {
+	if s.db == nil {
+		return nil
+	}
+	if s.schema < 2 {
+		return s.recipientsV1(ctx, "", fn)
+	}
+	return s.eachRecord(ctx, func(phone string, a *derived) error { return fn(a.recipient(phone)) })
+}
+
+// Counts returns how many recipients have each status; every [Status] is a
+// key, zero included.
+func (s *State) Counts(ctx context.Context) (map[Status]int, error) {
+	m := map[Status]int{Sent: 0, Failed: 0, InDoubt: 0}
+	if s.db == nil {
+		return m, nil
+	}
+	if s.schema < 2 {
+		return s.countsV1(ctx, m)
+	}
+	err := s.eachRecord(ctx, func(_ string, a *derived) error {
+		m[a.status]++
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// derived is what a recipient's record takes from its latest attempt.
+type derived struct {
+	status                    Status
+	batchID, bodyHash, reason string
+	at                        time.Time
+}
+
+func (a *derived) recipient(phone string) Recipient {
+	return Recipient{Phone: phone, Status: a.status, BatchID: a.batchID, BodyHash: a.bodyHash, At: a.at, Reason: a.reason}
+}
+
+// eachRecord calls fn for every recipient with a record, once each, in no
+// particular order, in one pass over the attempts, oldest first.
+//
+// A recipient's record is its latest attempt's, and none when that attempt
+// was forgotten or resolved as unsent. A recipient is in more than one
+// attempt only when an earlier one let it go: failed, forgotten or
+// resolved as unsent (an intent refuses anyone sent or in doubt). So the
+// recipients of an attempt sent or in doubt are final when it is read, and
+// only those of failed attempts wait, in a map, for a later attempt that
+// may take them over.
+func (s *State) eachRecord(ctx context.Context, fn func(phone string, a *derived) error) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT batch_id, state, body_hash, phones, reason, started_at, finished_at FROM attempts ORDER BY id`)
+	if err != nil {
+		return fmt.Errorf("read state %s: %w", s.path, err)
+	}
+	defer rows.Close()
+	var failed map[string]*derived
+	var fnErr error
+	for rows.Next() {
+		var batchID, st, bodyHash, phones, reason, started, finished string
+		if err := rows.Scan(&batchID, &st, &bodyHash, &phones, &reason, &started, &finished); err != nil {
+			return fmt.Errorf("read state %s: %w", s.path, err)
+		}
+		c := attemptCode(st)
+		var a *derived
+		if c != codeNone {
+			at := finished
+			if at == "" {
+				at = started
+			}
+			if AttemptState(st) == AttemptResolvedSent {
+				reason = resolvedSentReason
+			}
+			a = &derived{status: c.status(), batchID: batchID, bodyHash: bodyHash, reason: reason, at: parseTime(at)}
+		}
+		err := eachPhone(phones, func(p string) {
+			if fnErr != nil {
+				return
+			}
+			if len(failed) > 0 {
+				delete(failed, p)
+			}
+			switch c {
+			case codeNone:
+			case codeFailed:
+				if failed == nil {
+					failed = map[string]*derived{}
+				}
+				failed[p] = a
+			default:
+				fnErr = fn(p, a)
+			}
+		})
+		if fnErr != nil {
+			return fnErr
+		}
+		if err != nil {
+			return fmt.Errorf("read state %s: %w", s.path, err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read state %s: %w", s.path, err)
+	}
+	rows.Close()
+	for p, a := range failed {
+		if err := fn(p, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recipientsV1 reads a version 1 state's recipients table, for a read-only
+// view of a state no writer has migrated yet.
+func (s *State) recipientsV1(ctx context.Context, order string, fn func(Recipient) error) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT phone, status, batch_id, body_hash, at, reason FROM recipients `+order)
 	if err != nil {
 		return fmt.Errorf("read state %s: %w", s.path, err)
 	}
@@ -35,13 +183,7 @@ func (s *State) Recipients(ctx context.Context, fn func(Recipient) error) error 
 	return nil
 }
 
-// Counts returns how many recipients have each status; every [Status] is a
-// key, zero included.
-func (s *State) Counts(ctx context.Context) (map[Status]int, error) {
-	m := map[Status]int{Sent: 0, Failed: 0, InDoubt: 0}
-	if s.db == nil {
-		return m, nil
-	}
+func (s *State) countsV1(ctx context.Context, m map[Status]int) (map[Status]int, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT status, count(*) FROM recipients GROUP BY status`)
 	if err != nil {
 		return nil, fmt.Errorf("read state %s: %w", s.path, err)
@@ -59,6 +201,32 @@ func (s *State) Counts(ctx context.Context) (map[Status]int, error) {
 		return nil, fmt.Errorf("read state %s: %w", s.path, err)
 	}
 	return m, nil
+}
+
+// loadKnown reads what the file records of each recipient, for a writer's
+// intent checks: one pass over the attempts, the latest one winning.
+func loadKnown(ctx context.Context, db *sql.DB) (*known, error) {
+	var n int64
+	if err := db.QueryRowContext(ctx, `SELECT coalesce(sum(recipients), 0) FROM attempts WHERE state NOT IN ('forgotten', 'resolved_unsent')`).Scan(&n); err != nil {
+		return nil, err
+	}
+	k := newKnown(int(n))
+	rows, err := db.QueryContext(ctx, `SELECT state, phones FROM attempts ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var st, phones string
+		if err := rows.Scan(&st, &phones); err != nil {
+			return nil, err
+		}
+		c := attemptCode(st)
+		if err := eachPhone(phones, func(p string) { k.load(p, c) }); err != nil {
+			return nil, err
+		}
+	}
+	return k, rows.Err()
 }
 
 // AttemptState is where one attempt at a batch stands.

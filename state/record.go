@@ -81,18 +81,15 @@ func (s *State) ForgetIntent(ctx context.Context, batchID string) error {
 		return ErrClosed
 	}
 	err := s.w.do(ctx, func(t *txn) error {
-		id, err := t.openAttempt(batchID)
+		id, phones, err := t.openAttempt(batchID)
 		if err != nil {
 			return err
 		}
-		if _, err := t.exec("forgetRecipients", id); err != nil {
-			return err
-		}
-		if _, err := t.exec("finishAttempt", "forgotten", 0, "", "", t.now, id); err != nil {
+		if _, err := t.exec("finishAttempt", string(AttemptForgotten), 0, "", "", t.now, id); err != nil {
 			return err
 		}
 		t.changed = true
-		return nil
+		return t.setAll(phones, codeNone)
 	})
 	if err != nil {
 		return fmt.Errorf("forget intent of batch %q: %w", batchID, err)
@@ -108,12 +105,12 @@ func (s *State) Resolve(ctx context.Context, batchID string, asSent bool) (int, 
 	if s.w == nil {
 		return 0, ErrClosed
 	}
-	var n int64
+	var n int
 	err := s.w.do(ctx, func(t *txn) error {
 		n = 0
 		// In-doubt recipients belong to attempts still open (no outcome)
-		// or recorded as in doubt; they are found through those attempts.
-		open, args := `SELECT id FROM attempts WHERE state IN ('intent', 'in_doubt')`, []any{}
+		// or recorded as in doubt.
+		open, args := `state IN ('intent', 'in_doubt')`, []any{}
 		if batchID != "" {
 			var known int
 			if err := t.tx.QueryRowContext(t.ctx, `SELECT count(*) FROM attempts WHERE batch_id = ?`, batchID).Scan(&known); err != nil {
@@ -124,38 +121,54 @@ func (s *State) Resolve(ctx context.Context, batchID string, asSent bool) (int, 
 			}
 			open, args = open+" AND batch_id = ?", []any{batchID}
 		}
-		var res sql.Result
-		var err error
-		attemptState := "resolved_unsent"
+		rows, err := t.tx.QueryContext(t.ctx, `SELECT phones FROM attempts WHERE `+open, args...)
+		if err != nil {
+			return err
+		}
+		var lists []string
+		for rows.Next() {
+			var phones string
+			if err := rows.Scan(&phones); err != nil {
+				rows.Close()
+				return err
+			}
+			lists = append(lists, phones)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(lists) == 0 {
+			return nil
+		}
+		to, attemptState := codeNone, AttemptResolvedUnsent
 		if asSent {
-			attemptState = "resolved_sent"
-			res, err = t.tx.ExecContext(t.ctx, `UPDATE recipients SET status = 'sent', reason = 'resolved as sent by the operator', at = ?
-				WHERE status = 'in_doubt' AND attempt_id IN (`+open+`)`, append([]any{t.now}, args...)...)
-		} else {
-			res, err = t.tx.ExecContext(t.ctx, `DELETE FROM recipients WHERE status = 'in_doubt' AND attempt_id IN (`+open+`)`, args...)
+			to, attemptState = codeSent, AttemptResolvedSent
 		}
-		if err != nil {
+		k := t.w.known
+		for _, phones := range lists {
+			if err := eachPhone(phones, func(p string) {
+				if k.get(p) == codeInDoubt {
+					k.set(p, to)
+					n++
+				}
+			}); err != nil {
+				return err
+			}
+		}
+		if _, err := t.tx.ExecContext(t.ctx, `UPDATE attempts SET state = ?, finished_at = ? WHERE `+open,
+			append([]any{string(attemptState), t.now}, args...)...); err != nil {
 			return err
 		}
-		if n, err = res.RowsAffected(); err != nil {
-			return err
-		}
-		res, err = t.tx.ExecContext(t.ctx, `UPDATE attempts SET state = ?, finished_at = ? WHERE id IN (`+open+`)`,
-			append([]any{attemptState, t.now}, args...)...)
-		if err != nil {
-			return err
-		}
-		a, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		t.changed = n > 0 || a > 0
+		t.changed = true
 		return nil
 	})
 	if err != nil {
 		return 0, fmt.Errorf("resolve in-doubt recipients: %w", err)
 	}
-	return int(n), nil
+	return n, nil
 }
 
 func checkIntent(in Intent) error {
@@ -179,83 +192,55 @@ func checkOutcome(o Outcome) error {
 }
 
 func (t *txn) intent(in Intent) error {
-	var id int64
-	if err := t.queryRow("insertAttempt", in.BatchID, in.BodyHash, len(in.Phones), t.now).Scan(&id); err != nil {
-		return err
+	k := t.w.known
+	for i, p := range in.Phones {
+		if c := k.get(p); c == codeSent || c == codeInDoubt {
+			if c == codeInDoubt && slices.Contains(in.Phones[:i], p) {
+				return refusal{fmt.Errorf("%s is listed twice: %w", e164.Mask(p), ErrAlreadySent)}
+			}
+			return refusal{fmt.Errorf("%s is already %s: %w", e164.Mask(p), c.status(), ErrAlreadySent)}
+		}
+		k.set(p, codeInDoubt)
 	}
-	for ps := range slices.Chunk(in.Phones, upsertChunk) {
-		st, err := t.w.upsert(len(ps))
-		if err != nil {
-			return err
-		}
-		args := make([]any, 0, 5*len(ps))
-		for _, p := range ps {
-			args = append(args, p, in.BatchID, id, in.BodyHash, t.now)
-		}
-		res, err := t.tx.StmtContext(t.ctx, st).ExecContext(t.ctx, args...)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n < int64(len(ps)) {
-			return t.refuseIntent(ps, id)
-		}
+	t.w.buf = appendPhones(t.w.buf[:0], in.Phones)
+	if _, err := t.exec("insertAttempt", in.BatchID, in.BodyHash, string(t.w.buf), len(in.Phones), t.now); err != nil {
+		return err
 	}
 	t.changed = true
 	return nil
 }
 
-// refuseIntent names a recipient of ps that the upsert left alone: one
-// already sent or in doubt (possibly by an earlier row of this intent).
-func (t *txn) refuseIntent(ps []string, id int64) error {
-	seen := map[string]bool{}
-	for _, p := range ps {
-		if seen[p] {
-			return refusal{fmt.Errorf("%s is listed twice: %w", e164.Mask(p), ErrAlreadySent)}
-		}
-		seen[p] = true
-		var st string
-		var attempt int64
-		if err := t.tx.QueryRowContext(t.ctx, `SELECT status, attempt_id FROM recipients WHERE phone = ?`, p).Scan(&st, &attempt); err != nil {
-			return err
-		}
-		if attempt != id {
-			return refusal{fmt.Errorf("%s is already %s: %w", e164.Mask(p), st, ErrAlreadySent)}
-		}
-	}
-	return refusal{fmt.Errorf("a recipient is already sent or in doubt: %w", ErrAlreadySent)}
-}
-
 func (t *txn) outcome(batchID string, o Outcome) error {
-	id, err := t.openAttempt(batchID)
+	id, phones, err := t.openAttempt(batchID)
 	if err != nil {
 		return err
 	}
 	if _, err := t.exec("finishAttempt", string(o.Status), o.HTTPStatus, o.RequestID, o.Reason, t.now, id); err != nil {
 		return err
 	}
-	if _, err := t.exec("setOutcome", string(o.Status), o.Reason, t.now, id); err != nil {
-		return err
-	}
 	t.changed = true
-	return nil
+	return t.setAll(phones, outcomeCode(o.Status))
 }
 
-// openAttempt returns the batch's latest attempt, which must still be an
-// intent awaiting its outcome.
-func (t *txn) openAttempt(batchID string) (int64, error) {
-	var id int64
+// setAll sets the code of every phone of an attempt's JSON array.
+func (t *txn) setAll(phones string, c code) error {
+	k := t.w.known
+	return eachPhone(phones, func(p string) { k.set(p, c) })
+}
+
+// openAttempt returns the batch's latest attempt and its phones; it must
+// still be an intent awaiting its outcome.
+func (t *txn) openAttempt(batchID string) (id int64, phones string, err error) {
 	var st string
-	err := t.queryRow("latestAttempt", batchID).Scan(&id, &st)
+	err = t.queryRow("latestAttempt", batchID).Scan(&id, &st, &phones)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, refusal{fmt.Errorf("no intent recorded: %w", ErrNoIntent)}
+		return 0, "", refusal{fmt.Errorf("no intent recorded: %w", ErrNoIntent)}
 	}
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	if st != "intent" {
-		return 0, refusal{fmt.Errorf("its latest attempt is already %s: %w", st, ErrNoIntent)}
+	if st != string(AttemptIntent) {
+		return 0, "", refusal{fmt.Errorf("its latest attempt is already %s: %w", st, ErrNoIntent)}
 	}
-	return id, nil
+	return id, phones, nil
 }

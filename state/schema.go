@@ -18,14 +18,13 @@ import (
 )
 
 // migrations build the schema; migrations[i] takes it to version i+1. Only
-// ever append. The SQL sticks to plain types and statements PostgreSQL also
-// accepts (placeholders aside), so the schema can move there.
-//
-// Recipients carry one index besides their key, on attempt_id: every
-// per-batch step and every resolve finds its recipients through their
-// attempt, and each index more is another B-tree to update per recipient
-// per step.
+// ever append. The tables stick to plain types and statements PostgreSQL
+// also accepts (placeholders aside), so the schema can move there; the
+// recipients view is SQLite's (json_each), PostgreSQL would build it with
+// jsonb_array_elements_text.
 var migrations = []string{
+	// Version 1 kept a row per recipient, rewritten at every step of its
+	// batch: per-batch cost grew with the batch in B-tree updates.
 	`CREATE TABLE meta (
 		id         INTEGER PRIMARY KEY CHECK (id = 1),
 		lineage    TEXT    NOT NULL,
@@ -61,10 +60,54 @@ var migrations = []string{
 		plan_id    TEXT PRIMARY KEY,
 		applied_at TEXT NOT NULL
 	);`,
+
+	// Version 2 writes per batch attempt: its recipients are a JSON array
+	// in the attempt's row, and a recipient's record is derived from its
+	// latest attempt. The version 1 rows become those arrays: each phone
+	// goes to the attempt its row named, the one its record derives from.
+	// Attempts forgotten or resolved as unsent, whose rows version 1 had
+	// deleted, keep an empty array (they count only as recipients).
+	`CREATE TABLE attempts_v2 (
+		id          INTEGER PRIMARY KEY,
+		batch_id    TEXT    NOT NULL,
+		state       TEXT    NOT NULL CHECK (state IN ('intent', 'sent', 'failed', 'in_doubt', 'forgotten', 'resolved_sent', 'resolved_unsent')),
+		body_hash   TEXT    NOT NULL,
+		phones      TEXT    NOT NULL,
+		recipients  INTEGER NOT NULL,
+		http_status INTEGER NOT NULL DEFAULT 0,
+		request_id  TEXT    NOT NULL DEFAULT '',
+		reason      TEXT    NOT NULL DEFAULT '',
+		started_at  TEXT    NOT NULL,
+		finished_at TEXT    NOT NULL DEFAULT ''
+	);
+	INSERT INTO attempts_v2 (id, batch_id, state, body_hash, phones, recipients, http_status, request_id, reason, started_at, finished_at)
+		SELECT a.id, a.batch_id, a.state, a.body_hash,
+			coalesce((SELECT json_group_array(r.phone) FROM recipients r WHERE r.attempt_id = a.id), '[]'),
+			a.recipients, a.http_status, a.request_id, a.reason, a.started_at, a.finished_at
+		FROM attempts a ORDER BY a.id;
+	DROP TABLE recipients;
+	DROP TABLE attempts;
+	ALTER TABLE attempts_v2 RENAME TO attempts;
+	CREATE INDEX attempts_batch ON attempts (batch_id, id);
+	CREATE INDEX attempts_state ON attempts (state);
+	CREATE VIEW recipients AS
+		SELECT phone, status, batch_id, attempt_id, body_hash, at, reason FROM (
+			SELECT j.value AS phone,
+				CASE a.state WHEN 'sent' THEN 'sent' WHEN 'resolved_sent' THEN 'sent' WHEN 'failed' THEN 'failed'
+					WHEN 'intent' THEN 'in_doubt' WHEN 'in_doubt' THEN 'in_doubt' END AS status,
+				a.batch_id, a.id AS attempt_id, a.body_hash,
+				CASE WHEN a.finished_at <> '' THEN a.finished_at ELSE a.started_at END AS at,
+				CASE WHEN a.state = 'resolved_sent' THEN '` + resolvedSentReason + `' ELSE a.reason END AS reason,
+				row_number() OVER (PARTITION BY j.value ORDER BY a.id DESC) AS latest
+			FROM attempts a, json_each(a.phones) j
+		) WHERE latest = 1 AND status IS NOT NULL;`,
 }
 
+// resolvedSentReason is the reason of a recipient resolved as sent.
+const resolvedSentReason = "resolved as sent by the operator"
+
 // SchemaVersion is the schema version this build writes and reads.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 const timeFormat = time.RFC3339Nano
 
@@ -235,11 +278,6 @@ func schemaVersion(ctx context.Context, db *sql.DB, path string) (int, error) {
 		return 0, fmt.Errorf("open state %s: not an smsform state file (no schema version)", path)
 	}
 	return int(v.Int64), nil
-}
-
-func checkSchema(ctx context.Context, db *sql.DB, path string) error {
-	_, err := schemaVersion(ctx, db, path)
-	return err
 }
 
 // migrate brings an older state up to this build's schema.

@@ -94,8 +94,9 @@ type Options struct {
 
 // State is an open state file. Its methods are safe for concurrent use.
 type State struct {
-	path string
-	db   *sql.DB // nil for the empty view of a missing file
+	path   string
+	db     *sql.DB // nil for the empty view of a missing file
+	schema int     // the file's schema version: older ones only for read-only views
 
 	lineage   string
 	campaign  string
@@ -162,6 +163,7 @@ func Open(ctx context.Context, path string, opts Options) (_ *State, err error) 
 	if err := migrate(ctx, s.db, abs); err != nil {
 		return nil, err
 	}
+	s.schema = SchemaVersion
 	if err := s.loadMeta(ctx); err != nil {
 		return nil, err
 	}
@@ -219,7 +221,8 @@ func OpenReadOnly(path string) (_ *State, err error) {
 	}()
 	s.db.SetMaxOpenConns(4)
 	ctx := context.Background()
-	if err := checkSchema(ctx, s.db, abs); err != nil {
+	// A read-only view cannot migrate: an older schema is read as it is.
+	if s.schema, err = schemaVersion(ctx, s.db, abs); err != nil {
 		return nil, err
 	}
 	if err := s.loadMeta(ctx); err != nil {

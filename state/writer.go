@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 )
 
@@ -22,7 +21,8 @@ type writer struct {
 	s     *State
 	conn  *sql.Conn
 	stmts map[string]*sql.Stmt
-	ups   map[int]*sql.Stmt // upserts of n rows, prepared on first use
+	known *known // what the file records of each recipient
+	buf   []byte // an intent's phones as JSON
 
 	mu     sync.RWMutex // guards closed against sends on ops
 	closed bool
@@ -54,20 +54,22 @@ func (r refusal) Unwrap() error { return r.error }
 func refuse(format string, args ...any) error { return refusal{fmt.Errorf(format, args...)} }
 
 var statements = map[string]string{
-	"insertAttempt":    `INSERT INTO attempts (batch_id, state, body_hash, recipients, started_at) VALUES (?, 'intent', ?, ?, ?) RETURNING id`,
-	"latestAttempt":    `SELECT id, state FROM attempts WHERE batch_id = ? ORDER BY id DESC LIMIT 1`,
-	"finishAttempt":    `UPDATE attempts SET state = ?, http_status = ?, request_id = ?, reason = ?, finished_at = ? WHERE id = ?`,
-	"setOutcome":       `UPDATE recipients SET status = ?, reason = ?, at = ? WHERE attempt_id = ?`,
-	"forgetRecipients": `DELETE FROM recipients WHERE attempt_id = ?`,
-	"bumpSerial":       `UPDATE meta SET serial = serial + 1 WHERE id = 1`,
+	"insertAttempt": `INSERT INTO attempts (batch_id, state, body_hash, phones, recipients, started_at) VALUES (?, 'intent', ?, ?, ?, ?)`,
+	"latestAttempt": `SELECT id, state, phones FROM attempts WHERE batch_id = ? ORDER BY id DESC LIMIT 1`,
+	"finishAttempt": `UPDATE attempts SET state = ?, http_status = ?, request_id = ?, reason = ?, finished_at = ? WHERE id = ?`,
+	"bumpSerial":    `UPDATE meta SET serial = serial + 1 WHERE id = 1`,
 }
 
 func newWriter(ctx context.Context, s *State) (*writer, error) {
+	k, err := loadKnown(ctx, s.db)
+	if err != nil {
+		return nil, err
+	}
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	w := &writer{s: s, conn: conn, stmts: map[string]*sql.Stmt{}, ups: map[int]*sql.Stmt{}, ops: make(chan *op, maxGroup), done: make(chan struct{})}
+	w := &writer{s: s, conn: conn, stmts: map[string]*sql.Stmt{}, known: k, ops: make(chan *op, maxGroup), done: make(chan struct{})}
 	for name, q := range statements {
 		st, err := conn.PrepareContext(ctx, q)
 		if err != nil {
@@ -121,7 +123,13 @@ func (w *writer) loop() {
 func (w *writer) commit(group []*op) {
 	ctx := context.Background()
 	errs := make([]error, len(group))
+	k := w.known
 	fail := func(err error) {
+		if err != nil {
+			// Nothing of the group is in the file: known goes back too.
+			k.rollback(0)
+			err = fmt.Errorf("write state %s: %w", w.s.path, err)
+		}
 		for i, o := range group {
 			if errs[i] == nil {
 				errs[i] = err
@@ -145,6 +153,7 @@ func (w *writer) commit(group []*op) {
 				return
 			}
 		}
+		mark := k.mark()
 		t.changed = false
 		err := o.run(t)
 		if err == nil && t.changed {
@@ -153,6 +162,7 @@ func (w *writer) commit(group []*op) {
 		var r refusal
 		if errors.As(err, &r) {
 			errs[i] = err
+			k.rollback(mark)
 			if single {
 				tx.Rollback()
 				fail(nil)
@@ -185,6 +195,7 @@ func (w *writer) commit(group []*op) {
 		fail(err)
 		return
 	}
+	k.commit()
 	w.s.serial.Add(int64(bumps))
 	fail(nil)
 }
@@ -203,9 +214,6 @@ func (w *writer) close() error {
 	w.mu.Unlock()
 	<-w.done
 	for _, st := range w.stmts {
-		st.Close()
-	}
-	for _, st := range w.ups {
 		st.Close()
 	}
 	// Idle pooled readers keep the WAL open; let them go first.
@@ -227,34 +235,4 @@ func (t *txn) exec(name string, args ...any) (sql.Result, error) {
 
 func (t *txn) queryRow(name string, args ...any) *sql.Row {
 	return t.stmt(name).QueryRowContext(t.ctx, args...)
-}
-
-// upsertChunk is how many recipients one upsert statement carries: one
-// statement per batch instead of one per recipient.
-const upsertChunk = 100
-
-// upsert returns the statement that records n recipients as in doubt. Its
-// WHERE makes it a no-op for a recipient already sent or in doubt, so fewer
-// rows changed than given means a refusal. Only the commit goroutine calls it.
-func (w *writer) upsert(n int) (*sql.Stmt, error) {
-	if st, ok := w.ups[n]; ok {
-		return st, nil
-	}
-	var b strings.Builder
-	b.WriteString(`INSERT INTO recipients (phone, status, batch_id, attempt_id, body_hash, at, reason) VALUES `)
-	for i := range n {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(`(?, 'in_doubt', ?, ?, ?, ?, '')`)
-	}
-	b.WriteString(` ON CONFLICT (phone) DO UPDATE SET status = 'in_doubt', batch_id = excluded.batch_id,
-		attempt_id = excluded.attempt_id, body_hash = excluded.body_hash, at = excluded.at, reason = ''
-		WHERE recipients.status = 'failed'`)
-	st, err := w.conn.PrepareContext(context.Background(), b.String())
-	if err != nil {
-		return nil, err
-	}
-	w.ups[n] = st
-	return st, nil
 }

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // fill records n recipients as sent, in batches of 1,000.
@@ -36,6 +38,7 @@ func BenchmarkRecordBatch(b *testing.B) {
 				must(b, err)
 			}
 			i := 0
+			defer reportCPU(b)()
 			for b.Loop() {
 				batch := "b" + strconv.Itoa(i)
 				must(b, s.RecordIntent(ctx, intent(batch, phones(fmt.Sprintf("1%07d", i), 100)...)))
@@ -54,6 +57,7 @@ func BenchmarkRecordBatchCombined(b *testing.B) {
 	fill(b, s, 100_000)
 	must(b, s.RecordIntent(ctx, intent("b0", phones("10000000", 100)...)))
 	i := 1
+	defer reportCPU(b)()
 	for b.Loop() {
 		batch := "b" + strconv.Itoa(i)
 		must(b, s.RecordOutcomeAndIntent(ctx, "b"+strconv.Itoa(i-1), Outcome{Status: Sent, HTTPStatus: 200},
@@ -72,6 +76,7 @@ func BenchmarkRecordBatchParallel(b *testing.B) {
 	var mu = make(chan struct{}, 1)
 	b.SetParallelism(max(1, 8/runtimeProcs()))
 	b.ResetTimer()
+	defer reportCPU(b)()
 	b.RunParallel(func(pb *testing.PB) {
 		mu <- struct{}{}
 		goroutine++
@@ -113,6 +118,20 @@ func BenchmarkFsync(b *testing.B) {
 }
 
 func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
+
+// reportCPU reports the process's CPU time (user and system, every
+// goroutine, SQLite's writes and fsyncs included) per op, from now until
+// the returned function is called after the loop.
+func reportCPU(b *testing.B) func() {
+	start := cpuTime()
+	return func() { b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op") }
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 // BenchmarkRecipients reads back a state of 1,000,000 sent recipients, as
 // plan does when resuming a campaign.

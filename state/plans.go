@@ -22,13 +22,13 @@ func (s *State) MarkPlanApplied(ctx context.Context, planID string) error {
 	}
 	err := s.w.do(ctx, func(t *txn) error {
 		var n int
-		if err := t.tx.QueryRowContext(t.ctx, `SELECT count(*) FROM plans_applied WHERE plan_id = ?`, planID).Scan(&n); err != nil {
+		if err := t.conn.QueryRowContext(t.ctx, `SELECT count(*) FROM plans_applied WHERE plan_id = ?`, planID).Scan(&n); err != nil {
 			return err
 		}
 		if n > 0 {
 			return refusal{ErrPlanApplied}
 		}
-		if _, err := t.tx.ExecContext(t.ctx, `INSERT INTO plans_applied (plan_id, applied_at) VALUES (?, ?)`, planID, t.now); err != nil {
+		if _, err := t.conn.ExecContext(t.ctx, `INSERT INTO plans_applied (plan_id, applied_at) VALUES (?, ?)`, planID, t.now); err != nil {
 			return err
 		}
 		t.changed = true

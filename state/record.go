@@ -113,7 +113,7 @@ func (s *State) Resolve(ctx context.Context, batchID string, asSent bool) (int, 
 		open, args := `state IN ('intent', 'in_doubt')`, []any{}
 		if batchID != "" {
 			var known int
-			if err := t.tx.QueryRowContext(t.ctx, `SELECT count(*) FROM attempts WHERE batch_id = ?`, batchID).Scan(&known); err != nil {
+			if err := t.conn.QueryRowContext(t.ctx, `SELECT count(*) FROM attempts WHERE batch_id = ?`, batchID).Scan(&known); err != nil {
 				return err
 			}
 			if known == 0 {
@@ -121,7 +121,7 @@ func (s *State) Resolve(ctx context.Context, batchID string, asSent bool) (int, 
 			}
 			open, args = open+" AND batch_id = ?", []any{batchID}
 		}
-		rows, err := t.tx.QueryContext(t.ctx, `SELECT phones FROM attempts WHERE `+open, args...)
+		rows, err := t.conn.QueryContext(t.ctx, `SELECT phones FROM attempts WHERE `+open, args...)
 		if err != nil {
 			return err
 		}
@@ -158,7 +158,7 @@ func (s *State) Resolve(ctx context.Context, batchID string, asSent bool) (int, 
 				return err
 			}
 		}
-		if _, err := t.tx.ExecContext(t.ctx, `UPDATE attempts SET state = ?, finished_at = ? WHERE `+open,
+		if _, err := t.conn.ExecContext(t.ctx, `UPDATE attempts SET state = ?, finished_at = ? WHERE `+open,
 			append([]any{string(attemptState), t.now}, args...)...); err != nil {
 			return err
 		}

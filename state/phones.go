@@ -153,92 +153,195 @@ func numKey(p string) (uint64, bool) {
 }
 
 // known is the status of every recorded recipient, so that an intent is
-// checked at a cost independent of the campaign's size. A million E.164
-// numbers take a few tens of MB; other strings fall back to a string map.
+// checked at a cost independent of the campaign's size.
+//
+// E.164 numbers (numKey) live in an open-addressing table of uint64 slots,
+// the code in the top two bits: a million of them take 16 MB, and a
+// lookup, or a lookup and a change, touches one cache line where a Go map
+// touches two (on a large map that is what a check costs). A recipient
+// whose record went away keeps its slot with codeNone: tables only grow,
+// and mostly with recipients who come back. Other strings fall back to a
+// map.
 //
 // It belongs to the writer goroutine. A change sets codes as it goes and
 // logs what it overwrote; a refused change, or a group whose commit fails,
 // is undone from the log, so between commits known is exactly what the
 // file records.
 type known struct {
-	nums  map[uint64]code
+	slots []uint64 // key | code<<codeShift; 0 is empty; len is a power of two
+	used  int
+	shift uint // 64 - log2(len(slots))
 	other map[string]code
 	undo  []undoEntry
+
+	// batches holds each batch's latest attempt, which its outcome or
+	// forget finishes: the file keeps no index on batch_id, one B-tree
+	// page less to write per intent.
+	batches map[string]int64
 }
 
+const (
+	codeShift = 62
+	keyMask   = 1<<codeShift - 1
+)
+
+// undoEntry is one overwritten value: a number's code, another string's
+// code, or a batch's latest attempt.
 type undoEntry struct {
-	num     uint64
-	other   string
-	isOther bool // the key is other, not num
-	prev    code
+	kind undoKind
+	num  uint64 // the number, or the batch's previous attempt (0: none)
+	str  string // the string or the batch
+	prev code
 }
+
+type undoKind uint8
+
+const (
+	undoNum undoKind = iota
+	undoOther
+	undoBatch
+)
 
 func newKnown(n int) *known {
-	return &known{nums: make(map[uint64]code, n), other: map[string]code{}}
+	k := &known{other: map[string]code{}, batches: map[string]int64{}}
+	k.resize(max(n, 1024))
+	return k
+}
+
+// resize makes room for n keys at a load of at most a half, and puts the
+// present ones back.
+func (k *known) resize(n int) {
+	size, shift := 1, uint(64)
+	for size < 2*n {
+		size, shift = size*2, shift-1
+	}
+	old := k.slots
+	k.slots, k.shift, k.used = make([]uint64, size), shift, 0
+	for _, v := range old {
+		if v != 0 {
+			k.slots[k.find(v&keyMask)] = v
+			k.used++
+		}
+	}
+}
+
+// find returns the slot of key: where it is, or the empty slot where it
+// would go.
+func (k *known) find(key uint64) int {
+	mask := len(k.slots) - 1
+	for i := int((key * 0x9e3779b97f4a7c15) >> k.shift); ; i = (i + 1) & mask {
+		if v := k.slots[i]; v == 0 || v&keyMask == key {
+			return i
+		}
+	}
 }
 
 func (k *known) get(p string) code {
 	if n, ok := numKey(p); ok {
-		return k.nums[n]
+		return code(k.slots[k.find(n)] >> codeShift)
 	}
 	return k.other[p]
+}
+
+// put sets the code of key n and returns the previous one.
+func (k *known) put(n uint64, c code) code {
+	i := k.find(n)
+	v := k.slots[i]
+	if v == 0 {
+		if c == codeNone {
+			return codeNone
+		}
+		if 4*(k.used+1) > 3*len(k.slots) {
+			k.resize(len(k.slots)) // doubles: len/2 keys at a half
+			i = k.find(n)
+		}
+		k.used++
+	}
+	k.slots[i] = n | uint64(c)<<codeShift
+	return code(v >> codeShift)
+}
+
+func (k *known) putOther(p string, c code) code {
+	prev := k.other[p]
+	if c == codeNone {
+		delete(k.other, p)
+	} else {
+		k.other[p] = c
+	}
+	return prev
 }
 
 // load sets p's code with no undo: for building known from the file.
 func (k *known) load(p string, c code) {
 	if n, ok := numKey(p); ok {
-		if c == codeNone {
-			delete(k.nums, n)
-		} else {
-			k.nums[n] = c
-		}
-		return
-	}
-	if c == codeNone {
-		delete(k.other, p)
+		k.put(n, c)
 	} else {
-		k.other[p] = c
+		k.putOther(p, c)
 	}
 }
 
 // set sets p's code, logging the previous one.
 func (k *known) set(p string, c code) {
 	if n, ok := numKey(p); ok {
-		prev := k.nums[n]
-		k.undo = append(k.undo, undoEntry{num: n, prev: prev})
-		if c == codeNone {
-			delete(k.nums, n)
-		} else {
-			k.nums[n] = c
-		}
-		return
-	}
-	prev := k.other[p]
-	k.undo = append(k.undo, undoEntry{other: p, isOther: true, prev: prev})
-	if c == codeNone {
-		delete(k.other, p)
+		k.undo = append(k.undo, undoEntry{kind: undoNum, num: n, prev: k.put(n, c)})
 	} else {
-		k.other[p] = c
+		k.undo = append(k.undo, undoEntry{kind: undoOther, str: p, prev: k.putOther(p, c)})
 	}
+}
+
+// check returns p's code and, if it is neither sent nor in doubt, sets it
+// to in doubt (logged): an intent's test and change in one lookup.
+func (k *known) check(p string) code {
+	n, ok := numKey(p)
+	if !ok {
+		c := k.other[p]
+		if c != codeSent && c != codeInDoubt {
+			k.set(p, codeInDoubt)
+		}
+		return c
+	}
+	i := k.find(n)
+	v := k.slots[i]
+	c := code(v >> codeShift)
+	if c == codeSent || c == codeInDoubt {
+		return c
+	}
+	if v == 0 && 4*(k.used+1) > 3*len(k.slots) {
+		k.resize(len(k.slots))
+		i = k.find(n)
+	}
+	if v == 0 {
+		k.used++
+	}
+	k.slots[i] = n | uint64(codeInDoubt)<<codeShift
+	k.undo = append(k.undo, undoEntry{kind: undoNum, num: n, prev: c})
+	return c
+}
+
+// setBatch records id as the batch's latest attempt, logging the previous.
+func (k *known) setBatch(batch string, id int64) {
+	k.undo = append(k.undo, undoEntry{kind: undoBatch, num: uint64(k.batches[batch]), str: batch})
+	k.batches[batch] = id
 }
 
 // mark is a point in the undo log to go back to.
 func (k *known) mark() int { return len(k.undo) }
 
-// rollback undoes every set since mark m.
+// rollback undoes every set since mark m. A key added since keeps its slot
+// with codeNone, which is the same as absent.
 func (k *known) rollback(m int) {
 	for i := len(k.undo) - 1; i >= m; i-- {
-		e := k.undo[i]
-		if !e.isOther {
-			if e.prev == codeNone {
-				delete(k.nums, e.num)
+		switch e := k.undo[i]; e.kind {
+		case undoNum:
+			k.put(e.num, e.prev)
+		case undoOther:
+			k.putOther(e.str, e.prev)
+		case undoBatch:
+			if e.num == 0 {
+				delete(k.batches, e.str)
 			} else {
-				k.nums[e.num] = e.prev
+				k.batches[e.str] = int64(e.num)
 			}
-		} else if e.prev == codeNone {
-			delete(k.other, e.other)
-		} else {
-			k.other[e.other] = e.prev
 		}
 	}
 	k.undo = k.undo[:m]

@@ -203,24 +203,26 @@ func (s *State) countsV1(ctx context.Context, m map[Status]int) (map[Status]int,
 	return m, nil
 }
 
-// loadKnown reads what the file records of each recipient, for a writer's
-// intent checks: one pass over the attempts, the latest one winning.
+// loadKnown reads what the file records of each recipient and batch, for
+// a writer: one pass over the attempts, the latest one winning.
 func loadKnown(ctx context.Context, db *sql.DB) (*known, error) {
 	var n int64
 	if err := db.QueryRowContext(ctx, `SELECT coalesce(sum(recipients), 0) FROM attempts WHERE state NOT IN ('forgotten', 'resolved_unsent')`).Scan(&n); err != nil {
 		return nil, err
 	}
 	k := newKnown(int(n))
-	rows, err := db.QueryContext(ctx, `SELECT state, phones FROM attempts ORDER BY id`)
+	rows, err := db.QueryContext(ctx, `SELECT id, batch_id, state, phones FROM attempts ORDER BY id`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var st, phones string
-		if err := rows.Scan(&st, &phones); err != nil {
+		var id int64
+		var batchID, st, phones string
+		if err := rows.Scan(&id, &batchID, &st, &phones); err != nil {
 			return nil, err
 		}
+		k.batches[batchID] = id
 		c := attemptCode(st)
 		if err := eachPhone(phones, func(p string) { k.load(p, c) }); err != nil {
 			return nil, err

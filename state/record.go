@@ -2,7 +2,6 @@ package state
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -112,11 +111,7 @@ func (s *State) Resolve(ctx context.Context, batchID string, asSent bool) (int, 
 		// or recorded as in doubt.
 		open, args := `state IN ('intent', 'in_doubt')`, []any{}
 		if batchID != "" {
-			var known int
-			if err := t.conn.QueryRowContext(t.ctx, `SELECT count(*) FROM attempts WHERE batch_id = ?`, batchID).Scan(&known); err != nil {
-				return err
-			}
-			if known == 0 {
+			if _, ok := t.w.known.batches[batchID]; !ok {
 				return refuse("no batch %q in state", batchID)
 			}
 			open, args = open+" AND batch_id = ?", []any{batchID}
@@ -194,18 +189,23 @@ func checkOutcome(o Outcome) error {
 func (t *txn) intent(in Intent) error {
 	k := t.w.known
 	for i, p := range in.Phones {
-		if c := k.get(p); c == codeSent || c == codeInDoubt {
+		if c := k.check(p); c == codeSent || c == codeInDoubt {
 			if c == codeInDoubt && slices.Contains(in.Phones[:i], p) {
 				return refusal{fmt.Errorf("%s is listed twice: %w", e164.Mask(p), ErrAlreadySent)}
 			}
 			return refusal{fmt.Errorf("%s is already %s: %w", e164.Mask(p), c.status(), ErrAlreadySent)}
 		}
-		k.set(p, codeInDoubt)
 	}
 	t.w.buf = appendPhones(t.w.buf[:0], in.Phones)
-	if _, err := t.exec("insertAttempt", in.BatchID, in.BodyHash, string(t.w.buf), len(in.Phones), t.now); err != nil {
+	res, err := t.exec("insertAttempt", in.BatchID, in.BodyHash, string(t.w.buf), len(in.Phones), t.now)
+	if err != nil {
 		return err
 	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return err
+	}
+	k.setBatch(in.BatchID, id)
 	t.changed = true
 	return nil
 }
@@ -231,12 +231,12 @@ func (t *txn) setAll(phones string, c code) error {
 // openAttempt returns the batch's latest attempt and its phones; it must
 // still be an intent awaiting its outcome.
 func (t *txn) openAttempt(batchID string) (id int64, phones string, err error) {
-	var st string
-	err = t.queryRow("latestAttempt", batchID).Scan(&id, &st, &phones)
-	if errors.Is(err, sql.ErrNoRows) {
+	id, ok := t.w.known.batches[batchID]
+	if !ok {
 		return 0, "", refusal{fmt.Errorf("no intent recorded: %w", ErrNoIntent)}
 	}
-	if err != nil {
+	var st string
+	if err := t.queryRow("attempt", id).Scan(&st, &phones); err != nil {
 		return 0, "", err
 	}
 	if st != string(AttemptIntent) {

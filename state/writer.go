@@ -55,7 +55,7 @@ func refuse(format string, args ...any) error { return refusal{fmt.Errorf(format
 
 var statements = map[string]string{
 	"insertAttempt": `INSERT INTO attempts (batch_id, state, body_hash, phones, recipients, started_at) VALUES (?, 'intent', ?, ?, ?, ?)`,
-	"latestAttempt": `SELECT id, state, phones FROM attempts WHERE batch_id = ? ORDER BY id DESC LIMIT 1`,
+	"attempt":       `SELECT state, phones FROM attempts WHERE id = ?`,
 	"finishAttempt": `UPDATE attempts SET state = ?, http_status = ?, request_id = ?, reason = ?, finished_at = ? WHERE id = ?`,
 	"bumpSerial":    `UPDATE meta SET serial = serial + 1 WHERE id = 1`,
 

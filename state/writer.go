@@ -11,23 +11,27 @@ import (
 // maxGroup bounds how many changes one commit carries.
 const maxGroup = 256
 
-// writer owns the one connection that changes the state. Changes queue on
-// ops; a single goroutine takes everything queued, runs it in one
-// transaction (each change in its own savepoint when there are several),
-// commits once and answers every caller. While one commit waits for the
-// disk, the next group gathers: that is group commit, and it is what lets
-// concurrent batches share an fsync.
+// writer owns the one connection that changes the state. A change joins
+// the queue; whoever holds the leader slot takes everything queued, runs it
+// in one transaction (each change in its own savepoint when there are
+// several), commits once and answers every caller. While one commit waits
+// for the disk, the next group gathers, and one of its callers leads it:
+// that is group commit, and it is what lets concurrent batches share an
+// fsync. A lone caller commits its own change, with no goroutine to wake.
 type writer struct {
 	s     *State
 	conn  *sql.Conn
 	stmts map[string]*sql.Stmt
-	known *known // what the file records of each recipient
+
+	// Only the leader touches these.
+	known *known // what the file records of each recipient and batch
 	buf   []byte // an intent's phones as JSON
 
-	mu     sync.RWMutex // guards closed against sends on ops
+	leader chan struct{} // a slot of one: held while committing
+
+	mu     sync.Mutex // guards queue and closed
+	queue  []*op
 	closed bool
-	ops    chan *op
-	done   chan struct{}
 }
 
 type op struct {
@@ -79,7 +83,7 @@ func newWriter(ctx context.Context, s *State) (*writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &writer{s: s, conn: conn, stmts: map[string]*sql.Stmt{}, known: k, ops: make(chan *op, maxGroup), done: make(chan struct{})}
+	w := &writer{s: s, conn: conn, stmts: map[string]*sql.Stmt{}, known: k, leader: make(chan struct{}, 1)}
 	for name, q := range statements {
 		st, err := conn.PrepareContext(ctx, q)
 		if err != nil {
@@ -88,7 +92,6 @@ func newWriter(ctx context.Context, s *State) (*writer, error) {
 		}
 		w.stmts[name] = st
 	}
-	go w.loop()
 	return w, nil
 }
 
@@ -100,31 +103,38 @@ func (w *writer) do(ctx context.Context, run func(*txn) error) error {
 		return err
 	}
 	o := &op{run: run, err: make(chan error, 1)}
-	w.mu.RLock()
+	w.mu.Lock()
 	if w.closed {
-		w.mu.RUnlock()
+		w.mu.Unlock()
 		return ErrClosed
 	}
-	w.ops <- o
-	w.mu.RUnlock()
+	w.queue = append(w.queue, o)
+	w.mu.Unlock()
+	select {
+	case err := <-o.err: // a leader committed it
+		return err
+	case w.leader <- struct{}{}:
+	}
+	w.lead(o)
+	<-w.leader
 	return <-o.err
 }
 
-func (w *writer) loop() {
-	defer close(w.done)
-	for o := range w.ops {
-		group := []*op{o}
-	gather:
-		for len(group) < maxGroup {
-			select {
-			case o, ok := <-w.ops:
-				if !ok {
-					break gather
-				}
-				group = append(group, o)
-			default:
-				break gather
-			}
+// lead commits groups from the queue until o's is done (a leader that
+// took over just after o's was committed commits nothing). It holds the
+// leader slot.
+func (w *writer) lead(o *op) {
+	for len(o.err) == 0 {
+		w.mu.Lock()
+		n := min(len(w.queue), maxGroup)
+		group := w.queue[:n:n]
+		w.queue = w.queue[n:]
+		if len(w.queue) == 0 {
+			w.queue = nil // let the backing array go
+		}
+		w.mu.Unlock()
+		if n == 0 {
+			return // o was answered between the check and the lock
 		}
 		w.commit(group)
 	}
@@ -220,9 +230,24 @@ func (w *writer) close() error {
 		return nil
 	}
 	w.closed = true
-	close(w.ops)
 	w.mu.Unlock()
-	<-w.done
+	// Take the leader slot for good, committing whatever is still queued:
+	// its callers may be waiting for a leader.
+	w.leader <- struct{}{}
+	for {
+		w.mu.Lock()
+		group := w.queue
+		w.queue = nil
+		w.mu.Unlock()
+		if len(group) == 0 {
+			break
+		}
+		for len(group) > 0 {
+			n := min(len(group), maxGroup)
+			w.commit(group[:n])
+			group = group[n:]
+		}
+	}
 	for _, st := range w.stmts {
 		st.Close()
 	}

@@ -225,11 +225,14 @@ func (k *known) resize(n int) {
 	}
 }
 
+// home is where key's probe starts.
+func (k *known) home(key uint64) int { return int((key * 0x9e3779b97f4a7c15) >> k.shift) }
+
 // find returns the slot of key: where it is, or the empty slot where it
 // would go.
 func (k *known) find(key uint64) int {
 	mask := len(k.slots) - 1
-	for i := int((key * 0x9e3779b97f4a7c15) >> k.shift); ; i = (i + 1) & mask {
+	for i := k.home(key); ; i = (i + 1) & mask {
 		if v := k.slots[i]; v == 0 || v&keyMask == key {
 			return i
 		}

@@ -42,36 +42,49 @@ func plainJSON(s string) bool {
 	return true
 }
 
-// eachPhone calls fn with every phone of the JSON array a, as substrings of
-// a (no copies) when the array is as appendPhones or SQLite's
-// json_group_array writes it.
+// eachPhone calls fn with every phone of the JSON array a; for an array
+// as appendPhones or SQLite's json_group_array write E.164 numbers, without
+// copying them. It reads what encoding/json reads, and a malformed array
+// is an error before fn is called at all.
 func eachPhone(a string, fn func(phone string)) error {
-	if len(a) < 2 || a[0] != '[' || a[len(a)-1] != ']' || strings.IndexByte(a, '\\') >= 0 {
+	if !plainArray(a) {
 		return eachPhoneSlow(a, fn)
 	}
 	rest := a[1 : len(a)-1]
 	for len(rest) > 0 {
-		if rest[0] != '"' {
-			return eachPhoneSlow(a, fn)
-		}
-		end := strings.IndexByte(rest[1:], '"')
-		if end < 0 {
-			return eachPhoneSlow(a, fn)
-		}
-		p := rest[1 : 1+end]
-		rest = rest[2+end:]
-		if len(rest) > 0 {
-			if rest[0] != ',' {
-				return eachPhoneSlow(a, fn)
-			}
-			rest = rest[1:]
-			if len(rest) == 0 { // a trailing comma is not JSON
-				return eachPhoneSlow(a, fn)
-			}
-		}
-		fn(p)
+		end := 1 + strings.IndexByte(rest[1:], '"')
+		fn(rest[1:end])
+		rest = rest[min(end+2, len(rest)):]
 	}
 	return nil
+}
+
+// plainArray reports whether a is a JSON array of strings of printable
+// ASCII with no escapes, and no space between them.
+func plainArray(a string) bool {
+	if len(a) < 2 || a[0] != '[' || a[len(a)-1] != ']' {
+		return false
+	}
+	in := a[1 : len(a)-1]
+	if len(in) == 0 {
+		return true
+	}
+	for i := 0; ; i++ {
+		if i >= len(in) || in[i] != '"' {
+			return false
+		}
+		for i++; i < len(in) && in[i] != '"'; i++ {
+			if c := in[i]; c < 0x20 || c > 0x7e || c == '\\' {
+				return false
+			}
+		}
+		if i++; i == len(in) {
+			return true
+		}
+		if i > len(in) || in[i] != ',' {
+			return false
+		}
+	}
 }
 
 // eachPhoneSlow is eachPhone for any JSON. It parses everything before

@@ -10,7 +10,8 @@ import (
 )
 
 // Recipients calls fn for every recorded recipient, ordered by phone. To
-// sort, it holds every record in memory (about 40 bytes a recipient);
+// sort, it holds every record in memory (about 24 bytes a recipient, and
+// the attempts' phones);
 // [State.EachRecipient] is faster and streams. fn's error stops the walk
 // and is returned as is.
 func (s *State) Recipients(ctx context.Context, fn func(Recipient) error) error {
@@ -24,12 +25,27 @@ func (s *State) Recipients(ctx context.Context, fn func(Recipient) error) error 
 		phone string
 		a     *derived
 	}
-	var all []entry
+	// Gathered in chunks, then copied once to a slice of the right size:
+	// growing one slice by appending would copy and allocate several times
+	// its final size.
+	const chunk = 1 << 16
+	var chunks [][]entry
+	n := 0
 	if err := s.eachRecord(ctx, func(phone string, a *derived) error {
-		all = append(all, entry{phone, a})
+		if n%chunk == 0 {
+			chunks = append(chunks, make([]entry, 0, chunk))
+		}
+		c := &chunks[len(chunks)-1]
+		*c = append(*c, entry{phone, a})
+		n++
 		return nil
 	}); err != nil {
 		return err
+	}
+	all := make([]entry, 0, n)
+	for i, c := range chunks {
+		all = append(all, c...)
+		chunks[i] = nil
 	}
 	slices.SortFunc(all, func(x, y entry) int { return strings.Compare(x.phone, y.phone) })
 	for _, e := range all {

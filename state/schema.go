@@ -70,24 +70,25 @@ var migrations = []string{
 	//
 	// The attempts have no index but their key: every index is pages more
 	// to write per step. The writer finds a batch's latest attempt in
-	// memory; resolve, rare, scans.
+	// memory; resolve, rare, scans. phones comes last, so that reading the
+	// other columns of a large batch's row stops short of its overflow
+	// pages.
 	`CREATE TABLE attempts_v2 (
 		id          INTEGER PRIMARY KEY,
 		batch_id    TEXT    NOT NULL,
 		state       TEXT    NOT NULL CHECK (state IN ('intent', 'sent', 'failed', 'in_doubt', 'forgotten', 'resolved_sent', 'resolved_unsent')),
 		body_hash   TEXT    NOT NULL,
-		phones      TEXT    NOT NULL,
 		recipients  INTEGER NOT NULL,
 		http_status INTEGER NOT NULL DEFAULT 0,
 		request_id  TEXT    NOT NULL DEFAULT '',
 		reason      TEXT    NOT NULL DEFAULT '',
 		started_at  TEXT    NOT NULL,
-		finished_at TEXT    NOT NULL DEFAULT ''
+		finished_at TEXT    NOT NULL DEFAULT '',
+		phones      TEXT    NOT NULL
 	);
-	INSERT INTO attempts_v2 (id, batch_id, state, body_hash, phones, recipients, http_status, request_id, reason, started_at, finished_at)
-		SELECT a.id, a.batch_id, a.state, a.body_hash,
-			coalesce((SELECT json_group_array(r.phone) FROM recipients r WHERE r.attempt_id = a.id), '[]'),
-			a.recipients, a.http_status, a.request_id, a.reason, a.started_at, a.finished_at
+	INSERT INTO attempts_v2 (id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, phones)
+		SELECT a.id, a.batch_id, a.state, a.body_hash, a.recipients, a.http_status, a.request_id, a.reason, a.started_at, a.finished_at,
+			coalesce((SELECT json_group_array(r.phone) FROM recipients r WHERE r.attempt_id = a.id), '[]')
 		FROM attempts a ORDER BY a.id;
 	DROP TABLE recipients;
 	DROP TABLE attempts;

@@ -106,7 +106,7 @@ type memRecorded struct{ rs []state.Recipient }
 
 func (m *memRecorded) Lineage() string { return "bench" }
 func (m *memRecorded) Serial() int64   { return 1 }
-func (m *memRecorded) Recipients(ctx context.Context, fn func(state.Recipient) error) error {
+func (m *memRecorded) EachRecipient(ctx context.Context, fn func(state.Recipient) error) error {
 	for _, r := range m.rs {
 		if err := fn(r); err != nil {
 			return err

@@ -704,7 +704,7 @@ func (h *heldSet) each(fn func(phone string)) {
 }
 
 func (b *builder) loadRecorded(ctx context.Context, rec Recorded) error {
-	return rec.Recipients(ctx, func(r state.Recipient) error {
+	return rec.EachRecipient(ctx, func(r state.Recipient) error {
 		b.held.put(r)
 		return nil
 	})

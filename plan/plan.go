@@ -95,7 +95,7 @@ type StateStamp struct {
 type Recorded interface {
 	Lineage() string
 	Serial() int64
-	Recipients(ctx context.Context, fn func(state.Recipient) error) error
+	EachRecipient(ctx context.Context, fn func(state.Recipient) error) error
 }
 
 // StrictError fails a strict campaign that lists invalid numbers.

@@ -24,6 +24,15 @@ func fill(b *testing.B, s *State, n int) {
 	}
 }
 
+// noSync turns fsync off when STATE_BENCH_NOSYNC is set, only to see what
+// is not fsync: never in smsform itself.
+func noSync(b *testing.B, s *State) {
+	if os.Getenv("STATE_BENCH_NOSYNC") != "" {
+		_, err := s.w.conn.ExecContext(context.Background(), "PRAGMA synchronous = OFF")
+		must(b, err)
+	}
+}
+
 // BenchmarkRecordBatch is one batch of 100 (intent, then outcome: two
 // durable commits) at a state already holding 1,000 or 100,000 recipients.
 // The two must cost about the same.
@@ -33,11 +42,7 @@ func BenchmarkRecordBatch(b *testing.B) {
 			ctx := context.Background()
 			s := openTest(b, filepath.Join(b.TempDir(), "s"))
 			fill(b, s, size)
-			if os.Getenv("STATE_BENCH_NOSYNC") != "" {
-				// Only to see what is not fsync: never in smsform itself.
-				_, err := s.w.conn.ExecContext(ctx, "PRAGMA synchronous = OFF")
-				must(b, err)
-			}
+			noSync(b, s)
 			i := 0
 			defer reportCPU(b)()
 			for b.Loop() {
@@ -56,6 +61,7 @@ func BenchmarkRecordBatchCombined(b *testing.B) {
 	ctx := context.Background()
 	s := openTest(b, filepath.Join(b.TempDir(), "s"))
 	fill(b, s, 100_000)
+	noSync(b, s)
 	must(b, s.RecordIntent(ctx, intent("b0", phones("10000000", 100)...)))
 	i := 1
 	defer reportCPU(b)()
@@ -73,6 +79,7 @@ func BenchmarkRecordBatchParallel(b *testing.B) {
 	ctx := context.Background()
 	s := openTest(b, filepath.Join(b.TempDir(), "s"))
 	fill(b, s, 100_000)
+	noSync(b, s)
 	var next, goroutine int64
 	var mu = make(chan struct{}, 1)
 	b.SetParallelism(max(1, 8/runtimeProcs()))

@@ -19,6 +19,8 @@ import (
 type Journal interface {
 	RecordIntent(ctx context.Context, in state.Intent) error
 	RecordOutcome(ctx context.Context, batchID string, o state.Outcome) error
+	// RecordOutcomeAndIntent records both in one durable commit.
+	RecordOutcomeAndIntent(ctx context.Context, prevBatch string, o state.Outcome, next state.Intent) error
 	ForgetIntent(ctx context.Context, batchID string) error
 }
 
@@ -136,17 +138,21 @@ func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Re
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			w := &worker{r: r}
 			for b := range batches {
-				if err := r.sendBatch(ctx, sendCtx, b); err != nil {
+				if err := w.sendBatch(ctx, sendCtx, b); err != nil {
 					r.fail(err)
 				}
+			}
+			if err := w.flush(); err != nil {
+				r.fail(err)
 			}
 		}()
 	}
 	for i, b := range p.Batches {
 		if r.stopped(ctx) {
 			for _, rest := range p.Batches[i:] {
-				r.res.Skipped += len(rest.Recipients)
+				r.count(func(res *Result) { res.Skipped += len(rest.Recipients) })
 			}
 			break
 		}
@@ -205,16 +211,68 @@ func (r *runner) stopped(ctx context.Context) bool {
 	return r.err != nil || ctx.Err() != nil
 }
 
+// worker sends batches one after another. The outcome of its last batch
+// waits in pending and is journaled in the same commit as the intent of its
+// next one, so that each batch costs one durable commit, not two. Nothing is
+// reported before it is journaled, and the outcome waits no longer than it
+// takes to pick up the next batch (or the end of the run, which flushes it).
+type worker struct {
+	r       *runner
+	pending *settled
+}
+
+// settled is an outcome known but not yet journaled.
+type settled struct {
+	b     plan.Batch
+	o     state.Outcome
+	event string
+}
+
+// flush journals the pending outcome on its own.
+func (w *worker) flush() error {
+	if w.pending == nil {
+		return nil
+	}
+	p := w.pending
+	if err := w.r.j.RecordOutcome(w.r.writeCtx, p.b.ID, p.o); err != nil {
+		// The intent is durable, so the batch stays in doubt: never resent silently.
+		return fmt.Errorf("%w (the outcome; the batch stays in doubt): %w", ErrStateRefused, err)
+	}
+	w.pending = nil
+	return w.r.account(p)
+}
+
+// recordIntent journals b's intent, with the pending outcome if there is one.
+func (w *worker) recordIntent(b plan.Batch) error {
+	r := w.r
+	intent := state.Intent{BatchID: b.ID, Phones: b.Recipients, BodyHash: plan.BodyHash(b.Body)}
+	if w.pending == nil {
+		if err := r.j.RecordIntent(r.writeCtx, intent); err != nil {
+			return fmt.Errorf("%w (the intent; nothing of the batch was sent): %w", ErrStateRefused, err)
+		}
+		return nil
+	}
+	p := w.pending
+	if err := r.j.RecordOutcomeAndIntent(r.writeCtx, p.b.ID, p.o, intent); err != nil {
+		return fmt.Errorf("%w (an outcome and the next intent; nothing of the next batch was sent): %w", ErrStateRefused, err)
+	}
+	w.pending = nil
+	if err := r.account(p); err != nil {
+		return r.notSent(b, err) // too many errors: b's intent is undone, unsent
+	}
+	return nil
+}
+
 // sendBatch journals the intent, sends with retries while the API provably
-// did not act, and journals the outcome. An error stops the whole run.
-func (r *runner) sendBatch(ctx, sendCtx context.Context, b plan.Batch) error {
+// did not act, and leaves the outcome pending. An error stops the whole run.
+func (w *worker) sendBatch(ctx, sendCtx context.Context, b plan.Batch) error {
+	r := w.r
 	if r.stopped(ctx) {
 		r.count(func(res *Result) { res.Skipped += len(b.Recipients) })
 		return nil
 	}
-	intent := state.Intent{BatchID: b.ID, Phones: b.Recipients, BodyHash: plan.BodyHash(b.Body)}
-	if err := r.j.RecordIntent(r.writeCtx, intent); err != nil {
-		return fmt.Errorf("%w (the intent; nothing of the batch was sent): %w", ErrStateRefused, err)
+	if err := w.recordIntent(b); err != nil {
+		return err
 	}
 	req := api.SendRequest{From: r.o.From, To: b.Recipients, Body: b.Body}
 	for attempt := 1; ; attempt++ {
@@ -223,7 +281,7 @@ func (r *runner) sendBatch(ctx, sendCtx context.Context, b plan.Batch) error {
 		}
 		resp, err := r.s.Send(sendCtx, req)
 		if err == nil {
-			return r.outcome(b, state.Outcome{Status: state.Sent, HTTPStatus: 200, RequestID: resp.RequestID}, "batch_sent")
+			return w.settle(b, state.Outcome{Status: state.Sent, HTTPStatus: 200, RequestID: resp.RequestID}, "batch_sent")
 		}
 		var ae *api.Error
 		if !errors.As(err, &ae) {
@@ -241,9 +299,9 @@ func (r *runner) sendBatch(ctx, sendCtx context.Context, b plan.Batch) error {
 		}
 		switch outcome {
 		case api.Rejected:
-			return r.outcome(b, state.Outcome{Status: state.Failed, HTTPStatus: ae.Status, Reason: ae.Error()}, "batch_failed")
+			return w.settle(b, state.Outcome{Status: state.Failed, HTTPStatus: ae.Status, Reason: ae.Error()}, "batch_failed")
 		case api.InDoubt:
-			return r.outcome(b, state.Outcome{Status: state.InDoubt, HTTPStatus: ae.Status, Reason: ae.Error()}, "batch_in_doubt")
+			return w.settle(b, state.Outcome{Status: state.InDoubt, HTTPStatus: ae.Status, Reason: ae.Error()}, "batch_in_doubt")
 		}
 		// NotActed: safe to try again, within bounds.
 		if ae.Status == 401 || attempt > r.o.MaxRetries || ae.RetryAfter > maxRetryAfter || ctx.Err() != nil {
@@ -262,6 +320,12 @@ func (r *runner) sendBatch(ctx, sendCtx context.Context, b plan.Batch) error {
 			return r.notSent(b, ErrInterrupted)
 		}
 	}
+}
+
+// settle keeps b's outcome pending until the next intent or the end.
+func (w *worker) settle(b plan.Batch, o state.Outcome, event string) error {
+	w.pending = &settled{b: b, o: o, event: event}
+	return nil
 }
 
 // transient reports whether a failed call may succeed if made again later:
@@ -288,11 +352,10 @@ func (r *runner) notSent(b plan.Batch, err error) error {
 	return err
 }
 
-func (r *runner) outcome(b plan.Batch, o state.Outcome, event string) error {
-	if err := r.j.RecordOutcome(r.writeCtx, b.ID, o); err != nil {
-		// The intent is durable, so the batch stays in doubt: never resent silently.
-		return fmt.Errorf("%w (the outcome; the batch stays in doubt): %w", ErrStateRefused, err)
-	}
+// account counts a journaled outcome and reports it; it returns
+// ErrTooManyErrors when the run must stop.
+func (r *runner) account(p *settled) error {
+	b, o := p.b, p.o
 	n := len(b.Recipients)
 	var stop error
 	r.count(func(res *Result) {
@@ -313,7 +376,7 @@ func (r *runner) outcome(b plan.Batch, o state.Outcome, event string) error {
 			}
 		}
 	})
-	e := Event{Type: event, Batch: b.ID, Recipients: n, HTTPStatus: o.HTTPStatus, RequestID: o.RequestID, Reason: o.Reason}
+	e := Event{Type: p.event, Batch: b.ID, Recipients: n, HTTPStatus: o.HTTPStatus, RequestID: o.RequestID, Reason: o.Reason}
 	if o.Status == state.Sent {
 		e.Segments = b.TotalSegments()
 	}

@@ -131,7 +131,7 @@ func (a *Authenticated) Issue(ctx context.Context) (time.Time, error) {
 func (a *Authenticated) issue(ctx context.Context, now time.Time) (time.Time, error) {
 	t, err := a.Client.IssueToken(ctx, a.Hours)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("issue token: %w", err)
+		return time.Time{}, err // the client's error already says "issue token"
 	}
 	a.token, a.until = t.Value, t.ValidTill.Add(-margin(t.ValidTill.Sub(now)))
 	if a.Store != nil {

@@ -13,7 +13,7 @@ import (
 // runSandbox serves the messaging API on loopback until interrupted.
 func runSandbox(ctx context.Context, args []string, env Env) error {
 	fs := newFlags("sandbox", "sandbox [flags]", env)
-	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on (port 0 picks a free port)")
+	addr := fs.String("addr", sandbox.DefaultAddr, "loopback address to listen on: 127.0.0.1, ::1 or localhost, and a port (0 picks a free one)")
 	id := fs.String("client-id", env.Getenv("SMSFORM_SANDBOX_CLIENT_ID"), "client id to accept (default $SMSFORM_SANDBOX_CLIENT_ID, else generated)")
 	secret := fs.String("client-secret", env.Getenv("SMSFORM_SANDBOX_CLIENT_SECRET"), "client secret to accept (default $SMSFORM_SANDBOX_CLIENT_SECRET, else generated)")
 	outbox := fs.String("outbox", "", "append one JSON line per delivered message to this file")
@@ -30,6 +30,9 @@ func runSandbox(ctx context.Context, args []string, env Env) error {
 	quiet := fs.Bool("quiet", false, "log nothing")
 	if _, err := parse(fs, args, env, 0, 0, "no arguments, only flags"); err != nil {
 		return err
+	}
+	if err := sandbox.CheckAddr(*addr); err != nil {
+		return withHint(err, "listen on loopback, e.g. --addr 127.0.0.1:8080 (port 0 picks a free one); to reach it from elsewhere, forward the port (ssh -L) instead")
 	}
 	if *id == "" && *secret == "" {
 		*id, *secret = "sandbox-"+rand.Text()[:8], rand.Text()

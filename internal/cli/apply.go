@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/smsform/smsform/api"
 	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/plan"
@@ -79,9 +80,6 @@ func runApply(ctx context.Context, args []string, env Env) error {
 		if err := checkStamp(saved.Plan.State, st); err != nil {
 			return err
 		}
-		if err := st.MarkPlanApplied(ctx, saved.ID); err != nil {
-			return withHint(err, "a saved plan is applied once; plan again to send what is left")
-		}
 		p = saved.Plan
 	} else {
 		if p, err = plan.Compute(ctx, c, st); err != nil {
@@ -105,7 +103,14 @@ func runApply(ctx context.Context, args []string, env Env) error {
 		return nil
 	}
 
+	// The token is had before anything is recorded, so that a credentials
+	// mistake stops the run while the state, and a saved plan, are as they
+	// were (see markApplied).
+	if _, err := sender.Token(ctx); err != nil {
+		return tokenRefused(err, saved, pos[0])
+	}
 	prog := newProgress(env, *jsonOut, p.Summary.ToSend)
+	serial := st.Serial()
 	res, err := apply.Run(ctx, p, st, sender, apply.Options{
 		From:          c.Sender,
 		RatePerSecond: c.Rate.PerSecond(),
@@ -114,6 +119,9 @@ func runApply(ctx context.Context, args []string, env Env) error {
 		Events:        prog.event,
 	})
 	prog.done()
+	if saved != nil {
+		markApplied(ctx, env, st, saved, pos[0], serial)
+	}
 	if !*jsonOut {
 		if werr := writeResult(env.Stdout, res); werr != nil {
 			return werr
@@ -127,6 +135,62 @@ func runApply(ctx context.Context, args []string, env Env) error {
 		return withHint(err, "see them with smsform state list; after checking with the provider, smsform state resolve --in-doubt --as sent|unsent")
 	}
 	return err
+}
+
+// markApplied records that the saved plan was applied, if this run recorded
+// anything; a run that recorded nothing leaves the plan as good as new, so
+// that a mistake found before the first send (wrong credentials, say) does
+// not use up a reviewed plan.
+//
+// Marking after the run cannot let a plan be applied twice. The plan holds
+// the state's lineage and serial at plan time, apply refuses a plan whose
+// serial is not the state's (checkStamp), and every change to the state
+// (each intent, outcome, forgotten intent) bumps the serial in the
+// transaction that makes the change. So the commit of this run's first
+// intent is the instant the plan goes stale for every later apply, marked
+// or not:
+//
+//   - kill -9 before that commit: nothing was recorded, and nothing was
+//     sent, since a batch is sent only once its intent is durable. The
+//     serial is the plan's, and applying the plan again is right.
+//   - kill -9 after it, before the mark: the serial moved, so the plan is
+//     refused as stale ("plan again"), never sent twice.
+//   - after the mark: refused as already applied. The clearer message is
+//     all that plans_applied adds.
+//
+// Two applies of one plan cannot interleave: the state lock is held from
+// state.Open (which reads the serial) to Close, so the second one reads the
+// serial, or the mark, that the first one left.
+//
+// The mark is written even after an interrupt; if it cannot be written, the
+// moved serial still refuses the plan, so that is only a warning.
+func markApplied(ctx context.Context, env Env, st *state.State, saved *plan.Saved, planFile string, serialBefore int64) {
+	if st.Serial() == serialBefore {
+		return
+	}
+	if err := st.MarkPlanApplied(context.WithoutCancel(ctx), saved.ID); err != nil {
+		warnf(env, "could not record that %s was applied (%v); it cannot be applied again anyway: the state changed since it was made", planFile, err)
+	}
+}
+
+// tokenRefused is the error for a token that could not be had before the
+// run, when nothing was sent or recorded.
+func tokenRefused(err error, saved *plan.Saved, planFile string) error {
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	again := "nothing was sent or recorded; run apply again once fixed"
+	if saved != nil {
+		again = fmt.Sprintf("nothing was sent or recorded, so the plan is not used up: once fixed, run smsform apply %s again", planFile)
+	}
+	var ae *api.Error
+	switch {
+	case errors.As(err, &ae) && ae.Status >= 400 && ae.Status < 500 && ae.Status != 429:
+		return withHint(err, "the API refused the client credentials: check %s and %s, and the base URL; %s", envClientID, envClientSecret, again)
+	case errors.As(err, &ae):
+		return withHint(err, "the API could not issue a token now; %s", again)
+	}
+	return withHint(err, "%s", again)
 }
 
 // applyTarget tells a saved plan from a campaign file: plans are gzip,

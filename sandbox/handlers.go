@@ -34,10 +34,13 @@ const (
 	errorFault
 )
 
+// basicChallenge is the WWW-Authenticate of a 401 for client credentials.
+const basicChallenge = `Basic realm="smsform sandbox", charset="UTF-8"`
+
 func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) event {
 	var ev event
 	if !s.basicOK(r.Header.Get("Authorization")) {
-		w.Header().Set("WWW-Authenticate", `Basic realm="smsform sandbox", charset="UTF-8"`)
+		w.Header().Set("WWW-Authenticate", basicChallenge)
 		return s.fail(w, r, &ev, http.StatusUnauthorized, api.CodeInvalidClient, "wrong or missing client credentials")
 	}
 	body, status, code, msg := readJSONBody(w, r)
@@ -69,6 +72,19 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) event {
 		ValidTill:   expiry.UTC().Truncate(time.Second).Format(api.ValidTillLayout),
 	})
 	return ev
+}
+
+// handleMessages lists the outbox to a caller with the client credentials.
+// It is not part of the API, so it has no latency and draws no fault.
+func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) event {
+	if !s.basicOK(r.Header.Get("Authorization")) {
+		w.Header().Set("WWW-Authenticate", basicChallenge)
+		api.WriteError(w, http.StatusUnauthorized, api.CodeInvalidClient,
+			"the outbox holds phone numbers: send the client credentials (Basic auth, as for "+api.TokenPath+")")
+		return event{code: api.CodeInvalidClient}
+	}
+	api.WriteJSON(w, http.StatusOK, s.Messages())
+	return event{}
 }
 
 // basicOK accepts both the RFC 7617 form (base64 of id:secret) and the

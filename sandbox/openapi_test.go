@@ -253,7 +253,7 @@ func TestOpenAPI(t *testing.T) {
 		}},
 		{name: "outbox", status: 200, call: func(t *testing.T, e *env, tok string) error {
 			e.client.Send(context.Background(), tok, api.SendRequest{From: "ACME", To: numbers(t, 0, 2), Body: "hi"})
-			return e.get(sandbox.MessagesPath)
+			return e.get(sandbox.MessagesPath, basicB64)
 		}},
 	}
 	for _, tt := range tests {
@@ -308,10 +308,13 @@ func (e *env) raw(path, auth, ct, body string) error {
 	return e.roundTrip(req)
 }
 
-func (e *env) get(path string) error {
+func (e *env) get(path, auth string) error {
 	req, err := http.NewRequest(http.MethodGet, e.hs.URL+path, nil)
 	if err != nil {
 		return err
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
 	}
 	return e.roundTrip(req)
 }

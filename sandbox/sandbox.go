@@ -28,7 +28,9 @@ import (
 )
 
 // MessagesPath lists the outbox as a JSON array of [Message]. It is an
-// admin path, outside the API's /api/v1.
+// admin path, outside the API's /api/v1. Its answer holds phone numbers, so
+// it asks for the client credentials, as the token endpoint does (Basic
+// auth, RFC 7617 base64 or the literal id:secret).
 const MessagesPath = "/sandbox/messages"
 
 // Defaults of [Config].
@@ -179,7 +181,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	case MessagesPath:
 		if s.allow(rw, r, http.MethodGet) {
-			api.WriteJSON(rw, http.StatusOK, s.Messages())
+			ev = s.handleMessages(rw, r)
 		}
 	default:
 		api.WriteError(rw, http.StatusNotFound, api.CodeNotFound, "no such endpoint")

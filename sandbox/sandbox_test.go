@@ -314,7 +314,7 @@ func TestSendRecordsOutbox(t *testing.T) {
 	if !strings.Contains(e.outbox.String(), `"at":"2026-03-01T12:00:00Z"`) {
 		t.Errorf("outbox times are not RFC 3339 UTC: %s", e.outbox.String())
 	}
-	r := e.do(t, http.MethodGet, sandbox.MessagesPath, "", "", nil)
+	r := e.do(t, http.MethodGet, sandbox.MessagesPath, basicB64, "", nil)
 	var listed []sandbox.Message
 	if err := json.Unmarshal(r.body, &listed); err != nil || r.status != 200 {
 		t.Fatalf("GET %s: %d %v", sandbox.MessagesPath, r.status, err)
@@ -342,8 +342,62 @@ func messagesEqual(a, b []sandbox.Message) bool {
 
 func TestEmptyOutboxListsAnArray(t *testing.T) {
 	e := start(t, sandbox.Config{})
-	if r := e.do(t, http.MethodGet, sandbox.MessagesPath, "", "", nil); r.status != 200 || strings.TrimSpace(string(r.body)) != "[]" {
+	if r := e.do(t, http.MethodGet, sandbox.MessagesPath, basicB64, "", nil); r.status != 200 || strings.TrimSpace(string(r.body)) != "[]" {
 		t.Errorf("got %d %q", r.status, r.body)
+	}
+}
+
+// TestMessagesNeedClientCredentials: the outbox lists phone numbers, so
+// only a caller with the client credentials may read it, in either form
+// the token endpoint accepts.
+func TestMessagesNeedClientCredentials(t *testing.T) {
+	e := start(t, sandbox.Config{})
+	tok := e.token(t)
+	to := numbers(t, 0, 2)
+	if _, err := e.client.Send(context.Background(), tok, api.SendRequest{From: "ACME", To: to, Body: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	tests := []struct {
+		name, auth string
+		status     int
+	}{
+		{"base64", basicB64, 200},
+		{"literal", basicLiteral, 200},
+		{"lower-case scheme", "basic " + b64(clientID+":"+clientSecret), 200},
+		{"none", "", 401},
+		{"wrong secret", "Basic " + b64(clientID+":wrong"), 401},
+		{"wrong secret literal", "Basic " + clientID + ":wrong", 401},
+		{"id only", "Basic " + b64(clientID), 401},
+		{"empty", "Basic ", 401},
+		{"a valid API token", "Bearer " + tok, 401},
+		{"the secret as a bearer token", "Bearer " + clientSecret, 401},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := e.do(t, http.MethodGet, sandbox.MessagesPath, tt.auth, "", nil)
+			if r.status != tt.status {
+				t.Fatalf("status %d %s, want %d", r.status, r.body, tt.status)
+			}
+			if tt.status == 200 {
+				var listed []sandbox.Message
+				if err := json.Unmarshal(r.body, &listed); err != nil || len(listed) != 2 {
+					t.Errorf("listed %s (%v)", r.body, err)
+				}
+				return
+			}
+			if r.err.Code != api.CodeInvalidClient || !strings.HasPrefix(r.header.Get("WWW-Authenticate"), "Basic ") {
+				t.Errorf("code %q, WWW-Authenticate %q", r.err.Code, r.header.Get("WWW-Authenticate"))
+			}
+			for _, n := range to {
+				if strings.Contains(string(r.body), n) {
+					t.Errorf("401 body %s holds a number", r.body)
+				}
+			}
+		})
+	}
+	if log := e.log.String(); strings.Contains(log, clientSecret) || strings.Contains(log, to[0]) {
+		t.Errorf("log holds the secret or a number:\n%s", log)
 	}
 }
 

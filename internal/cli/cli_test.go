@@ -26,6 +26,13 @@ func TestBaseURL(t *testing.T) {
 		{campaign: "", err: "no API base URL"},
 		{campaign: "ftp://sms.example.com", err: "not an http(s) URL"},
 		{campaign: "sms.example.com", err: "not an http(s) URL"},
+		{campaign: "https://sms.example.com", env: "https://me:hunter2@sms.example.com", err: "base URL https://xxxxx@sms.example.com (SMSFORM_BASE_URL) holds credentials"},
+		{campaign: "https://ghp_tok3n@sms.example.com/api", err: "base URL https://xxxxx@sms.example.com/api (provider.base_url in c.yaml) holds credentials"},
+		{campaign: "http://me:hunter2@127.0.0.1:8080", err: "holds credentials"},
+		{campaign: "https://@sms.example.com", err: "holds credentials"},
+		{campaign: "https://me:hunter2@sms.example.com:port", err: `"https://xxxxx@sms.example.com:port" (provider.base_url in c.yaml) is not an http(s) URL`},
+		{campaign: "me:hunter2@sms.example.com", err: "not an http(s) URL"},
+		{campaign: "https://sms.example.com/p?q=a@b", want: "https://sms.example.com/p?q=a@b"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.campaign+" "+tt.env, func(t *testing.T) {
@@ -45,12 +52,37 @@ func TestBaseURL(t *testing.T) {
 				if !errors.As(err, &h) || h.Hint == "" {
 					t.Errorf("error %v has no hint", err)
 				}
+				for _, secret := range []string{"hunter2", "ghp_tok3n", "me:"} {
+					if strings.Contains(err.Error(), secret) || strings.Contains(h.Hint, secret) {
+						t.Errorf("error %q / hint %q shows the URL's credentials", err, h.Hint)
+					}
+				}
+				if strings.Contains(err.Error(), "credentials") && !strings.Contains(h.Hint, envClientSecret) {
+					t.Errorf("hint %q does not say where credentials go", h.Hint)
+				}
 				return
 			}
 			if err != nil || got != tt.want {
 				t.Fatalf("got %q, %v; want %q", got, err, tt.want)
 			}
 		})
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://sms.example.com":                  "https://sms.example.com",
+		"https://me:hunter2@sms.example.com/a@b":   "https://xxxxx@sms.example.com/a@b",
+		"https://tok@en@sms.example.com?x=@":       "https://xxxxx@sms.example.com?x=@",
+		"http://me:hunter2@[::1]:80#frag@":         "http://xxxxx@[::1]:80#frag@",
+		"me:hunter2@sms.example.com/path":          "xxxxx@sms.example.com/path",
+		"https://me:hunter2@sms.example.com:bad/x": "https://xxxxx@sms.example.com:bad/x",
+		"":  "",
+		"@": "xxxxx@",
+	} {
+		if got := redactURL(in); got != want {
+			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 

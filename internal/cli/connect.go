@@ -56,24 +56,48 @@ func connection(c *campaign.Campaign, env Env, insecureHTTP bool, timeout time.D
 
 // baseURL is SMSFORM_BASE_URL, else the campaign's provider.base_url. It
 // must be https, except on loopback, unless insecureHTTP: a token sent over
-// plain HTTP can be read on the way.
+// plain HTTP can be read on the way. It must not hold credentials
+// (user:password@): they belong in the environment, and a URL gets printed.
 func baseURL(c *campaign.Campaign, env Env, insecureHTTP bool) (string, error) {
-	raw := env.Getenv(envBaseURL)
+	raw, from := env.Getenv(envBaseURL), envBaseURL
 	if raw == "" {
-		raw = c.Provider.BaseURL
+		raw, from = c.Provider.BaseURL, "provider.base_url in "+c.Path
 	}
 	if raw == "" {
 		return "", withHint(errors.New("no API base URL"), "set provider.base_url in %s or export %s", c.Path, envBaseURL)
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return "", withHint(fmt.Errorf("base URL %q is not an http(s) URL", raw), "write it like https://api.example.com")
+		return "", withHint(fmt.Errorf("base URL %q (%s) is not an http(s) URL", redactURL(raw), from), "write it like https://api.example.com")
+	}
+	if u.User != nil {
+		return "", withHint(fmt.Errorf("base URL %s (%s) holds credentials before the host; smsform does not send them", redactURL(raw), from),
+			"remove the user:password@ part; give the client credentials in %s and %s", envClientID, envClientSecret)
 	}
 	if u.Scheme == "http" && !insecureHTTP && !isLoopback(u.Hostname()) {
-		return "", withHint(fmt.Errorf("base URL %s is plain http: the token would cross the network unencrypted", raw),
+		return "", withHint(fmt.Errorf("base URL %s is plain http: the token would cross the network unencrypted", redactURL(raw)),
 			"use https, or pass --insecure-http if you really mean it")
 	}
 	return strings.TrimRight(raw, "/"), nil
+}
+
+// redactURL is raw with whatever stands before an @ in its authority
+// replaced by xxxxx, even when raw does not parse: url.URL.Redacted keeps
+// the user name, which may be a token, and needs a URL that parses.
+func redactURL(raw string) string {
+	start := 0
+	if i := strings.Index(raw, "://"); i >= 0 {
+		start = i + len("://")
+	}
+	end := len(raw)
+	if i := strings.IndexAny(raw[start:], "/?#"); i >= 0 {
+		end = start + i
+	}
+	at := strings.LastIndex(raw[start:end], "@")
+	if at < 0 {
+		return raw
+	}
+	return raw[:start] + "xxxxx" + raw[start+at:]
 }
 
 func isLoopback(host string) bool {

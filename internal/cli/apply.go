@@ -22,8 +22,8 @@ var ErrStalePlan = errors.New("stale plan: state changed since it was made, plan
 func runApply(ctx context.Context, args []string, env Env) error {
 	fs := newFlags("apply", "apply CAMPAIGN.yaml|PLANFILE [flags]", env)
 	stateFlag := fs.String("state", "", "state file (default: next to the campaign, NAME.smsstate)")
-	autoApprove := fs.Bool("auto-approve", false, "apply without asking (needed without a terminal)")
-	jsonOut := fs.Bool("json", false, "print one JSON event per line instead of the plan and progress")
+	autoApprove := fs.Bool("auto-approve", false, "apply without asking (needed without a terminal, in automation and with --json)")
+	jsonOut := fs.Bool("json", false, "print one JSON event per line instead of the plan and progress (with a saved plan or --auto-approve)")
 	lockTimeout := fs.Duration("lock-timeout", 0, "wait this long for another apply to release the state (default: fail at once)")
 	maxErrors := fs.Int("max-errors", 10, "stop after this many failed or in-doubt batches")
 	insecure := fs.Bool("insecure-http", false, "allow a plain-http base URL that is not loopback")
@@ -37,9 +37,10 @@ func runApply(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	if saved == nil && !*autoApprove && (inAutomation(env) || !env.IsTerminal(env.Stdin)) {
-		return withHint(errors.New("refusing to apply without confirmation: no terminal to ask on"),
-			"pass --auto-approve, or apply a reviewed plan file: smsform apply PLANFILE")
+	if saved == nil && !*autoApprove {
+		if err := canConfirm(env, *jsonOut, campaignPath); err != nil {
+			return err
+		}
 	}
 	c, err := campaign.Load(campaignPath)
 	if err != nil {
@@ -97,7 +98,9 @@ func runApply(ctx context.Context, args []string, env Env) error {
 		}
 	}
 	if p.Summary.ToSend == 0 {
-		if !*jsonOut {
+		if *jsonOut {
+			newProgress(env, true, 0).nothingToSend()
+		} else {
 			fmt.Fprintln(env.Stdout, "Nothing to send.")
 		}
 		return nil
@@ -191,6 +194,25 @@ func tokenRefused(err error, saved *plan.Saved, planFile string) error {
 		return withHint(err, "the API could not issue a token now; %s", again)
 	}
 	return withHint(err, "%s", again)
+}
+
+// canConfirm refuses an apply that cannot show the plan and ask for "yes":
+// in automation, without a terminal, and with --json, whose output is for a
+// program: a person would be asked about a plan they were not shown.
+func canConfirm(env Env, jsonOut bool, campaignPath string) error {
+	var why string
+	switch {
+	case jsonOut:
+		why = "--json shows no plan to confirm"
+	case inAutomation(env):
+		why = "automation mode (CI=true or SMSFORM_IN_AUTOMATION=1) never asks"
+	case !env.IsTerminal(env.Stdin):
+		why = "no terminal to ask on"
+	default:
+		return nil
+	}
+	return withHint(fmt.Errorf("refusing to apply without confirmation: %s", why),
+		"pass --auto-approve, or review a saved plan and apply that: smsform plan %s --out PLANFILE, then smsform apply PLANFILE", campaignPath)
 }
 
 // applyTarget tells a saved plan from a campaign file: plans are gzip,

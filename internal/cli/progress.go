@@ -72,6 +72,14 @@ func (p *progress) event(e apply.Event) {
 	}
 }
 
+// nothingToSend reports a run that had nothing to send in the events of
+// any other run, so that a program reading --json always gets a start and a
+// summary.
+func (p *progress) nothingToSend() {
+	p.event(apply.Event{Type: "start"})
+	p.event(apply.Event{Type: "summary", Summary: &apply.Result{}})
+}
+
 func (p *progress) done() {
 	if p.bar != nil {
 		p.bar.Finish()

@@ -364,6 +364,3 @@ func (s *State) Attempts(ctx context.Context, fn func(Attempt) error) error {
 	}
 	return nil
 }
-
-// CreatedAt is when the state was created (zero for an empty view).
-func (s *State) CreatedAt() time.Time { return s.createdAt }

@@ -304,10 +304,9 @@ func migrate(ctx context.Context, db *sql.DB, path string) error {
 }
 
 func (s *State) loadMeta(ctx context.Context) error {
-	var created string
 	var serial int64
-	err := s.db.QueryRowContext(ctx, `SELECT lineage, campaign, serial, created_at FROM meta WHERE id = 1`).
-		Scan(&s.lineage, &s.campaign, &serial, &created)
+	err := s.db.QueryRowContext(ctx, `SELECT lineage, campaign, serial FROM meta WHERE id = 1`).
+		Scan(&s.lineage, &s.campaign, &serial)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("open state %s: not an smsform state file (no meta record)", s.path)
 	}
@@ -315,6 +314,5 @@ func (s *State) loadMeta(ctx context.Context) error {
 		return fmt.Errorf("open state %s: %w", s.path, err)
 	}
 	s.serial.Store(serial)
-	s.createdAt = parseTime(created)
 	return nil
 }

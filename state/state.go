@@ -129,10 +129,9 @@ type State struct {
 	db     *sql.DB // nil for the empty view of a missing file
 	schema int     // the file's schema version: older ones only for read-only views
 
-	lineage   string
-	campaign  string
-	createdAt time.Time
-	serial    atomic.Int64
+	lineage  string
+	campaign string
+	serial   atomic.Int64
 
 	now func() time.Time
 

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -52,17 +53,24 @@ const usage = `smsform: Terraform for SMS campaigns
 Usage:
   smsform validate CAMPAIGN.yaml
   smsform plan CAMPAIGN.yaml [--state PATH] [--format table|markdown|json] [--json]
-                              [--out PLANFILE] [--detailed-exitcode] [--show-numbers]
-  smsform apply CAMPAIGN.yaml|PLANFILE [--state PATH] [--auto-approve] [--json]
-                              [--lock-timeout D] [--max-errors N] [--insecure-http]
+                [--out PLANFILE] [--detailed-exitcode] [--show-numbers]
   smsform show PLANFILE [--format table|markdown|json] [--json] [--show-numbers]
+  smsform apply CAMPAIGN.yaml|PLANFILE [--state PATH] [--auto-approve] [--json]
+                [--lock-timeout D] [--max-errors N] [--request-timeout D]
+                [--insecure-http] [--show-numbers]
   smsform token [CAMPAIGN.yaml] [--insecure-http]
   smsform state list [CAMPAIGN.yaml] [--state PATH] [--json] [--show-numbers]
-  smsform state resolve [CAMPAIGN.yaml] [--state PATH] --in-doubt --as sent|unsent [--batch ID]
-  smsform sandbox [--addr HOST:PORT] [--client-id ID] [--client-secret SECRET] [--outbox FILE] [faults]
+  smsform state resolve [CAMPAIGN.yaml] [--state PATH] --in-doubt --as sent|unsent
+                [--batch ID] [--lock-timeout D]
+  smsform sandbox [--addr HOST:PORT] [--client-id ID] [--client-secret SECRET]
+                [--outbox FILE] [--quiet] [--seed N] [--fail-rate P] [--ambiguous-rate P]
+                [--error-rate P] [--rate-limit N] [--latency D] [--token-ttl D]
+                [--max-recipients N] [--max-body N]
   smsform version
 
-Run "smsform COMMAND --help" for a command's flags.
+Every command also takes --no-color (smsform writes no colour), before or
+after the command. D is a duration such as 30s or 2m; P a share from 0 to 1.
+Run "smsform COMMAND --help" for what each flag does.
 `
 
 // Run runs the command in args (without the program name).
@@ -72,6 +80,10 @@ func Run(ctx context.Context, args []string, env Env) error {
 	}
 	if env.IsTerminal == nil {
 		env.IsTerminal = func(any) bool { return false }
+	}
+	args, err := skipGlobalFlags(args)
+	if err != nil {
+		return err
 	}
 	if len(args) == 0 {
 		fmt.Fprint(env.Stderr, usage)
@@ -129,6 +141,23 @@ func parse(fs *flag.FlagSet, args []string, env Env, minPos, maxPos int, posName
 			"run smsform %s --help", fs.Name())
 	}
 	return pos, nil
+}
+
+// skipGlobalFlags drops the flags every command takes (--no-color) from the
+// front of args, so that they may come before a command or a subcommand
+// ("smsform --no-color state list", "smsform state --no-color list").
+func skipGlobalFlags(args []string) ([]string, error) {
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(args[0][1:], "-"), "=")
+		if name != "no-color" {
+			break
+		}
+		if _, err := strconv.ParseBool(value); hasValue && err != nil {
+			return nil, fmt.Errorf("%w: %s: --no-color takes true or false", ErrUsage, args[0])
+		}
+		args = args[1:]
+	}
+	return args, nil
 }
 
 // newFlags makes a flag set whose --help prints to stderr and returns

@@ -1,13 +1,18 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"io"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/state"
 )
 
 func TestBaseURL(t *testing.T) {
@@ -128,5 +133,196 @@ func TestParseInterleavesFlagsAndArguments(t *testing.T) {
 	fs = newFlags("plan", "plan", env)
 	if _, err := parse(fs, []string{"--help"}, env, 1, 1, "one campaign file"); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("--help: err = %v, want flag.ErrHelp", err)
+	}
+}
+
+func TestSkipGlobalFlags(t *testing.T) {
+	tests := []struct {
+		in, want []string
+		err      bool
+	}{
+		{in: []string{"--no-color", "list"}, want: []string{"list"}},
+		{in: []string{"-no-color", "--no-color=false", "--no-color=1", "list", "--no-color"}, want: []string{"list", "--no-color"}},
+		{in: []string{"list", "--json"}, want: []string{"list", "--json"}},
+		{in: []string{"--json", "list"}, want: []string{"--json", "list"}},
+		{in: []string{"---no-color", "list"}, want: []string{"---no-color", "list"}},
+		{in: []string{"--no-colour", "list"}, want: []string{"--no-colour", "list"}},
+		{in: []string{"--no-color"}, want: []string{}},
+		{in: []string{}, want: []string{}},
+		{in: []string{"--no-color=maybe", "list"}, err: true},
+	}
+	for _, tt := range tests {
+		got, err := skipGlobalFlags(tt.in)
+		if tt.err {
+			if !errors.Is(err, ErrUsage) {
+				t.Errorf("%q: err = %v, want ErrUsage", tt.in, err)
+			}
+			continue
+		}
+		if err != nil || strings.Join(got, " ") != strings.Join(tt.want, " ") {
+			t.Errorf("%q: got %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+// TestStateTakesGlobalFlagsBeforeItsSubcommand runs state list on a real
+// state file with --no-color before the command, before the subcommand
+// and after it, and refuses a subcommand's flag given too early.
+func TestStateTakesGlobalFlagsBeforeItsSubcommand(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "c.smsstate")
+	st, err := state.Open(ctx, path, state.Options{Campaign: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"state", "list", "--state", path, "--no-color"},
+		{"state", "--no-color", "list", "--state", path},
+		{"--no-color", "state", "--no-color=true", "list", "--state", path},
+	} {
+		var stdout, stderr strings.Builder
+		if err := Run(ctx, args, Env{Stdout: &stdout, Stderr: &stderr}); err != nil {
+			t.Errorf("%q: %v\n%s", args, err, stderr.String())
+			continue
+		}
+		if !strings.Contains(stdout.String(), "campaign c") {
+			t.Errorf("%q printed %q", args, stdout.String())
+		}
+	}
+
+	var stderr strings.Builder
+	err = Run(ctx, []string{"state", "--json", "list", "--state", path}, Env{Stdout: io.Discard, Stderr: &stderr})
+	var h *HintError
+	if !errors.Is(err, ErrUsage) || !errors.As(err, &h) || !strings.Contains(h.Hint, "smsform state list --json") {
+		t.Errorf("state --json list: %v (%+v)", err, h)
+	}
+	err = Run(ctx, []string{"state", "--help"}, Env{Stdout: io.Discard, Stderr: &stderr})
+	if !errors.Is(err, flag.ErrHelp) || !strings.Contains(stderr.String(), "smsform state resolve") {
+		t.Errorf("state --help: %v, %q", err, stderr.String())
+	}
+}
+
+// commandHelp is every command's --help, by command.
+func commandHelp(t *testing.T) map[string]string {
+	t.Helper()
+	help := map[string]string{}
+	for _, cmd := range []string{"validate", "plan", "show", "apply", "token", "state list", "state resolve", "sandbox"} {
+		var stderr strings.Builder
+		err := Run(context.Background(), append(strings.Fields(cmd), "--help"), Env{Stdout: io.Discard, Stderr: &stderr})
+		if !errors.Is(err, flag.ErrHelp) {
+			t.Fatalf("%s --help: %v", cmd, err)
+		}
+		help[cmd] = stderr.String()
+	}
+	return help
+}
+
+// flagsOf lists the flags a command's --help prints, --no-color aside
+// (every command takes it, and the texts say so once).
+func flagsOf(help string) []string {
+	var names []string
+	for _, m := range regexp.MustCompile(`(?m)^  -([a-z][a-z0-9-]*)`).FindAllStringSubmatch(help, -1) {
+		if m[1] != "no-color" {
+			names = append(names, m[1])
+		}
+	}
+	return names
+}
+
+var flagRef = regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
+
+// TestUsageListsEveryFlag holds the usage text against the flags each
+// command really takes, both ways.
+func TestUsageListsEveryFlag(t *testing.T) {
+	entries := map[string]string{} // command → its lines in usage
+	var cur string
+	for line := range strings.Lines(usage) {
+		if rest, ok := strings.CutPrefix(line, "  smsform "); ok {
+			var words []string
+			for _, w := range strings.Fields(rest) {
+				if w != strings.ToLower(w) || strings.ContainsAny(w, "[-") {
+					break
+				}
+				words = append(words, w)
+			}
+			cur = strings.Join(words, " ")
+			entries[cur] = line
+			continue
+		}
+		if strings.HasPrefix(line, "    ") && cur != "" {
+			entries[cur] += line
+			continue
+		}
+		cur = ""
+	}
+	if !strings.Contains(usage, "--no-color") {
+		t.Error("usage does not mention --no-color")
+	}
+	for cmd, help := range commandHelp(t) {
+		entry, ok := entries[cmd]
+		if !ok {
+			t.Errorf("usage has no line for %s", cmd)
+			continue
+		}
+		takes := map[string]bool{}
+		for _, f := range flagsOf(help) {
+			takes[f] = true
+			if !strings.Contains(entry, "--"+f) {
+				t.Errorf("usage of %s lacks --%s", cmd, f)
+			}
+		}
+		for _, m := range flagRef.FindAllStringSubmatch(entry, -1) {
+			if !takes[m[1]] {
+				t.Errorf("usage of %s lists --%s, which it does not take", cmd, m[1])
+			}
+		}
+	}
+}
+
+// TestREADMEListsEveryFlag checks README's command reference (the commands
+// table, and the sandbox's own section) names every flag of every command.
+func TestREADMEListsEveryFlag(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	section := func(title string) string {
+		_, after, ok := strings.Cut(readme, "\n"+title+"\n")
+		if !ok {
+			t.Fatalf("README has no %q", title)
+		}
+		if i := strings.Index(after, "\n## "); i >= 0 {
+			after = after[:i]
+		}
+		return after
+	}
+	commands := section("## Commands")
+	sandboxDoc := section("## The sandbox")
+	if !strings.Contains(commands, "`--no-color`") {
+		t.Error("README's commands do not mention --no-color")
+	}
+	for cmd, help := range commandHelp(t) {
+		var doc string
+		if cmd == "sandbox" {
+			doc = sandboxDoc
+		}
+		for line := range strings.Lines(commands) {
+			if strings.HasPrefix(line, "| `smsform "+cmd+" ") || strings.HasPrefix(line, "| `smsform "+cmd+"`") {
+				doc += line
+			}
+		}
+		if doc == "" {
+			t.Errorf("README's commands table has no row for %s", cmd)
+			continue
+		}
+		for _, f := range flagsOf(help) {
+			if !regexp.MustCompile(`--` + f + `\b`).MatchString(doc) {
+				t.Errorf("README does not list %s --%s", cmd, f)
+			}
+		}
 	}
 }

@@ -4,24 +4,44 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/state"
 )
 
+const stateUsage = `Usage:
+  smsform state list [CAMPAIGN.yaml] [--state PATH] [--json] [--show-numbers]
+  smsform state resolve [CAMPAIGN.yaml] [--state PATH] --in-doubt --as sent|unsent [--batch ID] [--lock-timeout D]
+
+Run "smsform state list --help" or "smsform state resolve --help" for what each flag does.
+`
+
 func runState(ctx context.Context, args []string, env Env) error {
+	args, err := skipGlobalFlags(args)
+	if err != nil {
+		return err
+	}
 	if len(args) == 0 {
+		fmt.Fprint(env.Stderr, stateUsage)
 		return withHint(fmt.Errorf("%w: smsform state takes list or resolve", ErrUsage), "run smsform state list CAMPAIGN.yaml")
 	}
-	switch args[0] {
-	case "list":
+	switch sub := args[0]; {
+	case sub == "list":
 		return runStateList(ctx, args[1:], env)
-	case "resolve":
+	case sub == "resolve":
 		return runStateResolve(ctx, args[1:], env)
+	case sub == "help" || sub == "-h" || sub == "-help" || sub == "--help":
+		fmt.Fprint(env.Stderr, stateUsage)
+		return flag.ErrHelp
+	case strings.HasPrefix(sub, "-"):
+		return withHint(fmt.Errorf("%w: smsform state: %s is a flag of list or resolve, so it goes after them", ErrUsage, sub),
+			"put it after the subcommand, e.g. smsform state list %s", sub)
 	}
-	return fmt.Errorf("%w: unknown state command %q (list or resolve)", ErrUsage, args[0])
+	return withHint(fmt.Errorf("%w: unknown state command %q (list or resolve)", ErrUsage, args[0]), "run smsform state --help")
 }
 
 // stateTarget is the state file named by --state or found next to a campaign.
@@ -113,7 +133,7 @@ func runStateList(ctx context.Context, args []string, env Env) error {
 }
 
 func runStateResolve(ctx context.Context, args []string, env Env) error {
-	fs := newFlags("state resolve", "state resolve [CAMPAIGN.yaml] [--state PATH] --in-doubt --as sent|unsent [--batch ID]", env)
+	fs := newFlags("state resolve", "state resolve [CAMPAIGN.yaml] [--state PATH] --in-doubt --as sent|unsent [--batch ID] [--lock-timeout D]", env)
 	stateFlag := fs.String("state", "", "state file")
 	inDoubt := fs.Bool("in-doubt", false, "resolve in-doubt recipients (required: the only kind there is to resolve)")
 	as := fs.String("as", "", "sent: the provider confirms they were sent; unsent: they were not, and the next apply sends them")

@@ -37,8 +37,13 @@ func runApply(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
+	sp := statePath(campaignPath, *stateFlag)
+	if saved != nil && *stateFlag == "" && saved.StatePath != "" {
+		sp = saved.StatePath
+	}
+	next := nextStep{env: env, saved: saved, planFile: pos[0], campaign: campaignPath, state: sp}
 	if saved == nil && !*autoApprove {
-		if err := canConfirm(env, *jsonOut, campaignPath); err != nil {
+		if err := canConfirm(env, *jsonOut, next); err != nil {
 			return err
 		}
 	}
@@ -50,13 +55,9 @@ func runApply(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	sp := statePath(campaignPath, *stateFlag)
-	if saved != nil && *stateFlag == "" && saved.StatePath != "" {
-		sp = saved.StatePath
-	}
 	if saved != nil {
 		if err := saved.CheckFiles(); err != nil {
-			return withHint(err, "plan again and have the new plan reviewed")
+			return withHint(err, "make a new plan (%s) and have it reviewed", next.newPlan())
 		}
 		if _, err := os.Stat(sp); errors.Is(err, os.ErrNotExist) && saved.Plan.State.Lineage != "" {
 			return withHint(fmt.Errorf("%w: the plan was made against state %s, which is gone", state.ErrLineage, sp),
@@ -65,7 +66,9 @@ func runApply(ctx context.Context, args []string, env Env) error {
 	}
 
 	st, err := state.Open(ctx, sp, state.Options{Campaign: c.Name, LockTimeout: *lockTimeout})
-	if err != nil {
+	if errors.Is(err, state.ErrLocked) {
+		return withHint(err, "wait for that apply to finish, or pass --lock-timeout 10m to wait for it")
+	} else if err != nil {
 		return err
 	}
 	defer st.Close()
@@ -76,9 +79,10 @@ func runApply(ctx context.Context, args []string, env Env) error {
 		if applied, err := st.PlanApplied(ctx, saved.ID); err != nil {
 			return err
 		} else if applied {
-			return withHint(fmt.Errorf("%w: %s", state.ErrPlanApplied, pos[0]), "a saved plan is applied once; plan again to send what is left")
+			return withHint(fmt.Errorf("%w: %s", state.ErrPlanApplied, pos[0]),
+				"a saved plan is applied once: to send what is left, make a new plan (%s) and have it reviewed", next.newPlan())
 		}
-		if err := checkStamp(saved.Plan.State, st); err != nil {
+		if err := checkStamp(saved.Plan.State, st, next); err != nil {
 			return err
 		}
 		p = saved.Plan
@@ -110,7 +114,7 @@ func runApply(ctx context.Context, args []string, env Env) error {
 	// mistake stops the run while the state, and a saved plan, are as they
 	// were (see markApplied).
 	if _, err := sender.Token(ctx); err != nil {
-		return tokenRefused(err, saved, pos[0])
+		return next.tokenRefused(err)
 	}
 	prog := newProgress(env, *jsonOut, p.Summary.ToSend)
 	serial := st.Serial()
@@ -122,28 +126,22 @@ func runApply(ctx context.Context, args []string, env Env) error {
 		Events:        prog.event,
 	})
 	prog.done()
-	if saved != nil {
-		markApplied(ctx, env, st, saved, pos[0], serial)
+	next.recorded = st.Serial() != serial
+	if saved != nil && next.recorded {
+		markApplied(ctx, env, st, saved, pos[0])
 	}
 	if !*jsonOut {
 		if werr := writeResult(env.Stdout, res); werr != nil {
-			return werr
+			return errors.Join(werr, err)
 		}
 	}
-	if errors.Is(err, apply.ErrStateRefused) {
-		return withHint(err, "make room on the disk that holds %s, or make it writable; everything sent so far is recorded, so rerunning apply carries on", sp)
-	}
-	var incomplete *apply.IncompleteError
-	if errors.As(err, &incomplete) && !inAutomation(env) {
-		return withHint(err, "see them with smsform state list; after checking with the provider, smsform state resolve --in-doubt --as sent|unsent")
-	}
-	return err
+	return next.runError(err)
 }
 
-// markApplied records that the saved plan was applied, if this run recorded
-// anything; a run that recorded nothing leaves the plan as good as new, so
-// that a mistake found before the first send (wrong credentials, say) does
-// not use up a reviewed plan.
+// markApplied records that the saved plan was applied; runApply calls it
+// only when the run recorded something. A run that recorded nothing leaves
+// the plan as good as new, so that a mistake found before the first send
+// (wrong credentials, say) does not use up a reviewed plan.
 //
 // Marking after the run cannot let a plan be applied twice. The plan holds
 // the state's lineage and serial at plan time, apply refuses a plan whose
@@ -167,24 +165,56 @@ func runApply(ctx context.Context, args []string, env Env) error {
 //
 // The mark is written even after an interrupt; if it cannot be written, the
 // moved serial still refuses the plan, so that is only a warning.
-func markApplied(ctx context.Context, env Env, st *state.State, saved *plan.Saved, planFile string, serialBefore int64) {
-	if st.Serial() == serialBefore {
-		return
-	}
+func markApplied(ctx context.Context, env Env, st *state.State, saved *plan.Saved, planFile string) {
 	if err := st.MarkPlanApplied(context.WithoutCancel(ctx), saved.ID); err != nil {
 		warnf(env, "could not record that %s was applied (%v); it cannot be applied again anyway: the state changed since it was made", planFile, err)
 	}
 }
 
+// nextStep words the hints of an apply that stopped: where to look, and
+// how to carry on.
+type nextStep struct {
+	env      Env
+	saved    *plan.Saved // nil when applying a campaign file
+	planFile string
+	campaign string
+	state    string
+	recorded bool // the run changed the state (and so used up a saved plan)
+}
+
+// stateArg is the --state flag the commands need, if any.
+func (n nextStep) stateArg() string {
+	if n.state == statePath(n.campaign, "") {
+		return ""
+	}
+	return " --state " + n.state
+}
+
+// newPlan is the command that makes a new plan of the campaign.
+func (n nextStep) newPlan() string {
+	return fmt.Sprintf("smsform plan %s%s --out PLANFILE", n.campaign, n.stateArg())
+}
+
+// carryOn says how to send what the run did not send.
+func (n nextStep) carryOn() string {
+	switch {
+	case n.saved == nil:
+		return "run apply again: it sends only what was not sent, never anyone twice"
+	case !n.recorded:
+		return fmt.Sprintf("apply the plan again (smsform apply %s): nothing was recorded, so it is not used up", n.planFile)
+	}
+	return fmt.Sprintf("make a new plan (%s), have it reviewed and apply it: this one is used up, the new one holds only what was not sent", n.newPlan())
+}
+
 // tokenRefused is the error for a token that could not be had before the
 // run, when nothing was sent or recorded.
-func tokenRefused(err error, saved *plan.Saved, planFile string) error {
+func (n nextStep) tokenRefused(err error) error {
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
 	again := "nothing was sent or recorded; run apply again once fixed"
-	if saved != nil {
-		again = fmt.Sprintf("nothing was sent or recorded, so the plan is not used up: once fixed, run smsform apply %s again", planFile)
+	if n.saved != nil {
+		again = fmt.Sprintf("nothing was sent or recorded, so the plan is not used up: once fixed, run smsform apply %s again", n.planFile)
 	}
 	var ae *api.Error
 	switch {
@@ -196,10 +226,46 @@ func tokenRefused(err error, saved *plan.Saved, planFile string) error {
 	return withHint(err, "%s", again)
 }
 
+// runError adds to an error from apply.Run what to look at and what to do.
+// Hints for a run that finished (exit 3) are next steps, left out in
+// automation; a run that stopped says why it stopped and how to go on.
+func (n nextStep) runError(err error) error {
+	list := fmt.Sprintf("smsform state list %s%s", n.campaign, n.stateArg())
+	resolve := fmt.Sprintf("smsform state resolve %s%s --in-doubt --as sent|unsent", n.campaign, n.stateArg())
+	var incomplete *apply.IncompleteError
+	var ae *api.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, apply.ErrStateRefused):
+		return withHint(err, "make room on the disk that holds %s, or make it writable; everything sent so far is recorded: then %s", n.state, n.carryOn())
+	case errors.Is(err, apply.ErrTooManyErrors):
+		// Two hints, printed in this order.
+		return withHint(withHint(err, "fix the cause (or raise --max-errors), then %s", n.carryOn()),
+			"see which recipients failed or are in doubt, and why: %s (failed ones are not sent again; in-doubt ones wait for %s, once checked with the provider)",
+			list, resolve)
+	case errors.Is(err, apply.ErrInterrupted), errors.Is(err, context.Canceled):
+		return withHint(err, "what was in flight is recorded; to send the rest, %s", n.carryOn())
+	case errors.As(err, &incomplete):
+		switch {
+		case inAutomation(n.env):
+			return err
+		case incomplete.InDoubt == 0:
+			return withHint(err, "see why with %s; the API refused them for good, so they are not sent again", list)
+		}
+		return withHint(err, "see them with %s; check the in-doubt ones with the provider, then %s (sent: delivered; unsent: the next apply sends them)", list, resolve)
+	case errors.As(err, &ae) && (ae.Status == 401 || ae.Status == 403):
+		return withHint(err, "check %s and %s, and the base URL; nothing of the refused batch was sent; once fixed, %s", envClientID, envClientSecret, n.carryOn())
+	case errors.As(err, &ae) && ae.Outcome == api.NotActed:
+		return withHint(err, "the API did not act on that batch (nothing of it was sent): it was unreachable or kept refusing; later, %s", n.carryOn())
+	}
+	return err
+}
+
 // canConfirm refuses an apply that cannot show the plan and ask for "yes":
 // in automation, without a terminal, and with --json, whose output is for a
 // program: a person would be asked about a plan they were not shown.
-func canConfirm(env Env, jsonOut bool, campaignPath string) error {
+func canConfirm(env Env, jsonOut bool, n nextStep) error {
 	var why string
 	switch {
 	case jsonOut:
@@ -212,7 +278,7 @@ func canConfirm(env Env, jsonOut bool, campaignPath string) error {
 		return nil
 	}
 	return withHint(fmt.Errorf("refusing to apply without confirmation: %s", why),
-		"pass --auto-approve, or review a saved plan and apply that: smsform plan %s --out PLANFILE, then smsform apply PLANFILE", campaignPath)
+		"pass --auto-approve, or review a saved plan and apply that: %s, then smsform apply PLANFILE", n.newPlan())
 }
 
 // applyTarget tells a saved plan from a campaign file: plans are gzip,
@@ -230,15 +296,15 @@ func applyTarget(path string) (*plan.Saved, string, error) {
 
 // checkStamp refuses a saved plan made against another state, or against
 // this state before it changed.
-func checkStamp(s plan.StateStamp, st *state.State) error {
+func checkStamp(s plan.StateStamp, st *state.State, n nextStep) error {
 	switch {
 	case s.Lineage == "" && st.Serial() == 0:
 		return nil // planned before any state existed, and none was written since
 	case s.Lineage != "" && s.Lineage != st.Lineage():
 		return withHint(fmt.Errorf("%w: the plan was made against state lineage %s, this state is %s", state.ErrLineage, s.Lineage, st.Lineage()),
-			"apply the plan with the state it was made against (--state), or plan again")
+			"apply the plan with the state it was made against (--state), or make a new plan (%s)", n.newPlan())
 	case s.Serial != st.Serial():
-		return withHint(ErrStalePlan, "run smsform plan again and have the new plan reviewed")
+		return withHint(ErrStalePlan, "make a new plan (%s) and have it reviewed", n.newPlan())
 	}
 	return nil
 }

@@ -2,20 +2,18 @@ package plan
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"hash/maphash"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/sms"
-	"github.com/smsform/smsform/state"
 )
 
 // collectBefore is the number of recipients from which Compute collects
@@ -95,7 +93,7 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 	if err != nil {
 		return nil, err
 	}
-	b.noteRemoved()
+	b.matchHeld()
 	b.collect()
 	b.settle()
 	b.collect()
@@ -126,12 +124,14 @@ func (g *groups) members(i int) []string {
 }
 
 type builder struct {
-	c        *campaign.Campaign
-	p        *Plan
-	norm     *e164.Normalizer
-	held     heldSet
-	seen     phoneSet
-	excluded phoneSet
+	c    *campaign.Campaign
+	p    *Plan
+	norm *e164.Normalizer
+	held heldSet
+	// numbers holds every distinct number of the recipients and the
+	// exclusions: its value is the number's index in phones, or one of
+	// excludedOnly and excludedSeen.
+	numbers phoneTable
 
 	// The recipients that are neither duplicates nor excluded, in file
 	// order, with their bodies (none when the body is shared): settle
@@ -216,9 +216,17 @@ func (b *builder) exclude(it *item) error {
 			it.entry.File, it.entry.Line, e164.Mask(it.entry.Raw), it.err))
 		return nil
 	}
-	b.excluded.add(it.num.E164)
+	if v, added := b.numbers.ref(it.num.E164); added {
+		*v = excludedOnly
+	}
 	return nil
 }
+
+// Values in builder.numbers of numbers that are not in phones.
+const (
+	excludedOnly int32 = -1 // excluded, not (yet) among the recipients
+	excludedSeen int32 = -2 // excluded, and among the recipients
+)
 
 func (b *builder) add(it *item) error {
 	s := &b.p.Summary
@@ -232,15 +240,18 @@ func (b *builder) add(it *item) error {
 		return nil
 	}
 	phone := it.num.E164
-	if !b.seen.add(phone) {
+	v, added := b.numbers.ref(phone)
+	if !added && *v != excludedOnly {
 		s.Duplicates++
 		return nil
 	}
 	s.Recipients++
-	if b.excluded.has(phone) {
+	if !added {
+		*v = excludedSeen
 		s.Excluded++
 		return nil
 	}
+	*v = int32(len(b.phones))
 	if it.renderErr != nil {
 		return &campaign.Error{File: it.entry.File, Line: it.entry.Line, Field: "body",
 			Msg:  it.renderErr.Error(),
@@ -262,7 +273,6 @@ func (b *builder) add(it *item) error {
 // recipients in file order.
 func (b *builder) settle() {
 	s := &b.p.Summary
-	b.p.BodyChanged = b.lookupHeld()
 	// Pass one: which group each recipient to send joins. The recipients
 	// to send are compacted in place at the front of b.phones.
 	var (
@@ -339,88 +349,6 @@ func (b *builder) settle() {
 	b.phones = nil
 }
 
-// lookupHeld finds, on every core, which recipients the state holds
-// (b.heldAt) and counts those it records as sent with a body other than the
-// one they would get now.
-func (b *builder) lookupHeld() int {
-	if b.held.len() == 0 {
-		return 0
-	}
-	b.heldAt = make([]int32, len(b.phones))
-	workers := runtime.GOMAXPROCS(0)
-	per := (len(b.phones) + workers - 1) / workers
-	counts := make([]int, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := min(w*per, len(b.phones)), min((w+1)*per, len(b.phones))
-		wg.Go(func() {
-			var last string
-			var lastSum [sha256.Size]byte
-			haveLast := false
-			for i := lo; i < hi; i++ {
-				at := b.held.find(b.phones[i])
-				b.heldAt[i] = at
-				if at < 0 || b.held.recs[at].status != heldSent {
-					continue
-				}
-				r := &b.held.recs[at]
-				body := b.sharedText
-				if !b.shared {
-					body = b.bodies[i]
-				}
-				if r.rawHash >= 0 {
-					if b.held.raw[r.rawHash] != BodyHash(body) {
-						counts[w]++
-					}
-					continue
-				}
-				// Neighbours often share a body (a shared one always).
-				if !haveLast || body != last {
-					last, lastSum, haveLast = body, sha256.Sum256([]byte(body)), true
-				}
-				if lastSum != r.hash {
-					counts[w]++
-				}
-			}
-		})
-	}
-	wg.Wait()
-	total := 0
-	for _, c := range counts {
-		total += c
-	}
-	return total
-}
-
-// hold accounts for a recipient the state already records: whatever the
-// campaign says now, it is not planned again. (Sent recipients whose body
-// changed are counted by lookupHeld.)
-func (b *builder) hold(phone string, r *heldRec) {
-	s := &b.p.Summary
-	switch r.status {
-	case heldSent:
-		s.AlreadySent++
-	case heldInDoubt:
-		s.InDoubt++
-		b.p.InDoubt = append(b.p.InDoubt, Held{Phone: phone, BatchID: b.held.more[r.more].batch})
-	case heldFailed:
-		s.Failed++
-		m := b.held.more[r.more]
-		b.p.Failed = append(b.p.Failed, Held{Phone: phone, BatchID: m.batch, Reason: m.reason})
-	}
-}
-
-// noteRemoved lists the recipients the state records that the campaign no
-// longer has (excluded ones are still the campaign's).
-func (b *builder) noteRemoved() {
-	b.held.each(func(phone string) {
-		if !b.seen.has(phone) {
-			b.p.Removed = append(b.p.Removed, phone)
-		}
-	})
-	b.seen, b.excluded = phoneSet{}, phoneSet{}
-}
-
 // collect runs the garbage collector in a large plan and gives the memory
 // it frees back to the system. The Go collector lets the heap grow to twice
 // what survived the last collection, and keeps what it frees for reuse; but
@@ -442,6 +370,7 @@ func (b *builder) finish() {
 	}
 	b.warnUCS2()
 	sort.Strings(p.Removed)
+	p.Removed = slices.Compact(p.Removed) // a state that records a number twice
 	sortHeld(p.InDoubt)
 	sortHeld(p.Failed)
 	if p.BodyChanged > 0 {
@@ -517,197 +446,6 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
-}
-
-// phoneKey packs a number in E.164 ("+" and up to 19 digits, the first not
-// 0) into an integer, which makes sets of a million numbers far smaller
-// and faster than sets of strings. Anything else reports false.
-func phoneKey(phone string) (uint64, bool) {
-	if len(phone) < 2 || len(phone) > 20 || phone[0] != '+' || phone[1] == '0' {
-		return 0, false
-	}
-	var k uint64
-	for i := 1; i < len(phone); i++ {
-		c := phone[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		k = k*10 + uint64(c-'0')
-	}
-	return k, true
-}
-
-// keyPhone is the inverse of phoneKey.
-func keyPhone(k uint64) string {
-	var buf [21]byte
-	return string(strconv.AppendUint(append(buf[:0], '+'), k, 10))
-}
-
-// phoneSet is a set of phone numbers.
-type phoneSet struct {
-	keys  map[uint64]struct{}
-	other map[string]struct{} // numbers phoneKey does not take
-}
-
-// add adds phone and reports whether it was new.
-func (s *phoneSet) add(phone string) bool {
-	if k, ok := phoneKey(phone); ok {
-		if s.keys == nil {
-			s.keys = make(map[uint64]struct{})
-		}
-		n := len(s.keys)
-		s.keys[k] = struct{}{}
-		return len(s.keys) > n
-	}
-	if s.other == nil {
-		s.other = make(map[string]struct{})
-	}
-	n := len(s.other)
-	s.other[phone] = struct{}{}
-	return len(s.other) > n
-}
-
-func (s *phoneSet) has(phone string) bool {
-	if k, ok := phoneKey(phone); ok {
-		_, found := s.keys[k]
-		return found
-	}
-	_, found := s.other[phone]
-	return found
-}
-
-// Statuses of a held recipient; heldOther is a status this version does not
-// know: the recipient is held back but counted nowhere.
-const (
-	heldOther uint8 = iota
-	heldSent
-	heldInDoubt
-	heldFailed
-)
-
-// heldRec is the little the plan keeps of a state record: a million of them
-// must stay small.
-type heldRec struct {
-	hash    [sha256.Size]byte // the body hash, decoded
-	rawHash int32             // index in heldSet.raw when the hash is not 64 hex digits, else -1
-	more    int32             // index in heldSet.more for in-doubt and failed records, else -1
-	status  uint8
-}
-
-type heldMore struct{ batch, reason string }
-
-// heldSet is what the state records, by phone.
-type heldSet struct {
-	keys  map[uint64]int32 // index in recs
-	other map[string]int32
-	recs  []heldRec
-	more  []heldMore
-	raw   []string
-}
-
-func (h *heldSet) len() int { return len(h.recs) }
-
-// find returns the index in h.recs of phone's record, or -1.
-func (h *heldSet) find(phone string) int32 {
-	if len(h.recs) == 0 {
-		return -1
-	}
-	var i int32
-	var found bool
-	if k, ok := phoneKey(phone); ok {
-		i, found = h.keys[k]
-	} else {
-		i, found = h.other[phone]
-	}
-	if !found {
-		return -1
-	}
-	return i
-}
-
-func (h *heldSet) put(r state.Recipient) {
-	rec := heldRec{rawHash: -1, more: -1}
-	switch r.Status {
-	case state.Sent:
-		rec.status = heldSent
-	case state.InDoubt:
-		rec.status = heldInDoubt
-	case state.Failed:
-		rec.status = heldFailed
-	}
-	if rec.status == heldInDoubt || rec.status == heldFailed {
-		rec.more = int32(len(h.more))
-		h.more = append(h.more, heldMore{batch: r.BatchID, reason: r.Reason})
-	}
-	if !decodeHash(r.BodyHash, &rec.hash) {
-		rec.rawHash = int32(len(h.raw))
-		h.raw = append(h.raw, r.BodyHash)
-	}
-	i := int32(len(h.recs))
-	if k, ok := phoneKey(r.Phone); ok {
-		if h.keys == nil {
-			h.keys = make(map[uint64]int32)
-		}
-		if j, dup := h.keys[k]; dup { // not from a real state, whose phones are unique
-			h.recs[j] = rec
-			return
-		}
-		h.keys[k] = i
-	} else {
-		if h.other == nil {
-			h.other = make(map[string]int32)
-		}
-		if j, dup := h.other[r.Phone]; dup {
-			h.recs[j] = rec
-			return
-		}
-		h.other[r.Phone] = i
-	}
-	h.recs = append(h.recs, rec)
-}
-
-// decodeHash decodes a hash written as BodyHash writes it: 64 lower-case
-// hex digits. Anything else is compared as written.
-func decodeHash(s string, dst *[sha256.Size]byte) bool {
-	if len(s) != 2*sha256.Size {
-		return false
-	}
-	for i := range dst {
-		hi, ok1 := lowerHex(s[2*i])
-		lo, ok2 := lowerHex(s[2*i+1])
-		if !ok1 || !ok2 {
-			return false
-		}
-		dst[i] = hi<<4 | lo
-	}
-	return true
-}
-
-func lowerHex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	}
-	return 0, false
-}
-
-// each calls fn with every phone, in no particular order.
-func (h *heldSet) each(fn func(phone string)) {
-	for k := range h.keys {
-		fn(keyPhone(k))
-	}
-	for phone := range h.other {
-		fn(phone)
-	}
-}
-
-func (b *builder) loadRecorded(ctx context.Context, rec Recorded) error {
-	return rec.EachRecipient(ctx, func(r state.Recipient) error {
-		b.held.put(r)
-		return nil
-	})
 }
 
 // bodyIndex finds the group of a body: an open-addressing table of group

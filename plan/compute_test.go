@@ -90,3 +90,41 @@ func TestComputeGroupsBodies(t *testing.T) {
 		}
 	}
 }
+
+// TestComputeHeldEdges pins what a state that is not quite what a real one
+// gives yields: the same phone recorded twice (the later record wins, and
+// the phone is listed once if removed), a recorded phone that is only in the
+// exclusions (removed: the campaign does not send to it), and one the
+// campaign lists twice.
+func TestComputeHeldEdges(t *testing.T) {
+	list := "phone\n+447400123401\n+447400123402\n+447400123402\n+447400123403\n"
+	c := writeCampaign(t, header+"recipients:\n  - file: l.csv\nexclude:\n  - numbers: [\"+447400123403\", \"+447400123409\"]\nbody: hi\nbatch_size: 10\n",
+		map[string]string{"l.csv": list})
+	rec := &memRecorded{rs: []state.Recipient{
+		{Phone: "+447400123401", Status: state.Failed, BatchID: "b-1", Reason: "HTTP 400"},
+		{Phone: "+447400123409", Status: state.Sent, BatchID: "b-2", BodyHash: BodyHash("hi")},
+		{Phone: "+447400123402", Status: state.InDoubt, BatchID: "b-3"},
+		{Phone: "+447400123401", Status: state.Sent, BatchID: "b-4", BodyHash: BodyHash("hello")},
+		{Phone: "+447400123499", Status: state.Sent, BatchID: "b-5", BodyHash: BodyHash("hi")},
+		{Phone: "+447400123499", Status: state.Failed, BatchID: "b-6"},
+		{Phone: "not-e164", Status: state.Sent, BatchID: "b-7", BodyHash: "x"},
+		{Phone: "not-e164", Status: state.Sent, BatchID: "b-8", BodyHash: "x"},
+	}}
+	p, err := Compute(context.Background(), c, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Summary{Recipients: 3, AlreadySent: 1, InDoubt: 1, Excluded: 1, Duplicates: 1}
+	if p.Summary != want {
+		t.Errorf("summary = %+v, want %+v", p.Summary, want)
+	}
+	if p.BodyChanged != 1 {
+		t.Errorf("body changed = %d, want 1", p.BodyChanged)
+	}
+	if len(p.InDoubt) != 1 || p.InDoubt[0] != (Held{Phone: "+447400123402", BatchID: "b-3"}) || len(p.Failed) != 0 {
+		t.Errorf("in doubt = %+v, failed = %+v", p.InDoubt, p.Failed)
+	}
+	if !slices.Equal(p.Removed, []string{"+447400123409", "+447400123499", "not-e164"}) {
+		t.Errorf("removed = %q", p.Removed)
+	}
+}

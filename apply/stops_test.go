@@ -1,0 +1,158 @@
+package apply_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/smsform/smsform/api"
+	"github.com/smsform/smsform/apply"
+	"github.com/smsform/smsform/internal/reliability"
+	"github.com/smsform/smsform/sandbox"
+	"github.com/smsform/smsform/state"
+)
+
+// The limit of failed or in-doubt batches reached by the last batch stops
+// nothing: the run finished, with errors.
+func TestRunMaxErrorsOnTheLastBatch(t *testing.T) {
+	r := newRig(t, sandbox.Config{ErrorRate: 1}, reliability.Campaign{Recipients: 30, BatchSize: 10}, 0)
+	res, err := r.apply(t, context.Background(), apply.Options{MaxErrors: 3})
+	var inc *apply.IncompleteError
+	if !errors.As(err, &inc) || errors.Is(err, apply.ErrTooManyErrors) {
+		t.Fatalf("run: %v, want an IncompleteError", err)
+	}
+	if inc.InDoubt != 30 || res.Skipped != 0 || r.srv.Stats().SendRequests != 3 {
+		t.Errorf("%d in doubt, %d skipped after %d requests; want 30, 0, 3", inc.InDoubt, res.Skipped, r.srv.Stats().SendRequests)
+	}
+}
+
+// lossySender is a Sender in front of the real one that loses every answer
+// with an error of its own: a proxy, say. It is the one part here that is
+// not real, because it is the case under test.
+type lossySender struct{ s apply.Sender }
+
+func (l lossySender) Send(ctx context.Context, req api.SendRequest) (api.SendResponse, error) {
+	l.s.Send(ctx, req)
+	return api.SendResponse{}, errors.New("proxy: answer lost")
+}
+
+// A Sender's failure that does not say whether the API acted leaves the
+// batch in doubt: it is never forgotten and sent again.
+func TestRunUnknownSenderErrorIsInDoubt(t *testing.T) {
+	r := newRig(t, sandbox.Config{}, reliability.Campaign{Recipients: 30, BatchSize: 10}, 0)
+	p := r.plan(t)
+	_, err := apply.Run(context.Background(), p, r.st, lossySender{r.auth}, apply.Options{From: r.camp.Sender, MaxErrors: 100})
+	if !isIncomplete(err) {
+		t.Fatalf("run: %v, want an IncompleteError", err)
+	}
+	got := r.tally(t)
+	if got.InDoubt != 30 || got.Delivered != 30 {
+		t.Errorf("in doubt %d, delivered %d; want 30, 30", got.InDoubt, got.Delivered)
+	}
+	var reason string
+	r.st.Recipients(context.Background(), func(rc state.Recipient) error { reason = rc.Reason; return nil })
+	if !strings.Contains(reason, "answer lost") {
+		t.Errorf("reason %q does not keep the sender's error", reason)
+	}
+	r.rerunSendsNothing(t)
+}
+
+// journalLog is the real state, with the order of the changes apply asks
+// of it written down.
+type journalLog struct {
+	*state.State
+	mu    sync.Mutex
+	calls []string
+}
+
+func (j *journalLog) log(s string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.calls = append(j.calls, s)
+}
+
+func (j *journalLog) snapshot() []string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return append([]string(nil), j.calls...)
+}
+
+func (j *journalLog) RecordIntent(ctx context.Context, in state.Intent) error {
+	j.log("intent")
+	return j.State.RecordIntent(ctx, in)
+}
+
+func (j *journalLog) RecordOutcome(ctx context.Context, batch string, o state.Outcome) error {
+	j.log("outcome")
+	return j.State.RecordOutcome(ctx, batch, o)
+}
+
+func (j *journalLog) RecordOutcomeAndIntent(ctx context.Context, prev string, o state.Outcome, next state.Intent) error {
+	j.log("outcome+intent")
+	return j.State.RecordOutcomeAndIntent(ctx, prev, o, next)
+}
+
+func (j *journalLog) ForgetIntent(ctx context.Context, batch string) error {
+	j.log("forget")
+	return j.State.ForgetIntent(ctx, batch)
+}
+
+// A rate wait comes before the next intent, and the last outcome is
+// journaled before the wait: a kill while waiting leaves nothing in doubt.
+func TestRunPacesBeforeTheIntent(t *testing.T) {
+	r := newRig(t, sandbox.Config{}, reliability.Campaign{Recipients: 30, BatchSize: 10, Rate: "2/s"}, 0)
+	issueSlowly(t, r)
+	j := &journalLog{State: r.st}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var whileWaiting []string
+	r.srv.OnSend(func(n int) {
+		if n == 1 {
+			// The second batch may go at 500 ms: interrupt the wait.
+			time.AfterFunc(250*time.Millisecond, func() {
+				whileWaiting = j.snapshot()
+				cancel()
+			})
+		}
+	})
+	res, err := apply.Run(ctx, r.plan(t), j, r.auth, apply.Options{From: r.camp.Sender, RatePerSecond: r.camp.Rate.PerSecond()})
+	if !errors.Is(err, apply.ErrInterrupted) {
+		t.Fatalf("run: %v, want ErrInterrupted", err)
+	}
+	if want := "intent outcome"; strings.Join(whileWaiting, " ") != want {
+		t.Errorf("journal while waiting for the rate: %q, want %q", whileWaiting, want)
+	}
+	if calls := j.snapshot(); len(calls) != 2 {
+		t.Errorf("journal calls %q: nothing more after the interrupt", calls)
+	}
+	got := r.tally(t)
+	if got.Sent != 10 || got.InDoubt != 0 || got.Unrecorded != 20 || res.Skipped != 20 {
+		t.Errorf("sent %d, in doubt %d, unrecorded %d, skipped %d; want 10, 0, 20, 20", got.Sent, got.InDoubt, got.Unrecorded, res.Skipped)
+	}
+}
+
+// A plan that promises someone the state already holds (a stale plan) is
+// refused batch by batch as such, not as a disk problem.
+func TestRunAlreadySentIsNotADiskError(t *testing.T) {
+	r := newRig(t, sandbox.Config{}, reliability.Campaign{Recipients: 30, BatchSize: 10}, 0)
+	p := r.plan(t)
+	ctx := context.Background()
+	// Another run sent the second batch's first recipient since.
+	other := state.Intent{BatchID: "elsewhere", Phones: p.Batches[1].Recipients[:1], BodyHash: "h"}
+	if err := r.st.RecordIntent(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.st.RecordOutcome(ctx, "elsewhere", state.Outcome{Status: state.Sent, HTTPStatus: 200}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := apply.Run(ctx, p, r.st, r.auth, apply.Options{From: r.camp.Sender})
+	if !errors.Is(err, state.ErrAlreadySent) || errors.Is(err, apply.ErrStateRefused) || !strings.Contains(err.Error(), "plan again") {
+		t.Fatalf("run: %v, want the plan refused as out of date", err)
+	}
+	if res.Sent != 10 || res.Skipped != 20 || r.srv.Stats().SendRequests != 1 {
+		t.Errorf("sent %d, skipped %d after %d requests; want 10, 20, 1", res.Sent, res.Skipped, r.srv.Stats().SendRequests)
+	}
+}

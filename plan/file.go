@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bytes"
 	"compress/gzip"
 	"crypto/rand"
 	"crypto/sha256"
@@ -112,7 +113,7 @@ func (s *Saved) CheckFiles() error {
 func Save(path string, s *Saved) error {
 	err := atomicfile.Write(path, 0o600, func(w io.Writer) error {
 		zw := gzip.NewWriter(w)
-		if err := json.NewEncoder(zw).Encode(s); err != nil {
+		if err := encodeSaved(zw, s); err != nil {
 			return err
 		}
 		return zw.Close()
@@ -121,6 +122,53 @@ func Save(path string, s *Saved) error {
 		return fmt.Errorf("save plan %s: %w", path, err)
 	}
 	return nil
+}
+
+// encodeSaved writes what json.NewEncoder(w).Encode(s) writes, byte for
+// byte, but encodes the plan's batches (a million for a personalised
+// campaign) one at a time into the frame's empty list, so that the
+// document is never whole in memory.
+func encodeSaved(w io.Writer, s *Saved) error {
+	if s.Plan == nil || len(s.Plan.Batches) == 0 {
+		return json.NewEncoder(w).Encode(s)
+	}
+	p := *s.Plan
+	p.Batches = []Batch{}
+	frame := *s
+	frame.Plan = &p
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	if err := enc.Encode(&frame); err != nil {
+		return err
+	}
+	// Only the plan's list can read so (the summary's "batches" is a
+	// count, and a quote inside a string is always escaped). The frame is
+	// written up to its "[", then the batches, then the rest from its "]".
+	i := bytes.Index(buf.Bytes(), []byte(`"batches":[]`))
+	if i < 0 {
+		return errors.New("plan file: batches missing from the frame")
+	}
+	split := i + len(`"batches":[`)
+	if _, err := w.Write(buf.Bytes()[:split]); err != nil {
+		return err
+	}
+	rest := bytes.Clone(buf.Bytes()[split:]) // buf is reused for the batches
+	for i := range s.Plan.Batches {
+		buf.Reset()
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		if err := enc.Encode(&s.Plan.Batches[i]); err != nil {
+			return err
+		}
+		// Encode ends each value with a newline; in the list a comma
+		// separates them.
+		if _, err := w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))); err != nil {
+			return err
+		}
+	}
+	_, err := w.Write(rest)
+	return err
 }
 
 // ErrNotPlan is wrapped by the errors Load returns for a file that is not a

@@ -110,7 +110,12 @@ func words(fe validator.FieldError, present bool) (msg, hint string) {
 		}
 		return fmt.Sprintf("%q is not a known region code", s), "use a two-letter ISO 3166 code such as GB, US or DE"
 	case "http_url":
-		return fmt.Sprintf("%q is not an absolute http or https URL", v), "e.g. https://sms.example.com (credentials come from the environment, never the URL)"
+		s := fmt.Sprint(v)
+		if RedactURL(s) != s {
+			return fmt.Sprintf("%q holds credentials before the host", RedactURL(s)),
+				"remove them: credentials come from SMSFORM_CLIENT_ID and SMSFORM_CLIENT_SECRET, never the file"
+		}
+		return fmt.Sprintf("%q is not an absolute http or https URL", s), "e.g. https://sms.example.com (credentials come from the environment, never the URL)"
 	case "rate":
 		return fmt.Sprintf("%q is not a rate", v), "write N/s, N/m or N/h with N a positive number, e.g. 5/s"
 	}
@@ -148,4 +153,23 @@ func (l *loader) validateSources(list string, srcs []rawSource, pos []sourcePos)
 			l.add(l.lines[path+".phone_column"], path+".phone_column", "remove it to use the default, phone", "must not be empty")
 		}
 	}
+}
+
+// RedactURL is raw with whatever stands before an @ in its authority
+// replaced by xxxxx, even when raw does not parse: url.URL.Redacted keeps
+// the user name, which may be a token, and needs a URL that parses.
+func RedactURL(raw string) string {
+	start := 0
+	if i := strings.Index(raw, "://"); i >= 0 {
+		start = i + len("://")
+	}
+	end := len(raw)
+	if i := strings.IndexAny(raw[start:], "/?#"); i >= 0 {
+		end = start + i
+	}
+	at := strings.LastIndex(raw[start:end], "@")
+	if at < 0 {
+		return raw
+	}
+	return raw[:start] + "xxxxx" + raw[start+at:]
 }

@@ -255,6 +255,9 @@ func TestOpenAPI(t *testing.T) {
 			e.client.Send(context.Background(), tok, api.SendRequest{From: "ACME", To: numbers(t, 0, 2), Body: "hi"})
 			return e.get(sandbox.MessagesPath, basicB64)
 		}},
+		{name: "outbox without credentials", status: 401, req: violates, call: func(t *testing.T, e *env, _ string) error {
+			return e.get(sandbox.MessagesPath, "")
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

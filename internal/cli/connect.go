@@ -68,36 +68,17 @@ func baseURL(c *campaign.Campaign, env Env, insecureHTTP bool) (string, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return "", withHint(fmt.Errorf("base URL %q (%s) is not an http(s) URL", redactURL(raw), from), "write it like https://api.example.com")
+		return "", withHint(fmt.Errorf("base URL %q (%s) is not an http(s) URL", campaign.RedactURL(raw), from), "write it like https://api.example.com")
 	}
 	if u.User != nil {
-		return "", withHint(fmt.Errorf("base URL %s (%s) holds credentials before the host; smsform does not send them", redactURL(raw), from),
+		return "", withHint(fmt.Errorf("base URL %s (%s) holds credentials before the host; smsform does not send them", campaign.RedactURL(raw), from),
 			"remove the user:password@ part; give the client credentials in %s and %s", envClientID, envClientSecret)
 	}
 	if u.Scheme == "http" && !insecureHTTP && !isLoopback(u.Hostname()) {
-		return "", withHint(fmt.Errorf("base URL %s is plain http: the token would cross the network unencrypted", redactURL(raw)),
+		return "", withHint(fmt.Errorf("base URL %s is plain http: the token would cross the network unencrypted", campaign.RedactURL(raw)),
 			"use https, or pass --insecure-http if you really mean it")
 	}
 	return strings.TrimRight(raw, "/"), nil
-}
-
-// redactURL is raw with whatever stands before an @ in its authority
-// replaced by xxxxx, even when raw does not parse: url.URL.Redacted keeps
-// the user name, which may be a token, and needs a URL that parses.
-func redactURL(raw string) string {
-	start := 0
-	if i := strings.Index(raw, "://"); i >= 0 {
-		start = i + len("://")
-	}
-	end := len(raw)
-	if i := strings.IndexAny(raw[start:], "/?#"); i >= 0 {
-		end = start + i
-	}
-	at := strings.LastIndex(raw[start:end], "@")
-	if at < 0 {
-		return raw
-	}
-	return raw[:start] + "xxxxx" + raw[start+at:]
 }
 
 func isLoopback(host string) bool {

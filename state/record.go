@@ -101,22 +101,49 @@ func (s *State) ForgetIntent(ctx context.Context, batchID string) error {
 // again. batchID "" means every in-doubt batch. It returns how many
 // recipients changed.
 func (s *State) Resolve(ctx context.Context, batchID string, asSent bool) (int, error) {
+	to, attemptState := codeNone, AttemptResolvedUnsent
+	if asSent {
+		to, attemptState = codeSent, AttemptResolvedSent
+	}
+	// In-doubt recipients belong to attempts still open (no outcome) or
+	// recorded as in doubt.
+	n, err := s.resolve(ctx, batchID, `state IN ('intent', 'in_doubt')`, codeInDoubt, to, attemptState)
+	if err != nil {
+		return 0, fmt.Errorf("resolve in-doubt recipients: %w", err)
+	}
+	return n, nil
+}
+
+// ResolveFailed records the operator's decision to send failed recipients
+// again (the cause of the API's refusal was fixed, say): the next apply
+// plans them. batchID "" means every failed batch. It returns how many
+// recipients changed.
+func (s *State) ResolveFailed(ctx context.Context, batchID string) (int, error) {
+	n, err := s.resolve(ctx, batchID, `state = 'failed'`, codeFailed, codeNone, AttemptResolvedUnsent)
+	if err != nil {
+		return 0, fmt.Errorf("resolve failed recipients: %w", err)
+	}
+	return n, nil
+}
+
+// resolve moves the recipients whose code is from, in the attempts that
+// match where (of batchID, or all), to the code to, and finishes those
+// attempts as attemptState.
+func (s *State) resolve(ctx context.Context, batchID, where string, from, to code, attemptState AttemptState) (int, error) {
 	if s.w == nil {
 		return 0, ErrClosed
 	}
 	var n int
 	err := s.w.do(ctx, func(t *txn) error {
 		n = 0
-		// In-doubt recipients belong to attempts still open (no outcome)
-		// or recorded as in doubt.
-		open, args := `state IN ('intent', 'in_doubt')`, []any{}
+		args := []any{}
 		if batchID != "" {
 			if _, ok := t.w.known.batches[batchID]; !ok {
 				return refuse("no batch %q in state", batchID)
 			}
-			open, args = open+" AND batch_id = ?", []any{batchID}
+			where, args = where+" AND batch_id = ?", []any{batchID}
 		}
-		rows, err := t.conn.QueryContext(t.ctx, `SELECT phones FROM attempts WHERE `+open, args...)
+		rows, err := t.conn.QueryContext(t.ctx, `SELECT phones FROM attempts WHERE `+where, args...)
 		if err != nil {
 			return err
 		}
@@ -138,14 +165,10 @@ func (s *State) Resolve(ctx context.Context, batchID string, asSent bool) (int, 
 		if len(lists) == 0 {
 			return nil
 		}
-		to, attemptState := codeNone, AttemptResolvedUnsent
-		if asSent {
-			to, attemptState = codeSent, AttemptResolvedSent
-		}
 		k := t.w.known
 		for _, phones := range lists {
 			if err := eachPhone(phones, func(p string) {
-				if k.get(p) == codeInDoubt {
+				if k.get(p) == from {
 					k.set(p, to)
 					n++
 				}
@@ -153,17 +176,14 @@ func (s *State) Resolve(ctx context.Context, batchID string, asSent bool) (int, 
 				return err
 			}
 		}
-		if _, err := t.conn.ExecContext(t.ctx, `UPDATE attempts SET state = ?, finished_at = ? WHERE `+open,
+		if _, err := t.conn.ExecContext(t.ctx, `UPDATE attempts SET state = ?, finished_at = ? WHERE `+where,
 			append([]any{string(attemptState), t.now}, args...)...); err != nil {
 			return err
 		}
 		t.changed = true
 		return nil
 	})
-	if err != nil {
-		return 0, fmt.Errorf("resolve in-doubt recipients: %w", err)
-	}
-	return n, nil
+	return n, err
 }
 
 func checkIntent(in Intent) error {

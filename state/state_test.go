@@ -263,6 +263,45 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+func TestResolveFailed(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s")
+	s := openTest(t, path)
+	must(t, s.RecordIntent(ctx, intent("b1", "+441", "+442")))
+	must(t, s.RecordOutcome(ctx, "b1", Outcome{Status: Failed, HTTPStatus: 400, Reason: "body too long"}))
+	must(t, s.RecordIntent(ctx, intent("b2", "+443")))
+	must(t, s.RecordOutcome(ctx, "b2", Outcome{Status: InDoubt, HTTPStatus: 502}))
+	must(t, s.RecordIntent(ctx, intent("b3", "+444")))
+	must(t, s.RecordOutcome(ctx, "b3", Outcome{Status: Failed, HTTPStatus: 400}))
+	// In-doubt resolution leaves failed recipients alone, and the other way round.
+	if n, err := s.Resolve(ctx, "b1", false); err != nil || n != 0 {
+		t.Fatalf("resolve in doubt in a failed batch: %d, %v", n, err)
+	}
+	if n, err := s.ResolveFailed(ctx, "b2"); err != nil || n != 0 {
+		t.Fatalf("resolve failed in an in-doubt batch: %d, %v", n, err)
+	}
+	if n, err := s.ResolveFailed(ctx, "b1"); err != nil || n != 2 {
+		t.Fatalf("resolve failed b1: %d, %v; want 2", n, err)
+	}
+	want := map[string]Status{"+443": InDoubt, "+444": Failed}
+	if st := statuses(t, s); !mapsEqual(st, want) {
+		t.Errorf("got %v, want %v", st, want)
+	}
+	if _, err := s.ResolveFailed(ctx, "b9"); err == nil {
+		t.Error("an unknown batch was resolved")
+	}
+	// Kept across a reopen, and they can be sent again.
+	must(t, s.Close())
+	s = openTest(t, path)
+	if st := statuses(t, s); !mapsEqual(st, want) {
+		t.Errorf("after reopening: got %v, want %v", st, want)
+	}
+	must(t, s.RecordIntent(ctx, intent("b4", "+441", "+442")))
+	if n, err := s.ResolveFailed(ctx, ""); err != nil || n != 1 {
+		t.Errorf("resolve every failed batch: %d, %v; want 1", n, err)
+	}
+}
+
 func TestMarkPlanApplied(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s")

@@ -232,6 +232,7 @@ func (n nextStep) tokenRefused(err error) error {
 func (n nextStep) runError(err error) error {
 	list := fmt.Sprintf("smsform state list %s%s", n.campaign, n.stateArg())
 	resolve := fmt.Sprintf("smsform state resolve %s%s --in-doubt --as sent|unsent", n.campaign, n.stateArg())
+	resolveFailed := fmt.Sprintf("smsform state resolve %s%s --failed --as unsent", n.campaign, n.stateArg())
 	var incomplete *apply.IncompleteError
 	var ae *api.Error
 	switch {
@@ -242,8 +243,8 @@ func (n nextStep) runError(err error) error {
 	case errors.Is(err, apply.ErrTooManyErrors):
 		// Two hints, printed in this order.
 		return withHint(withHint(err, "fix the cause (or raise --max-errors), then %s", n.carryOn()),
-			"see which recipients failed or are in doubt, and why: %s (failed ones are not sent again; in-doubt ones wait for %s, once checked with the provider)",
-			list, resolve)
+			"see which recipients failed or are in doubt, and why: %s (failed ones wait for %s once the cause is fixed; in-doubt ones for %s, once checked with the provider)",
+			list, resolveFailed, resolve)
 	case errors.Is(err, apply.ErrInterrupted), errors.Is(err, context.Canceled):
 		return withHint(err, "what was in flight is recorded; to send the rest, %s", n.carryOn())
 	case errors.As(err, &incomplete):
@@ -251,7 +252,7 @@ func (n nextStep) runError(err error) error {
 		case inAutomation(n.env):
 			return err
 		case incomplete.InDoubt == 0:
-			return withHint(err, "see why with %s; the API refused them for good, so they are not sent again", list)
+			return withHint(err, "see why with %s; the API refused them, so they are not sent again until, the cause fixed, %s", list, resolveFailed)
 		}
 		return withHint(err, "see them with %s; check the in-doubt ones with the provider, then %s (sent: delivered; unsent: the next apply sends them)", list, resolve)
 	case errors.As(err, &ae) && (ae.Status == 401 || ae.Status == 403):

@@ -60,7 +60,7 @@ Usage:
                 [--insecure-http] [--show-numbers]
   smsform token [CAMPAIGN.yaml] [--insecure-http]
   smsform state list [CAMPAIGN.yaml] [--state PATH] [--json] [--show-numbers]
-  smsform state resolve [CAMPAIGN.yaml] [--state PATH] --in-doubt --as sent|unsent
+  smsform state resolve [CAMPAIGN.yaml] [--state PATH] --in-doubt|--failed --as sent|unsent
                 [--batch ID] [--lock-timeout D]
   smsform sandbox [--addr HOST:PORT] [--client-id ID] [--client-secret SECRET]
                 [--outbox FILE] [--quiet] [--seed N] [--fail-rate P] [--ambiguous-rate P]

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -16,6 +15,7 @@ import (
 const stateUsage = `Usage:
   smsform state list [CAMPAIGN.yaml] [--state PATH] [--json] [--show-numbers]
   smsform state resolve [CAMPAIGN.yaml] [--state PATH] --in-doubt --as sent|unsent [--batch ID] [--lock-timeout D]
+  smsform state resolve [CAMPAIGN.yaml] [--state PATH] --failed --as unsent [--batch ID] [--lock-timeout D]
 
 Run "smsform state list --help" or "smsform state resolve --help" for what each flag does.
 `
@@ -133,22 +133,28 @@ func runStateList(ctx context.Context, args []string, env Env) error {
 }
 
 func runStateResolve(ctx context.Context, args []string, env Env) error {
-	fs := newFlags("state resolve", "state resolve [CAMPAIGN.yaml] [--state PATH] --in-doubt --as sent|unsent [--batch ID] [--lock-timeout D]", env)
+	fs := newFlags("state resolve", "state resolve [CAMPAIGN.yaml] [--state PATH] --in-doubt|--failed --as sent|unsent [--batch ID] [--lock-timeout D]", env)
 	stateFlag := fs.String("state", "", "state file")
-	inDoubt := fs.Bool("in-doubt", false, "resolve in-doubt recipients (required: the only kind there is to resolve)")
+	inDoubt := fs.Bool("in-doubt", false, "resolve in-doubt recipients: the API may have acted, check with the provider")
+	failed := fs.Bool("failed", false, "resolve failed recipients (--as unsent only): the API refused them, and the cause is fixed")
 	as := fs.String("as", "", "sent: the provider confirms they were sent; unsent: they were not, and the next apply sends them")
-	batch := fs.String("batch", "", "only this batch (default: every in-doubt batch)")
+	batch := fs.String("batch", "", "only this batch (default: every batch of that kind)")
 	lockTimeout := fs.Duration("lock-timeout", 0, "wait this long for an apply to release the state")
 	pos, err := parse(fs, args, env, 0, 1, "at most one campaign file")
 	if err != nil {
 		return err
 	}
-	if !*inDoubt {
-		return withHint(fmt.Errorf("%w: state resolve needs --in-doubt", ErrUsage), "smsform state resolve --in-doubt --as sent|unsent")
+	if *inDoubt == *failed {
+		return withHint(fmt.Errorf("%w: state resolve needs --in-doubt or --failed (one of them)", ErrUsage),
+			"smsform state resolve --in-doubt --as sent|unsent, or smsform state resolve --failed --as unsent")
 	}
 	if *as != "sent" && *as != "unsent" {
 		return withHint(fmt.Errorf("%w: --as must be sent or unsent", ErrUsage),
 			"--as sent if the provider confirms delivery, --as unsent to let the next apply send them again")
+	}
+	if *failed && *as == "sent" {
+		return withHint(fmt.Errorf("%w: failed recipients can only be resolved --as unsent", ErrUsage),
+			"the API refused them (4xx), so it did not send them; --as unsent lets the next apply send them again")
 	}
 	path, err := stateTarget(pos, *stateFlag)
 	if err != nil {
@@ -168,16 +174,20 @@ func runStateResolve(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	defer st.Close()
-	n, err := st.Resolve(ctx, *batch, *as == "sent")
+	kind, resolve := "in-doubt", func() (int, error) { return st.Resolve(ctx, *batch, *as == "sent") }
+	if *failed {
+		kind, resolve = "failed", func() (int, error) { return st.ResolveFailed(ctx, *batch) }
+	}
+	n, err := resolve()
 	if err != nil {
 		return err
 	}
 	if n == 0 && *batch != "" {
-		return fmt.Errorf("nothing in doubt to resolve in batch %s", *batch)
+		return fmt.Errorf("no %s recipient to resolve in batch %s", kind, *batch)
 	}
 	if n == 0 {
-		return errors.New("nothing in doubt to resolve")
+		return fmt.Errorf("no %s recipient to resolve", kind)
 	}
-	fmt.Fprintf(env.Stdout, "%d in-doubt recipient(s) resolved as %s.\n", n, *as)
+	fmt.Fprintf(env.Stdout, "%d %s recipient(s) resolved as %s.\n", n, kind, *as)
 	return nil
 }

@@ -206,3 +206,17 @@ func outboxLines(t testing.TB, s string) []sandbox.Message {
 	}
 	return out
 }
+
+// stopRun cancels a sandbox.Run and waits for it to return cleanly.
+func stopRun(t *testing.T, cancel context.CancelFunc, done <-chan error) {
+	t.Helper()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+}

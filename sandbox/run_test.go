@@ -100,15 +100,7 @@ func TestRunListensOnlyOnLoopback(t *testing.T) {
 			if _, err := c.IssueToken(ctx, 1); err != nil {
 				t.Fatalf("the printed URL does not answer: %v", err)
 			}
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatalf("Run: %v", err)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("Run did not return after cancel")
-			}
+			stopRun(t, cancel, done)
 		})
 	}
 	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0", "192.0.2.1:0"} {

@@ -507,15 +507,7 @@ func TestRun(t *testing.T) {
 	if _, err := c.Send(ctx, tok.Value, api.SendRequest{From: "ACME", To: numbers(t, 0, 2), Body: "hi"}); err != nil {
 		t.Fatal(err)
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Run: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run did not return after cancel")
-	}
+	stopRun(t, cancel, done)
 	if _, err := c.IssueToken(context.Background(), 1); err == nil {
 		t.Error("server still answers after Run returned")
 	}

@@ -103,15 +103,17 @@ func (o Outcome) String() string {
 // OutcomeOf says what a response with status means for delivery when the
 // call did not succeed: 401, 429 and 503 are [NotActed] (the API refused
 // before acting), 500 and every other 5xx are [InDoubt] (it may have acted),
-// and 3xx, 400 and every other 4xx are [Rejected]. A 2xx reaches OutcomeOf
-// only when its body could not be read or understood, so it is [InDoubt].
+// and 400 and every other 4xx are [Rejected]. A 3xx is [InDoubt]: the
+// redirect is not followed, and a server may redirect after acting (303 See
+// Other does just that). A 2xx reaches OutcomeOf only when its body could
+// not be read or understood, so it is [InDoubt].
 func OutcomeOf(status int) Outcome {
 	switch {
 	case status == http.StatusUnauthorized,
 		status == http.StatusTooManyRequests,
 		status == http.StatusServiceUnavailable:
 		return NotActed
-	case status >= 200 && status < 300, status >= 500:
+	case status >= 200 && status < 400, status >= 500:
 		return InDoubt
 	}
 	return Rejected

@@ -348,7 +348,7 @@ func TestRedirectIsNotFollowed(t *testing.T) {
 		c := &Client{BaseURL: srv.URL, ClientID: testID, ClientSecret: testSecret}
 		_, err := c.Send(context.Background(), testToken, testReq)
 		e := asError(t, err)
-		if e.Outcome != Rejected || e.Status != status || !strings.Contains(err.Error(), "refusing to follow") {
+		if e.Outcome != InDoubt || e.Status != status || !strings.Contains(err.Error(), "refusing to follow") {
 			t.Errorf("%d: got %v", status, err)
 		}
 		if strings.Contains(err.Error(), "leak=1") {
@@ -475,7 +475,7 @@ func TestParseRetryAfter(t *testing.T) {
 
 func TestOutcomeOf(t *testing.T) {
 	tests := map[int]Outcome{
-		200: InDoubt, 202: InDoubt, 301: Rejected, 307: Rejected,
+		200: InDoubt, 202: InDoubt, 301: InDoubt, 303: InDoubt, 307: InDoubt,
 		400: Rejected, 401: NotActed, 403: Rejected, 404: Rejected, 413: Rejected, 415: Rejected, 422: Rejected,
 		429: NotActed, 500: InDoubt, 501: InDoubt, 502: InDoubt, 503: NotActed, 504: InDoubt, 599: InDoubt,
 	}

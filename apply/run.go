@@ -154,7 +154,7 @@ func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Re
 	r.res.Duration = time.Since(r.started)
 	r.emit(Event{Type: "summary", Summary: r.res})
 	switch {
-	case errors.Is(r.err, ErrTooManyErrors) && r.res.Skipped == 0:
+	case errors.Is(r.err, ErrTooManyErrors) && !errors.Is(r.err, ErrStateRefused) && r.res.Skipped == 0:
 		// The limit was reached by the last batches: nothing was left
 		// unsent, so the run finished, with errors.
 		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt}
@@ -191,11 +191,16 @@ func (r *runner) emit(e Event) {
 	r.o.Events(e)
 }
 
+// fail records the error that stops the run: the first one, except that a
+// state that refused a write is always told, whatever stopped the run first.
 func (r *runner) fail(err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.err == nil {
+	switch {
+	case r.err == nil:
 		r.err = err
+	case errors.Is(err, ErrStateRefused) && !errors.Is(r.err, ErrStateRefused):
+		r.err = errors.Join(err, r.err)
 	}
 }
 
@@ -259,8 +264,16 @@ func (w *worker) sendBatch(ctx, sendCtx context.Context, b plan.Batch) error {
 		}
 		return err
 	}
+	// Another worker may have stopped the run while this one waited.
+	if r.stopped(ctx) {
+		r.skip(b)
+		return nil
+	}
 	if err := w.recordIntent(b); err != nil {
 		return err
+	}
+	if r.stopped(ctx) {
+		return r.notSent(b, nil)
 	}
 	res := w.send(ctx, sendCtx, b)
 	w.pending = res.s
@@ -301,6 +314,8 @@ func (w *worker) flush() error {
 	p := w.pending
 	if err := w.r.j.RecordOutcome(w.r.writeCtx, p.b.ID, p.o); err != nil {
 		// The intent is durable, so the batch stays in doubt: never resent silently.
+		w.pending = nil
+		w.r.unrecorded(p.b, err)
 		return fmt.Errorf("%w (the outcome; the batch stays in doubt): %w", ErrStateRefused, err)
 	}
 	w.pending = nil
@@ -431,10 +446,18 @@ func (r *runner) wait(ctx context.Context) error {
 // that a rerun plans it again, counts it as skipped and passes err on.
 func (r *runner) notSent(b plan.Batch, err error) error {
 	if ferr := r.j.ForgetIntent(r.writeCtx, b.ID); ferr != nil {
+		r.unrecorded(b, ferr)
 		return errors.Join(err, fmt.Errorf("%w (forgetting an intent; the batch stays in doubt): %w", ErrStateRefused, ferr))
 	}
 	r.skip(b)
 	return err
+}
+
+// unrecorded counts and reports a batch whose intent is durable but whose
+// end could not be written: the state holds it in doubt.
+func (r *runner) unrecorded(b plan.Batch, err error) {
+	r.count(func(res *Result) { res.InDoubt += len(b.Recipients) })
+	r.emit(Event{Type: "batch_in_doubt", Batch: b.ID, Recipients: len(b.Recipients), Reason: "not recorded: " + err.Error()})
 }
 
 func (r *runner) skip(b plan.Batch) {
@@ -462,6 +485,9 @@ func (r *runner) account(p *settled) error {
 			r.errors++
 			if r.errors >= r.o.MaxErrors {
 				stop = fmt.Errorf("%w: stopped after %d", ErrTooManyErrors, r.errors)
+				if r.err == nil {
+					r.err = stop // at once: no worker starts another request
+				}
 			}
 		}
 	})

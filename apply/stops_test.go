@@ -156,3 +156,98 @@ func TestRunAlreadySentIsNotADiskError(t *testing.T) {
 		t.Errorf("sent %d, skipped %d after %d requests; want 10, 20, 1", res.Sent, res.Skipped, r.srv.Stats().SendRequests)
 	}
 }
+
+// Once the error limit is reached no worker starts another request, even
+// one that was waiting for the rate limiter meanwhile.
+func TestRunStopsWorkersWaitingForTheRate(t *testing.T) {
+	r := newRig(t, sandbox.Config{MaxBody: 5}, reliability.Campaign{Recipients: 40, BatchSize: 10, Concurrency: 2, Rate: "10/s"}, 0)
+	issueSlowly(t, r)
+	res, err := r.apply(t, context.Background(), apply.Options{MaxErrors: 1})
+	if !errors.Is(err, apply.ErrTooManyErrors) {
+		t.Fatalf("run: %v, want ErrTooManyErrors", err)
+	}
+	if n := r.srv.Stats().SendRequests; n != 1 {
+		t.Errorf("%d send requests, want 1: the limit stops the run at once", n)
+	}
+	if res.Failed != 10 || res.Skipped != 30 {
+		t.Errorf("failed %d, skipped %d; want 10, 30", res.Failed, res.Skipped)
+	}
+}
+
+// brokenDisk is the real state until it refuses outcomes, or forgotten
+// intents, as a state on a disk that just filled up would. (The fault
+// matrix fills a real disk; this checks the counts a run reports then.)
+type brokenDisk struct {
+	*state.State
+	outcomes, forgets bool // refused
+}
+
+var errDiskFull = errors.New("disk I/O error (simulated)")
+
+func (b brokenDisk) RecordOutcome(ctx context.Context, batch string, o state.Outcome) error {
+	if b.outcomes {
+		return errDiskFull
+	}
+	return b.State.RecordOutcome(ctx, batch, o)
+}
+
+func (b brokenDisk) RecordOutcomeAndIntent(ctx context.Context, prev string, o state.Outcome, next state.Intent) error {
+	if b.outcomes {
+		return errDiskFull
+	}
+	return b.State.RecordOutcomeAndIntent(ctx, prev, o, next)
+}
+
+func (b brokenDisk) ForgetIntent(ctx context.Context, batch string) error {
+	if b.forgets {
+		return errDiskFull
+	}
+	return b.State.ForgetIntent(ctx, batch)
+}
+
+// A batch whose end cannot be written is counted and reported in doubt
+// (the state holds its intent): the summary adds up, and the state's
+// refusal is what the run returns, even after the error limit.
+func TestRunEndNotWritten(t *testing.T) {
+	tests := []struct {
+		name            string
+		cfg             sandbox.Config
+		recipients      int
+		disk            brokenDisk
+		maxErrors       int
+		failed, skipped int
+		tooMany         bool
+	}{
+		{name: "outcomes refused", recipients: 30, disk: brokenDisk{outcomes: true}, skipped: 20},
+		{name: "forget refused after the error limit", cfg: sandbox.Config{MaxBody: 5}, recipients: 20,
+			disk: brokenDisk{forgets: true}, maxErrors: 1, failed: 10, tooMany: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t, tt.cfg, reliability.Campaign{Recipients: tt.recipients, BatchSize: 10}, 0)
+			var doubt []string
+			j := tt.disk
+			j.State = r.st
+			res, err := apply.Run(context.Background(), r.plan(t), j, r.auth, apply.Options{
+				From: r.camp.Sender, MaxErrors: tt.maxErrors,
+				Events: func(e apply.Event) {
+					if e.Type == "batch_in_doubt" {
+						doubt = append(doubt, e.Reason)
+					}
+				},
+			})
+			if !errors.Is(err, apply.ErrStateRefused) || isIncomplete(err) || errors.Is(err, apply.ErrTooManyErrors) != tt.tooMany {
+				t.Fatalf("run: %v, want ErrStateRefused", err)
+			}
+			if res.InDoubt != 10 || res.Failed != tt.failed || res.Skipped != tt.skipped || res.Sent+res.Failed+res.InDoubt+res.Skipped != res.Total {
+				t.Errorf("%+v, want 10 in doubt, %d failed, %d skipped", res, tt.failed, tt.skipped)
+			}
+			if len(doubt) != 1 || !strings.Contains(doubt[0], "simulated") {
+				t.Errorf("in-doubt events %q", doubt)
+			}
+			if got := r.tally(t); got.InDoubt != 10 {
+				t.Errorf("state holds %d in doubt, want 10", got.InDoubt)
+			}
+		})
+	}
+}

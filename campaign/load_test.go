@@ -116,6 +116,7 @@ func TestBadInput(t *testing.T) {
 		{name: "region in lower case", file: "lower_region.yaml", want: []string{`lower_region.yaml:7: default_region: "gb" is not a known region code`}, hint: "write it in capitals: GB"},
 		{name: "ftp base_url", file: "bad_url.yaml", want: []string{`bad_url.yaml:8: provider.base_url: "ftp://sms.example.com" is not an absolute http or https URL`}},
 		{name: "base_url with credentials, not shown", file: "url_credentials.yaml", want: []string{`url_credentials.yaml:8: provider.base_url: "https://xxxxx@sms.example.com" holds credentials before the host`}, hint: "SMSFORM_CLIENT_SECRET"},
+		{name: "base_url whose token ends the host early", file: "url_fragment_credentials.yaml", want: []string{`url_fragment_credentials.yaml:8: provider.base_url: "https://xxxxx@sms.example.com" holds credentials before the host`}},
 		{name: "relative base_url", file: "relative_url.yaml", want: []string{"relative_url.yaml:8: provider.base_url:"}},
 		{name: "basic_auth", file: "bad_basic_auth.yaml", want: []string{`bad_basic_auth.yaml:8: provider.basic_auth: "bearer" is not one of: base64, literal`}},
 		{name: "token hours", file: "token_hours.yaml", want: []string{"token_hours.yaml:8: provider.token_valid_hours: 200 is too large: the most allowed is 168"}},

@@ -43,7 +43,9 @@ var newValidator = sync.OnceValue(func() *validator.Validate {
 
 func validHTTPURL(s string) bool {
 	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil
+	// No @ anywhere: "https://tok#en@host" parses with host "tok" and no
+	// user, and would send requests to the wrong host.
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && !strings.Contains(s, "@")
 }
 
 // validate applies the value rules of rawCampaign's tags, then the rules that
@@ -155,19 +157,18 @@ func (l *loader) validateSources(list string, srcs []rawSource, pos []sourcePos)
 	}
 }
 
-// RedactURL is raw with whatever stands before an @ in its authority
+// RedactURL is raw with everything between its scheme and its last @
 // replaced by xxxxx, even when raw does not parse: url.URL.Redacted keeps
-// the user name, which may be a token, and needs a URL that parses.
+// the user name, which may be a token, needs a URL that parses, and a
+// password holding an unencoded / ? or # ends the authority early. An @
+// later in the URL (a path) makes it mask more than the user info, which
+// is harmless in a message.
 func RedactURL(raw string) string {
 	start := 0
 	if i := strings.Index(raw, "://"); i >= 0 {
 		start = i + len("://")
 	}
-	end := len(raw)
-	if i := strings.IndexAny(raw[start:], "/?#"); i >= 0 {
-		end = start + i
-	}
-	at := strings.LastIndex(raw[start:end], "@")
+	at := strings.LastIndex(raw[start:], "@")
 	if at < 0 {
 		return raw
 	}

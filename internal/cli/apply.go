@@ -239,7 +239,7 @@ func (n nextStep) runError(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, apply.ErrStateRefused):
-		return withHint(err, "make room on the disk that holds %s, or make it writable; everything sent so far is recorded: then %s", n.state, n.carryOn())
+		return withHint(err, "make room on the disk that holds %s, or make it writable; nothing more was sent, and a batch whose end could not be written is in doubt (see %s): then %s", n.state, list, n.carryOn())
 	case errors.Is(err, apply.ErrTooManyErrors):
 		// Two hints, printed in this order.
 		return withHint(withHint(err, "fix the cause (or raise --max-errors), then %s", n.carryOn()),

@@ -35,9 +35,11 @@ func TestBaseURL(t *testing.T) {
 		{campaign: "https://ghp_tok3n@sms.example.com/api", err: "base URL https://xxxxx@sms.example.com/api (provider.base_url in c.yaml) holds credentials"},
 		{campaign: "http://me:hunter2@127.0.0.1:8080", err: "holds credentials"},
 		{campaign: "https://@sms.example.com", err: "holds credentials"},
-		{campaign: "https://me:hunter2@sms.example.com:port", err: `"https://xxxxx@sms.example.com:port" (provider.base_url in c.yaml) is not an http(s) URL`},
-		{campaign: "me:hunter2@sms.example.com", err: "not an http(s) URL"},
-		{campaign: "https://sms.example.com/p?q=a@b", want: "https://sms.example.com/p?q=a@b"},
+		{campaign: "https://me:hunter2@sms.example.com:port", err: `base URL https://xxxxx@sms.example.com:port (provider.base_url in c.yaml) holds credentials`},
+		{campaign: "me:hunter2@sms.example.com", err: "base URL xxxxx@sms.example.com (provider.base_url in c.yaml) holds credentials"},
+		// An @ anywhere is refused: "tok#en@host" parses with host "tok".
+		{campaign: "https://tok#en@sms.example.com", err: `base URL https://xxxxx@sms.example.com (provider.base_url in c.yaml) holds credentials`},
+		{campaign: "https://me:s3cr/et@sms.example.com", err: `base URL https://xxxxx@sms.example.com (provider.base_url in c.yaml) holds credentials`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.campaign+" "+tt.env, func(t *testing.T) {

@@ -66,13 +66,16 @@ func baseURL(c *campaign.Campaign, env Env, insecureHTTP bool) (string, error) {
 	if raw == "" {
 		return "", withHint(errors.New("no API base URL"), "set provider.base_url in %s or export %s", c.Path, envBaseURL)
 	}
+	// Any @ is taken for credentials, before parsing: a password with an
+	// unencoded / ? or # does not parse as one ("https://tok#en@host" has
+	// host "tok"), and is still not to be sent anywhere or shown.
+	if strings.Contains(raw, "@") {
+		return "", withHint(fmt.Errorf("base URL %s (%s) holds credentials before the host; smsform does not send them", campaign.RedactURL(raw), from),
+			"remove the user:password@ part; give the client credentials in %s and %s", envClientID, envClientSecret)
+	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return "", withHint(fmt.Errorf("base URL %q (%s) is not an http(s) URL", campaign.RedactURL(raw), from), "write it like https://api.example.com")
-	}
-	if u.User != nil {
-		return "", withHint(fmt.Errorf("base URL %s (%s) holds credentials before the host; smsform does not send them", campaign.RedactURL(raw), from),
-			"remove the user:password@ part; give the client credentials in %s and %s", envClientID, envClientSecret)
 	}
 	if u.Scheme == "http" && !insecureHTTP && !isLoopback(u.Hostname()) {
 		return "", withHint(fmt.Errorf("base URL %s is plain http: the token would cross the network unencrypted", campaign.RedactURL(raw)),

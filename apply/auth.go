@@ -31,6 +31,10 @@ type Authenticated struct {
 // ErrNoCredentials means there is neither a token nor client credentials.
 var ErrNoCredentials = errors.New("no credentials: set SMSFORM_CLIENT_ID and SMSFORM_CLIENT_SECRET, or SMSFORM_TOKEN")
 
+// ErrTokenRefused means the API refused SMSFORM_TOKEN and there are no
+// client credentials to issue another one.
+var ErrTokenRefused = errors.New("SMSFORM_TOKEN was refused (401) and there are no client credentials to issue a new one")
+
 // Send sends req with a valid token, renewing it once on a 401.
 func (a *Authenticated) Send(ctx context.Context, req api.SendRequest) (api.SendResponse, error) {
 	tok, err := a.Token(ctx)
@@ -100,7 +104,7 @@ func (a *Authenticated) Token(ctx context.Context) (string, error) {
 	}
 	if a.Client.ClientID == "" || a.Client.ClientSecret == "" {
 		if a.Static != "" {
-			return "", errors.New("SMSFORM_TOKEN was refused (401) and there are no client credentials to issue a new one")
+			return "", ErrTokenRefused
 		}
 		return "", ErrNoCredentials
 	}

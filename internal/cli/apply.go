@@ -255,6 +255,8 @@ func (n nextStep) runError(err error) error {
 			return withHint(err, "see why with %s; the API refused them, so they are not sent again until, the cause fixed, %s", list, resolveFailed)
 		}
 		return withHint(err, "see them with %s; check the in-doubt ones with the provider, then %s (sent: delivered; unsent: the next apply sends them)", list, resolve)
+	case errors.Is(err, apply.ErrTokenRefused):
+		return withHint(err, "set a valid %s, or %s and %s; nothing of the refused batch was sent; once fixed, %s", envToken, envClientID, envClientSecret, n.carryOn())
 	case errors.As(err, &ae) && (ae.Status == 401 || ae.Status == 403):
 		return withHint(err, "check %s and %s, and the base URL; nothing of the refused batch was sent; once fixed, %s", envClientID, envClientSecret, n.carryOn())
 	case errors.As(err, &ae) && ae.Outcome == api.NotActed:

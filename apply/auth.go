@@ -58,6 +58,24 @@ func (a *Authenticated) Send(ctx context.Context, req api.SendRequest) (api.Send
 	return resp, err
 }
 
+// Prepare gets a token before a run records anything, so that a credentials
+// mistake stops it with the state untouched. It retries while the token
+// endpoint may answer later (no answer, 429, a server error) with the
+// backoff and the bounds of [Run] (o's MaxRetries, BackoffBase, BackoffCap).
+func (a *Authenticated) Prepare(ctx context.Context, o Options) error {
+	o.defaults()
+	for attempt := 1; ; attempt++ {
+		_, err := a.Token(ctx)
+		var ae *api.Error
+		if err == nil || !errors.As(err, &ae) || !transient(ae) || attempt > o.MaxRetries || ae.RetryAfter > maxRetryAfter {
+			return err
+		}
+		if !sleep(ctx, backoff(attempt, ae.RetryAfter, o.BackoffBase, o.BackoffCap)) {
+			return ctx.Err()
+		}
+	}
+}
+
 // tokenError is a failure to get a token. No request for the batch was
 // made, so whatever the token endpoint answered (a 500, a timeout, a 400)
 // says nothing about the batch: it is neither in doubt nor failed.

@@ -251,3 +251,29 @@ func TestRunEndNotWritten(t *testing.T) {
 		})
 	}
 }
+
+// Prepare waits for a token endpoint that is gone for a while, and gives up
+// at once on refused credentials.
+func TestPrepare(t *testing.T) {
+	r := newRig(t, sandbox.Config{}, reliability.Campaign{Recipients: 10}, 0)
+	o := apply.Options{BackoffBase: 20 * time.Millisecond, BackoffCap: 100 * time.Millisecond, MaxRetries: 100}
+	r.srv.Stop()
+	time.AfterFunc(200*time.Millisecond, r.srv.Resume)
+	if err := r.auth.Prepare(context.Background(), o); err != nil {
+		t.Fatalf("prepare while the server came back: %v", err)
+	}
+	if n := r.srv.Stats().TokenRequests; n != 1 {
+		t.Errorf("%d token requests answered, want 1", n)
+	}
+
+	wrong := newRig(t, sandbox.Config{}, reliability.Campaign{Recipients: 10}, 0)
+	wrong.auth.Client.ClientSecret = "not-the-secret"
+	err := wrong.auth.Prepare(context.Background(), o)
+	var ae *api.Error
+	if !errors.As(err, &ae) || ae.Status != 401 {
+		t.Fatalf("prepare with a wrong secret: %v, want a 401", err)
+	}
+	if n := wrong.srv.Stats().TokenRequests; n != 1 {
+		t.Errorf("%d token requests with a wrong secret, want 1: a refusal is not retried", n)
+	}
+}

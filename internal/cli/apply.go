@@ -110,10 +110,10 @@ func runApply(ctx context.Context, args []string, env Env) error {
 		return nil
 	}
 
-	// The token is had before anything is recorded, so that a credentials
-	// mistake stops the run while the state, and a saved plan, are as they
-	// were (see markApplied).
-	if _, err := sender.Token(ctx); err != nil {
+	// The token is had before anything is recorded (retried while the API
+	// may answer later), so that a credentials mistake stops the run while
+	// the state, and a saved plan, are as they were (see markApplied).
+	if err := sender.Prepare(ctx, apply.Options{}); err != nil {
 		return next.tokenRefused(err)
 	}
 	prog := newProgress(env, *jsonOut, p.Summary.ToSend)

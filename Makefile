@@ -42,7 +42,8 @@ clean:
 # Crashers land in testdata/fuzz/ and become regression tests.
 FUZZTIME ?= 30s
 FUZZ_TARGETS := ./campaign:FuzzLoad ./campaign:FuzzReadCSV ./campaign:FuzzReadText ./campaign:FuzzRender \
-	./plan:FuzzDecodeSaved ./api:FuzzParseSendResponse ./api:FuzzParseToken ./internal/sms:FuzzAnalyze
+	./plan:FuzzDecodeSaved ./api:FuzzParseSendResponse ./api:FuzzParseToken ./internal/sms:FuzzAnalyze \
+	./state:FuzzEachPhone
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \

@@ -303,4 +303,3 @@ func TestWait(t *testing.T) {
 		}
 	}
 }
-

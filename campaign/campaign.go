@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"text/template"
 	"time"
+
+	"github.com/smsform/smsform/internal/window"
 )
 
 // Campaign is a loaded, checked campaign file.
@@ -33,6 +35,9 @@ type Campaign struct {
 	Rate          Rate   // zero means unlimited
 	Concurrency   int    // default 1
 	Strict        bool
+	// Window says when messages may go: a send window in each recipient's
+	// local time, and the campaign's not_before and not_after.
+	Window window.Spec
 
 	tmpl *template.Template
 }

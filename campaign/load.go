@@ -45,6 +45,7 @@ type rawCampaign struct {
 	Rate          string         `yaml:"rate" validate:"omitempty,rate"`
 	Concurrency   int            `yaml:"concurrency" validate:"min=1,max=64"`
 	Strict        bool           `yaml:"strict"`
+	window        rawWindow      // send_window, fallback_timezone, not_before, not_after (window.go)
 	bodyNode      *yaml.Node     // for template error lines
 	sourceNodes   [2][]sourcePos // recipients, exclude
 }
@@ -135,6 +136,7 @@ func (l *loader) load() *Campaign {
 	rc := defaults()
 	l.walkCampaign(root, &rc)
 	l.validate(&rc)
+	l.checkWindow(&rc.window)
 	if len(l.errs) > 0 {
 		return nil
 	}
@@ -410,7 +412,8 @@ func editDistance(a, b string) int {
 }
 
 var (
-	topKeys      = []string{"version", "name", "sender", "provider", "default_region", "recipients", "exclude", "body", "batch_size", "rate", "concurrency", "strict"}
+	topKeys = []string{"version", "name", "sender", "provider", "default_region", "recipients", "exclude", "body", "batch_size", "rate", "concurrency", "strict",
+		"send_window", "fallback_timezone", "not_before", "not_after"}
 	providerKeys = []string{"base_url", "basic_auth", "token_valid_hours"}
 	sourceKeys   = []string{"numbers", "file", "phone_column"}
 )
@@ -458,6 +461,14 @@ func (l *loader) walkCampaign(root *yaml.Node, rc *rawCampaign) {
 			l.int(v, path, &rc.Concurrency)
 		case "strict":
 			l.bool(v, path, &rc.Strict)
+		case "send_window":
+			l.sendWindow(v, path, &rc.window)
+		case "fallback_timezone":
+			l.zone(v, path, &rc.window)
+		case "not_before":
+			l.instant(v, path, &rc.window.spec.NotBefore)
+		case "not_after":
+			l.instant(v, path, &rc.window.spec.NotAfter)
 		}
 		return true
 	})
@@ -583,6 +594,7 @@ func (l *loader) build(rc *rawCampaign) *Campaign {
 		Strict:        rc.Strict,
 	}
 	c.Rate, _ = parseRate(rc.Rate) // validated
+	c.Window = rc.window.spec
 	c.Recipients = l.buildSources(c, "recipients", rc.Recipients, rc.sourceNodes[0])
 	c.Exclude = l.buildSources(c, "exclude", rc.Exclude, rc.sourceNodes[1])
 	c.tmpl = l.parseBody(c.Body, rc.bodyNode)

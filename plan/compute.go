@@ -14,6 +14,7 @@ import (
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/sms"
+	"github.com/smsform/smsform/internal/window"
 )
 
 // collectBefore is the number of recipients from which Compute collects
@@ -34,7 +35,7 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 	defer cancel()
 	b := &builder{
 		c:    c,
-		p:    &Plan{Campaign: c.Name, Sender: c.Sender},
+		p:    &Plan{Campaign: c.Name, Sender: c.Sender, Window: c.Window},
 		norm: e164.NewNormalizer(c.DefaultRegion),
 	}
 	loaded := make(chan error, 1)
@@ -96,6 +97,11 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 	b.matchHeld()
 	b.collect()
 	b.settle()
+	if c.Window.HasWindow() {
+		if err := b.splitByZone(); err != nil {
+			return nil, err
+		}
+	}
 	b.collect()
 	b.finish()
 	if c.Strict && len(b.p.Invalid) > 0 {
@@ -142,6 +148,7 @@ type builder struct {
 	bodies     []string
 	heldAt     []int32 // per recipient of phones: the index of its state record, or -1
 	groups     groups
+	groupZones []*window.Zones // per group, with a send window (see splitByZone)
 
 	badExclusions []string // warnings, all of them counted, the first maxListed kept
 	fixedLines    []string
@@ -364,6 +371,7 @@ func (b *builder) collect() {
 func (b *builder) finish() {
 	p := b.p
 	p.Batches = cut(&b.groups, b.c.BatchSize)
+	b.zoneBatches()
 	p.Summary.Batches = len(p.Batches)
 	for _, batch := range p.Batches {
 		p.Summary.Segments += batch.TotalSegments()
@@ -399,6 +407,8 @@ func (b *builder) warnUCS2() {
 		if enc != sms.UCS2 {
 			continue
 		}
+		repeat := gi > 0 && body == b.groups.bodies[gi-1] // one body split by zones
+
 		a := sms.Analyze(body)
 		key := string(a.Forcing)
 		c, ok := costs[key]
@@ -407,7 +417,9 @@ func (b *builder) warnUCS2() {
 			costs[key] = c
 			order = append(order, key)
 		}
-		c.bodies++
+		if !repeat {
+			c.bodies++
+		}
 		c.extra += (a.Segments - a.SegmentsIfGSM7) * members
 	}
 	for _, key := range order {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/smsform/smsform/internal/atomicfile"
+	"github.com/smsform/smsform/internal/window"
 )
 
 // Saved is a plan written to a file by `plan --out`, to be applied exactly as
@@ -213,6 +214,9 @@ func decodeSaved(path string, r io.Reader) (*Saved, error) {
 		if b.ID == "" || len(b.Recipients) == 0 {
 			return nil, bad("a batch has no id or no recipients")
 		}
+	}
+	if _, err := window.Compile(s.Plan.Window); err != nil {
+		return nil, bad("its send window is damaged (" + err.Error() + ")")
 	}
 	return &s, nil
 }

@@ -22,7 +22,7 @@ func WriteMarkdown(w io.Writer, p *Plan, o Output) error {
 		limit = githubCommentLimit
 	}
 	head, foot := markdownFrame(p, o)
-	block := func(i int) mdBlock { return markdownBlock(p.Batches[i], o) }
+	block := func(i int) mdBlock { return withWhen(markdownBlock(p.Batches[i], o), p, i) }
 	_, err := io.WriteString(w, fitMarkdown(head, len(p.Batches), block, foot, limit))
 	return err
 }
@@ -56,6 +56,7 @@ func markdownFrame(p *Plan, o Output) (head, foot string) {
 	var h strings.Builder
 	fmt.Fprintf(&h, "**%s**\n\n", Headline(p))
 	fmt.Fprintf(&h, "Campaign `%s`, sender `%s`.\n\n", p.Campaign, p.Sender)
+	writeScheduleText(&h, p, "- ")
 	if len(p.Batches) > 0 {
 		fmt.Fprintf(&h, "<details><summary>%s %s to send</summary>\n\n", count(len(p.Batches)), plural(len(p.Batches), "batch", "batches"))
 	}

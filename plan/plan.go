@@ -16,6 +16,7 @@ import (
 
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/sms"
+	"github.com/smsform/smsform/internal/window"
 	"github.com/smsform/smsform/state"
 )
 
@@ -38,11 +39,17 @@ type Plan struct {
 	// BodyChanged counts recipients already sent a body other than the one
 	// the campaign renders now; they are not sent again.
 	BodyChanged int `json:"body_changed"`
+	// Window is when the campaign may send, carried in saved plans so that
+	// apply checks it at send time.
+	Window window.Spec `json:"window,omitzero"`
+	// Schedule is when the batches may go, as seen at one moment; set by
+	// [Plan.ScheduleAt] for output, never saved.
+	Schedule *Schedule `json:"-"`
 }
 
 // Summary counts a plan. Recipients = ToSend + AlreadySent + InDoubt +
-// Failed + Excluded: every distinct valid number of the campaign lands in
-// exactly one of those.
+// Failed + Excluded + NoTimezone: every distinct valid number of the
+// campaign lands in exactly one of those.
 type Summary struct {
 	Recipients  int `json:"recipients"`
 	ToSend      int `json:"to_send"`
@@ -54,6 +61,10 @@ type Summary struct {
 	Duplicates  int `json:"duplicates"`
 	Batches     int `json:"batches"`
 	Segments    int `json:"segments"`
+	// NoTimezone counts recipients held back because the campaign has a
+	// send window, their number's time zone is not known and the campaign
+	// names no fallback_timezone. They count in Recipients, not in ToSend.
+	NoTimezone int `json:"no_timezone,omitempty"`
 }
 
 // Batch is one request to the bulk SMS endpoint.
@@ -63,6 +74,9 @@ type Batch struct {
 	Encoding   sms.Encoding `json:"encoding"`
 	Segments   int          `json:"segments_per_message"`
 	Recipients []string     `json:"recipients"` // E.164
+	// Zones are the recipients' time zones (IANA names, sorted), the same
+	// for each of them; none when the campaign has no send window.
+	Zones []string `json:"zones,omitempty"`
 }
 
 // BodyHash is the hex SHA-256 of a body, as the state records it.

@@ -76,16 +76,25 @@ func WriteTable(w io.Writer, p *Plan, o Output) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Campaign %s, sender %s\n%s\n\n", p.Campaign, p.Sender, Headline(p))
+	writeScheduleText(&b, p, "  ")
 	if len(p.Batches) > 0 {
 		t := tablewriter.NewWriter(&b)
-		t.Header("Batch", "Recipients", "Encoding", "Segments", "Body")
+		cols := []any{"Batch", "Recipients", "Encoding", "Segments", "Body"}
+		if p.Schedule != nil {
+			cols = append(cols, "When")
+		}
+		t.Header(cols...)
 		for i, batch := range p.Batches {
 			if i == max {
 				break
 			}
-			if err := t.Append(batch.ID, count(len(batch.Recipients)), string(batch.Encoding),
+			row := []any{batch.ID, count(len(batch.Recipients)), string(batch.Encoding),
 				fmt.Sprintf("%s (%d each)", count(batch.TotalSegments()), batch.Segments),
-				preview(batch.Body, 40)); err != nil {
+				preview(batch.Body, 40)}
+			if p.Schedule != nil {
+				row = append(row, p.Schedule.Batch(i).Short())
+			}
+			if err := t.Append(row...); err != nil {
 				return err
 			}
 		}
@@ -150,18 +159,19 @@ func writeHeld(b *strings.Builder, title string, held []Held, o Output) {
 
 // jsonPlan is the JSON document of a plan (format_version 1).
 type jsonPlan struct {
-	FormatVersion string      `json:"format_version"`
-	Campaign      string      `json:"campaign"`
-	Sender        string      `json:"sender"`
-	Summary       Summary     `json:"summary"`
-	Batches       []jsonBatch `json:"batches"`
-	Invalid       []Invalid   `json:"invalid"`
-	InDoubt       []Held      `json:"in_doubt"`
-	Failed        []Held      `json:"failed"`
-	Removed       []string    `json:"removed"`
-	BodyChanged   int         `json:"body_changed"`
-	Warnings      []string    `json:"warnings"`
-	State         StateStamp  `json:"state"`
+	FormatVersion string        `json:"format_version"`
+	Campaign      string        `json:"campaign"`
+	Sender        string        `json:"sender"`
+	Summary       Summary       `json:"summary"`
+	Batches       []jsonBatch   `json:"batches"`
+	Invalid       []Invalid     `json:"invalid"`
+	InDoubt       []Held        `json:"in_doubt"`
+	Failed        []Held        `json:"failed"`
+	Removed       []string      `json:"removed"`
+	BodyChanged   int           `json:"body_changed"`
+	Warnings      []string      `json:"warnings"`
+	State         StateStamp    `json:"state"`
+	Schedule      *jsonSchedule `json:"schedule,omitempty"`
 }
 
 type jsonBatch struct {
@@ -171,6 +181,8 @@ type jsonBatch struct {
 	Encoding           string   `json:"encoding"`
 	Segments           int      `json:"segments"`
 	SegmentsPerMessage int      `json:"segments_per_message"`
+	Zones              []string `json:"zones,omitempty"`
+	When               string   `json:"when,omitempty"` // with a schedule: now, an RFC 3339 time, ended or never
 }
 
 // WriteJSON writes the plan as one JSON document.
@@ -188,6 +200,7 @@ func WriteJSON(w io.Writer, p *Plan, o Output) error {
 		BodyChanged:   p.BodyChanged,
 		Warnings:      append([]string{}, p.Warnings...),
 		State:         p.State,
+		Schedule:      scheduleJSON(p.Schedule),
 	}
 	for _, inv := range p.Invalid {
 		inv.Value = o.number(inv.Value)
@@ -232,8 +245,12 @@ func WriteJSON(w io.Writer, p *Plan, o Output) error {
 			// Encode ends each value with a newline, which the list's own
 			// separators replace.
 			one.Reset()
-			if err := oenc.Encode(jsonBatch{ID: b.ID, Recipients: nums, Body: b.Body,
-				Encoding: string(b.Encoding), Segments: b.TotalSegments(), SegmentsPerMessage: b.Segments}); err != nil {
+			jb := jsonBatch{ID: b.ID, Recipients: nums, Body: b.Body,
+				Encoding: string(b.Encoding), Segments: b.TotalSegments(), SegmentsPerMessage: b.Segments, Zones: b.Zones}
+			if p.Schedule != nil {
+				jb.When = p.Schedule.Batch(i).jsonWhen()
+			}
+			if err := oenc.Encode(jb); err != nil {
 				return err
 			}
 			bw.Write(bytes.TrimSuffix(one.Bytes(), []byte("\n")))

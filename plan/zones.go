@@ -1,0 +1,115 @@
+package plan
+
+import (
+	"fmt"
+
+	"github.com/smsform/smsform/internal/e164"
+	"github.com/smsform/smsform/internal/window"
+)
+
+// This file splits the groups of a campaign with a send window by the time
+// zones of their recipients, so that every recipient of a batch has the same
+// zones: a batch is then either sendable at a moment or not, and apply never
+// has to send part of one.
+
+// splitByZone splits each body's group into one group per set of zones, in
+// the order of each set's first recipient, and holds back the recipients
+// whose zone is not known when the campaign names no fallback. It runs only
+// for a campaign with a send window: a plain campaign never looks a zone up.
+func (b *builder) splitByZone() error {
+	sc, err := window.Compile(b.c.Window)
+	if err != nil {
+		return fmt.Errorf("send window: %w", err)
+	}
+	f := sc.Finder()
+	g := b.groups
+	out := groups{phones: make([]string, 0, len(g.phones))}
+	var (
+		zones     []*window.Zones // of each new group
+		unknown   []string        // warnings, the first maxListed kept
+		fallbacks int
+		sets      []*window.Zones // of the group being split, by first appearance
+		local     = map[*window.Zones]int{}
+		of        []int32 // per member: its index in sets
+	)
+	for gi := range g.len() {
+		members := g.members(gi)
+		sets, of = sets[:0], of[:0]
+		clear(local)
+		for _, phone := range members {
+			z, fb := f.Zones(phone)
+			if fb {
+				fallbacks++
+			}
+			if z == nil {
+				b.p.Summary.NoTimezone++
+				if len(unknown) < maxListed+1 {
+					unknown = append(unknown, e164.Mask(phone))
+				}
+				of = append(of, -1)
+				continue
+			}
+			i, ok := local[z]
+			if !ok {
+				i = len(sets)
+				local[z] = i
+				sets = append(sets, z)
+			}
+			of = append(of, int32(i))
+		}
+		// Members of each set side by side, in file order within the set:
+		// a counting sort by set.
+		start := len(out.phones)
+		counts := make([]int32, len(sets)+1)
+		for _, si := range of {
+			if si >= 0 {
+				counts[si+1]++
+			}
+		}
+		for si := range sets {
+			counts[si+1] += counts[si]
+			out.bodies = append(out.bodies, g.bodies[gi])
+			out.ends = append(out.ends, int32(start)+counts[si+1])
+			zones = append(zones, sets[si])
+		}
+		out.phones = out.phones[:start+int(counts[len(sets)])]
+		for k, si := range of {
+			if si >= 0 {
+				out.phones[start+int(counts[si])] = members[k]
+				counts[si]++
+			}
+		}
+	}
+	b.p.Summary.ToSend -= b.p.Summary.NoTimezone
+	b.groups, b.groupZones = out, zones
+	if n := b.p.Summary.NoTimezone; n > 0 {
+		for i, m := range unknown {
+			if i == maxListed {
+				b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("... and %d more without a known time zone", n-maxListed))
+				break
+			}
+			b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("%s has no known time zone: held back (set fallback_timezone to send it in that zone's window)", m))
+		}
+	}
+	if fallbacks > 0 {
+		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("%d recipient(s) have no known time zone: their window is taken in fallback_timezone %s",
+			fallbacks, b.c.Window.Fallback))
+	}
+	return nil
+}
+
+// zoneBatches gives each batch the zones of its group; cut made the
+// batches group by group.
+func (b *builder) zoneBatches() {
+	if b.groupZones == nil {
+		return
+	}
+	first := 0
+	for gi, z := range b.groupZones {
+		n := (len(b.groups.members(gi)) + b.c.BatchSize - 1) / b.c.BatchSize
+		for i := first; i < first+n; i++ {
+			b.p.Batches[i].Zones = z.Names()
+		}
+		first += n
+	}
+}

@@ -1,0 +1,196 @@
+package plan
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/smsform/smsform/internal/window"
+)
+
+// windowNumbers are recipients in Europe, the Americas and Asia, one of
+// them in a prefix that spans two zones and one with no zone at all.
+const windowNumbers = `recipients:
+  - numbers: ["+12125550101", "+33612345678", "+819012345678", "+12125550102", "+12085550100", "+14155550101", "+447400123459", "+80012345678", "+33612345679"]
+`
+
+func TestComputeSplitsByZone(t *testing.T) {
+	c := writeCampaign(t, header+windowNumbers+"send_window: {days: [mon, tue, wed, thu, fri], from: \"09:00\", to: \"20:00\"}\nbody: hi\n", nil)
+	p, err := Compute(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, b := range p.Batches {
+		got[strings.Join(b.Zones, ",")] += strings.Join(b.Recipients, " ")
+	}
+	want := map[string]string{
+		"America/New_York":                                 "+12125550101 +12125550102",
+		"Europe/Paris":                                     "+33612345678 +33612345679",
+		"Asia/Tokyo":                                       "+819012345678",
+		"America/Boise,America/Los_Angeles":                "+12085550100",
+		"America/Los_Angeles":                              "+14155550101",
+		"Europe/Guernsey,Europe/Isle_of_Man,Europe/London": "+447400123459",
+	}
+	if len(got) != len(want) {
+		t.Errorf("batches by zones = %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("zones %s: %q, want %q", k, got[k], v)
+		}
+	}
+	s := p.Summary
+	if s.NoTimezone != 1 || s.ToSend != 8 || s.Recipients != 9 || s.Batches != 6 {
+		t.Errorf("summary %+v, want 1 without a zone, 8 to send in 6 batches", s)
+	}
+	if !strings.Contains(strings.Join(p.Warnings, "\n"), "has no known time zone: held back") {
+		t.Errorf("no warning for the number without a zone: %q", p.Warnings)
+	}
+
+	// The same inputs give the same batches, whatever the moment.
+	again, err := Compute(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range p.Batches {
+		if p.Batches[i].ID != again.Batches[i].ID {
+			t.Fatalf("batch %d: id %s then %s", i, p.Batches[i].ID, again.Batches[i].ID)
+		}
+	}
+
+	// A fallback zone takes in the number without one, with Paris.
+	c = writeCampaign(t, header+windowNumbers+"send_window: {from: \"09:00\", to: \"20:00\"}\nfallback_timezone: Europe/Paris\nbody: hi\n", nil)
+	if p, err = Compute(context.Background(), c, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range p.Batches {
+		if strings.Join(b.Zones, ",") == "Europe/Paris" && len(b.Recipients) != 3 {
+			t.Errorf("Paris batch with the fallback: %v, want the two Paris numbers and +800", b.Recipients)
+		}
+	}
+	if p.Summary.NoTimezone != 0 || p.Summary.ToSend != 9 {
+		t.Errorf("with a fallback: summary %+v", p.Summary)
+	}
+}
+
+// TestComputeWithoutWindowLooksUpNoZone: a campaign without a send window
+// plans as before: no zones, no schedule.
+func TestComputeWithoutWindowLooksUpNoZone(t *testing.T) {
+	c := writeCampaign(t, header+windowNumbers+"body: hi\n", nil)
+	p, err := Compute(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Batches) != 1 || p.Batches[0].Zones != nil || p.Summary.ToSend != 9 {
+		t.Fatalf("batches %+v, want one batch of 9 without zones", p.Batches)
+	}
+	if err := p.ScheduleAt(time.Now()); err != nil || p.Schedule != nil {
+		t.Errorf("ScheduleAt: %v, %+v; want no schedule", err, p.Schedule)
+	}
+}
+
+func TestScheduleAt(t *testing.T) {
+	c := writeCampaign(t, header+windowNumbers+"send_window: {days: [mon, tue, wed, thu, fri], from: \"09:00\", to: \"20:00\"}\nbody: hi\n", nil)
+	p, err := Compute(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Monday 23 November 2026, 11:30 UTC: Paris and London are open, New
+	// York opens at 14:00 UTC, Boise and Los Angeles at 17:00 UTC (Los
+	// Angeles opens last), Tokyo (20:30 there) at 00:00 UTC on Tuesday.
+	now := time.Date(2026, 11, 23, 11, 30, 0, 0, time.UTC)
+	if err := p.ScheduleAt(now); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, w := range p.Schedule.Groups {
+		lines = append(lines, count(w.Recipients)+": "+p.Schedule.Label(w))
+	}
+	want := []string{
+		"3: now",
+		"2: window opens 09:00 America/New_York, in 2 h 30 min",
+		"2: window opens 09:00 America/Los_Angeles, in 5 h 30 min",
+		"1: window opens 09:00 Asia/Tokyo, in 12 h 30 min",
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("schedule:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	for i, b := range p.Batches {
+		sc, _ := window.Compile(p.Window)
+		z, _ := sc.Zones(b.Zones)
+		if open := sc.Open(z, now); open != (p.Schedule.Batch(i).Reason == window.ReasonNow) {
+			t.Errorf("batch %s (%v): open %v, schedule says %s", b.ID, b.Zones, open, p.Schedule.Batch(i).Reason)
+		}
+	}
+
+	// Saturday: everything waits for Monday, New York's opening first.
+	sat := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	if err := p.ScheduleAt(sat); err != nil {
+		t.Fatal(err)
+	}
+	if g := p.Schedule.Groups[0]; g.Reason != window.ReasonWindow || g.Zones[0] != "Asia/Tokyo" || !g.At.Equal(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("first group on Saturday: %+v, want Tokyo's Monday 09:00", g)
+	}
+}
+
+// TestGoldenWindow fixes the three outputs of a plan with a send window,
+// as at a fixed moment.
+func TestGoldenWindow(t *testing.T) {
+	c := writeCampaign(t, header+windowNumbers+"send_window: {days: [mon, tue, wed, thu, fri], from: \"09:00\", to: \"20:00\"}\nnot_after: 2026-12-24T18:00:00Z\nbody: hi\n", nil)
+	p, err := Compute(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.ScheduleAt(time.Date(2026, 11, 23, 11, 30, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct {
+		ext   string
+		write func(*bytes.Buffer) error
+	}{
+		{"table.txt", func(b *bytes.Buffer) error { return WriteTable(b, p, Output{}) }},
+		{"md", func(b *bytes.Buffer) error { return WriteMarkdown(b, p, Output{}) }},
+		{"json", func(b *bytes.Buffer) error { return WriteJSON(b, p, Output{}) }},
+	} {
+		var b bytes.Buffer
+		if err := f.write(&b); err != nil {
+			t.Fatal(err)
+		}
+		checkGolden(t, filepath.Join("testdata", "golden", "window."+f.ext), b.Bytes())
+	}
+}
+
+// TestSavedPlanKeepsWindow: a saved plan carries what apply needs to check
+// the windows at send time.
+func TestSavedPlanKeepsWindow(t *testing.T) {
+	c := writeCampaign(t, header+windowNumbers+"send_window: {days: [sat, sun], from: \"10:00\", to: \"18:00\"}\nnot_before: 2026-12-01T00:00:00Z\nbody: hi\n", nil)
+	p, err := Compute(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, err := NewSaved(p, "test", c.Path, "", c.Files())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "p.plan")
+	if err := Save(path, saved); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := back.Plan.Window
+	if strings.Join(w.Days, ",") != "sat,sun" || w.From != "10:00" || w.To != "18:00" || !w.NotBefore.Equal(c.Window.NotBefore) {
+		t.Errorf("window after a round trip: %+v", w)
+	}
+	for i, b := range back.Plan.Batches {
+		if strings.Join(b.Zones, ",") != strings.Join(p.Batches[i].Zones, ",") {
+			t.Errorf("batch %d zones %v, want %v", i, b.Zones, p.Batches[i].Zones)
+		}
+	}
+}

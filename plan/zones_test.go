@@ -28,11 +28,11 @@ func TestComputeSplitsByZone(t *testing.T) {
 		got[strings.Join(b.Zones, ",")] += strings.Join(b.Recipients, " ")
 	}
 	want := map[string]string{
-		"America/New_York":                                 "+12125550101 +12125550102",
-		"Europe/Paris":                                     "+33612345678 +33612345679",
-		"Asia/Tokyo":                                       "+819012345678",
-		"America/Boise,America/Los_Angeles":                "+12085550100",
-		"America/Los_Angeles":                              "+14155550101",
+		"America/New_York":                  "+12125550101 +12125550102",
+		"Europe/Paris":                      "+33612345678 +33612345679",
+		"Asia/Tokyo":                        "+819012345678",
+		"America/Boise,America/Los_Angeles": "+12085550100",
+		"America/Los_Angeles":               "+14155550101",
 		"Europe/Guernsey,Europe/Isle_of_Man,Europe/London": "+447400123459",
 	}
 	if len(got) != len(want) {

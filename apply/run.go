@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -44,6 +45,13 @@ type Options struct {
 	Grace time.Duration
 	// Events receives progress, one call at a time; nil discards it.
 	Events func(Event)
+	// Clock tells the time for send windows and waits until they open;
+	// nil is the system clock.
+	Clock Clock
+	// Wait keeps the run going while send windows are closed, sleeping
+	// until they open, until everything is sent or not_after passes;
+	// without it the run stops with a *ClosedError.
+	Wait bool
 }
 
 func (o *Options) defaults() {
@@ -65,6 +73,9 @@ func (o *Options) defaults() {
 	if o.Grace <= 0 {
 		o.Grace = 5 * time.Second
 	}
+	if o.Clock == nil {
+		o.Clock = SystemClock()
+	}
 }
 
 // maxRetryAfter is the longest Retry-After smsform waits; a server asking
@@ -73,7 +84,7 @@ const maxRetryAfter = 5 * time.Minute
 
 // Event is one step of a run, for progress displays and --json.
 type Event struct {
-	Type       string        `json:"type"` // start, batch_sent, batch_failed, batch_in_doubt, retry, summary
+	Type       string        `json:"type"` // start, batch_sent, batch_failed, batch_in_doubt, retry, wait, summary
 	Batch      string        `json:"batch,omitempty"`
 	Recipients int           `json:"recipients,omitempty"`
 	Segments   int           `json:"segments,omitempty"`
@@ -82,6 +93,7 @@ type Event struct {
 	Reason     string        `json:"reason,omitempty"`
 	Attempt    int           `json:"attempt,omitempty"`
 	Wait       time.Duration `json:"wait_ns,omitempty"`
+	Until      time.Time     `json:"until,omitzero"` // wait: when the run goes on
 	Summary    *Result       `json:"summary,omitempty"`
 }
 
@@ -96,6 +108,15 @@ type Result struct {
 	Batches  int           `json:"batches_sent"`
 	Retries  int           `json:"retries"`
 	Duration time.Duration `json:"duration_ns"`
+	// Waiting counts recipients left for a later run because their send
+	// window (or not_before) had not opened; Next is when the first of them
+	// may go, NextLabel says so in words.
+	Waiting   int       `json:"waiting,omitempty"`
+	Next      time.Time `json:"next_open,omitzero"`
+	NextLabel string    `json:"next_label,omitempty"`
+	// Expired counts recipients this campaign will not send: not_after has
+	// passed, or comes before their window opens.
+	Expired int `json:"expired,omitempty"`
 }
 
 // ErrStateRefused is wrapped by the error that stops a run when the state
@@ -114,6 +135,13 @@ var ErrTooManyErrors = errors.New("too many failed or in-doubt batches")
 func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Result, error) {
 	o.defaults()
 	r := &runner{j: j, s: s, o: o, res: &Result{}, started: time.Now()}
+	if p.Window.Active() {
+		g, err := newGate(p, o.Clock)
+		if err != nil {
+			return nil, err
+		}
+		r.gate = g
+	}
 	if o.RatePerSecond > 0 {
 		r.limiter = rate.NewLimiter(rate.Limit(o.RatePerSecond), 1)
 	}
@@ -132,29 +160,42 @@ func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Re
 	// rerun relies on.
 	r.writeCtx = context.WithoutCancel(ctx)
 
-	batches := make(chan plan.Batch)
-	var wg sync.WaitGroup
-	for range o.Concurrency {
-		wg.Go(func() {
-			(&worker{r: r}).run(ctx, sendCtx, batches)
-		})
+	todo := make([]int, len(p.Batches))
+	for i := range todo {
+		todo[i] = i
 	}
-	for i, b := range p.Batches {
-		if r.stopped(ctx) {
-			for _, rest := range p.Batches[i:] {
-				r.skip(rest)
-			}
+	var windowErr error
+	for {
+		waiting := r.pass(ctx, sendCtx, p.Batches, todo)
+		if len(waiting) == 0 {
 			break
 		}
-		batches <- b
+		if r.stopped(ctx) {
+			r.skipAll(p.Batches, waiting)
+			break
+		}
+		var wait time.Time
+		todo, wait, windowErr = r.gate.after(p.Batches, waiting, r.res)
+		if !o.Wait || !errors.As(windowErr, new(*ClosedError)) {
+			break
+		}
+		waited := r.gate.sleepUntil(ctx, wait, func(d time.Duration) {
+			r.emit(Event{Type: "wait", Recipients: r.res.Waiting, Reason: r.res.NextLabel, Until: wait.UTC(), Wait: d})
+		})
+		r.res.Waiting, r.res.Next, r.res.NextLabel, windowErr = 0, time.Time{}, "", nil
+		if !waited {
+			r.skipAll(p.Batches, todo)
+			break
+		}
 	}
-	close(batches)
-	wg.Wait()
 
+	if windowErr == nil && r.res.Expired > 0 {
+		windowErr = &ExpiredError{Left: r.res.Expired, Reason: r.gate.expiredWhy}
+	}
 	r.res.Duration = time.Since(r.started)
 	r.emit(Event{Type: "summary", Summary: r.res})
 	switch {
-	case errors.Is(r.err, ErrTooManyErrors) && !errors.Is(r.err, ErrStateRefused) && r.res.Skipped == 0:
+	case errors.Is(r.err, ErrTooManyErrors) && !errors.Is(r.err, ErrStateRefused) && r.res.Skipped == 0 && r.res.Waiting == 0:
 		// The limit was reached by the last batches: nothing was left
 		// unsent, so the run finished, with errors.
 		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt}
@@ -165,7 +206,46 @@ func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Re
 	case r.res.Failed > 0 || r.res.InDoubt > 0:
 		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt}
 	}
-	return r.res, nil
+	return r.res, windowErr
+}
+
+// pass sends the batches of p numbered in todo, in order, and returns those
+// that found their send window closed right before their intent, in order.
+// Each pass ends with every outcome journaled.
+func (r *runner) pass(ctx, sendCtx context.Context, batches []plan.Batch, todo []int) []int {
+	r.waiting = r.waiting[:0]
+	jobs := make(chan job)
+	var wg sync.WaitGroup
+	for range r.o.Concurrency {
+		wg.Go(func() {
+			(&worker{r: r}).run(ctx, sendCtx, jobs)
+		})
+	}
+	for k, i := range todo {
+		if r.stopped(ctx) {
+			for _, rest := range todo[k:] {
+				r.skip(batches[rest])
+			}
+			break
+		}
+		jobs <- job{i: i, b: batches[i]}
+	}
+	close(jobs)
+	wg.Wait()
+	slices.Sort(r.waiting)
+	return slices.Clone(r.waiting)
+}
+
+func (r *runner) skipAll(batches []plan.Batch, todo []int) {
+	for _, i := range todo {
+		r.skip(batches[i])
+	}
+}
+
+// job is a batch and its place in the plan.
+type job struct {
+	i int
+	b plan.Batch
 }
 
 type runner struct {
@@ -175,11 +255,13 @@ type runner struct {
 	limiter  *rate.Limiter
 	writeCtx context.Context
 	started  time.Time
+	gate     *gate // nil when the plan may be sent at any time
 
-	mu     sync.Mutex // guards what follows, and serialises events
-	res    *Result
-	errors int
-	err    error // the first error that stopped the run
+	mu      sync.Mutex // guards what follows, and serialises events
+	res     *Result
+	errors  int
+	err     error // the first error that stopped the run
+	waiting []int // batches of this pass whose window was closed
 }
 
 func (r *runner) emit(e Event) {
@@ -238,9 +320,9 @@ type settled struct {
 // run sends the batches it takes until the channel closes, then journals
 // the last outcome. It reads the channel to its end even once the run
 // stopped, so that the loop feeding it never waits forever.
-func (w *worker) run(ctx, sendCtx context.Context, batches <-chan plan.Batch) {
-	for b := range batches {
-		if err := w.sendBatch(ctx, sendCtx, b); err != nil {
+func (w *worker) run(ctx, sendCtx context.Context, jobs <-chan job) {
+	for j := range jobs {
+		if err := w.sendBatch(ctx, sendCtx, j.i, j.b); err != nil {
 			w.r.fail(err)
 		}
 	}
@@ -251,10 +333,13 @@ func (w *worker) run(ctx, sendCtx context.Context, batches <-chan plan.Batch) {
 
 // sendBatch paces, journals the intent, sends and leaves the outcome
 // pending. An error stops the whole run.
-func (w *worker) sendBatch(ctx, sendCtx context.Context, b plan.Batch) error {
+func (w *worker) sendBatch(ctx, sendCtx context.Context, i int, b plan.Batch) error {
 	r := w.r
 	if r.stopped(ctx) {
 		r.skip(b)
+		return nil
+	}
+	if r.closed(i) {
 		return nil
 	}
 	if err := w.pace(ctx); err != nil {
@@ -264,9 +349,13 @@ func (w *worker) sendBatch(ctx, sendCtx context.Context, b plan.Batch) error {
 		}
 		return err
 	}
-	// Another worker may have stopped the run while this one waited.
+	// Another worker may have stopped the run while this one waited, and
+	// the window may have closed: it is checked right before the intent.
 	if r.stopped(ctx) {
 		r.skip(b)
+		return nil
+	}
+	if r.closed(i) {
 		return nil
 	}
 	if err := w.recordIntent(b); err != nil {

@@ -16,9 +16,9 @@ func (o Opening) Describe(now time.Time) string {
 	case ReasonNotBefore:
 		return fmt.Sprintf("campaign starts %s (not_before), in %s", o.At.UTC().Format(time.RFC3339), Wait(o.At.Sub(now)))
 	case ReasonEnded:
-		return "not sent: not_after has passed, or passes before the window opens"
+		return "not_after has passed, or passes before their window opens"
 	case ReasonNever:
-		return fmt.Sprintf("not sent: the window is not open in all of the number's zones at once within %d days", int(Horizon.Hours()/24))
+		return fmt.Sprintf("their window is not open in all of their zones at once within %d days", int(Horizon.Hours()/24))
 	}
 	return string(o.Reason)
 }

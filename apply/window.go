@@ -1,0 +1,161 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/dustin/go-humanize"
+
+	"github.com/smsform/smsform/internal/window"
+	"github.com/smsform/smsform/plan"
+)
+
+// Clock is the time as a run sees it for send windows: when a window is
+// open, and waiting until it opens. Tests pass one they control.
+type Clock interface {
+	Now() time.Time
+	// Sleep waits for d or until ctx is done; it reports whether d passed.
+	Sleep(ctx context.Context, d time.Duration) bool
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time                                  { return time.Now() }
+func (systemClock) Sleep(ctx context.Context, d time.Duration) bool { return sleep(ctx, d) }
+
+// SystemClock is the machine's clock.
+func SystemClock() Clock { return systemClock{} }
+
+// ClosedError stops a run that may send nothing more now: every batch left
+// waits for its recipients' send window, or for the campaign's not_before.
+// Nothing of them was recorded; a later apply (or apply --wait) sends them.
+type ClosedError struct {
+	Waiting int       // recipients
+	Next    time.Time // when the first of them may go
+	Label   string    // that, in words: "window opens 09:00 America/New_York, in 3 h 10 min"
+	Expired int       // recipients that will not be sent at all (see ExpiredError)
+}
+
+func (e *ClosedError) Error() string {
+	msg := fmt.Sprintf("nothing more may be sent now: %s recipient(s) wait; next: %s (%s)",
+		humanize.Comma(int64(e.Waiting)), e.Label, e.Next.UTC().Format(time.RFC3339))
+	if e.Expired > 0 {
+		msg += fmt.Sprintf("; %s recipient(s) will not be sent: their window does not open before not_after", humanize.Comma(int64(e.Expired)))
+	}
+	return msg
+}
+
+// ExpiredError ends a run that left recipients this campaign will never
+// send: not_after has passed, or comes before their window opens (or their
+// window is never open in all of their zones at once).
+type ExpiredError struct {
+	Left   int // recipients
+	Reason string
+}
+
+func (e *ExpiredError) Error() string {
+	return fmt.Sprintf("%s recipient(s) left unsent: %s", humanize.Comma(int64(e.Left)), e.Reason)
+}
+
+// gate checks each batch's send window at send time.
+type gate struct {
+	sc    *window.Schedule
+	clock Clock
+	zones []*window.Zones // per batch of the plan
+	// expiredWhy says why the last batches counted as expired were.
+	expiredWhy string
+}
+
+// newGate prepares the plan's windows before anything is sent, so that a
+// damaged saved plan stops the run before its first intent.
+func newGate(p *plan.Plan, clock Clock) (*gate, error) {
+	sc, err := window.Compile(p.Window)
+	if err != nil {
+		return nil, fmt.Errorf("plan's send window: %w", err)
+	}
+	g := &gate{sc: sc, clock: clock, zones: make([]*window.Zones, len(p.Batches))}
+	for i, b := range p.Batches {
+		if sc.HasWindow() && len(b.Zones) == 0 {
+			return nil, fmt.Errorf("batch %s has no time zones, and the plan a send window: plan again", b.ID)
+		}
+		if g.zones[i], err = sc.Zones(b.Zones); err != nil {
+			return nil, fmt.Errorf("batch %s: %w", b.ID, err)
+		}
+	}
+	return g, nil
+}
+
+// closed reports whether batch i may not be sent now, and if so notes it
+// among those waiting.
+func (r *runner) closed(i int) bool {
+	if r.gate == nil || r.gate.sc.Open(r.gate.zones[i], r.gate.clock.Now()) {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.waiting = append(r.waiting, i)
+	return true
+}
+
+// after sorts the batches that found their window closed into those that
+// will open, returned with when the first opens, and those that never will
+// before not_after, counted as expired. It notes both in res, and returns
+// the error that ends a run that does not wait: a *ClosedError when some
+// will open, an *ExpiredError when none will.
+func (g *gate) after(batches []plan.Batch, waiting []int, res *Result) ([]int, time.Time, error) {
+	now := g.clock.Now()
+	var (
+		later []int
+		first window.Opening
+		left  int
+		why   window.Opening
+	)
+	for _, i := range waiting {
+		o := g.sc.Next(g.zones[i], now)
+		if !o.Sendable() {
+			left += len(batches[i].Recipients)
+			why = o
+			continue
+		}
+		if o.Reason == window.ReasonNow {
+			o.At = now // opened since the worker looked
+		}
+		if len(later) == 0 || o.At.Before(first.At) {
+			first = o
+		}
+		later = append(later, i)
+		res.Waiting += len(batches[i].Recipients)
+	}
+	res.Expired += left
+	if left > 0 {
+		g.expiredWhy = why.Describe(now)
+	}
+	if len(later) == 0 {
+		return nil, time.Time{}, &ExpiredError{Left: res.Expired, Reason: g.expiredWhy}
+	}
+	res.Next, res.NextLabel = first.At.UTC(), first.Describe(now)
+	return later, first.At, &ClosedError{Waiting: res.Waiting, Next: first.At, Label: res.NextLabel, Expired: left}
+}
+
+// maxSleep bounds one sleep of a wait, so that the clock is read again
+// often: a machine that slept through the wait finds it over at once.
+const maxSleep = time.Minute
+
+// sleepUntil waits until t on the gate's clock, calling show once with the
+// wait ahead; it reports false when ctx ended the wait.
+func (g *gate) sleepUntil(ctx context.Context, t time.Time, show func(time.Duration)) bool {
+	show(max(t.Sub(g.clock.Now()), 0))
+	for {
+		if ctx.Err() != nil {
+			return false
+		}
+		d := t.Sub(g.clock.Now())
+		if d <= 0 {
+			return true
+		}
+		if !g.clock.Sleep(ctx, min(d, maxSleep)) {
+			return false
+		}
+	}
+}

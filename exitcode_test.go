@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/campaign"
@@ -26,6 +27,9 @@ func TestExitCode(t *testing.T) {
 		{cli.ErrPending, 2, ""},
 		{&apply.IncompleteError{Failed: 1, InDoubt: 2}, 3, "smsform: error: 1 recipient(s) failed and 2 are in doubt\n"},
 		{fmt.Errorf("open: %w", &state.LockedError{Path: "s", Host: "h", PID: 7}), 4, "pid 7"},
+		{&apply.ClosedError{Waiting: 1204, Next: time.Date(2026, 11, 23, 14, 0, 0, 0, time.UTC), Label: "window opens 09:00 America/New_York, in 3 h 10 min"}, 5,
+			"smsform: error: nothing more may be sent now: 1,204 recipient(s) wait; next: window opens 09:00 America/New_York, in 3 h 10 min (2026-11-23T14:00:00Z)\n"},
+		{fmt.Errorf("apply: %w", &apply.ExpiredError{Left: 3, Reason: "not_after has passed"}), 3, "3 recipient(s) left unsent: not_after has passed"},
 		{apply.ErrInterrupted, 130, "interrupted"},
 		{context.Canceled, 130, "canceled"},
 		{errors.New("boom"), 1, "smsform: error: boom\n"},

@@ -32,6 +32,7 @@ const (
 	exitPending     = 2 // plan --detailed-exitcode: something to send
 	exitIncomplete  = 3 // apply finished, but some recipients failed or are in doubt
 	exitLocked      = 4 // another apply holds the state
+	exitClosed      = 5 // apply stopped: nothing more is sendable now (send window closed, not_before not reached)
 	exitInterrupted = 130
 )
 
@@ -70,14 +71,19 @@ func run() int {
 // exitCode is the one place that turns an error into words and a code.
 func exitCode(err error, stderr io.Writer) int {
 	var incomplete *apply.IncompleteError
+	var closed *apply.ClosedError
+	var expired *apply.ExpiredError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return exitOK
 	case errors.Is(err, cli.ErrPending):
 		return exitPending
-	case errors.As(err, &incomplete):
+	case errors.As(err, &incomplete), errors.As(err, &expired):
 		report(stderr, err)
 		return exitIncomplete
+	case errors.As(err, &closed):
+		report(stderr, err)
+		return exitClosed
 	case errors.Is(err, state.ErrLocked):
 		report(stderr, err)
 		return exitLocked

@@ -22,7 +22,7 @@ type rawWindow struct {
 	hasFrom    bool
 	hasTo      bool
 	line       int // of send_window:
-	bad        bool
+	bad        bool // send_window is not a mapping
 	fromLine   int
 	toLine     int
 	fallbackAt int // line of fallback_timezone:, 0 when absent
@@ -42,7 +42,7 @@ const (
 // sendWindow reads send_window: {days, from, to}.
 func (l *loader) sendWindow(v *yaml.Node, path string, w *rawWindow) {
 	w.present, w.line = true, l.lines[path]
-	errsBefore := len(l.errs)
+	w.bad = v.Kind != yaml.MappingNode // mapping says so; from and to are then not missing
 	l.mapping(v, path, windowKeys, func(key, path string, v *yaml.Node) bool {
 		switch key {
 		case "days":
@@ -56,7 +56,6 @@ func (l *loader) sendWindow(v *yaml.Node, path string, w *rawWindow) {
 		}
 		return true
 	})
-	w.bad = len(l.errs) > errsBefore
 }
 
 // days reads a list of day names, returning them in week order.
@@ -162,7 +161,7 @@ func (l *loader) checkWindow(w *rawWindow) {
 		l.add(w.line, "send_window.from", clockHint, "required key is missing")
 	case w.present && !w.bad && !w.hasTo:
 		l.add(w.line, "send_window.to", clockHint, "required key is missing")
-	case w.present && !w.bad && s.From != "" && s.To != "":
+	case s.From != "" && s.To != "":
 		from, _ := window.ParseClock(s.From, false)
 		to, _ := window.ParseClock(s.To, true)
 		if from >= to {

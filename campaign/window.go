@@ -21,7 +21,7 @@ type rawWindow struct {
 	present    bool // send_window: is written
 	hasFrom    bool
 	hasTo      bool
-	line       int // of send_window:
+	line       int  // of send_window:
 	bad        bool // send_window is not a mapping
 	fromLine   int
 	toLine     int

@@ -170,7 +170,7 @@ func BenchmarkRecipients(b *testing.B) {
 			must(b, s.Close())
 		}
 	})
-	r, err := OpenReadOnly(path)
+	r, err := OpenReadOnly(context.Background(), path, "")
 	must(b, err)
 	defer r.Close()
 	for _, m := range []struct {

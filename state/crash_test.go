@@ -24,7 +24,7 @@ const helperEnv = "STATE_TEST_HELPER"
 func TestMain(m *testing.M) {
 	switch os.Getenv(helperEnv) {
 	case "":
-		os.Exit(m.Run())
+		os.Exit(pg.Run(m))
 	case "lock":
 		helperLock(os.Getenv("STATE_TEST_PATH"))
 	case "record":
@@ -180,7 +180,7 @@ func TestCrashSafety(t *testing.T) {
 		cmd.Wait()
 
 		// What plan sees, before any writer has recovered the WAL ...
-		r, err := OpenReadOnly(path)
+		r, err := OpenReadOnly(context.Background(), path, "")
 		must(t, err)
 		checkReported(t, r, run, reported)
 		must(t, r.Close())

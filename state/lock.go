@@ -26,9 +26,10 @@ type holder struct {
 	Host    string    `json:"host"`
 	PID     int       `json:"pid"`
 	Started time.Time `json:"started"`
+	RunURL  string    `json:"run_url,omitempty"`
 }
 
-func acquireLock(ctx context.Context, path string, timeout time.Duration) (*lockFile, error) {
+func acquireLock(ctx context.Context, path string, timeout time.Duration, runURL string) (*lockFile, error) {
 	fl := flock.New(path, flock.SetPermissions(0o600))
 	deadline := time.Now().Add(timeout)
 	for {
@@ -38,7 +39,7 @@ func acquireLock(ctx context.Context, path string, timeout time.Duration) (*lock
 		}
 		if ok {
 			lk := &lockFile{path: path, fl: fl}
-			if err := lk.writeHolder(); err != nil {
+			if err := lk.writeHolder(runURL); err != nil {
 				fl.Unlock()
 				return nil, fmt.Errorf("lock state: %w", err)
 			}
@@ -59,9 +60,9 @@ func acquireLock(ctx context.Context, path string, timeout time.Duration) (*lock
 	}
 }
 
-func (lk *lockFile) writeHolder() error {
+func (lk *lockFile) writeHolder(runURL string) error {
 	host, _ := os.Hostname()
-	b, err := json.Marshal(holder{Host: host, PID: os.Getpid(), Started: time.Now().UTC().Truncate(time.Second)})
+	b, err := json.Marshal(holder{Host: host, PID: os.Getpid(), Started: time.Now().UTC().Truncate(time.Second), RunURL: runURL})
 	if err != nil {
 		return err
 	}
@@ -94,7 +95,7 @@ func lockedError(path string) error {
 	if b, err := os.ReadFile(path); err == nil {
 		var h holder
 		if json.Unmarshal(b, &h) == nil {
-			e.Host, e.PID, e.Started = h.Host, h.PID, h.Started
+			e.Host, e.PID, e.Started, e.RunURL = h.Host, h.PID, h.Started, h.RunURL
 		}
 	}
 	return e

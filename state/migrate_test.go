@@ -67,7 +67,7 @@ func TestReadOnlyReadsV1(t *testing.T) {
 	path := v1Copy(t)
 	before, _ := os.ReadFile(path)
 	want := v1Recipients(t)
-	r, err := OpenReadOnly(path)
+	r, err := OpenReadOnly(context.Background(), path, "")
 	must(t, err)
 	if r.Campaign() != "spring" || r.Serial() == 0 || len(r.Lineage()) != 32 {
 		t.Errorf("meta: %q %d %q", r.Campaign(), r.Serial(), r.Lineage())
@@ -103,7 +103,7 @@ func TestOpenMigratesV1(t *testing.T) {
 	ctx := context.Background()
 	path := v1Copy(t)
 	want := v1Recipients(t)
-	r, err := OpenReadOnly(path)
+	r, err := OpenReadOnly(context.Background(), path, "")
 	must(t, err)
 	lineage, serial := r.Lineage(), r.Serial()
 	var attemptsBefore []Attempt

@@ -74,7 +74,7 @@ func TestOpenRefusesWhatIsNotAState(t *testing.T) {
 				fn   func() (*State, error)
 			}{
 				{"Open", func() (*State, error) { return Open(ctx, path, Options{Campaign: "spring"}) }},
-				{"OpenReadOnly", func() (*State, error) { return OpenReadOnly(path) }},
+				{"OpenReadOnly", func() (*State, error) { return OpenReadOnly(context.Background(), path, "") }},
 			} {
 				s, err := open.fn()
 				if open.name == "OpenReadOnly" && tc.name == "folder missing" {
@@ -116,7 +116,7 @@ func TestOpenReadOnlyChangesNothing(t *testing.T) {
 	path := filepath.Join(dir, "spring.smsstate")
 
 	// Missing: an empty view, and nothing created.
-	r, err := OpenReadOnly(path)
+	r, err := OpenReadOnly(context.Background(), path, "")
 	must(t, err)
 	if r.Lineage() != "" || r.Serial() != 0 || r.Campaign() != "" {
 		t.Errorf("empty view: %q %d %q", r.Lineage(), r.Serial(), r.Campaign())
@@ -143,7 +143,7 @@ func TestOpenReadOnlyChangesNothing(t *testing.T) {
 
 	// Like plan: read everything, twice over, then close.
 	for range 2 {
-		r, err := OpenReadOnly(path)
+		r, err := OpenReadOnly(context.Background(), path, "")
 		must(t, err)
 		if r.Lineage() != s.Lineage() || r.Serial() != 2 || r.Campaign() != "spring" {
 			t.Errorf("view: %q %d %q", r.Lineage(), r.Serial(), r.Campaign())
@@ -170,12 +170,12 @@ func TestOpenReadOnlyWhileApplying(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s")
 	s := openTest(t, path)
 	must(t, s.RecordIntent(ctx, intent("b1", "+441")))
-	r, err := OpenReadOnly(path)
+	r, err := OpenReadOnly(context.Background(), path, "")
 	must(t, err)
 	defer r.Close()
 	must(t, s.RecordOutcome(ctx, "b1", Outcome{Status: Sent}))
 	// A new view sees every committed change, WAL included.
-	r2, err := OpenReadOnly(path)
+	r2, err := OpenReadOnly(context.Background(), path, "")
 	must(t, err)
 	defer r2.Close()
 	if r2.Serial() != 2 || statuses(t, r2)["+441"] != Sent {

@@ -22,13 +22,13 @@ func (s *State) MarkPlanApplied(ctx context.Context, planID string) error {
 	}
 	err := s.w.do(ctx, func(t *txn) error {
 		var n int
-		if err := t.conn.QueryRowContext(t.ctx, `SELECT count(*) FROM plans_applied WHERE plan_id = ?`, planID).Scan(&n); err != nil {
+		if err := t.queryRow("planApplied", t.w.s.args(planID)...).Scan(&n); err != nil {
 			return err
 		}
 		if n > 0 {
 			return refusal{ErrPlanApplied}
 		}
-		if _, err := t.conn.ExecContext(t.ctx, `INSERT INTO plans_applied (plan_id, applied_at) VALUES (?, ?)`, planID, t.now); err != nil {
+		if _, err := t.exec("insertPlan", t.w.s.args(planID, t.now)...); err != nil {
 			return err
 		}
 		t.changed = true
@@ -47,8 +47,8 @@ func (s *State) PlanApplied(ctx context.Context, planID string) (bool, error) {
 		return false, nil
 	}
 	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM plans_applied WHERE plan_id = ?`, planID).Scan(&n); err != nil {
-		return false, fmt.Errorf("read state %s: %w", s.path, err)
+	if err := s.db.QueryRowContext(ctx, s.q.planApplied, s.args(planID)...).Scan(&n); err != nil {
+		return false, fmt.Errorf("read state %s: %w", s.loc, err)
 	}
 	return n > 0, nil
 }

@@ -2,7 +2,6 @@ package state
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -176,9 +175,9 @@ func (a *derived) recipient(phone string) Recipient {
 // only those of failed attempts wait, in a map, for a later attempt that
 // may take them over.
 func (s *State) eachRecord(ctx context.Context, fn func(phone string, a *derived) error) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT batch_id, state, body_hash, phones, reason, started_at, finished_at FROM attempts ORDER BY id`)
+	rows, err := s.db.QueryContext(ctx, s.q.eachRecord, s.args()...)
 	if err != nil {
-		return fmt.Errorf("read state %s: %w", s.path, err)
+		return fmt.Errorf("read state %s: %w", s.loc, err)
 	}
 	defer rows.Close()
 	var failed map[string]*derived
@@ -186,7 +185,7 @@ func (s *State) eachRecord(ctx context.Context, fn func(phone string, a *derived
 	for rows.Next() {
 		var batchID, st, bodyHash, phones, reason, started, finished string
 		if err := rows.Scan(&batchID, &st, &bodyHash, &phones, &reason, &started, &finished); err != nil {
-			return fmt.Errorf("read state %s: %w", s.path, err)
+			return fmt.Errorf("read state %s: %w", s.loc, err)
 		}
 		c := attemptCode(st)
 		var a *derived
@@ -222,11 +221,11 @@ func (s *State) eachRecord(ctx context.Context, fn func(phone string, a *derived
 			return fnErr
 		}
 		if err != nil {
-			return fmt.Errorf("read state %s: %w", s.path, err)
+			return fmt.Errorf("read state %s: %w", s.loc, err)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read state %s: %w", s.path, err)
+		return fmt.Errorf("read state %s: %w", s.loc, err)
 	}
 	rows.Close()
 	for p, a := range failed {
@@ -242,14 +241,14 @@ func (s *State) eachRecord(ctx context.Context, fn func(phone string, a *derived
 func (s *State) recipientsV1(ctx context.Context, order string, fn func(Recipient) error) error {
 	rows, err := s.db.QueryContext(ctx, `SELECT phone, status, batch_id, body_hash, at, reason FROM recipients `+order)
 	if err != nil {
-		return fmt.Errorf("read state %s: %w", s.path, err)
+		return fmt.Errorf("read state %s: %w", s.loc, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var r Recipient
 		var st, at string
 		if err := rows.Scan(&r.Phone, &st, &r.BatchID, &r.BodyHash, &at, &r.Reason); err != nil {
-			return fmt.Errorf("read state %s: %w", s.path, err)
+			return fmt.Errorf("read state %s: %w", s.loc, err)
 		}
 		r.Status, r.At = Status(st), parseTime(at)
 		if err := fn(r); err != nil {
@@ -257,7 +256,7 @@ func (s *State) recipientsV1(ctx context.Context, order string, fn func(Recipien
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read state %s: %w", s.path, err)
+		return fmt.Errorf("read state %s: %w", s.loc, err)
 	}
 	return nil
 }
@@ -265,32 +264,32 @@ func (s *State) recipientsV1(ctx context.Context, order string, fn func(Recipien
 func (s *State) countsV1(ctx context.Context, m map[Status]int) (map[Status]int, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT status, count(*) FROM recipients GROUP BY status`)
 	if err != nil {
-		return nil, fmt.Errorf("read state %s: %w", s.path, err)
+		return nil, fmt.Errorf("read state %s: %w", s.loc, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var st string
 		var n int
 		if err := rows.Scan(&st, &n); err != nil {
-			return nil, fmt.Errorf("read state %s: %w", s.path, err)
+			return nil, fmt.Errorf("read state %s: %w", s.loc, err)
 		}
 		m[Status(st)] = n
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read state %s: %w", s.path, err)
+		return nil, fmt.Errorf("read state %s: %w", s.loc, err)
 	}
 	return m, nil
 }
 
 // loadKnown reads what the file records of each recipient and batch, for
 // a writer: one pass over the attempts, the latest one winning.
-func loadKnown(ctx context.Context, db *sql.DB) (*known, error) {
+func (s *State) loadKnown(ctx context.Context) (*known, error) {
 	var n int64
-	if err := db.QueryRowContext(ctx, `SELECT coalesce(sum(recipients), 0) FROM attempts WHERE state NOT IN ('forgotten', 'resolved_unsent')`).Scan(&n); err != nil {
+	if err := s.db.QueryRowContext(ctx, s.q.knownSize, s.args()...).Scan(&n); err != nil {
 		return nil, err
 	}
 	k := newKnown(int(n))
-	rows, err := db.QueryContext(ctx, `SELECT id, batch_id, state, phones FROM attempts ORDER BY id`)
+	rows, err := s.db.QueryContext(ctx, s.q.knownRows, s.args()...)
 	if err != nil {
 		return nil, err
 	}
@@ -343,16 +342,16 @@ func (s *State) Attempts(ctx context.Context, fn func(Attempt) error) error {
 	if s.db == nil {
 		return nil
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at FROM attempts ORDER BY id`)
+	rows, err := s.db.QueryContext(ctx, s.q.attempts, s.args()...)
 	if err != nil {
-		return fmt.Errorf("read state %s: %w", s.path, err)
+		return fmt.Errorf("read state %s: %w", s.loc, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var a Attempt
 		var st, started, finished string
 		if err := rows.Scan(&a.ID, &a.BatchID, &st, &a.BodyHash, &a.Recipients, &a.HTTPStatus, &a.RequestID, &a.Reason, &started, &finished); err != nil {
-			return fmt.Errorf("read state %s: %w", s.path, err)
+			return fmt.Errorf("read state %s: %w", s.loc, err)
 		}
 		a.State, a.StartedAt, a.FinishedAt = AttemptState(st), parseTime(started), parseTime(finished)
 		if err := fn(a); err != nil {
@@ -360,7 +359,7 @@ func (s *State) Attempts(ctx context.Context, fn func(Attempt) error) error {
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read state %s: %w", s.path, err)
+		return fmt.Errorf("read state %s: %w", s.loc, err)
 	}
 	return nil
 }

@@ -141,20 +141,22 @@ func (s *State) resolve(ctx context.Context, batchID, where string, from, to cod
 			if _, ok := t.w.known.batches[batchID]; !ok {
 				return refuse("no batch %q in state", batchID)
 			}
-			where, args = where+" AND batch_id = ?", []any{batchID}
+			args = []any{batchID}
 		}
-		rows, err := t.conn.QueryContext(t.ctx, `SELECT phones FROM attempts WHERE `+where, args...)
+		rows, err := t.conn.QueryContext(t.ctx, t.w.s.q.resolveRows(where, batchID != ""), t.w.s.args(args...)...)
 		if err != nil {
 			return err
 		}
+		var ids []int64
 		var lists []string
 		for rows.Next() {
+			var id int64
 			var phones string
-			if err := rows.Scan(&phones); err != nil {
+			if err := rows.Scan(&id, &phones); err != nil {
 				rows.Close()
 				return err
 			}
-			lists = append(lists, phones)
+			ids, lists = append(ids, id), append(lists, phones)
 		}
 		if err := rows.Close(); err != nil {
 			return err
@@ -176,9 +178,12 @@ func (s *State) resolve(ctx context.Context, batchID, where string, from, to cod
 				return err
 			}
 		}
-		if _, err := t.conn.ExecContext(t.ctx, `UPDATE attempts SET state = ?, finished_at = ? WHERE `+where,
-			append([]any{string(attemptState), t.now}, args...)...); err != nil {
-			return err
+		// One update per attempt, by its key: resolve is rare, and the
+		// attempts need no index on their state.
+		for _, id := range ids {
+			if _, err := t.exec("setAttempt", string(attemptState), t.now, id); err != nil {
+				return err
+			}
 		}
 		t.changed = true
 		return nil
@@ -217,12 +222,8 @@ func (t *txn) intent(in Intent) error {
 		}
 	}
 	t.w.buf = appendPhones(t.w.buf[:0], in.Phones)
-	res, err := t.exec("insertAttempt", in.BatchID, in.BodyHash, string(t.w.buf), len(in.Phones), t.now)
-	if err != nil {
-		return err
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
+	var id int64
+	if err := t.queryRow("insertAttempt", t.w.s.args(in.BatchID, in.BodyHash, string(t.w.buf), len(in.Phones), t.now)...).Scan(&id); err != nil {
 		return err
 	}
 	k.setBatch(in.BatchID, id)

@@ -305,13 +305,13 @@ func migrate(ctx context.Context, db *sql.DB, path string) error {
 
 func (s *State) loadMeta(ctx context.Context) error {
 	var serial int64
-	err := s.db.QueryRowContext(ctx, `SELECT lineage, campaign, serial FROM meta WHERE id = 1`).
+	err := s.db.QueryRowContext(ctx, s.q.meta, s.args()...).
 		Scan(&s.lineage, &s.campaign, &serial)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("open state %s: not an smsform state file (no meta record)", s.path)
+		return fmt.Errorf("open state %s: not an smsform state file (no meta record)", s.loc)
 	}
 	if err != nil {
-		return fmt.Errorf("open state %s: %w", s.path, err)
+		return fmt.Errorf("open state %s: %w", s.loc, err)
 	}
 	s.serial.Store(serial)
 	return nil

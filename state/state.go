@@ -64,8 +64,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -85,10 +84,11 @@ var ErrLocked = errors.New("state is locked")
 
 // LockedError says who holds the lock.
 type LockedError struct {
-	Path    string
+	Path    string // the lock file, or the state's URL (password masked)
 	Host    string
 	PID     int
 	Started time.Time
+	RunURL  string // the holder's CI run, when it said
 }
 
 func (e *LockedError) Error() string {
@@ -99,8 +99,12 @@ func (e *LockedError) Error() string {
 	if host == "" {
 		host = "?"
 	}
-	return fmt.Sprintf("state is locked by pid %d on host %s since %s (%s)",
-		e.PID, host, e.Started.UTC().Format(time.RFC3339), e.Path)
+	run := ""
+	if e.RunURL != "" {
+		run = ", run " + e.RunURL
+	}
+	return fmt.Sprintf("state is locked by pid %d on host %s since %s%s (%s)",
+		e.PID, host, e.Started.UTC().Format(time.RFC3339), run, e.Path)
 }
 func (e *LockedError) Unwrap() error { return ErrLocked }
 
@@ -121,13 +125,26 @@ var (
 type Options struct {
 	Campaign    string        // the campaign's name; a state of another name is ErrLineage
 	LockTimeout time.Duration // 0: fail at once when locked
+	RunURL      string        // the CI run taking the lock, shown to whoever finds it locked
+
+	// NewState lets Open start a new state even when it finds signs of an
+	// earlier one (see [EarlierStateError]): a person decided.
+	NewState bool
+	// Signs are signs of an earlier state the caller found itself (a saved
+	// plan made against a state, say); Open adds those of its backend.
+	Signs []string
 }
 
-// State is an open state file. Its methods are safe for concurrent use.
+// State is an open state: a file, or a campaign's record in PostgreSQL.
+// Its methods are safe for concurrent use.
 type State struct {
-	path   string
-	db     *sql.DB // nil for the empty view of a missing file
-	schema int     // the file's schema version: older ones only for read-only views
+	loc string  // the file's absolute path, or the URL with its password masked
+	db  *sql.DB // nil for the empty view of a missing state
+	q   *dialect
+	// scope is the leading argument of every scoped query: none for a
+	// file, which holds one campaign, the campaign's id in PostgreSQL.
+	scope  []any
+	schema int // the schema version: older ones only for read-only views
 
 	lineage  string
 	campaign string
@@ -136,133 +153,42 @@ type State struct {
 	now func() time.Time
 
 	// Only for a State from Open.
-	lock *lockFile
-	w    *writer
+	lock    interface{ release() error }
+	w       *writer
+	atClose func(*sql.Conn) // tidies the writer's connection before it closes
 
 	closeOnce sync.Once
 	closeErr  error
 }
 
-// Open opens (creating if needed) the state at path and locks it.
-func Open(ctx context.Context, path string, opts Options) (_ *State, err error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fmt.Errorf("open state %s: %w", path, err)
-	}
-	dir := filepath.Dir(abs)
-	if fi, err := os.Stat(dir); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("open state %s: folder %s does not exist", path, dir)
-		}
-		return nil, fmt.Errorf("open state %s: %w", path, err)
-	} else if !fi.IsDir() {
-		return nil, fmt.Errorf("open state %s: %s is not a folder", path, dir)
-	}
+// args is the scope followed by a query's own arguments.
+func (s *State) args(a ...any) []any { return append(s.scope[:len(s.scope):len(s.scope)], a...) }
 
-	lk, err := acquireLock(ctx, abs+".lock", opts.LockTimeout)
-	if err != nil {
-		return nil, err
+// Open opens the state at loc, a file path or a postgres:// URL, creating
+// it if needed, and locks it: no other Open of the same state succeeds
+// until Close. A missing state is created only when nothing suggests an
+// earlier one existed, or opts.NewState says to.
+func Open(ctx context.Context, loc string, opts Options) (*State, error) {
+	if IsURL(loc) {
+		return openPostgres(ctx, loc, opts)
 	}
-	defer func() {
-		if err != nil {
-			lk.release()
-		}
-	}()
-
-	s := &State{path: abs, now: time.Now, lock: lk}
-	exists, err := checkFile(abs)
-	if err != nil {
-		return nil, err
-	}
-	if !exists {
-		if err := create(ctx, abs, opts.Campaign, s.now()); err != nil {
-			return nil, fmt.Errorf("create state %s: %w", path, err)
-		}
-	}
-
-	s.db, err = sql.Open("sqlite", dsn(abs, false))
-	if err != nil {
-		return nil, fmt.Errorf("open state %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			s.db.Close()
-		}
-	}()
-	s.db.SetMaxOpenConns(4)
-	if err := migrate(ctx, s.db, abs); err != nil {
-		return nil, err
-	}
-	s.schema = SchemaVersion
-	if err := s.loadMeta(ctx); err != nil {
-		return nil, err
-	}
-	// WAL: a commit appends to one file and fsyncs it once, where a
-	// rollback journal needs three or four fsyncs; readers are not blocked
-	// by the writer. Close switches back so the file at rest stands alone.
-	var mode string
-	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
-		return nil, fmt.Errorf("open state %s: %w", path, err)
-	} else if mode != "wal" {
-		return nil, fmt.Errorf("open state %s: cannot use WAL journal (got %q)", path, mode)
-	}
-	if opts.Campaign != "" && s.campaign != opts.Campaign {
-		if s.campaign != "" {
-			return nil, fmt.Errorf("open state %s: it records campaign %q, not %q: %w", path, s.campaign, opts.Campaign, ErrLineage)
-		}
-		// A state created without a name adopts the first one given.
-		if _, err := s.db.ExecContext(ctx, `UPDATE meta SET campaign = ?, serial = serial + 1 WHERE id = 1`, opts.Campaign); err != nil {
-			return nil, fmt.Errorf("open state %s: %w", path, err)
-		}
-		s.campaign = opts.Campaign
-		s.serial.Add(1)
-	}
-	if s.w, err = newWriter(ctx, s); err != nil {
-		return nil, fmt.Errorf("open state %s: %w", path, err)
-	}
-	return s, nil
+	return openFile(ctx, loc, opts)
 }
 
 // OpenReadOnly opens an existing state without locking or changing it. A
-// missing file is not an error: it returns an empty view (lineage "", serial 0).
-// The caller compares [State.Campaign] with the campaign it expects.
-//
-// A state at rest (closed cleanly) is read without creating any file next to
-// it. While an apply has it open, or after a crash, the reader shares the
-// writer's "-wal" and "-shm" files and sees every committed change.
-func OpenReadOnly(path string) (_ *State, err error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fmt.Errorf("open state %s: %w", path, err)
+// missing state is not an error: it returns an empty view (lineage "",
+// serial 0). A file holds one campaign, and the caller compares
+// [State.Campaign] with the one it expects; in PostgreSQL, campaign picks
+// the record ("" when the database holds just one).
+func OpenReadOnly(ctx context.Context, loc, campaign string) (*State, error) {
+	if IsURL(loc) {
+		return openPostgresReadOnly(ctx, loc, campaign)
 	}
-	s := &State{path: abs, now: time.Now}
-	exists, err := checkFile(abs)
-	if err != nil || !exists {
-		return s, err
-	}
-	s.db, err = sql.Open("sqlite", dsn(abs, true))
-	if err != nil {
-		return nil, fmt.Errorf("open state %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			s.db.Close()
-		}
-	}()
-	s.db.SetMaxOpenConns(4)
-	ctx := context.Background()
-	// A read-only view cannot migrate: an older schema is read as it is.
-	if s.schema, err = schemaVersion(ctx, s.db, abs); err != nil {
-		return nil, err
-	}
-	if err := s.loadMeta(ctx); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return openFileReadOnly(ctx, loc)
 }
 
-// Close releases the lock and the file. Changes already returned are durable;
-// Close waits for changes in flight.
+// Close releases the lock and the state. Changes already returned are
+// durable; Close waits for changes in flight.
 func (s *State) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
@@ -276,7 +202,7 @@ func (s *State) Close() error {
 			errs = append(errs, s.lock.release())
 		}
 		if err := errors.Join(errs...); err != nil {
-			s.closeErr = fmt.Errorf("close state %s: %w", s.path, err)
+			s.closeErr = fmt.Errorf("close state %s: %w", s.loc, err)
 		}
 	})
 	return s.closeErr
@@ -289,8 +215,9 @@ func (s *State) Serial() int64   { return s.serial.Load() }
 // Campaign is the name of the campaign the state records ("" for an empty view).
 func (s *State) Campaign() string { return s.campaign }
 
-// Path is the absolute path of the state file.
-func (s *State) Path() string { return s.path }
+// Path is where the state is: the file's absolute path, or the URL with
+// its password masked.
+func (s *State) Path() string { return s.loc }
 
 // Recipient is the record of one recipient.
 type Recipient struct {
@@ -316,3 +243,22 @@ type Outcome struct {
 	RequestID  string
 	Reason     string
 }
+
+// ErrEarlierState is wrapped by the *EarlierStateError Open returns when
+// it finds no state but signs that there was one.
+var ErrEarlierState = errors.New("no state, but signs of an earlier one")
+
+// EarlierStateError refuses to start a new state where one seems to have
+// existed: a new state treats nobody as already messaged, so starting one
+// by mistake would send every message again. Options.NewState overrides it.
+type EarlierStateError struct {
+	Loc      string
+	Campaign string
+	Signs    []string
+}
+
+func (e *EarlierStateError) Error() string {
+	return fmt.Sprintf("no state at %s, but signs of an earlier state of campaign %q: %s; a new state would send every message again",
+		e.Loc, e.Campaign, strings.Join(e.Signs, "; "))
+}
+func (e *EarlierStateError) Unwrap() error { return ErrEarlierState }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -68,9 +67,11 @@ func statuses(t *testing.T, s *State) map[string]Status {
 	return m
 }
 
-func TestRoundTrip(t *testing.T) {
+func TestRoundTrip(t *testing.T) { eachBackend(t, testRoundTrip) }
+
+func testRoundTrip(t *testing.T, b backend) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "spring.smsstate")
+	path := b.loc(t)
 	s := openTest(t, path)
 	if len(s.Lineage()) != 32 || s.Serial() != 0 || s.Campaign() != "spring" {
 		t.Fatalf("new state: lineage %q serial %d campaign %q", s.Lineage(), s.Serial(), s.Campaign())
@@ -129,7 +130,9 @@ func mapsEqual[K comparable, V comparable](a, b map[K]V) bool {
 	return true
 }
 
-func TestIntentRefusals(t *testing.T) {
+func TestIntentRefusals(t *testing.T) { eachBackend(t, testIntentRefusals) }
+
+func testIntentRefusals(t *testing.T, b backend) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name    string
@@ -142,7 +145,7 @@ func TestIntentRefusals(t *testing.T) {
 		{"failed may be sent again", Failed, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := openTest(t, filepath.Join(t.TempDir(), "s"))
+			s := openTest(t, b.loc(t))
 			must(t, s.RecordIntent(ctx, intent("b1", "+441")))
 			if tc.outcome != "" {
 				must(t, s.RecordOutcome(ctx, "b1", Outcome{Status: tc.outcome}))
@@ -167,16 +170,20 @@ func TestIntentRefusals(t *testing.T) {
 	}
 }
 
-func TestDuplicateInOneIntent(t *testing.T) {
-	s := openTest(t, filepath.Join(t.TempDir(), "s"))
+func TestDuplicateInOneIntent(t *testing.T) { eachBackend(t, testDuplicateInOneIntent) }
+
+func testDuplicateInOneIntent(t *testing.T, b backend) {
+	s := openTest(t, b.loc(t))
 	if err := s.RecordIntent(context.Background(), intent("b1", "+441", "+441")); !errors.Is(err, ErrAlreadySent) {
 		t.Fatalf("got %v, want ErrAlreadySent", err)
 	}
 }
 
-func TestOutcomeAndForgetNeedOpenIntent(t *testing.T) {
+func TestOutcomeAndForgetNeedOpenIntent(t *testing.T) { eachBackend(t, testOutcomeAndForgetNeedOpenIntent) }
+
+func testOutcomeAndForgetNeedOpenIntent(t *testing.T, b backend) {
 	ctx := context.Background()
-	s := openTest(t, filepath.Join(t.TempDir(), "s"))
+	s := openTest(t, b.loc(t))
 	if err := s.RecordOutcome(ctx, "nope", Outcome{Status: Sent}); !errors.Is(err, ErrNoIntent) {
 		t.Errorf("outcome of unknown batch: %v", err)
 	}
@@ -196,9 +203,11 @@ func TestOutcomeAndForgetNeedOpenIntent(t *testing.T) {
 	}
 }
 
-func TestForgetIntent(t *testing.T) {
+func TestForgetIntent(t *testing.T) { eachBackend(t, testForgetIntent) }
+
+func testForgetIntent(t *testing.T, b backend) {
 	ctx := context.Background()
-	s := openTest(t, filepath.Join(t.TempDir(), "s"))
+	s := openTest(t, b.loc(t))
 	must(t, s.RecordIntent(ctx, intent("b1", "+441", "+442")))
 	must(t, s.RecordOutcome(ctx, "b1", Outcome{Status: Failed, Reason: "x"}))
 	must(t, s.RecordIntent(ctx, intent("b2", "+441", "+443")))
@@ -217,7 +226,9 @@ func TestForgetIntent(t *testing.T) {
 	}
 }
 
-func TestResolve(t *testing.T) {
+func TestResolve(t *testing.T) { eachBackend(t, testResolve) }
+
+func testResolve(t *testing.T, b backend) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name   string
@@ -235,7 +246,7 @@ func TestResolve(t *testing.T) {
 		{"unknown batch", "b9", false, 0, map[string]Status{"+441": InDoubt, "+442": InDoubt, "+443": InDoubt, "+444": Sent}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := openTest(t, filepath.Join(t.TempDir(), "s"))
+			s := openTest(t, b.loc(t))
 			must(t, s.RecordIntent(ctx, intent("b1", "+441", "+442")))
 			must(t, s.RecordOutcome(ctx, "b1", Outcome{Status: InDoubt, HTTPStatus: 502}))
 			must(t, s.RecordIntent(ctx, intent("b2", "+443"))) // crashed before its outcome
@@ -263,9 +274,11 @@ func TestResolve(t *testing.T) {
 	}
 }
 
-func TestResolveFailed(t *testing.T) {
+func TestResolveFailed(t *testing.T) { eachBackend(t, testResolveFailed) }
+
+func testResolveFailed(t *testing.T, b backend) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "s")
+	path := b.loc(t)
 	s := openTest(t, path)
 	must(t, s.RecordIntent(ctx, intent("b1", "+441", "+442")))
 	must(t, s.RecordOutcome(ctx, "b1", Outcome{Status: Failed, HTTPStatus: 400, Reason: "body too long"}))
@@ -302,9 +315,11 @@ func TestResolveFailed(t *testing.T) {
 	}
 }
 
-func TestMarkPlanApplied(t *testing.T) {
+func TestMarkPlanApplied(t *testing.T) { eachBackend(t, testMarkPlanApplied) }
+
+func testMarkPlanApplied(t *testing.T, b backend) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "s")
+	path := b.loc(t)
 	s := openTest(t, path)
 	must(t, s.MarkPlanApplied(ctx, "plan-1"))
 	if err := s.MarkPlanApplied(ctx, "plan-1"); !errors.Is(err, ErrPlanApplied) {
@@ -312,7 +327,7 @@ func TestMarkPlanApplied(t *testing.T) {
 	}
 	must(t, s.MarkPlanApplied(ctx, "plan-2"))
 	must(t, s.Close())
-	r, err := OpenReadOnly(path)
+	r, err := OpenReadOnly(context.Background(), path, "")
 	must(t, err)
 	defer r.Close()
 	for id, want := range map[string]bool{"plan-1": true, "plan-2": true, "plan-3": false} {
@@ -322,11 +337,25 @@ func TestMarkPlanApplied(t *testing.T) {
 	}
 }
 
-func TestLineage(t *testing.T) {
+func TestLineage(t *testing.T) { eachBackend(t, testLineage) }
+
+func testLineage(t *testing.T, b backend) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "s")
+	path := b.loc(t)
 	s := openTest(t, path)
 	must(t, s.Close())
+	if b.name == "postgres" {
+		// One database holds many campaigns: another name is another
+		// record, with its own lineage.
+		a, err := Open(ctx, path, Options{Campaign: "autumn"})
+		must(t, err)
+		s = openTest(t, path)
+		if a.Lineage() == s.Lineage() || a.Campaign() != "autumn" || s.Campaign() != "spring" {
+			t.Errorf("autumn %s %q, spring %s %q: want two records", a.Lineage(), a.Campaign(), s.Lineage(), s.Campaign())
+		}
+		must(t, a.Close())
+		return
+	}
 	_, err := Open(ctx, path, Options{Campaign: "autumn"})
 	if !errors.Is(err, ErrLineage) || !strings.Contains(err.Error(), `"spring"`) || !strings.Contains(err.Error(), `"autumn"`) {
 		t.Fatalf("got %v, want ErrLineage naming both campaigns", err)
@@ -336,9 +365,11 @@ func TestLineage(t *testing.T) {
 	must(t, s.Close())
 }
 
-func TestGroupCommit(t *testing.T) {
+func TestGroupCommit(t *testing.T) { eachBackend(t, testGroupCommit) }
+
+func testGroupCommit(t *testing.T, b backend) {
 	ctx := context.Background()
-	s := openTest(t, filepath.Join(t.TempDir(), "s"))
+	s := openTest(t, b.loc(t))
 	must(t, s.RecordIntent(ctx, intent("b0", "+440")))
 	must(t, s.RecordOutcome(ctx, "b0", Outcome{Status: Sent}))
 	const n = 64
@@ -378,9 +409,11 @@ func TestGroupCommit(t *testing.T) {
 	}
 }
 
-func TestRecordOutcomeAndIntent(t *testing.T) {
+func TestRecordOutcomeAndIntent(t *testing.T) { eachBackend(t, testRecordOutcomeAndIntent) }
+
+func testRecordOutcomeAndIntent(t *testing.T, b backend) {
 	ctx := context.Background()
-	s := openTest(t, filepath.Join(t.TempDir(), "s"))
+	s := openTest(t, b.loc(t))
 	must(t, s.RecordIntent(ctx, intent("b1", "+441")))
 	must(t, s.RecordOutcomeAndIntent(ctx, "b1", Outcome{Status: Sent}, intent("b2", "+442")))
 	// The intent is refused, so the outcome is not recorded either.
@@ -404,15 +437,17 @@ func TestRecordOutcomeAndIntent(t *testing.T) {
 	}
 }
 
-func TestClosed(t *testing.T) {
+func TestClosed(t *testing.T) { eachBackend(t, testClosed) }
+
+func testClosed(t *testing.T, b backend) {
 	ctx := context.Background()
-	s := openTest(t, filepath.Join(t.TempDir(), "s"))
+	s := openTest(t, b.loc(t))
 	must(t, s.Close())
 	must(t, s.Close())
 	if err := s.RecordIntent(ctx, intent("b1", "+441")); !errors.Is(err, ErrClosed) {
 		t.Errorf("intent after close: %v", err)
 	}
-	r, err := OpenReadOnly(filepath.Join(t.TempDir(), "missing"))
+	r, err := OpenReadOnly(context.Background(), b.loc(t), "")
 	must(t, err)
 	if err := r.RecordIntent(ctx, intent("b1", "+441")); !errors.Is(err, ErrClosed) {
 		t.Errorf("intent on read-only view: %v", err)

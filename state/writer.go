@@ -57,37 +57,42 @@ func (r refusal) Unwrap() error { return r.error }
 
 func refuse(format string, args ...any) error { return refusal{fmt.Errorf(format, args...)} }
 
-var statements = map[string]string{
-	"insertAttempt": `INSERT INTO attempts (batch_id, state, body_hash, phones, recipients, started_at) VALUES (?, 'intent', ?, ?, ?, ?)`,
-	"attempt":       `SELECT state, phones FROM attempts WHERE id = ?`,
-	"finishAttempt": `UPDATE attempts SET state = ?, http_status = ?, request_id = ?, reason = ?, finished_at = ? WHERE id = ?`,
-	"bumpSerial":    `UPDATE meta SET serial = serial + 1 WHERE id = 1`,
+// statements are the writer's prepared statements, from its dialect.
+//
+// The transaction is driven by hand rather than with database/sql's Tx,
+// whose StmtContext prepares every statement again (parsing SQL was a
+// fifth of the cost of a batch).
+func statements(q *dialect) map[string]string {
+	return map[string]string{
+		"insertAttempt": q.insertAttempt,
+		"attempt":       q.attempt,
+		"finishAttempt": q.finishAttempt,
+		"bumpSerial":    q.bumpSerial,
+		"setAttempt":    q.setAttempt,
+		"planApplied":   q.planApplied,
+		"insertPlan":    q.insertPlan,
 
-	// The transaction is driven by hand rather than with database/sql's
-	// Tx, whose StmtContext prepares every statement again (parsing SQL
-	// was a fifth of the cost of a batch).
-	"begin":      `BEGIN IMMEDIATE`,
-	"commit":     `COMMIT`,
-	"rollback":   `ROLLBACK`,
-	"savepoint":  `SAVEPOINT change`,
-	"rollbackTo": `ROLLBACK TO change`,
-	"release":    `RELEASE change`,
+		"begin":      q.begin,
+		"commit":     `COMMIT`,
+		"rollback":   `ROLLBACK`,
+		"savepoint":  `SAVEPOINT change`,
+		"rollbackTo": `ROLLBACK TO SAVEPOINT change`,
+		"release":    `RELEASE SAVEPOINT change`,
+	}
 }
 
-func newWriter(ctx context.Context, s *State) (*writer, error) {
-	k, err := loadKnown(ctx, s.db)
-	if err != nil {
-		return nil, err
-	}
-	conn, err := s.db.Conn(ctx)
+// newWriter makes the writer of s, which changes the state only through
+// conn: in PostgreSQL the connection that holds the lock, so that a writer
+// whose lock went with its connection cannot write either.
+func newWriter(ctx context.Context, s *State, conn *sql.Conn) (*writer, error) {
+	k, err := s.loadKnown(ctx)
 	if err != nil {
 		return nil, err
 	}
 	w := &writer{s: s, conn: conn, stmts: map[string]*sql.Stmt{}, known: k, leader: make(chan struct{}, 1)}
-	for name, q := range statements {
+	for name, q := range statements(s.q) {
 		st, err := conn.PrepareContext(ctx, q)
 		if err != nil {
-			conn.Close()
 			return nil, fmt.Errorf("prepare %s: %w", name, err)
 		}
 		w.stmts[name] = st
@@ -148,7 +153,7 @@ func (w *writer) commit(group []*op) {
 		if err != nil {
 			// Nothing of the group is in the file: known goes back too.
 			k.rollback(0)
-			err = fmt.Errorf("write state %s: %w", w.s.path, err)
+			err = fmt.Errorf("write state %s: %w", w.s.loc, err)
 		}
 		for i, o := range group {
 			if errs[i] == nil {
@@ -181,7 +186,7 @@ func (w *writer) commit(group []*op) {
 		t.changed = false
 		err := o.run(t)
 		if err == nil && t.changed {
-			_, err = t.exec("bumpSerial")
+			_, err = t.exec("bumpSerial", w.s.args()...)
 		}
 		var r refusal
 		if errors.As(err, &r) {
@@ -220,9 +225,8 @@ func (w *writer) commit(group []*op) {
 	fail(nil)
 }
 
-// close stops taking changes, waits for those queued, and leaves the file
-// self-contained: checkpointed and back in rollback-journal mode, so that
-// it can be copied alone and read without creating "-wal"/"-shm" files.
+// close stops taking changes, waits for those queued, and lets the
+// backend tidy the connection (atClose) before closing it.
 func (w *writer) close() error {
 	w.mu.Lock()
 	if w.closed {
@@ -251,14 +255,11 @@ func (w *writer) close() error {
 	for _, st := range w.stmts {
 		st.Close()
 	}
-	// Idle pooled readers keep the WAL open; let them go first.
+	// Idle pooled readers keep an SQLite WAL open; let them go first.
 	w.s.db.SetMaxIdleConns(0)
-	// Every change is already durable in the WAL, so this is tidying: when
-	// a reader in another process holds the WAL open it fails after a short
-	// wait, and the next writer's Close folds the WAL in instead.
-	ctx := context.Background()
-	w.conn.ExecContext(ctx, "PRAGMA busy_timeout = 1000")
-	w.conn.ExecContext(ctx, "PRAGMA journal_mode = DELETE")
+	if w.s.atClose != nil {
+		w.s.atClose(w.conn)
+	}
 	return w.conn.Close()
 }
 

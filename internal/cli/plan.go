@@ -82,7 +82,7 @@ func runPlan(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	sp := statePath(pos[0], *stateFlag)
-	st, err := state.OpenReadOnly(sp)
+	st, err := state.OpenReadOnly(ctx, sp, "")
 	if err != nil {
 		return err
 	}

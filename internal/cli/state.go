@@ -86,7 +86,7 @@ func runStateList(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	st, err := state.OpenReadOnly(path)
+	st, err := state.OpenReadOnly(ctx, path, "")
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func runStateResolve(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	ro, err := state.OpenReadOnly(path)
+	ro, err := state.OpenReadOnly(ctx, path, "")
 	if err != nil {
 		return err
 	}

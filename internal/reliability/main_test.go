@@ -204,7 +204,7 @@ func summaryOf(stdout string) apply.Result {
 // tally holds the state file against the outbox.
 func (p *project) tally() Tally {
 	p.t.Helper()
-	st, err := state.OpenReadOnly(p.statePath())
+	st, err := state.OpenReadOnly(context.Background(), p.statePath(), "")
 	if err != nil {
 		p.t.Fatal(err)
 	}

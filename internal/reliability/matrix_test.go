@@ -489,7 +489,7 @@ func report(t *testing.T, faults []fault, results []figures) {
 // inDoubtPhones lists the recipients the state at path holds in doubt.
 func inDoubtPhones(t *testing.T, path string) []string {
 	t.Helper()
-	st, err := state.OpenReadOnly(path)
+	st, err := state.OpenReadOnly(context.Background(), path, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,97 @@
+package state
+
+import (
+	"strconv"
+	"strings"
+)
+
+// dialect is the SQL of one backend. A scoped query's first arguments are
+// the State's scope (see State.args); its own follow.
+type dialect struct {
+	begin string // starts the writer's transaction, taking the write lock at once
+
+	insertAttempt string // scope, batch, body hash, phones, recipients, started at; returns id
+	attempt       string // id; returns state, phones
+	finishAttempt string // state, http status, request id, reason, finished at, id
+	bumpSerial    string // scope
+
+	// Reads of every attempt, oldest first (scope).
+	eachRecord string // batch, state, body hash, phones, reason, started at, finished at
+	attempts   string // id, batch, state, body hash, recipients, http status, request id, reason, started at, finished at
+	knownSize  string // how many recipients have a record
+	knownRows  string // id, batch, state, phones
+
+	// resolveRows returns the id and phones of attempts matching cond (scope, and batch if byBatch).
+	resolveRows func(cond string, byBatch bool) string
+	setAttempt  string // state, finished at, id
+
+	planApplied string // scope, plan id; returns a count
+	insertPlan  string // scope, plan id, applied at
+
+	meta string // scope; returns lineage, campaign, serial
+}
+
+var sqliteDialect = &dialect{
+	begin:         `BEGIN IMMEDIATE`,
+	insertAttempt: `INSERT INTO attempts (batch_id, state, body_hash, phones, recipients, started_at) VALUES (?, 'intent', ?, ?, ?, ?) RETURNING id`,
+	attempt:       `SELECT state, phones FROM attempts WHERE id = ?`,
+	finishAttempt: `UPDATE attempts SET state = ?, http_status = ?, request_id = ?, reason = ?, finished_at = ? WHERE id = ?`,
+	bumpSerial:    `UPDATE meta SET serial = serial + 1 WHERE id = 1`,
+	eachRecord:    `SELECT batch_id, state, body_hash, phones, reason, started_at, finished_at FROM attempts ORDER BY id`,
+	attempts:      `SELECT id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at FROM attempts ORDER BY id`,
+	knownSize:     `SELECT coalesce(sum(recipients), 0) FROM attempts WHERE state NOT IN ('forgotten', 'resolved_unsent')`,
+	knownRows:     `SELECT id, batch_id, state, phones FROM attempts ORDER BY id`,
+	resolveRows: func(cond string, byBatch bool) string {
+		q := `SELECT id, phones FROM attempts WHERE ` + cond
+		if byBatch {
+			q += ` AND batch_id = ?`
+		}
+		return q + ` ORDER BY id`
+	},
+	setAttempt:  `UPDATE attempts SET state = ?, finished_at = ? WHERE id = ?`,
+	planApplied: `SELECT count(*) FROM plans_applied WHERE plan_id = ?`,
+	insertPlan:  `INSERT INTO plans_applied (plan_id, applied_at) VALUES (?, ?)`,
+	meta:        `SELECT lineage, campaign, serial FROM meta WHERE id = 1`,
+}
+
+// postgresDialect reads and writes one campaign's rows of the shared
+// tables: its scope is the campaign's id. Unqualified names resolve in the
+// state's schema (search_path).
+var postgresDialect = &dialect{
+	begin:         `BEGIN`,
+	insertAttempt: numbered(`INSERT INTO attempts (campaign_id, batch_id, state, body_hash, phones, recipients, started_at) VALUES (?, ?, 'intent', ?, ?, ?, ?) RETURNING id`),
+	attempt:       numbered(`SELECT state, phones FROM attempts WHERE id = ?`),
+	finishAttempt: numbered(`UPDATE attempts SET state = ?, http_status = ?, request_id = ?, reason = ?, finished_at = ? WHERE id = ?`),
+	bumpSerial:    numbered(`UPDATE campaigns SET serial = serial + 1 WHERE id = ?`),
+	eachRecord:    numbered(`SELECT batch_id, state, body_hash, phones, reason, started_at, finished_at FROM attempts WHERE campaign_id = ? ORDER BY id`),
+	attempts:      numbered(`SELECT id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at FROM attempts WHERE campaign_id = ? ORDER BY id`),
+	knownSize:     numbered(`SELECT coalesce(sum(recipients), 0) FROM attempts WHERE campaign_id = ? AND state NOT IN ('forgotten', 'resolved_unsent')`),
+	knownRows:     numbered(`SELECT id, batch_id, state, phones FROM attempts WHERE campaign_id = ? ORDER BY id`),
+	resolveRows: func(cond string, byBatch bool) string {
+		q := `SELECT id, phones FROM attempts WHERE campaign_id = ? AND ` + cond
+		if byBatch {
+			q += ` AND batch_id = ?`
+		}
+		return numbered(q + ` ORDER BY id`)
+	},
+	setAttempt:  numbered(`UPDATE attempts SET state = ?, finished_at = ? WHERE id = ?`),
+	planApplied: numbered(`SELECT count(*) FROM plans_applied WHERE campaign_id = ? AND plan_id = ?`),
+	insertPlan:  numbered(`INSERT INTO plans_applied (campaign_id, plan_id, applied_at) VALUES (?, ?, ?)`),
+	meta:        numbered(`SELECT lineage, name, serial FROM campaigns WHERE id = ?`),
+}
+
+// numbered turns the ? placeholders of q into PostgreSQL's $1, $2...;
+// the queries above hold no ? of their own.
+func numbered(q string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -186,21 +186,33 @@ func TestOpenReadOnlyWhileApplying(t *testing.T) {
 	must(t, s.Close())
 }
 
-func TestLockConflict(t *testing.T) {
+func TestLockConflict(t *testing.T) { eachBackend(t, testLockConflict) }
+
+func testLockConflict(t *testing.T, b backend) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "s")
-	s := openTest(t, path)
-	_, err := Open(ctx, path, Options{Campaign: "spring"})
+	path := b.loc(t)
+	const run = "https://ci.example/acme/sms/runs/7"
+	s, err := Open(ctx, path, Options{Campaign: "spring", RunURL: run})
+	must(t, err)
+	defer s.Close()
+	_, err = Open(ctx, path, Options{Campaign: "spring"})
 	var le *LockedError
 	if !errors.As(err, &le) || !errors.Is(err, ErrLocked) {
 		t.Fatalf("second Open: %v, want *LockedError", err)
 	}
 	host, _ := os.Hostname()
-	if le.PID != os.Getpid() || le.Host != host || time.Since(le.Started) > time.Minute {
+	if le.PID != os.Getpid() || le.Host != host || time.Since(le.Started) > time.Minute || le.RunURL != run {
 		t.Errorf("holder %+v", le)
 	}
-	if msg := le.Error(); !strings.Contains(msg, "state is locked by pid ") || !strings.Contains(msg, "on host "+host+" since ") || !strings.Contains(msg, path) {
+	if msg := le.Error(); !strings.Contains(msg, "state is locked by pid ") || !strings.Contains(msg, "on host "+host+" since ") ||
+		!strings.Contains(msg, Redact(path)) || !strings.Contains(msg, ", run "+run) {
 		t.Errorf("message %q", msg)
+	}
+	if b.name == "postgres" {
+		// Another campaign of the same database is another lock.
+		a, err := Open(ctx, path, Options{Campaign: "autumn"})
+		must(t, err)
+		must(t, a.Close())
 	}
 
 	// LockTimeout waits for the holder to let go.

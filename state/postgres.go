@@ -46,24 +46,24 @@ func IsURL(loc string) bool {
 	return strings.HasPrefix(loc, "postgres://") || strings.HasPrefix(loc, "postgresql://")
 }
 
-// Redact is loc as it may be shown: a URL's user information and any
-// password parameter are masked. A path is returned as it is.
+// Redact is loc as it may be shown: a URL's password, in its user
+// information or as a parameter, is masked. A path is returned as it is.
 func Redact(loc string) string {
 	if !IsURL(loc) {
 		return loc
 	}
-	loc = campaign.RedactURL(loc)
-	if i := strings.IndexByte(loc, '?'); i >= 0 {
-		q, err := url.ParseQuery(loc[i+1:])
-		if err != nil || q.Has("password") {
-			if err == nil {
-				q.Set("password", "xxxxx")
-				return loc[:i+1] + q.Encode()
-			}
-			return loc[:i] + "?xxxxx"
-		}
+	u, err := url.Parse(loc)
+	rest := loc[strings.Index(loc, "://")+3:]
+	if err != nil || (u.User == nil && strings.Contains(rest, "@")) {
+		// A password holding / ? or # ends the authority early, and
+		// the rest may parse as a path: mask everything up to the last @.
+		return campaign.RedactURL(loc)
 	}
-	return loc
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.Redacted()
 }
 
 var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
@@ -298,7 +298,7 @@ func openPostgres(ctx context.Context, loc string, opts Options) (_ *State, err 
 	err = conn.QueryRowContext(ctx, `SELECT id FROM campaigns WHERE name = $1`, opts.Campaign).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		if !opts.NewState {
-			signs := append(pgSigns(ctx, conn, t, opts.Campaign), opts.Signs...)
+			signs := append(pgSigns(ctx, conn, t, lk, opts.Campaign), opts.Signs...)
 			if len(signs) > 0 {
 				lk.release()
 				return nil, &EarlierStateError{Loc: t.shown, Campaign: opts.Campaign, Signs: signs}
@@ -384,15 +384,11 @@ func openPostgresReadOnly(ctx context.Context, loc, name string) (_ *State, err 
 // pgSigns lists what suggests that the campaign had a record in this
 // database: a lock taken for it here, or its record in another smsform
 // schema (a changed schema parameter).
-func pgSigns(ctx context.Context, conn *sql.Conn, t *pgTarget, name string) []string {
+func pgSigns(ctx context.Context, conn *sql.Conn, t *pgTarget, lk *pgLock, name string) []string {
 	var signs []string
-	var host string
-	var pid int
-	var started time.Time
-	if conn.QueryRowContext(ctx, `SELECT host, pid, started_at FROM locks WHERE campaign = $1 AND backend_pid <> pg_backend_pid()`, name).
-		Scan(&host, &pid, &started) == nil {
+	if p := lk.previous; p != nil {
 		signs = append(signs, fmt.Sprintf("an apply or resolve (pid %d on host %s) locked campaign %q in schema %s at %s",
-			pid, host, name, t.schema, started.UTC().Format(time.RFC3339)))
+			p.PID, p.Host, name, t.schema, p.Started.UTC().Format(time.RFC3339)))
 	}
 	rows, err := conn.QueryContext(ctx, `SELECT table_schema FROM information_schema.tables
 		WHERE table_name = 'campaigns' AND table_schema <> $1 ORDER BY table_schema`, t.schema)
@@ -427,6 +423,7 @@ type pgLock struct {
 	campaign string
 	shown    string
 	held     bool
+	previous *holder // the last holder's row, found on taking the lock
 }
 
 func (lk *pgLock) acquire(ctx context.Context, timeout time.Duration, runURL string) error {
@@ -451,6 +448,11 @@ func (lk *pgLock) acquire(ctx context.Context, timeout time.Duration, runURL str
 		}
 	}
 	lk.held = true
+	var p holder
+	if lk.conn.QueryRowContext(ctx, `SELECT host, pid, started_at FROM locks WHERE campaign = $1`, lk.campaign).
+		Scan(&p.Host, &p.PID, &p.Started) == nil {
+		lk.previous = &p
+	}
 	host, _ := os.Hostname()
 	_, err := lk.conn.ExecContext(ctx, `INSERT INTO locks (campaign, host, pid, backend_pid, started_at, run_url)
 		VALUES ($1, $2, $3, pg_backend_pid(), now(), $4)

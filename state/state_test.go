@@ -179,7 +179,9 @@ func testDuplicateInOneIntent(t *testing.T, b backend) {
 	}
 }
 
-func TestOutcomeAndForgetNeedOpenIntent(t *testing.T) { eachBackend(t, testOutcomeAndForgetNeedOpenIntent) }
+func TestOutcomeAndForgetNeedOpenIntent(t *testing.T) {
+	eachBackend(t, testOutcomeAndForgetNeedOpenIntent)
+}
 
 func testOutcomeAndForgetNeedOpenIntent(t *testing.T, b backend) {
 	ctx := context.Background()

@@ -105,6 +105,7 @@ func BenchmarkCut(b *testing.B) {
 type memRecorded struct{ rs []state.Recipient }
 
 func (m *memRecorded) Lineage() string { return "bench" }
+func (m *memRecorded) Path() string    { return "memory" }
 func (m *memRecorded) Serial() int64   { return 1 }
 func (m *memRecorded) EachRecipient(ctx context.Context, fn func(state.Recipient) error) error {
 	for _, r := range m.rs {

@@ -40,7 +40,7 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 	}
 	loaded := make(chan error, 1)
 	if rec != nil {
-		b.p.State = StateStamp{Lineage: rec.Lineage(), Serial: rec.Serial()}
+		b.p.State = StateStamp{Lineage: rec.Lineage(), Serial: rec.Serial(), Location: rec.Path(), FirstSend: rec.Lineage() == ""}
 		go func() { loaded <- b.loadRecorded(ctx, rec) }()
 		// On an early return the loader is cancelled and waited for, so
 		// that it never outlives Compute.

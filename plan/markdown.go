@@ -56,6 +56,9 @@ func markdownFrame(p *Plan, o Output) (head, foot string) {
 	var h strings.Builder
 	fmt.Fprintf(&h, "**%s**\n\n", Headline(p))
 	fmt.Fprintf(&h, "Campaign `%s`, sender `%s`.\n\n", p.Campaign, p.Sender)
+	if n := p.State.FirstSendNotice(p.Campaign); n != "" {
+		fmt.Fprintf(&h, "⚠️ %s.\n\n", n)
+	}
 	writeScheduleText(&h, p, "- ")
 	if len(p.Batches) > 0 {
 		fmt.Fprintf(&h, "<details><summary>%s %s to send</summary>\n\n", count(len(p.Batches)), plural(len(p.Batches), "batch", "batches"))

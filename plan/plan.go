@@ -103,10 +103,25 @@ type Held struct {
 type StateStamp struct {
 	Lineage string `json:"lineage"`
 	Serial  int64  `json:"serial"`
+	// Location is where the state is (a path, or a URL without its
+	// password); FirstSend says that nothing was there: nobody is
+	// treated as already messaged, which a reviewer must see.
+	Location  string `json:"location,omitempty"`
+	FirstSend bool   `json:"first_send"`
+}
+
+// FirstSendNotice is what a plan says when there is no state to plan
+// against, so that a lost state is seen before it means a resend.
+func (s StateStamp) FirstSendNotice(campaign string) string {
+	if !s.FirstSend {
+		return ""
+	}
+	return fmt.Sprintf("no state at %s: this is the first send of campaign %s; nobody will be treated as already messaged", s.Location, campaign)
 }
 
 // Recorded is what the plan needs of the state: *state.State satisfies it.
 type Recorded interface {
+	Path() string // where the state is, as it may be shown
 	Lineage() string
 	Serial() int64
 	EachRecipient(ctx context.Context, fn func(state.Recipient) error) error

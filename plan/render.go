@@ -76,6 +76,9 @@ func WriteTable(w io.Writer, p *Plan, o Output) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Campaign %s, sender %s\n%s\n\n", p.Campaign, p.Sender, Headline(p))
+	if n := p.State.FirstSendNotice(p.Campaign); n != "" {
+		fmt.Fprintf(&b, "Note: %s.\n\n", n)
+	}
 	writeScheduleText(&b, p, "  ")
 	if len(p.Batches) > 0 {
 		t := tablewriter.NewWriter(&b)

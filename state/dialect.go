@@ -29,6 +29,14 @@ type dialect struct {
 	insertPlan  string // scope, plan id, applied at
 
 	meta string // scope; returns lineage, campaign, serial
+
+	// For Copy: every attempt whole, oldest first, and every applied plan
+	// (scope); an attempt written whole; the lineage and serial set.
+	copyAttempts string
+	copyPlans    string
+	putAttempt   string // scope, batch, state, body hash, recipients, http status, request id, reason, started, finished, phones
+	putPlan      string // scope, plan id, applied at
+	setMeta      string // lineage, serial, scope
 }
 
 var sqliteDialect = &dialect{
@@ -52,6 +60,12 @@ var sqliteDialect = &dialect{
 	planApplied: `SELECT count(*) FROM plans_applied WHERE plan_id = ?`,
 	insertPlan:  `INSERT INTO plans_applied (plan_id, applied_at) VALUES (?, ?)`,
 	meta:        `SELECT lineage, campaign, serial FROM meta WHERE id = 1`,
+
+	copyAttempts: `SELECT batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, phones FROM attempts ORDER BY id`,
+	copyPlans:    `SELECT plan_id, applied_at FROM plans_applied ORDER BY plan_id`,
+	putAttempt:   `INSERT INTO attempts (batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, phones) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	putPlan:      `INSERT INTO plans_applied (plan_id, applied_at) VALUES (?, ?)`,
+	setMeta:      `UPDATE meta SET lineage = ?, serial = ? WHERE id = 1`,
 }
 
 // postgresDialect reads and writes one campaign's rows of the shared
@@ -78,6 +92,12 @@ var postgresDialect = &dialect{
 	planApplied: numbered(`SELECT count(*) FROM plans_applied WHERE campaign_id = ? AND plan_id = ?`),
 	insertPlan:  numbered(`INSERT INTO plans_applied (campaign_id, plan_id, applied_at) VALUES (?, ?, ?)`),
 	meta:        numbered(`SELECT lineage, name, serial FROM campaigns WHERE id = ?`),
+
+	copyAttempts: numbered(`SELECT batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, phones FROM attempts WHERE campaign_id = ? ORDER BY id`),
+	copyPlans:    numbered(`SELECT plan_id, applied_at FROM plans_applied WHERE campaign_id = ? ORDER BY plan_id`),
+	putAttempt:   numbered(`INSERT INTO attempts (campaign_id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, phones) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+	putPlan:      numbered(`INSERT INTO plans_applied (campaign_id, plan_id, applied_at) VALUES (?, ?, ?)`),
+	setMeta:      numbered(`UPDATE campaigns SET lineage = ?, serial = ? WHERE id = ?`),
 }
 
 // numbered turns the ? placeholders of q into PostgreSQL's $1, $2...;

@@ -1,0 +1,173 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+)
+
+// ErrTargetNotEmpty is returned by Copy when the target already records something.
+var ErrTargetNotEmpty = errors.New("target state is not empty")
+
+// Copied says what Copy copied, as read back from the target.
+type Copied struct {
+	Campaign string
+	Lineage  string
+	Serial   int64
+	Attempts int
+	Plans    int
+	Counts   map[Status]int
+}
+
+// CopyOptions tune Copy.
+type CopyOptions struct {
+	Campaign    string // which campaign, for a PostgreSQL source ("" when it holds one)
+	LockTimeout time.Duration
+	RunURL      string
+}
+
+// Copy copies a campaign's whole record, every attempt and applied plan,
+// its lineage and serial, from the state at from to the state at to,
+// between any two backends. Both are locked meanwhile, so no apply runs on
+// either. The target must record nothing yet (it is created if missing);
+// the copy is one transaction, and is read back and compared with the
+// source before Copy returns: a saved plan made against the source applies
+// to the target.
+func Copy(ctx context.Context, from, to string, opts CopyOptions) (*Copied, error) {
+	ro, err := OpenReadOnly(ctx, from, opts.Campaign)
+	if err != nil {
+		return nil, err
+	}
+	name := ro.Campaign()
+	ro.Close()
+	if name == "" {
+		return nil, fmt.Errorf("copy state: no state at %s", Redact(from))
+	}
+	src, err := Open(ctx, from, Options{Campaign: name, LockTimeout: opts.LockTimeout, RunURL: opts.RunURL})
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	// The target is new by design: signs of an earlier one do not apply.
+	dst, err := Open(ctx, to, Options{Campaign: name, LockTimeout: opts.LockTimeout, RunURL: opts.RunURL, NewState: true})
+	if err != nil {
+		return nil, err
+	}
+	defer dst.Close()
+	if n, err := dst.rows(ctx); err != nil {
+		return nil, err
+	} else if n > 0 || dst.Serial() != 0 {
+		return nil, fmt.Errorf("copy state to %s: it already records campaign %q (serial %d, %d attempts, lineage %s): %w",
+			dst.loc, name, dst.Serial(), n, dst.Lineage(), ErrTargetNotEmpty)
+	}
+	want, err := src.summary(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := dst.w.do(ctx, func(t *txn) error { return t.copyFrom(src) }); err != nil {
+		return nil, fmt.Errorf("copy state to %s: %w", dst.loc, err)
+	}
+	if err := dst.Close(); err != nil {
+		return nil, err
+	}
+	check, err := OpenReadOnly(ctx, to, name)
+	if err != nil {
+		return nil, err
+	}
+	defer check.Close()
+	got, err := check.summary(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if got.Lineage != want.Lineage || got.Serial != want.Serial || got.Attempts != want.Attempts ||
+		got.Plans != want.Plans || !maps.Equal(got.Counts, want.Counts) {
+		return nil, fmt.Errorf("copy state to %s: read back %+v, the source has %+v", check.loc, *got, *want)
+	}
+	return got, nil
+}
+
+// rows counts the state's attempts and applied plans.
+func (s *State) rows(ctx context.Context) (int, error) {
+	c, err := s.summary(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return c.Attempts + c.Plans, nil
+}
+
+func (s *State) summary(ctx context.Context) (*Copied, error) {
+	c := &Copied{Campaign: s.campaign, Lineage: s.lineage, Serial: s.Serial()}
+	var err error
+	if c.Counts, err = s.Counts(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.Attempts(ctx, func(Attempt) error { c.Attempts++; return nil }); err != nil {
+		return nil, err
+	}
+	if s.db == nil {
+		return c, nil
+	}
+	rows, err := s.db.QueryContext(ctx, s.q.copyPlans, s.args()...)
+	if err != nil {
+		return nil, fmt.Errorf("read state %s: %w", s.loc, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		c.Plans++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read state %s: %w", s.loc, err)
+	}
+	return c, nil
+}
+
+// copyFrom writes every row of src into this transaction's state, in
+// order, and takes src's lineage and serial.
+func (t *txn) copyFrom(src *State) error {
+	dst := t.w.s
+	put, err := t.conn.PrepareContext(t.ctx, dst.q.putAttempt)
+	if err != nil {
+		return err
+	}
+	defer put.Close()
+	rows, err := src.db.QueryContext(t.ctx, src.q.copyAttempts, src.args()...)
+	if err != nil {
+		return fmt.Errorf("read state %s: %w", src.loc, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var batch, state, bodyHash, requestID, reason, started, finished, phones string
+		var recipients, httpStatus int
+		if err := rows.Scan(&batch, &state, &bodyHash, &recipients, &httpStatus, &requestID, &reason, &started, &finished, &phones); err != nil {
+			return fmt.Errorf("read state %s: %w", src.loc, err)
+		}
+		if _, err := put.ExecContext(t.ctx, dst.args(batch, state, bodyHash, recipients, httpStatus, requestID, reason, started, finished, phones)...); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read state %s: %w", src.loc, err)
+	}
+	plans, err := src.db.QueryContext(t.ctx, src.q.copyPlans, src.args()...)
+	if err != nil {
+		return fmt.Errorf("read state %s: %w", src.loc, err)
+	}
+	defer plans.Close()
+	for plans.Next() {
+		var id, at string
+		if err := plans.Scan(&id, &at); err != nil {
+			return fmt.Errorf("read state %s: %w", src.loc, err)
+		}
+		if _, err := t.conn.ExecContext(t.ctx, dst.q.putPlan, dst.args(id, at)...); err != nil {
+			return err
+		}
+	}
+	if err := plans.Err(); err != nil {
+		return fmt.Errorf("read state %s: %w", src.loc, err)
+	}
+	// The serial is set, not bumped: the copy is the same state.
+	_, err = t.conn.ExecContext(t.ctx, dst.q.setMeta, append([]any{src.lineage, src.Serial()}, dst.scope...)...)
+	return err
+}

@@ -495,3 +495,21 @@ func (lk *pgLock) release() error {
 	lk.conn.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, lk.key)
 	return nil
 }
+
+// WithoutPassword is the URL loc with any password removed, to be kept in
+// a saved plan; "" when loc does not parse well enough to tell.
+func WithoutPassword(loc string) string {
+	u, err := url.Parse(loc)
+	rest := loc[min(len(loc), strings.Index(loc, "://")+3):]
+	if err != nil || (u.User == nil && strings.Contains(rest, "@")) {
+		return ""
+	}
+	if u.User != nil {
+		u.User = url.User(u.User.Username())
+	}
+	if q := u.Query(); q.Has("password") {
+		q.Del("password")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}

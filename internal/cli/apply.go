@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -21,7 +20,8 @@ var ErrStalePlan = errors.New("stale plan: state changed since it was made, plan
 
 func runApply(ctx context.Context, args []string, env Env) error {
 	fs := newFlags("apply", "apply CAMPAIGN.yaml|PLANFILE [flags]", env)
-	stateFlag := fs.String("state", "", "state file (default: next to the campaign, NAME.smsstate)")
+	stateFlag := fs.String("state", "", "state file or postgres:// URL (default: $SMSFORM_STATE, else next to the campaign, NAME.smsstate)")
+	newState := fs.Bool("new-state", false, "start a new state even though there are signs of an earlier one (everyone may be messaged again: decide first)")
 	autoApprove := fs.Bool("auto-approve", false, "apply without asking (needed without a terminal, in automation and with --json)")
 	jsonOut := fs.Bool("json", false, "print one JSON event per line instead of the plan and progress (with a saved plan or --auto-approve)")
 	lockTimeout := fs.Duration("lock-timeout", 0, "wait this long for another apply to release the state (default: fail at once)")
@@ -37,11 +37,12 @@ func runApply(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	sp := statePath(campaignPath, *stateFlag)
-	if saved != nil && *stateFlag == "" && saved.StatePath != "" {
+	sp, explicit := stateLoc(env, campaignPath, *stateFlag)
+	if saved != nil && !explicit && saved.StatePath != "" {
 		sp = saved.StatePath
 	}
-	next := nextStep{env: env, saved: saved, planFile: pos[0], campaign: campaignPath, state: sp}
+	next := nextStep{env: env, saved: saved, planFile: pos[0], campaign: campaignPath, state: shownState(sp),
+		fromEnv: *stateFlag == "" && env.Getenv(envState) != ""}
 	if saved == nil && !*autoApprove {
 		if err := canConfirm(env, *jsonOut, next); err != nil {
 			return err
@@ -59,16 +60,20 @@ func runApply(ctx context.Context, args []string, env Env) error {
 		if err := saved.CheckFiles(); err != nil {
 			return withHint(err, "make a new plan (%s) and have it reviewed", next.newPlan())
 		}
-		if _, err := os.Stat(sp); errors.Is(err, os.ErrNotExist) && saved.Plan.State.Lineage != "" {
-			return withHint(fmt.Errorf("%w: the plan was made against state %s, which is gone", state.ErrLineage, sp),
-				"restore the state file, or plan again")
-		}
 	}
 
-	st, err := state.Open(ctx, sp, state.Options{Campaign: c.Name, LockTimeout: *lockTimeout})
-	if errors.Is(err, state.ErrLocked) {
+	var si savedInfo
+	if saved != nil {
+		si = savedInfo{file: pos[0], lineage: saved.Plan.State.Lineage, serial: saved.Plan.State.Serial}
+	}
+	st, err := state.Open(ctx, sp, state.Options{Campaign: c.Name, LockTimeout: *lockTimeout, RunURL: runURL(env),
+		NewState: *newState, Signs: earlierStateSigns(ctx, si, campaignPath, c.Name, sp)})
+	switch {
+	case errors.Is(err, state.ErrLocked):
 		return withHint(err, "wait for that apply to finish, or pass --lock-timeout 10m to wait for it")
-	} else if err != nil {
+	case errors.Is(err, state.ErrEarlierState):
+		return earlierStateHint(err, sp)
+	case err != nil:
 		return err
 	}
 	defer st.Close()
@@ -178,13 +183,14 @@ type nextStep struct {
 	saved    *plan.Saved // nil when applying a campaign file
 	planFile string
 	campaign string
-	state    string
-	recorded bool // the run changed the state (and so used up a saved plan)
+	state    string // as shown: a URL's password masked
+	fromEnv  bool   // the state was named by SMSFORM_STATE, which the next commands read too
+	recorded bool   // the run changed the state (and so used up a saved plan)
 }
 
 // stateArg is the --state flag the commands need, if any.
 func (n nextStep) stateArg() string {
-	if n.state == statePath(n.campaign, "") {
+	if n.fromEnv || n.state == statePath(n.campaign, "") {
 		return ""
 	}
 	return " --state " + n.state
@@ -239,7 +245,11 @@ func (n nextStep) runError(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, apply.ErrStateRefused):
-		return withHint(err, "make room on the disk that holds %s, or make it writable; nothing more was sent, and a batch whose end could not be written is in doubt (see %s): then %s", n.state, list, n.carryOn())
+		fix := fmt.Sprintf("make room on the disk that holds %s, or make it writable", n.state)
+		if state.IsURL(n.state) {
+			fix = fmt.Sprintf("check the database %s (reachable? full? read-only?)", n.state)
+		}
+		return withHint(err, "%s; nothing more was sent, and a batch whose end could not be written is in doubt (see %s): then %s", fix, list, n.carryOn())
 	case errors.Is(err, apply.ErrTooManyErrors):
 		// Two hints, printed in this order.
 		return withHint(withHint(err, "fix the cause (or raise --max-errors), then %s", n.carryOn()),

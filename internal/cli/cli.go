@@ -57,11 +57,12 @@ Usage:
   smsform show PLANFILE [--format table|markdown|json] [--json] [--show-numbers]
   smsform apply CAMPAIGN.yaml|PLANFILE [--state PATH] [--auto-approve] [--json]
                 [--lock-timeout D] [--max-errors N] [--request-timeout D]
-                [--insecure-http] [--show-numbers]
+                [--insecure-http] [--show-numbers] [--new-state]
   smsform token [CAMPAIGN.yaml] [--insecure-http]
   smsform state list [CAMPAIGN.yaml] [--state PATH] [--json] [--show-numbers]
   smsform state resolve [CAMPAIGN.yaml] [--state PATH] --in-doubt|--failed --as sent|unsent
                 [--batch ID] [--lock-timeout D]
+  smsform state migrate [CAMPAIGN.yaml] --from STATE --to STATE [--lock-timeout D]
   smsform sandbox [--addr HOST:PORT] [--client-id ID] [--client-secret SECRET]
                 [--outbox FILE] [--quiet] [--seed N] [--fail-rate P] [--ambiguous-rate P]
                 [--error-rate P] [--rate-limit N] [--latency D] [--token-ttl D]
@@ -70,6 +71,8 @@ Usage:
 
 Every command also takes --no-color (smsform writes no colour), before or
 after the command. D is a duration such as 30s or 2m; P a share from 0 to 1.
+PATH and STATE are a state file or a postgres:// URL (default: $SMSFORM_STATE,
+else the file next to the campaign).
 Run "smsform COMMAND --help" for what each flag does.
 `
 

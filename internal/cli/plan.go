@@ -70,7 +70,7 @@ func runPlan(ctx context.Context, args []string, env Env) error {
 	fs := newFlags("plan", "plan CAMPAIGN.yaml [flags]", env)
 	var out outputFlags
 	out.register(fs)
-	stateFlag := fs.String("state", "", "state file (default: next to the campaign, NAME.smsstate)")
+	stateFlag := fs.String("state", "", "state file or postgres:// URL (default: $SMSFORM_STATE, else next to the campaign, NAME.smsstate)")
 	outFile := fs.String("out", "", "save the plan to this file, for smsform apply PLANFILE")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when there is nothing to send, 2 when there is, 1 on error")
 	pos, err := parse(fs, args, env, 1, 1, "one campaign file")
@@ -81,14 +81,14 @@ func runPlan(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	sp := statePath(pos[0], *stateFlag)
-	st, err := state.OpenReadOnly(ctx, sp, "")
+	sp, _ := stateLoc(env, pos[0], *stateFlag)
+	st, err := state.OpenReadOnly(ctx, sp, c.Name)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	if st.Lineage() != "" && st.Campaign() != c.Name {
-		return withHint(fmt.Errorf("%w: %s records campaign %q, not %q", state.ErrLineage, sp, st.Campaign(), c.Name),
+		return withHint(fmt.Errorf("%w: %s records campaign %q, not %q", state.ErrLineage, shownState(sp), st.Campaign(), c.Name),
 			"give this campaign its own state file with --state")
 	}
 	p, err := plan.Compute(ctx, c, st)
@@ -103,7 +103,10 @@ func runPlan(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	if *outFile != "" {
-		saved, err := plan.NewSaved(p, Version, pos[0], sp, c.Files())
+		if hasPassword(sp) {
+			warnf(env, "the plan records the state URL without its password: apply takes it from PGPASSWORD or ~/.pgpass (or from --state or %s)", envState)
+		}
+		saved, err := plan.NewSaved(p, Version, pos[0], savedStatePath(sp), c.Files())
 		if err != nil {
 			return err
 		}

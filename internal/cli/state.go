@@ -3,11 +3,13 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/state"
 )
@@ -16,8 +18,9 @@ const stateUsage = `Usage:
   smsform state list [CAMPAIGN.yaml] [--state PATH] [--json] [--show-numbers]
   smsform state resolve [CAMPAIGN.yaml] [--state PATH] --in-doubt --as sent|unsent [--batch ID] [--lock-timeout D]
   smsform state resolve [CAMPAIGN.yaml] [--state PATH] --failed --as unsent [--batch ID] [--lock-timeout D]
+  smsform state migrate [CAMPAIGN.yaml] --from STATE --to STATE [--lock-timeout D]
 
-Run "smsform state list --help" or "smsform state resolve --help" for what each flag does.
+Run "smsform state list --help" (resolve, migrate) for what each flag does.
 `
 
 func runState(ctx context.Context, args []string, env Env) error {
@@ -27,32 +30,47 @@ func runState(ctx context.Context, args []string, env Env) error {
 	}
 	if len(args) == 0 {
 		fmt.Fprint(env.Stderr, stateUsage)
-		return withHint(fmt.Errorf("%w: smsform state takes list or resolve", ErrUsage), "run smsform state list CAMPAIGN.yaml")
+		return withHint(fmt.Errorf("%w: smsform state takes list, resolve or migrate", ErrUsage), "run smsform state list CAMPAIGN.yaml")
 	}
 	switch sub := args[0]; {
 	case sub == "list":
 		return runStateList(ctx, args[1:], env)
 	case sub == "resolve":
 		return runStateResolve(ctx, args[1:], env)
+	case sub == "migrate":
+		return runStateMigrate(ctx, args[1:], env)
 	case sub == "help" || sub == "-h" || sub == "-help" || sub == "--help":
 		fmt.Fprint(env.Stderr, stateUsage)
 		return flag.ErrHelp
 	case strings.HasPrefix(sub, "-"):
-		return withHint(fmt.Errorf("%w: smsform state: %s is a flag of list or resolve, so it goes after them", ErrUsage, sub),
+		return withHint(fmt.Errorf("%w: smsform state: %s is a flag of list, resolve or migrate, so it goes after them", ErrUsage, sub),
 			"put it after the subcommand, e.g. smsform state list %s", sub)
 	}
-	return withHint(fmt.Errorf("%w: unknown state command %q (list or resolve)", ErrUsage, args[0]), "run smsform state --help")
+	return withHint(fmt.Errorf("%w: unknown state command %q (list, resolve or migrate)", ErrUsage, args[0]), "run smsform state --help")
 }
 
-// stateTarget is the state file named by --state or found next to a campaign.
-func stateTarget(pos []string, flagValue string) (string, error) {
+// stateTarget is the state named by --state or $SMSFORM_STATE, or found
+// next to a campaign file, and the campaign's name when it is needed: a
+// database holds many campaigns, a file one.
+func stateTarget(ctx context.Context, env Env, pos []string, flagValue string) (loc, name string, err error) {
 	switch {
-	case flagValue != "":
-		return flagValue, nil
 	case len(pos) == 1:
-		return statePath(pos[0], ""), nil
+		loc, _ = stateLoc(env, pos[0], flagValue)
+	case flagValue != "":
+		loc = flagValue
+	case env.Getenv(envState) != "":
+		loc = env.Getenv(envState)
+	default:
+		return "", "", withHint(fmt.Errorf("%w: which state? give a campaign file or --state PATH", ErrUsage), "smsform state list campaign.yaml")
 	}
-	return "", withHint(fmt.Errorf("%w: which state? give a campaign file or --state PATH", ErrUsage), "smsform state list campaign.yaml")
+	if len(pos) == 1 && state.IsURL(loc) {
+		c, err := campaign.Load(pos[0])
+		if err != nil {
+			return "", "", err
+		}
+		name = c.Name
+	}
+	return loc, name, nil
 }
 
 type stateListJSON struct {
@@ -75,22 +93,23 @@ type stateRecipientJSON struct {
 
 func runStateList(ctx context.Context, args []string, env Env) error {
 	fs := newFlags("state list", "state list [CAMPAIGN.yaml] [--state PATH] [--json] [--show-numbers]", env)
-	stateFlag := fs.String("state", "", "state file")
+	stateFlag := fs.String("state", "", "state file or postgres:// URL (default: $SMSFORM_STATE, else next to the campaign)")
 	jsonOut := fs.Bool("json", false, "print one JSON document")
 	show := fs.Bool("show-numbers", false, "show phone numbers whole (they are masked by default)")
 	pos, err := parse(fs, args, env, 0, 1, "at most one campaign file")
 	if err != nil {
 		return err
 	}
-	path, err := stateTarget(pos, *stateFlag)
+	loc, name, err := stateTarget(ctx, env, pos, *stateFlag)
 	if err != nil {
 		return err
 	}
-	st, err := state.OpenReadOnly(ctx, path, "")
+	st, err := state.OpenReadOnly(ctx, loc, name)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	path := shownState(loc)
 	if st.Lineage() == "" {
 		return withHint(fmt.Errorf("no state at %s", path), "apply the campaign first, or name the state with --state")
 	}
@@ -134,7 +153,7 @@ func runStateList(ctx context.Context, args []string, env Env) error {
 
 func runStateResolve(ctx context.Context, args []string, env Env) error {
 	fs := newFlags("state resolve", "state resolve [CAMPAIGN.yaml] [--state PATH] --in-doubt|--failed --as sent|unsent [--batch ID] [--lock-timeout D]", env)
-	stateFlag := fs.String("state", "", "state file")
+	stateFlag := fs.String("state", "", "state file or postgres:// URL (default: $SMSFORM_STATE, else next to the campaign)")
 	inDoubt := fs.Bool("in-doubt", false, "resolve in-doubt recipients: the API may have acted, check with the provider")
 	failed := fs.Bool("failed", false, "resolve failed recipients (--as unsent only): the API refused them, and the cause is fixed")
 	as := fs.String("as", "", "sent: the provider confirms they were sent; unsent: they were not, and the next apply sends them")
@@ -156,21 +175,23 @@ func runStateResolve(ctx context.Context, args []string, env Env) error {
 		return withHint(fmt.Errorf("%w: failed recipients can only be resolved --as unsent", ErrUsage),
 			"the API refused them (4xx), so it did not send them; --as unsent lets the next apply send them again")
 	}
-	path, err := stateTarget(pos, *stateFlag)
+	loc, name, err := stateTarget(ctx, env, pos, *stateFlag)
 	if err != nil {
 		return err
 	}
-	ro, err := state.OpenReadOnly(ctx, path, "")
+	ro, err := state.OpenReadOnly(ctx, loc, name)
 	if err != nil {
 		return err
 	}
-	name := ro.Campaign()
+	name = ro.Campaign()
 	ro.Close()
 	if name == "" {
-		return fmt.Errorf("no state at %s", path)
+		return fmt.Errorf("no state at %s", shownState(loc))
 	}
-	st, err := state.Open(ctx, path, state.Options{Campaign: name, LockTimeout: *lockTimeout})
-	if err != nil {
+	st, err := state.Open(ctx, loc, state.Options{Campaign: name, LockTimeout: *lockTimeout, RunURL: runURL(env)})
+	if errors.Is(err, state.ErrLocked) {
+		return withHint(err, "wait for that apply to finish, or pass --lock-timeout 10m to wait for it")
+	} else if err != nil {
 		return err
 	}
 	defer st.Close()
@@ -189,5 +210,42 @@ func runStateResolve(ctx context.Context, args []string, env Env) error {
 		return fmt.Errorf("no %s recipient to resolve", kind)
 	}
 	fmt.Fprintf(env.Stdout, "%d %s recipient(s) resolved as %s.\n", n, kind, *as)
+	return nil
+}
+
+func runStateMigrate(ctx context.Context, args []string, env Env) error {
+	fs := newFlags("state migrate", "state migrate [CAMPAIGN.yaml] --from STATE --to STATE [--lock-timeout D]", env)
+	from := fs.String("from", "", "the state to copy: a file or postgres:// URL")
+	to := fs.String("to", "", "where to copy it: a file or postgres:// URL that records nothing yet")
+	lockTimeout := fs.Duration("lock-timeout", 0, "wait this long for an apply to release either state")
+	pos, err := parse(fs, args, env, 0, 1, "at most one campaign file")
+	if err != nil {
+		return err
+	}
+	if *from == "" || *to == "" {
+		return withHint(fmt.Errorf("%w: state migrate needs --from and --to", ErrUsage),
+			"smsform state migrate campaign.yaml --from campaign.smsstate --to postgres://host/db")
+	}
+	name := ""
+	if len(pos) == 1 {
+		c, err := campaign.Load(pos[0])
+		if err != nil {
+			return err
+		}
+		name = c.Name
+	}
+	c, err := state.Copy(ctx, *from, *to, state.CopyOptions{Campaign: name, LockTimeout: *lockTimeout, RunURL: runURL(env)})
+	if errors.Is(err, state.ErrLocked) {
+		return withHint(err, "wait for that apply to finish, or pass --lock-timeout 10m to wait for it")
+	} else if errors.Is(err, state.ErrTargetNotEmpty) {
+		return withHint(err, "the target already records this campaign: nothing was copied; use it as it is, or pick another target")
+	} else if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "Copied campaign %s (lineage %s, serial %d) from %s to %s: %d attempts, %d sent, %d failed, %d in doubt, %d applied plans; checked.\n",
+		c.Campaign, c.Lineage, c.Serial, shownState(*from), shownState(*to), c.Attempts, c.Counts[state.Sent], c.Counts[state.Failed], c.Counts[state.InDoubt], c.Plans)
+	if !inAutomation(env) {
+		fmt.Fprintf(env.Stderr, "hint: use the copy from now on (--state or %s); keep the source only as a backup, never apply against both\n", envState)
+	}
 	return nil
 }

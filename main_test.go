@@ -20,13 +20,22 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/smsform/smsform/internal/cli"
+	"github.com/smsform/smsform/internal/pgtest"
 )
 
+// pg serves the scripts named pg_*, each in a database of its own ($PGURL).
+var pg = pgtest.New(pgtest.Options{})
+
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(pgMain{m}, map[string]func(){
 		"smsform": func() { os.Exit(run()) },
 	})
 }
+
+// pgMain stops the PostgreSQL server once the tests are done.
+type pgMain struct{ m *testing.M }
+
+func (p pgMain) Run() int { return pg.Run(p.m) }
 
 // TestScripts runs the end-to-end scenarios in testdata/script: the real
 // binary (this test binary, re-executed) against a real sandbox on loopback.
@@ -42,6 +51,22 @@ func TestScripts(t *testing.T) {
 			e.Setenv("SMSFORM_BASE_URL", "")
 			e.Setenv("CI", "")
 			e.Setenv("SMSFORM_IN_AUTOMATION", "")
+			e.Setenv("SMSFORM_STATE", "")
+			if strings.HasPrefix(filepath.Base(e.WorkDir), "script-pg_") {
+				if err := pg.Available(); pgtest.Skippable(err) {
+					e.T().Skip("pgtest: ", err)
+				}
+				url, drop, err := pg.CreateDatabase(context.Background())
+				if err != nil {
+					return err
+				}
+				e.Defer(func() { drop() })
+				e.Setenv("PGURL", url)
+				// The throwaway server trusts local connections, so a
+				// password is accepted and ignored: the scripts check
+				// that it never shows.
+				e.Setenv("PGURL_PW", strings.Replace(url, "postgres://postgres@", "postgres://postgres:hunter2-never-shown@", 1))
+			}
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

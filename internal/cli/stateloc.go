@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -49,7 +50,11 @@ func earlierStateSigns(ctx context.Context, saved savedInfo, campaignPath, name,
 		signs = append(signs, fmt.Sprintf("the saved plan %s was made against state lineage %s (serial %d)", saved.file, saved.lineage, saved.serial))
 	}
 	if file := statePath(campaignPath, ""); file != loc {
-		if _, err := os.Stat(file); err == nil {
+		if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Stat(file + ".lock"); err == nil {
+				signs = append(signs, fmt.Sprintf("%s.lock exists (a state was used next to the campaign)", file))
+			}
+		} else if err == nil {
 			if st, err := state.OpenReadOnly(ctx, file, ""); err == nil {
 				if st.Campaign() == name {
 					signs = append(signs, fmt.Sprintf("%s next to the campaign records it (lineage %s, serial %d): to carry it over, smsform state migrate %s --from %s --to STATE",

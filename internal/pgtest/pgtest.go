@@ -102,24 +102,49 @@ func (s *Server) Available() error {
 func (s *Server) Database(t testing.TB) string {
 	t.Helper()
 	if err := s.Available(); err != nil {
-		var nb *NoBinariesError
-		if errors.As(err, &nb) && os.Getenv("CI") != "true" {
+		if Skippable(err) {
 			t.Skipf("pgtest: %v", err)
 		}
 		t.Fatalf("pgtest: %v", err)
 	}
-	name := fmt.Sprintf("smsform_test_%d_%d", os.Getpid(), s.dbs.Add(1))
-	ctx := context.Background()
-	if err := s.admin1(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("pgtest: create database: %v", err)
+	url, drop, err := s.CreateDatabase(context.Background())
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
 	}
 	t.Cleanup(func() {
-		// FORCE: a test that failed half-way may leave a connection open.
-		if err := s.admin1(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("pgtest: drop database: %v", err)
+		if err := drop(); err != nil {
+			t.Errorf("pgtest: %v", err)
 		}
 	})
-	return withDatabase(s.admin, name)
+	return url
+}
+
+// CreateDatabase creates an empty database and returns its URL and the
+// function that drops it, for callers without a testing.TB (testscript's
+// Setup); call [Server.Available] first.
+func (s *Server) CreateDatabase(ctx context.Context) (url string, drop func() error, err error) {
+	if err := s.Available(); err != nil {
+		return "", nil, err
+	}
+	name := fmt.Sprintf("smsform_test_%d_%d", os.Getpid(), s.dbs.Add(1))
+	if err := s.admin1(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", nil, fmt.Errorf("create database: %w", err)
+	}
+	drop = func() error {
+		// FORCE: a test that failed half-way may leave a connection open.
+		if err := s.admin1(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			return fmt.Errorf("drop database: %w", err)
+		}
+		return nil
+	}
+	return withDatabase(s.admin, name), drop, nil
+}
+
+// Skippable reports whether err, from [Server.Available], may skip a test
+// rather than fail it: no server to be had, outside CI.
+func Skippable(err error) bool {
+	var nb *NoBinariesError
+	return errors.As(err, &nb) && os.Getenv("CI") != "true"
 }
 
 // Admin runs sql in the administrative database (for ALTER DATABASE and the like).

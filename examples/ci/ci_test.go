@@ -150,6 +150,9 @@ func TestGitHubWorkflowsPromises(t *testing.T) {
 			if strings.Contains(s.Run, "smsform plan") && strings.Contains(s.Run, "--format markdown") &&
 				strings.Contains(s.Run, "--out") {
 				planned = true
+				if s.Env["SMSFORM_STATE"] != "${{ secrets.SMSFORM_STATE_READONLY }}" {
+					t.Errorf("plan step env SMSFORM_STATE = %q, want the read-only state URL from secrets", s.Env["SMSFORM_STATE"])
+				}
 			}
 			if strings.HasPrefix(s.Uses, "actions/upload-artifact@") {
 				uploaded = true
@@ -172,32 +175,29 @@ func TestGitHubWorkflowsPromises(t *testing.T) {
 		if a.Strategy.FailFast == nil || *a.Strategy.FailFast {
 			t.Error("apply matrix must set fail-fast: false (a failure must not cancel another campaign's send)")
 		}
-		applied := -1
-		committed := -1
-		for i, s := range a.Steps {
+		if a.Permissions["contents"] != "read" {
+			t.Errorf("apply job contents permission = %q, want read: nothing is committed", a.Permissions["contents"])
+		}
+		applied := false
+		for _, s := range a.Steps {
 			if s.ID == "apply" {
-				applied = i
+				applied = true
 				if !strings.Contains(s.Run, "smsform apply") {
 					t.Error(`the step with id "apply" does not run smsform apply`)
 				}
-				for _, k := range []string{"SMSFORM_CLIENT_ID", "SMSFORM_CLIENT_SECRET", "SMSFORM_BASE_URL"} {
+				for _, k := range []string{"SMSFORM_CLIENT_ID", "SMSFORM_CLIENT_SECRET", "SMSFORM_BASE_URL", "SMSFORM_STATE"} {
 					if s.Env[k] != "${{ secrets."+k+" }}" {
 						t.Errorf("apply step env %s = %q, want it from secrets", k, s.Env[k])
 					}
 				}
 			}
-			if strings.Contains(s.Run, "git push") {
-				committed = i
-				if s.If != "always()" {
-					t.Errorf("state commit step runs if %q, want always(): a partial send must keep its state", s.If)
-				}
-				if !strings.Contains(s.Run, ".smsstate") {
-					t.Error("state commit step does not add the .smsstate file")
-				}
+			// The state is in PostgreSQL: numbers never go to git.
+			if strings.Contains(s.Run, "git push") || strings.Contains(s.Run, "git commit") || strings.Contains(s.Run, ".smsstate") {
+				t.Errorf("step %q commits to git or touches a state file", s.Run)
 			}
 		}
-		if applied < 0 || committed < applied {
-			t.Errorf("apply step at %d, state commit at %d: want a commit after the apply", applied, committed)
+		if !applied {
+			t.Error(`no step with id "apply"`)
 		}
 	})
 }
@@ -322,20 +322,20 @@ func TestGitLabPipeline(t *testing.T) {
 			t.Errorf("smsform-apply script lacks %q", want)
 		}
 	}
-	// The state is committed after apply, whatever apply returned, and again
-	// in after_script (which also runs when the job fails or times out).
-	commit := "git add -f -- campaigns/*.smsstate"
-	applied, committed := strings.Index(as, "smsform apply"), strings.LastIndex(as, commit)
-	if committed < applied || !strings.Contains(as[committed:], "git push") {
-		t.Errorf("smsform-apply script: apply at %d, state commit and push at %d: want the commit after", applied, committed)
+	// The state is in PostgreSQL: numbers never go to git.
+	for _, s := range []string{as, ps, script(applyJob.AfterScript)} {
+		if strings.Contains(s, "git push") || strings.Contains(s, "git commit") || strings.Contains(s, ".smsstate") {
+			t.Error("a job commits to git or touches a state file")
+		}
 	}
+	if !strings.Contains(ps, `export SMSFORM_STATE="${SMSFORM_STATE_READONLY:-}"`) {
+		t.Error("smsform-plan must read the state with the read-only URL")
+	}
+	applied := strings.Index(as, "smsform apply")
 	if !strings.Contains(as[applied:], "|| rc=$?") {
-		t.Error("smsform-apply script must catch apply's exit code so the state commit still runs")
+		t.Error("smsform-apply script must catch apply's exit code to report every campaign")
 	}
-	if !strings.Contains(script(applyJob.AfterScript), commit) {
-		t.Error("smsform-apply after_script does not commit the state")
-	}
-	for _, secret := range []string{"SMSFORM_CLIENT_ID", "SMSFORM_CLIENT_SECRET", "SMSFORM_BASE_URL"} {
+	for _, secret := range []string{"SMSFORM_CLIENT_ID", "SMSFORM_CLIENT_SECRET", "SMSFORM_BASE_URL", "SMSFORM_STATE"} {
 		if strings.Contains(string(b), secret+":") {
 			t.Errorf("%s is set in the file; it must come from CI/CD variables", secret)
 		}

@@ -3,6 +3,7 @@ package state
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -57,8 +58,14 @@ func openFile(ctx context.Context, path string, opts Options) (_ *State, err err
 		if len(signs) > 0 {
 			return nil, &EarlierStateError{Loc: abs, Campaign: opts.Campaign, Signs: signs}
 		}
+		if err := lk.writeHolder(true); err != nil {
+			return nil, fmt.Errorf("lock state %s: %w", path, err)
+		}
 		if err := create(ctx, abs, opts.Campaign, s.now()); err != nil {
 			return nil, fmt.Errorf("create state %s: %w", path, err)
+		}
+		if err := lk.writeHolder(false); err != nil {
+			return nil, fmt.Errorf("lock state %s: %w", path, err)
 		}
 	}
 
@@ -163,6 +170,9 @@ func openFileReadOnly(ctx context.Context, path string) (_ *State, err error) {
 func fileSigns(path, campaign string) []string {
 	var signs []string
 	for _, suffix := range []string{".lock", "-wal", "-shm", "-journal"} {
+		if suffix == ".lock" && diedCreating(path+suffix) {
+			continue // its holder died before it created anything
+		}
 		if _, err := os.Stat(path + suffix); err == nil {
 			what := "a file SQLite leaves beside a state"
 			if suffix == ".lock" {
@@ -189,4 +199,12 @@ func fileSigns(path, campaign string) []string {
 		st.Close()
 	}
 	return signs
+}
+
+// diedCreating reports whether the lock file names a holder that was
+// creating the state and never finished (killed in between).
+func diedCreating(lockPath string) bool {
+	b, err := os.ReadFile(lockPath)
+	var h holder
+	return err == nil && json.Unmarshal(b, &h) == nil && h.Creating
 }

@@ -17,8 +17,9 @@ const lockPoll = 50 * time.Millisecond
 // dies, so a crashed holder never blocks anyone; the file's content only
 // tells others who holds it.
 type lockFile struct {
-	path string
-	fl   *flock.Flock
+	path   string
+	fl     *flock.Flock
+	runURL string
 }
 
 // holder is what the lock file says about the process that holds it.
@@ -27,6 +28,9 @@ type holder struct {
 	PID     int       `json:"pid"`
 	Started time.Time `json:"started"`
 	RunURL  string    `json:"run_url,omitempty"`
+	// Creating marks a holder that had not created the state yet: should
+	// it die there, its lock file is no sign that a state existed.
+	Creating bool `json:"creating,omitempty"`
 }
 
 func acquireLock(ctx context.Context, path string, timeout time.Duration, runURL string) (*lockFile, error) {
@@ -38,8 +42,8 @@ func acquireLock(ctx context.Context, path string, timeout time.Duration, runURL
 			return nil, fmt.Errorf("lock state: %w", err)
 		}
 		if ok {
-			lk := &lockFile{path: path, fl: fl}
-			if err := lk.writeHolder(runURL); err != nil {
+			lk := &lockFile{path: path, fl: fl, runURL: runURL}
+			if err := lk.writeHolder(false); err != nil {
 				fl.Unlock()
 				return nil, fmt.Errorf("lock state: %w", err)
 			}
@@ -60,9 +64,9 @@ func acquireLock(ctx context.Context, path string, timeout time.Duration, runURL
 	}
 }
 
-func (lk *lockFile) writeHolder(runURL string) error {
+func (lk *lockFile) writeHolder(creating bool) error {
 	host, _ := os.Hostname()
-	b, err := json.Marshal(holder{Host: host, PID: os.Getpid(), Started: time.Now().UTC().Truncate(time.Second), RunURL: runURL})
+	b, err := json.Marshal(holder{Host: host, PID: os.Getpid(), Started: time.Now().UTC().Truncate(time.Second), RunURL: lk.runURL, Creating: creating})
 	if err != nil {
 		return err
 	}

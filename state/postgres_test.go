@@ -107,6 +107,12 @@ func TestEarlierState(t *testing.T) {
 			must(t, os.Remove(p))
 			return p
 		}, "spring.smsstate.lock exists"},
+		{"lock file of a holder killed while creating", func(t *testing.T) string {
+			p := filepath.Join(t.TempDir(), "spring.smsstate")
+			must(t, os.WriteFile(p+".lock", []byte(`{"host":"h","pid":1,"creating":true}`), 0o600))
+			must(t, os.WriteFile(p+"-wal", nil, 0o600))
+			return p
+		}, "spring.smsstate-wal exists"},
 		{"wal file", func(t *testing.T) string {
 			p := filepath.Join(t.TempDir(), "spring.smsstate")
 			must(t, os.WriteFile(p+"-wal", nil, 0o600))
@@ -154,8 +160,14 @@ func TestEarlierState(t *testing.T) {
 			must(t, s.Close())
 		})
 	}
-	// No sign: a first send just starts.
+	// No sign: a first send just starts, also after a first apply was
+	// killed between taking the lock and creating the state.
 	s, err := Open(ctx, filepath.Join(t.TempDir(), "spring.smsstate"), Options{Campaign: "spring"})
+	must(t, err)
+	must(t, s.Close())
+	p := filepath.Join(t.TempDir(), "spring.smsstate")
+	must(t, os.WriteFile(p+".lock", []byte(`{"host":"h","pid":1,"creating":true}`), 0o600))
+	s, err = Open(ctx, p, Options{Campaign: "spring"})
 	must(t, err)
 	must(t, s.Close())
 	s, err = Open(ctx, pg.Database(t), Options{Campaign: "spring"})

@@ -289,7 +289,7 @@ func openPostgres(ctx context.Context, loc string, opts Options) (_ *State, err 
 		return nil, err
 	}
 	lk := &pgLock{conn: conn, key: advisoryKey(t.schema, opts.Campaign), campaign: opts.Campaign, shown: t.shown}
-	if err := lk.acquire(ctx, opts.LockTimeout, opts.RunURL); err != nil {
+	if err := lk.acquire(ctx, opts.LockTimeout); err != nil {
 		return nil, err
 	}
 	s.atClose = func(*sql.Conn) { lk.release() }
@@ -312,6 +312,11 @@ func openPostgres(ctx context.Context, loc string, opts Options) (_ *State, err 
 	if err != nil {
 		lk.release()
 		return nil, fmt.Errorf("open state %s: %w", t.shown, err)
+	}
+	// The holder's row comes once the record exists: a holder killed
+	// before leaves no row to pass for a sign of an earlier state.
+	if err := lk.record(ctx, opts.RunURL); err != nil {
+		return nil, err
 	}
 	s.scope = []any{id}
 	if err := s.loadMeta(ctx); err != nil {
@@ -426,7 +431,8 @@ type pgLock struct {
 	previous *holder // the last holder's row, found on taking the lock
 }
 
-func (lk *pgLock) acquire(ctx context.Context, timeout time.Duration, runURL string) error {
+// acquire takes the advisory lock and reads the last holder's row.
+func (lk *pgLock) acquire(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		var ok bool
@@ -453,6 +459,11 @@ func (lk *pgLock) acquire(ctx context.Context, timeout time.Duration, runURL str
 		Scan(&p.Host, &p.PID, &p.Started) == nil {
 		lk.previous = &p
 	}
+	return nil
+}
+
+// record writes the row that names this process as the holder.
+func (lk *pgLock) record(ctx context.Context, runURL string) error {
 	host, _ := os.Hostname()
 	_, err := lk.conn.ExecContext(ctx, `INSERT INTO locks (campaign, host, pid, backend_pid, started_at, run_url)
 		VALUES ($1, $2, $3, pg_backend_pid(), now(), $4)

@@ -93,14 +93,20 @@ func (lk *lockFile) release() error {
 }
 
 // lockedError reads who holds the lock. The holder may not have written its
-// record yet, or may be writing it: a partial record is reported as unknown.
+// record yet, or may be rewriting it: that moment is waited for, and a
+// record still partial after it is reported as unknown.
 func lockedError(path string) error {
 	e := &LockedError{Path: path}
-	if b, err := os.ReadFile(path); err == nil {
-		var h holder
-		if json.Unmarshal(b, &h) == nil {
-			e.Host, e.PID, e.Started, e.RunURL = h.Host, h.PID, h.Started, h.RunURL
+	for deadline := time.Now().Add(time.Second); ; time.Sleep(lockPoll) {
+		if b, err := os.ReadFile(path); err == nil {
+			var h holder
+			if json.Unmarshal(b, &h) == nil && h.PID != 0 {
+				e.Host, e.PID, e.Started, e.RunURL = h.Host, h.PID, h.Started, h.RunURL
+				return e
+			}
+		}
+		if !time.Now().Before(deadline) {
+			return e
 		}
 	}
-	return e
 }

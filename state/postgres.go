@@ -477,20 +477,32 @@ func (lk *pgLock) record(ctx context.Context, runURL string) error {
 }
 
 // lockedError names the holder, when its row is the one of the session
-// that holds the lock now (a holder between taking the lock and writing
-// its row is reported as unknown).
+// that holds the lock now. A holder writes its row a moment after taking
+// the lock (once the campaign's record exists), so that moment is waited
+// for; a holder still without a row after it is reported as unknown.
 func (lk *pgLock) lockedError(ctx context.Context) error {
 	e := &LockedError{Path: lk.shown}
-	var started time.Time
-	err := lk.conn.QueryRowContext(ctx, `SELECT host, pid, started_at, run_url FROM locks
-		WHERE campaign = $1 AND released_at IS NULL AND backend_pid IN (
-			SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
-				AND classid = (($2::bigint >> 32) & 4294967295)::oid AND objid = ($2::bigint & 4294967295)::oid)`,
-		lk.campaign, lk.key).Scan(&e.Host, &e.PID, &started, &e.RunURL)
-	if err == nil {
-		e.Started = started
+	deadline := time.Now().Add(time.Second)
+	for {
+		var started time.Time
+		err := lk.conn.QueryRowContext(ctx, `SELECT host, pid, started_at, run_url FROM locks
+			WHERE campaign = $1 AND released_at IS NULL AND backend_pid IN (
+				SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
+					AND classid = (($2::bigint >> 32) & 4294967295)::oid AND objid = ($2::bigint & 4294967295)::oid)`,
+			lk.campaign, lk.key).Scan(&e.Host, &e.PID, &started, &e.RunURL)
+		if err == nil {
+			e.Started = started
+			return e
+		}
+		if !errors.Is(err, sql.ErrNoRows) || !time.Now().Before(deadline) {
+			return e
+		}
+		select {
+		case <-ctx.Done():
+			return e
+		case <-time.After(lockPoll):
+		}
 	}
-	return e
 }
 
 // release marks the row released and unlocks. Errors are of no use: when

@@ -20,8 +20,15 @@ import (
 // command each time until it finishes. Then every in-doubt batch is
 // resolved against the outbox, the rest is sent, and the figures must hold:
 // nobody messaged twice, everybody accounted for, at most one in-doubt
-// batch per kill and request in flight.
+// batch per kill and request in flight. It runs with the state in a file
+// and in PostgreSQL.
 func TestKill(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) { testKill(t, b) })
+	}
+}
+
+func testKill(t *testing.T, backend string) {
 	kills := size(*crashKills, 5, 20)
 	recipients := size(*crashRecipients, 500, 2000)
 	conc := *crashConcurrency
@@ -34,7 +41,7 @@ func TestKill(t *testing.T) {
 	maxSends := max(1, int(2*(budget-float64(conc))-1))
 	const latency = 30 * time.Millisecond
 
-	p := newProject(t, sandbox.Config{Latency: latency}, Campaign{Recipients: recipients, BatchSize: batch, Concurrency: conc})
+	p := newProjectOn(t, backend, sandbox.Config{Latency: latency}, Campaign{Recipients: recipients, BatchSize: batch, Concurrency: conc})
 	sends := make(chan struct{}, 1024)
 	p.srv.OnSend(func(int) {
 		select {
@@ -99,10 +106,10 @@ func TestKill(t *testing.T) {
 	after := p.tally()
 	wall := time.Since(start)
 
-	t.Logf("kills=%d runs=%d recipients=%d duplicates=%d unaccounted=%d in_doubt_batches=%d (limit %d) resolved_unsent=%d wall=%v",
-		landed, runs, recipients, after.Duplicates, after.Unaccounted(), inDoubtBatches, landed*conc, resolved, wall.Round(time.Millisecond))
-	fmt.Printf("crashtest: kills=%d recipients=%d duplicates=%d unaccounted=%d in_doubt_batches=%d wall=%v\n",
-		landed, recipients, after.Duplicates, after.Unaccounted(), inDoubtBatches, wall.Round(time.Millisecond))
+	t.Logf("%s: kills=%d runs=%d recipients=%d duplicates=%d unaccounted=%d in_doubt_batches=%d (limit %d) resolved_unsent=%d wall=%v",
+		backend, landed, runs, recipients, after.Duplicates, after.Unaccounted(), inDoubtBatches, landed*conc, resolved, wall.Round(time.Millisecond))
+	fmt.Printf("crashtest: state=%s kills=%d recipients=%d duplicates=%d unaccounted=%d in_doubt_batches=%d wall=%v\n",
+		backend, landed, recipients, after.Duplicates, after.Unaccounted(), inDoubtBatches, wall.Round(time.Millisecond))
 
 	if before.Duplicates != 0 || before.Lost != 0 {
 		t.Errorf("before resolving: %d messaged twice, %d records contradict the outbox: %v", before.Duplicates, before.Lost, before.Problems)
@@ -177,7 +184,7 @@ func resolveByOutbox(t *testing.T, p *project) int {
 	for _, m := range p.srv.Messages() {
 		delivered[m.To] = true
 	}
-	st, err := state.Open(ctx, p.statePath(), state.Options{})
+	st, err := state.Open(ctx, p.statePath(), state.Options{Campaign: p.name, LockTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,13 +12,21 @@ import (
 
 // TestConcurrentApplies starts two, then five applies of one campaign at
 // once: exactly one runs, the others exit 4 naming it, and the outbox has
-// each recipient once.
+// each recipient once; with the state in a file and in PostgreSQL.
 func TestConcurrentApplies(t *testing.T) {
-	for _, n := range []int{2, 5} {
-		t.Run(fmt.Sprintf("%d applies", n), func(t *testing.T) {
+	for _, b := range backends {
+		for _, n := range []int{2, 5} {
+			t.Run(fmt.Sprintf("%s/%d applies", b, n), func(t *testing.T) { testConcurrentApplies(t, b, n) })
+		}
+	}
+}
+
+func testConcurrentApplies(t *testing.T, backend string, n int) {
+	{
+		{
 			t.Parallel()
 			// Latency keeps the winner running while the others start.
-			p := newProject(t, sandbox.Config{Latency: 50 * time.Millisecond}, Campaign{Recipients: 300, BatchSize: 20, Concurrency: 2})
+			p := newProjectOn(t, backend, sandbox.Config{Latency: 50 * time.Millisecond}, Campaign{Recipients: 300, BatchSize: 20, Concurrency: 2})
 			outs := make([]outcome, n)
 			pids := make([]int, n)
 			start := make(chan struct{})
@@ -63,7 +71,7 @@ func TestConcurrentApplies(t *testing.T) {
 			if tl.Duplicates != 0 || tl.Unaccounted() != 0 || tl.Sent != len(p.phones) || len(p.srv.Messages()) != len(p.phones) {
 				t.Errorf("after %d concurrent applies: %+v, %d messages", n, tl, len(p.srv.Messages()))
 			}
-			t.Logf("%d applies at once: 1 ran, %d exited 4 naming pid %d; %d messages, %d duplicates", n, locked, winner, len(p.srv.Messages()), tl.Duplicates)
-		})
+			t.Logf("%s: %d applies at once: 1 ran, %d exited 4 naming pid %d; %d messages, %d duplicates", backend, n, locked, winner, len(p.srv.Messages()), tl.Duplicates)
+		}
 	}
 }

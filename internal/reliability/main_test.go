@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/smsform/smsform/apply"
+	"github.com/smsform/smsform/internal/pgtest"
 	"github.com/smsform/smsform/sandbox"
 	"github.com/smsform/smsform/state"
 )
@@ -34,6 +35,13 @@ var (
 
 // bin is the smsform binary the tests run as a subprocess.
 var bin string
+
+// pg is the PostgreSQL server of the checks that keep the state there.
+var pg = pgtest.New(pgtest.Options{})
+
+// backends are where a project's state can live: the file next to the
+// campaign, or a database of pg's.
+var backends = []string{"file", "postgres"}
 
 // Environment of the re-executed test binary that limits the file size an
 // smsform process may write (RLIMIT_FSIZE) and then becomes it: a full disk
@@ -66,7 +74,7 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := pg.Run(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -119,8 +127,10 @@ type project struct {
 	dir      string
 	srv      *Server
 	campaign string
+	name     string // the campaign's
 	phones   []string
 	env      []string
+	stateURL string // "": the state file next to the campaign
 
 	exe        string              // "" : bin; the test binary to run smsform under a limit
 	cred       *syscall.Credential // nil: as this process's user
@@ -136,10 +146,36 @@ func newProject(t testing.TB, cfg sandbox.Config, c Campaign) *project {
 	env := withoutVars(os.Environ(), "SMSFORM_TOKEN", "SMSFORM_BASE_URL", "SMSFORM_CLIENT_ID", "SMSFORM_CLIENT_SECRET", "SMSFORM_TOKEN_DIR", "CI", "SMSFORM_IN_AUTOMATION")
 	env = append(env, "SMSFORM_BASE_URL="+srv.URL, "SMSFORM_CLIENT_ID="+ClientID, "SMSFORM_CLIENT_SECRET="+ClientSecret,
 		"SMSFORM_TOKEN_DIR="+tokens, "CI=true")
-	return &project{t: t, dir: dir, srv: srv, campaign: path, phones: phones, env: env}
+	name := c.Name
+	if name == "" {
+		name = "reliability"
+	}
+	return &project{t: t, dir: dir, srv: srv, campaign: path, name: name, phones: phones, env: env}
 }
 
+// newProjectOn is newProject with its state on backend: "file", or
+// "postgres" for a new database of pg's.
+func newProjectOn(t *testing.T, backend string, cfg sandbox.Config, c Campaign) *project {
+	t.Helper()
+	p := newProject(t, cfg, c)
+	if backend == "postgres" {
+		p.usePostgres(pg.Database(t))
+	}
+	return p
+}
+
+// usePostgres keeps the project's state in the database at url, named by
+// SMSFORM_STATE as CI would.
+func (p *project) usePostgres(url string) {
+	p.stateURL = url
+	p.env = append(withoutVars(p.env, "SMSFORM_STATE"), "SMSFORM_STATE="+url)
+}
+
+// statePath is where the project's state is: its file, or its URL.
 func (p *project) statePath() string {
+	if p.stateURL != "" {
+		return p.stateURL
+	}
 	return strings.TrimSuffix(p.campaign, ".yaml") + ".smsstate"
 }
 
@@ -204,7 +240,7 @@ func summaryOf(stdout string) apply.Result {
 // tally holds the state file against the outbox.
 func (p *project) tally() Tally {
 	p.t.Helper()
-	st, err := state.OpenReadOnly(context.Background(), p.statePath(), "")
+	st, err := state.OpenReadOnly(context.Background(), p.statePath(), p.name)
 	if err != nil {
 		p.t.Fatal(err)
 	}

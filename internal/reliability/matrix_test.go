@@ -293,7 +293,7 @@ func checkResolve(t *testing.T, p *project, o outcome, _ int) string {
 	t.Helper()
 	tl := p.tally()
 	doubt := map[string]bool{}
-	for _, ph := range inDoubtPhones(t, p.statePath()) {
+	for _, ph := range inDoubtPhones(t, p) {
 		doubt[ph] = true
 	}
 	if len(doubt) != tl.InDoubt {
@@ -303,14 +303,19 @@ func checkResolve(t *testing.T, p *project, o outcome, _ int) string {
 		checkNothingToSend(t, p)
 		return ""
 	}
-	// Unsent, on a copy.
-	cp := p.statePath() + ".copy"
-	data, err := os.ReadFile(p.statePath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(cp, data, 0o600); err != nil {
-		t.Fatal(err)
+	// Unsent, on a copy (a file either way: a PostgreSQL state is copied
+	// out with state migrate).
+	cp := filepath.Join(p.dir, "copy.smsstate")
+	if p.stateURL != "" {
+		p.smsform("state", "migrate", p.campaign, "--from", p.stateURL, "--to", cp)
+	} else {
+		data, err := os.ReadFile(p.statePath())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(cp, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	seen := len(p.srv.Messages())
 	p.smsform("state", "resolve", p.campaign, "--state", cp, "--in-doubt", "--as", "unsent")
@@ -486,10 +491,10 @@ func report(t *testing.T, faults []fault, results []figures) {
 	fmt.Print("reliability: fault matrix\n" + b.String())
 }
 
-// inDoubtPhones lists the recipients the state at path holds in doubt.
-func inDoubtPhones(t *testing.T, path string) []string {
+// inDoubtPhones lists the recipients the project's state holds in doubt.
+func inDoubtPhones(t *testing.T, p *project) []string {
 	t.Helper()
-	st, err := state.OpenReadOnly(context.Background(), path, "")
+	st, err := state.OpenReadOnly(context.Background(), p.statePath(), p.name)
 	if err != nil {
 		t.Fatal(err)
 	}

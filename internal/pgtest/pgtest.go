@@ -236,6 +236,10 @@ func (s *Server) SocketDir() string {
 	return filepath.Join(s.dir, "sock")
 }
 
+// Credential is who the throwaway server runs as (nil: this process's
+// user), for a test that must give it a folder (a tablespace).
+func (s *Server) Credential() *syscall.Credential { return s.cred }
+
 // Throwaway reports whether the server is one this package started (and
 // so can stop and restart).
 func (s *Server) Throwaway() bool { return s.Available() == nil && s.dir != "" }

@@ -131,6 +131,7 @@ type project struct {
 	phones   []string
 	env      []string
 	stateURL string // "": the state file next to the campaign
+	restore  func() // undoes a state fault, before the campaign is finished
 
 	exe        string              // "" : bin; the test binary to run smsform under a limit
 	cred       *syscall.Credential // nil: as this process's user

@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -22,8 +23,9 @@ import (
 // fault is one row of the fault matrix: how the sandbox misbehaves, and
 // what a run of smsform apply must then do.
 type fault struct {
-	name string
-	cfg  sandbox.Config // Seed is set per run
+	name    string
+	backend string         // where the state is: "file" (default) or "postgres"
+	cfg     sandbox.Config // Seed is set per run
 	// tune, when set, adjusts cfg to the campaign's size.
 	tune func(cfg *sandbox.Config, batches int)
 	// rate, when set, paces the campaign so that the run lasts long enough
@@ -198,6 +200,7 @@ func TestFaultMatrix(t *testing.T) {
 			after:  afterStateRefused([]string{"read-only", "readonly"}, false),
 		},
 	}
+	faults = append(faults, postgresFaults()...)
 
 	results := make([]figures, len(faults))
 	t.Run("faults", func(t *testing.T) {
@@ -230,7 +233,7 @@ func runFault(t *testing.T, f fault, seed int64, recipients, batch, conc, batche
 	if f.rate != nil {
 		c.Rate = f.rate(batches)
 	}
-	p := newProject(t, cfg, c)
+	p := newProjectOn(t, cmp.Or(f.backend, "file"), cfg, c)
 	var extra []string
 	if f.before != nil {
 		extra = f.before(t, p, batches)
@@ -431,7 +434,12 @@ func afterStateRefused(why []string, sendsHappened bool) func(*testing.T, *proje
 			chownAll(t, p.dir, os.Getuid())
 		}
 		p.exe, p.cred = "", nil
-		os.Chmod(p.statePath(), 0o600)
+		if p.stateURL == "" {
+			os.Chmod(p.statePath(), 0o600)
+		}
+		if p.restore != nil {
+			p.restore()
+		}
 		finish(t, p)
 		return note
 	}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/smsform/smsform/api"
 	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/internal/pgtest"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/state"
 )
@@ -32,6 +33,15 @@ var (
 	bin  = flag.String("bench.bin", "", "smsform binary to measure (default: build one)")
 	runs = flag.Int("bench.runs", 3, "runs of each plan measurement; the median is reported")
 )
+
+// pg serves the PostgreSQL rows, with fsync on: a commit costs what it
+// costs in production.
+var pg = pgtest.New(pgtest.Options{Fsync: true})
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(pg.Run(m))
+}
 
 // sizes of one harness run.
 type sizes struct {
@@ -98,9 +108,24 @@ func TestBench(t *testing.T) {
 		comparison: secs(sharedFresh.wall), ratio: resumed.wall.Seconds() / sharedFresh.wall.Seconds(), target: "≤ 1.5",
 		pass: resumed.wall.Seconds() <= 1.5*sharedFresh.wall.Seconds()})
 
+	// The same, the state in PostgreSQL.
+	db := pg.Database(t)
+	start = time.Now()
+	if err := recordAllSent(ctx, shared.Campaign, db); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("state recorded in PostgreSQL in %s", time.Since(start).Round(time.Second))
+	resumedPG := medianRun(t, n, smsform, nil, "plan", shared.Campaign, "--state", db)
+	if !strings.Contains(resumedPG.stdout, "Plan: 0 messages") {
+		t.Fatalf("plan resumed from PostgreSQL still sends:\n%s", firstLines(resumedPG.stdout, 3))
+	}
+	tab.add(row{figure: "  resumed from PostgreSQL (everything sent) vs fresh", smsform: secs(resumedPG.wall), rss: resumedPG.rss,
+		comparison: secs(sharedFresh.wall), ratio: resumedPG.wall.Seconds() / sharedFresh.wall.Seconds(), target: "≤ 1.5",
+		pass: resumedPG.wall.Seconds() <= 1.5*sharedFresh.wall.Seconds()})
+
 	// Apply against the sandbox: smsform with durable state vs a bare
 	// sender, medians of alternating rounds (one round is noisy).
-	bare, applied := applyPair(t, ctx, smsform, dir, sz, 0, n)
+	bare, applied := applyPair(t, ctx, smsform, dir, sz, 0, n, "")
 	tab.add(row{figure: fmt.Sprintf("apply %s recipients (batches of 100, concurrency %d), sandbox answering at once: req/s", count(sz.apply), sz.concurrency),
 		smsform: fmt.Sprintf("%.0f", applied.rps), rss: applied.rss, comparison: fmt.Sprintf("%.0f bare", bare.rps),
 		ratio: applied.rps / bare.rps, target: "≥ 0.9", pass: applied.rps >= 0.9*bare.rps})
@@ -108,8 +133,11 @@ func TestBench(t *testing.T) {
 		comparison: secs(bare.wall), ratio: applied.wall.Seconds() / bare.wall.Seconds(), target: "(info)", pass: true})
 	// A provider over a network takes tens of milliseconds per request;
 	// 20 ms is a fast one.
-	bare, applied = applyPair(t, ctx, smsform, dir, sz, 20*time.Millisecond, n)
+	bare, applied = applyPair(t, ctx, smsform, dir, sz, 20*time.Millisecond, n, "")
 	tab.add(row{figure: "  sandbox answering in 20 ms (a fast provider): req/s", smsform: fmt.Sprintf("%.0f", applied.rps), rss: applied.rss,
+		comparison: fmt.Sprintf("%.0f bare", bare.rps), ratio: applied.rps / bare.rps, target: "≥ 0.9", pass: applied.rps >= 0.9*bare.rps})
+	bare, applied = applyPair(t, ctx, smsform, dir, sz, 20*time.Millisecond, n, pg.Database(t))
+	tab.add(row{figure: "  sandbox answering in 20 ms, state in PostgreSQL: req/s", smsform: fmt.Sprintf("%.0f", applied.rps), rss: applied.rss,
 		comparison: fmt.Sprintf("%.0f bare", bare.rps), ratio: applied.rps / bare.rps, target: "≥ 0.9", pass: applied.rps >= 0.9*bare.rps})
 
 	tab.print(os.Stdout, *full)
@@ -253,11 +281,11 @@ type throughput struct {
 // no state, no token store) and with `smsform apply`. Each round has a
 // sandbox and a campaign of its own (a sandbox keeps its outbox in memory,
 // which would slow later rounds); it returns the median of each side.
-func applyPair(t *testing.T, ctx context.Context, smsform, dir string, sz sizes, latency time.Duration, rounds int) (bare, applied throughput) {
+func applyPair(t *testing.T, ctx context.Context, smsform, dir string, sz sizes, latency time.Duration, rounds int, stateURL string) (bare, applied throughput) {
 	t.Helper()
 	var bares, applieds []throughput
 	for round := range rounds {
-		b, a := applyRound(t, ctx, smsform, dir, sz, latency, round)
+		b, a := applyRound(t, ctx, smsform, dir, sz, latency, round, stateURL)
 		bares, applieds = append(bares, b), append(applieds, a)
 	}
 	return median(bares), median(applieds)
@@ -274,12 +302,17 @@ func median(ts []throughput) throughput {
 	return m
 }
 
-func applyRound(t *testing.T, ctx context.Context, smsform, dir string, sz sizes, latency time.Duration, round int) (bare, applied throughput) {
+// applyRound is one round of applyPair; apply keeps its state in the
+// database at stateURL, or in a file when it is "".
+func applyRound(t *testing.T, ctx context.Context, smsform, dir string, sz sizes, latency time.Duration, round int, stateURL string) (bare, applied throughput) {
 	t.Helper()
 	const id, secret = "bench", "bench-secret"
 	url, stop := startSandbox(t, smsform, id, secret, "--latency", latency.String())
 	defer stop()
 	name := fmt.Sprintf("apply-%s-%d", latency, round)
+	if stateURL != "" {
+		name += "-pg"
+	}
 	g, err := Generate(dir, Spec{Name: name, Recipients: sz.apply, BatchSize: 100, Concurrency: sz.concurrency, BaseURL: url, Seed: uint64(2 + round)})
 	if err != nil {
 		t.Fatal(err)
@@ -329,7 +362,7 @@ func applyRound(t *testing.T, ctx context.Context, smsform, dir string, sz sizes
 	bare.rss = ru0.Maxrss * 1024 // the test process: an upper bound
 
 	env := []string{"SMSFORM_CLIENT_ID=" + id, "SMSFORM_CLIENT_SECRET=" + secret, "SMSFORM_BASE_URL=" + url,
-		"SMSFORM_TOKEN_DIR=" + filepath.Join(dir, name+"-tokens"), "CI=true"}
+		"SMSFORM_TOKEN_DIR=" + filepath.Join(dir, name+"-tokens"), "CI=true", "SMSFORM_STATE=" + stateURL}
 	// The pair compares sending: apply's own summary times its send loop
 	// (every intent, request and outcome; apply has its token before), as
 	// the bare loop above is timed from its first request to its last

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -120,6 +121,11 @@ func TestGitHubWorkflowsPromises(t *testing.T) {
 		} `yaml:"steps"`
 	}
 	type workflow struct {
+		On struct {
+			Schedule []struct {
+				Cron string `yaml:"cron"`
+			} `yaml:"schedule"`
+		} `yaml:"on"`
 		Permissions map[string]string `yaml:"permissions"`
 		Jobs        map[string]job    `yaml:"jobs"`
 	}
@@ -198,6 +204,24 @@ func TestGitHubWorkflowsPromises(t *testing.T) {
 		}
 		if !applied {
 			t.Error(`no step with id "apply"`)
+		}
+		// Scheduled runs apply campaigns until done: exit 5 (waiting for a
+		// send window) is not a failure there.
+		if len(w.On.Schedule) == 0 || w.On.Schedule[0].Cron == "" {
+			t.Error("apply.yml has no schedule trigger for campaigns with send windows")
+		}
+		var exitStep string
+		for _, s := range a.Steps {
+			if strings.Contains(s.Run, `case "$RC" in`) {
+				exitStep = s.Run
+			}
+		}
+		five := regexp.MustCompile(`(?m)^\s*5\)`).FindStringIndex(exitStep)
+		if five == nil {
+			t.Fatal("the exit code step does not handle 5")
+		}
+		if rest := exitStep[five[0]:]; strings.Contains(rest[:strings.Index(rest, ";;")], "exit 5") {
+			t.Error("the exit code step fails the job on 5; a closed send window is not a failure")
 		}
 	})
 }
@@ -279,6 +303,24 @@ func TestGitLabPipeline(t *testing.T) {
 	applyJob, ok := jobs["smsform-apply"]
 	if !ok {
 		t.Fatalf("no smsform-apply job; jobs: %v", keys(jobs))
+	}
+	scheduled, ok := jobs["smsform-scheduled"]
+	if !ok {
+		t.Fatalf("no smsform-scheduled job; jobs: %v", keys(jobs))
+	}
+	if scheduled.ResourceGroup != "smsform-apply" || !anyRule(scheduled.Rules, func(r rule) bool {
+		return strings.Contains(r.If, `$CI_PIPELINE_SOURCE == "schedule"`)
+	}) {
+		t.Errorf("smsform-scheduled: resource_group %q, rules %+v; want smsform-apply and schedule pipelines", scheduled.ResourceGroup, scheduled.Rules)
+	}
+	ss := script(scheduled.Script)
+	for _, want := range []string{"smsform apply", "--auto-approve", "--lock-timeout", `[ "$rc" != 5 ]`} {
+		if !strings.Contains(ss, want) {
+			t.Errorf("smsform-scheduled script lacks %q", want)
+		}
+	}
+	if !strings.Contains(script(applyJob.Script), `[ "$rc" != 5 ]`) {
+		t.Error("smsform-apply fails the job on 5; a closed send window is not a failure")
 	}
 	for name, j := range map[string]job{"smsform-plan": planJob, "smsform-apply": applyJob} {
 		if !slices.Contains(stages, j.Stage) {

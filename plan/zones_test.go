@@ -3,11 +3,14 @@ package plan
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/internal/bench"
 	"github.com/smsform/smsform/internal/window"
 )
 
@@ -192,5 +195,44 @@ func TestSavedPlanKeepsWindow(t *testing.T) {
 		if strings.Join(b.Zones, ",") != strings.Join(p.Batches[i].Zones, ",") {
 			t.Errorf("batch %d zones %v, want %v", i, b.Zones, p.Batches[i].Zones)
 		}
+	}
+}
+
+// BenchmarkComputeWindow is BenchmarkCompute with a send window: every
+// recipient's zones are looked up and the groups split by them. Compare
+// with BenchmarkCompute for what the window costs.
+func BenchmarkComputeWindow(b *testing.B) {
+	for _, tc := range []struct {
+		name         string
+		personalised bool
+	}{{"personalised", true}, {"shared", false}} {
+		b.Run(tc.name, func(b *testing.B) {
+			g, err := bench.Generate(b.TempDir(), bench.Spec{Name: "bench", Recipients: 100_000, Personalised: tc.personalised, Seed: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			f, err := os.OpenFile(g.Campaign, os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, err = f.WriteString("send_window: {from: \"09:00\", to: \"20:00\"}\nfallback_timezone: UTC\n")
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			c, err := campaign.Load(g.Campaign)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Compute(context.Background(), c, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportPerRecipient(b, 100_000)
+		})
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/nyaruka/phonenumbers"
 )
 
 func mustCompile(t *testing.T, s Spec) *Schedule {
@@ -301,5 +303,40 @@ func TestWait(t *testing.T) {
 		if got := Wait(tt.d); got != tt.want {
 			t.Errorf("Wait(%s) = %q, want %q", tt.d, got, tt.want)
 		}
+	}
+}
+
+// TestFinderKnowsEveryRegion: the zones phonenumbers gives for the example
+// numbers of every region all load from Go's embedded database, so no
+// recipient is held back because the two disagree on a name.
+func TestFinderKnowsEveryRegion(t *testing.T) {
+	sc := mustCompile(t, Spec{From: "09:00", To: "20:00"})
+	f := sc.Finder()
+	regions := phonenumbers.GetSupportedRegions()
+	if len(regions) < 200 {
+		t.Fatalf("only %d regions", len(regions))
+	}
+	known := 0
+	for region := range regions {
+		for _, typ := range []phonenumbers.PhoneNumberType{phonenumbers.MOBILE, phonenumbers.FIXED_LINE} {
+			n := phonenumbers.GetExampleNumberForType(region, typ)
+			if n == nil {
+				continue
+			}
+			e164 := phonenumbers.Format(n, phonenumbers.E164)
+			names, _ := phonenumbers.GetTimezonesForPrefix(e164)
+			if len(names) == 1 && names[0] == phonenumbers.UNKNOWN_TIMEZONE {
+				continue
+			}
+			z, _ := f.Zones(e164)
+			if z == nil {
+				t.Errorf("%s (%s): zones %v do not all load", region, e164, names)
+				continue
+			}
+			known++
+		}
+	}
+	if known < 300 {
+		t.Errorf("only %d example numbers with a known zone", known)
 	}
 }

@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dustin/go-humanize"
+
+	"github.com/smsform/smsform/apply"
+	"github.com/smsform/smsform/internal/window"
+)
+
+// This file holds what the commands say about send windows: plan --at,
+// the waits of apply --wait, and the hints of a run that stopped because
+// nothing more could be sent now.
+
+// parseAt reads plan --at: an RFC 3339 time.
+func parseAt(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, withHint(fmt.Errorf("%w: --at %q is not an RFC 3339 time", ErrUsage, s),
+			"write a date, a time and an offset, e.g. --at 2026-12-01T09:00:00+01:00 or --at 2026-12-01T08:00:00Z")
+	}
+	return t, nil
+}
+
+// waitLine words a wait event of apply --wait for a person.
+func waitLine(e apply.Event) string {
+	who := "recipients wait"
+	if e.Recipients == 1 {
+		who = "recipient waits"
+	}
+	return fmt.Sprintf("smsform: waiting %s, until %s: %s (%s %s; interrupt to stop)",
+		window.Wait(e.Wait), e.Until.UTC().Format("2006-01-02 15:04 UTC"), e.Reason,
+		humanize.Comma(int64(e.Recipients)), who)
+}
+
+// windowError adds to a run's ClosedError or ExpiredError what to do next.
+// Like the hints of a finished run, they are left out in automation, where
+// a scheduled run carries on by itself.
+func (n nextStep) windowError(err error) (error, bool) {
+	var closed *apply.ClosedError
+	var expired *apply.ExpiredError
+	switch {
+	case errors.As(err, &closed):
+		if inAutomation(n.env) {
+			return err, true
+		}
+		switch {
+		case n.saved == nil:
+			return withHint(err, "nothing was recorded for them: run apply again once the window opens (a scheduled run does it: see examples/ci), or keep it running with --wait"), true
+		case !n.recorded:
+			return withHint(err, "nothing was recorded, so the plan is not used up: apply it again once the window opens (smsform apply %s), or with --wait", n.planFile), true
+		}
+		return withHint(err, "the plan is used up (it sent what could go): send the rest once the window opens with smsform apply %s, or make a new plan (%s); apply --wait keeps a run going until the windows open", n.campaign, n.newPlan()), true
+	case errors.As(err, &expired):
+		if inAutomation(n.env) {
+			return err, true
+		}
+		return withHint(err, "not_after ends the campaign: to send them anyway, move not_after later in %s and plan again", n.campaign), true
+	}
+	return err, false
+}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/smsform/smsform/internal/window"
 )
 
 // addSeeds adds every file matching pattern as a seed.
@@ -61,6 +63,9 @@ func FuzzLoad(f *testing.F) {
 		}
 		_ = c.Personalised()
 		_ = c.Files()
+		if _, err := window.Compile(c.Window); err != nil {
+			t.Errorf("a loaded campaign's window does not compile: %v", err)
+		}
 	})
 }
 

@@ -323,7 +323,8 @@ func openByHand(t *testing.T, w window.Spec, phone string, at time.Time) bool {
 	}
 	days := w.Days
 	if len(days) == 0 {
-		days = window.DayNames[:]
+		names := window.DayNames()
+		days = names[:]
 	}
 	for _, name := range z.Names() {
 		loc, err := time.LoadLocation(name)
@@ -435,7 +436,7 @@ func TestRunWindowProperty(t *testing.T) {
 		from := rng.IntN(20) * 60
 		to := from + 60*(1+rng.IntN(24-from/60))
 		var days []string
-		for _, d := range window.DayNames {
+		for _, d := range window.DayNames() {
 			if rng.IntN(3) > 0 {
 				days = append(days, d)
 			}

@@ -94,7 +94,7 @@ func (l *loader) days(v *yaml.Node, path string) []string {
 		seen[s] = item.Line
 	}
 	var out []string
-	for _, d := range window.DayNames {
+	for _, d := range window.DayNames() {
 		if _, ok := seen[d]; ok {
 			out = append(out, d)
 		}
@@ -103,7 +103,8 @@ func (l *loader) days(v *yaml.Node, path string) []string {
 }
 
 func fullDay(short string) string {
-	i := slices.Index(window.DayNames[:], short)
+	names := window.DayNames()
+	i := slices.Index(names[:], short)
 	return strings.ToLower(time.Weekday((i + 1) % 7).String())
 }
 

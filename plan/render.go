@@ -95,7 +95,7 @@ func WriteTable(w io.Writer, p *Plan, o Output) error {
 				fmt.Sprintf("%s (%d each)", count(batch.TotalSegments()), batch.Segments),
 				preview(batch.Body, 40)}
 			if p.Schedule != nil {
-				row = append(row, p.Schedule.Batch(i).Short())
+				row = append(row, p.Schedule.Batch(i).short())
 			}
 			if err := t.Append(row...); err != nil {
 				return err

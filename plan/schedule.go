@@ -118,9 +118,9 @@ func (p *Plan) ScheduleAt(at time.Time) error {
 	return nil
 }
 
-// Label words a group as seen at the schedule's moment: "now", "window
+// label words a group as seen at the schedule's moment: "now", "window
 // opens 09:00 America/New_York, in 3 h 10 min".
-func (s *Schedule) Label(w When) string {
+func (s *Schedule) label(w When) string {
 	if w.Reason != window.ReasonWindow {
 		return w.Describe(s.At)
 	}
@@ -133,9 +133,9 @@ func (s *Schedule) Label(w When) string {
 	return fmt.Sprintf("window opens %s %s%s, in %s", w.Local, strings.Join(zones, ", "), more, window.Wait(w.At.Sub(s.At)))
 }
 
-// Short words when a batch may go in a few characters, for a table column:
+// short words when a batch may go in a few characters, for a table column:
 // "now", "2026-11-23 14:00 UTC", "never".
-func (w When) Short() string {
+func (w When) short() string {
 	switch w.Reason {
 	case window.ReasonNow:
 		return "now"
@@ -147,9 +147,9 @@ func (w When) Short() string {
 	return "never"
 }
 
-// DescribeWindow words the campaign's window for a person: "09:00-20:00 mon-fri,
+// describeWindow words the campaign's window for a person: "09:00-20:00 mon-fri,
 // recipients' local time; not after 2026-12-24T18:00:00Z".
-func DescribeWindow(w window.Spec) string {
+func describeWindow(w window.Spec) string {
 	var parts []string
 	if w.HasWindow() {
 		days := "every day"
@@ -177,14 +177,14 @@ func writeScheduleText(b *strings.Builder, p *Plan, bullet string) {
 	if s == nil {
 		return
 	}
-	fmt.Fprintf(b, "When, as at %s (%s):\n", s.At.UTC().Format("2006-01-02 15:04 UTC"), DescribeWindow(s.Window))
+	fmt.Fprintf(b, "When, as at %s (%s):\n", s.At.UTC().Format("2006-01-02 15:04 UTC"), describeWindow(s.Window))
 	if bullet == "- " {
 		b.WriteString("\n")
 	}
 	for _, w := range s.Groups {
-		fmt.Fprintf(b, "%s%s %s: %s", bullet, count(w.Recipients), plural(w.Recipients, "recipient", "recipients"), s.Label(w))
+		fmt.Fprintf(b, "%s%s %s: %s", bullet, count(w.Recipients), plural(w.Recipients, "recipient", "recipients"), s.label(w))
 		if w.Reason == window.ReasonWindow || w.Reason == window.ReasonNotBefore {
-			fmt.Fprintf(b, " (%s)", w.Short())
+			fmt.Fprintf(b, " (%s)", w.short())
 		}
 		b.WriteString("\n")
 	}
@@ -197,7 +197,7 @@ func writeScheduleText(b *strings.Builder, p *Plan, bullet string) {
 // withWhen adds to a markdown batch when it may go.
 func withWhen(bl mdBlock, p *Plan, i int) mdBlock {
 	if p.Schedule != nil {
-		bl.text = strings.Replace(bl.text, "`: ", "` ("+p.Schedule.Batch(i).Short()+"): ", 1)
+		bl.text = strings.Replace(bl.text, "`: ", "` ("+p.Schedule.Batch(i).short()+"): ", 1)
 	}
 	return bl
 }
@@ -228,7 +228,7 @@ func scheduleJSON(s *Schedule) *jsonSchedule {
 	out := &jsonSchedule{At: s.At.UTC(), Window: s.Window, Groups: []jsonWhen{}}
 	for _, w := range s.Groups {
 		j := jsonWhen{When: w.jsonWhen(), Reason: string(w.Reason), Zones: w.Zones, LocalTime: w.Local,
-			Label: s.Label(w), Recipients: w.Recipients, Batches: w.Batches}
+			Label: s.label(w), Recipients: w.Recipients, Batches: w.Batches}
 		if !w.At.IsZero() {
 			j.At = w.At.UTC()
 			j.InNS = int64(w.At.Sub(s.At))
@@ -238,10 +238,10 @@ func scheduleJSON(s *Schedule) *jsonSchedule {
 	return out
 }
 
-// jsonWhen is When.Short for programs: "now", an RFC 3339 time, "ended" or "never".
+// jsonWhen is When.short for programs: "now", an RFC 3339 time, "ended" or "never".
 func (w When) jsonWhen() string {
 	if w.Reason == window.ReasonWindow || w.Reason == window.ReasonNotBefore {
 		return w.At.UTC().Format(time.RFC3339)
 	}
-	return w.Short()
+	return w.short()
 }

@@ -111,7 +111,7 @@ func TestScheduleAt(t *testing.T) {
 	}
 	var lines []string
 	for _, w := range p.Schedule.Groups {
-		lines = append(lines, count(w.Recipients)+": "+p.Schedule.Label(w))
+		lines = append(lines, count(w.Recipients)+": "+p.Schedule.label(w))
 	}
 	want := []string{
 		"3: now",

@@ -52,12 +52,13 @@ func (s Spec) Active() bool {
 	return s.HasWindow() || !s.NotBefore.IsZero() || !s.NotAfter.IsZero()
 }
 
-// DayNames are the day names a spec uses, in week order from Monday.
-var DayNames = [7]string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}
+// DayNames returns the day names a spec uses, in week order from Monday.
+func DayNames() [7]string { return [7]string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"} }
 
 // ParseDay returns the time.Weekday of a day name of DayNames.
 func ParseDay(s string) (time.Weekday, bool) {
-	i := slices.Index(DayNames[:], s)
+	names := DayNames()
+	i := slices.Index(names[:], s)
 	if i < 0 {
 		return 0, false
 	}

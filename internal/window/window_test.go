@@ -264,13 +264,13 @@ func randomSpec(rng *rand.Rand, base time.Time) Spec {
 		to := from + 15 + rng.IntN(24*60-from-15+1)/15*15
 		s.From = clock(from)
 		s.To = clock(min(to, 24*60))
-		for _, d := range DayNames {
+		for _, d := range DayNames() {
 			if rng.IntN(3) > 0 {
 				s.Days = append(s.Days, d)
 			}
 		}
 		if len(s.Days) == 0 {
-			s.Days = []string{DayNames[rng.IntN(7)]}
+			s.Days = []string{DayNames()[rng.IntN(7)]}
 		}
 	}
 	if rng.IntN(3) == 0 {

@@ -24,14 +24,16 @@ test:
 bench: build
 	$(GO) test -v -count=1 -timeout 60m -run 'TestBench$$' ./internal/bench -bench.full -bench.bin $(CURDIR)/smsform
 
-# The kill test (SIGKILL at random moments, resume until done): 20 kills over
-# 2,000 recipients, then 100 kills over 10,000; prints a crashtest: line each.
+# The kill test (SIGKILL at random moments, resume until done), with the state
+# in a file and in PostgreSQL: 20 kills over 2,000 recipients, then 100 kills
+# over 10,000; prints a crashtest: line each.
 crashtest:
 	$(GO) test -v -count=1 -timeout 30m -run 'TestKill$$' ./internal/reliability -crash.kills=20 -crash.recipients=2000
 	$(GO) test -v -count=1 -timeout 30m -run 'TestKill$$' ./internal/reliability -crash.kills=100 -crash.recipients=10000
 
-# The fault matrix (20 seeded runs of 1,000 recipients per fault) and two and
-# five applies at once; prints the report table.
+# The fault matrix (20 seeded runs of 1,000 recipients per fault, the state's
+# own faults in a file and in PostgreSQL) and two and five applies at once on
+# both; prints the report table.
 reliability:
 	$(GO) test -v -count=1 -timeout 60m -run 'TestFaultMatrix|TestConcurrentApplies' ./internal/reliability -reliability.runs=20 -reliability.recipients=1000
 

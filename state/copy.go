@@ -127,6 +127,7 @@ func (s *State) summary(ctx context.Context) (*Copied, error) {
 // order, and takes src's lineage and serial.
 func (t *txn) copyFrom(src *State) error {
 	dst := t.w.s
+	t.wrote = true
 	put, err := t.conn.PrepareContext(t.ctx, dst.q.putAttempt)
 	if err != nil {
 		return err

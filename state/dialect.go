@@ -12,7 +12,7 @@ type dialect struct {
 
 	insertAttempt string // scope, batch, body hash, phones, recipients, started at; returns id
 	attempt       string // id; returns state, phones
-	finishAttempt string // state, http status, request id, reason, finished at, id
+	finishAttempt string // state, http status, request id, reason, finished at, id of an open intent; returns phones
 	bumpSerial    string // scope
 
 	// Reads of every attempt, oldest first (scope).
@@ -43,7 +43,7 @@ var sqliteDialect = &dialect{
 	begin:         `BEGIN IMMEDIATE`,
 	insertAttempt: `INSERT INTO attempts (batch_id, state, body_hash, phones, recipients, started_at) VALUES (?, 'intent', ?, ?, ?, ?) RETURNING id`,
 	attempt:       `SELECT state, phones FROM attempts WHERE id = ?`,
-	finishAttempt: `UPDATE attempts SET state = ?, http_status = ?, request_id = ?, reason = ?, finished_at = ? WHERE id = ?`,
+	finishAttempt: `UPDATE attempts SET state = ?, http_status = ?, request_id = ?, reason = ?, finished_at = ? WHERE id = ? AND state = 'intent' RETURNING phones`,
 	bumpSerial:    `UPDATE meta SET serial = serial + 1 WHERE id = 1`,
 	eachRecord:    `SELECT batch_id, state, body_hash, phones, reason, started_at, finished_at FROM attempts ORDER BY id`,
 	attempts:      `SELECT id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at FROM attempts ORDER BY id`,
@@ -75,7 +75,7 @@ var postgresDialect = &dialect{
 	begin:         `BEGIN`,
 	insertAttempt: numbered(`INSERT INTO attempts (campaign_id, batch_id, state, body_hash, phones, recipients, started_at) VALUES (?, ?, 'intent', ?, ?, ?, ?) RETURNING id`),
 	attempt:       numbered(`SELECT state, phones FROM attempts WHERE id = ?`),
-	finishAttempt: numbered(`UPDATE attempts SET state = ?, http_status = ?, request_id = ?, reason = ?, finished_at = ? WHERE id = ?`),
+	finishAttempt: numbered(`UPDATE attempts SET state = ?, http_status = ?, request_id = ?, reason = ?, finished_at = ? WHERE id = ? AND state = 'intent' RETURNING phones`),
 	bumpSerial:    numbered(`UPDATE campaigns SET serial = serial + 1 WHERE id = ?`),
 	eachRecord:    numbered(`SELECT batch_id, state, body_hash, phones, reason, started_at, finished_at FROM attempts WHERE campaign_id = ? ORDER BY id`),
 	attempts:      numbered(`SELECT id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at FROM attempts WHERE campaign_id = ? ORDER BY id`),

@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -80,11 +81,8 @@ func (s *State) ForgetIntent(ctx context.Context, batchID string) error {
 		return ErrClosed
 	}
 	err := s.w.do(ctx, func(t *txn) error {
-		id, phones, err := t.openAttempt(batchID)
+		phones, err := t.finish(batchID, AttemptForgotten, Outcome{})
 		if err != nil {
-			return err
-		}
-		if _, err := t.exec("finishAttempt", string(AttemptForgotten), 0, "", "", t.now, id); err != nil {
 			return err
 		}
 		t.changed = true
@@ -232,11 +230,8 @@ func (t *txn) intent(in Intent) error {
 }
 
 func (t *txn) outcome(batchID string, o Outcome) error {
-	id, phones, err := t.openAttempt(batchID)
+	phones, err := t.finish(batchID, AttemptState(o.Status), o)
 	if err != nil {
-		return err
-	}
-	if _, err := t.exec("finishAttempt", string(o.Status), o.HTTPStatus, o.RequestID, o.Reason, t.now, id); err != nil {
 		return err
 	}
 	t.changed = true
@@ -249,19 +244,21 @@ func (t *txn) setAll(phones string, c code) error {
 	return eachPhone(phones, func(p string) { k.set(p, c) })
 }
 
-// openAttempt returns the batch's latest attempt and its phones; it must
-// still be an intent awaiting its outcome.
-func (t *txn) openAttempt(batchID string) (id int64, phones string, err error) {
+// finish ends the batch's latest attempt, which must still be an intent
+// awaiting its outcome, as st with o's details, and returns its phones:
+// one statement, which changes nothing when the attempt is not open.
+func (t *txn) finish(batchID string, st AttemptState, o Outcome) (phones string, err error) {
 	id, ok := t.w.known.batches[batchID]
 	if !ok {
-		return 0, "", refusal{fmt.Errorf("no intent recorded: %w", ErrNoIntent)}
+		return "", refusal{fmt.Errorf("no intent recorded: %w", ErrNoIntent)}
 	}
-	var st string
-	if err := t.queryRow("attempt", id).Scan(&st, &phones); err != nil {
-		return 0, "", err
+	err = t.queryRow("finishAttempt", string(st), o.HTTPStatus, o.RequestID, o.Reason, t.now, id).Scan(&phones)
+	if errors.Is(err, sql.ErrNoRows) {
+		var cur string
+		if err := t.queryRow("attempt", id).Scan(&cur, &phones); err != nil {
+			return "", err
+		}
+		return "", refusal{fmt.Errorf("its latest attempt is already %s: %w", cur, ErrNoIntent)}
 	}
-	if st != string(AttemptIntent) {
-		return 0, "", refusal{fmt.Errorf("its latest attempt is already %s: %w", st, ErrNoIntent)}
-	}
-	return id, phones, nil
+	return phones, err
 }

@@ -53,10 +53,10 @@
 //
 // Each recording method returns once its change is durable. Calls made
 // concurrently from several goroutines are committed together (group commit):
-// one transaction and one fsync for all of them, each in its own savepoint,
-// so one refused change never undoes another. Every change bumps the serial.
-// A write the database refuses (disk full, read-only file) is an error
-// naming the file: "write state PATH: ...".
+// one transaction and one fsync for all of them; one refused change never
+// undoes another, nor is half recorded. Every change bumps the serial.
+// A write the database refuses (disk full, read-only file, a lost
+// connection) is an error naming the state: "write state PATH: ...".
 package state
 
 import (

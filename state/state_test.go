@@ -455,3 +455,62 @@ func testClosed(t *testing.T, b backend) {
 		t.Errorf("intent on read-only view: %v", err)
 	}
 }
+
+// TestGroupRefusedAfterWriting commits, in concurrent groups, changes of
+// which some are refused after writing (an outcome recorded, then the
+// next intent refused): those leave nothing, the others all land.
+func TestGroupRefusedAfterWriting(t *testing.T) { eachBackend(t, testGroupRefusedAfterWriting) }
+
+func testGroupRefusedAfterWriting(t *testing.T, b backend) {
+	ctx := context.Background()
+	s := openTest(t, b.loc(t))
+	must(t, s.RecordIntent(ctx, intent("sent", "+440")))
+	must(t, s.RecordOutcome(ctx, "sent", Outcome{Status: Sent}))
+	const n = 48
+	for i := range n {
+		must(t, s.RecordIntent(ctx, intent(fmt.Sprintf("a%d", i), fmt.Sprintf("+4410%02d", i))))
+	}
+	serial := s.Serial()
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			next := intent(fmt.Sprintf("b%d", i), fmt.Sprintf("+4420%02d", i))
+			if i%3 == 0 {
+				next.Phones = append(next.Phones, "+440") // refused after the outcome was written
+			}
+			errs[i] = s.RecordOutcomeAndIntent(ctx, fmt.Sprintf("a%d", i), Outcome{Status: Sent}, next)
+		})
+	}
+	wg.Wait()
+	ok := 0
+	for i, err := range errs {
+		switch {
+		case i%3 == 0 && !errors.Is(err, ErrAlreadySent):
+			t.Errorf("change %d: %v, want ErrAlreadySent", i, err)
+		case i%3 != 0 && err != nil:
+			t.Errorf("change %d: %v", i, err)
+		case err == nil:
+			ok++
+		}
+	}
+	st := statuses(t, s)
+	for i := range n {
+		a, b := st[fmt.Sprintf("+4410%02d", i)], st[fmt.Sprintf("+4420%02d", i)]
+		if i%3 == 0 && (a != InDoubt || b != "") {
+			t.Errorf("refused change %d left a record: %s, %s", i, a, b)
+		}
+		if i%3 != 0 && (a != Sent || b != InDoubt) {
+			t.Errorf("change %d: %s, %s; want sent and in doubt", i, a, b)
+		}
+	}
+	if s.Serial() != serial+int64(ok) {
+		t.Errorf("serial %d, want %d", s.Serial(), serial+int64(ok))
+	}
+	// What memory holds is what the state holds.
+	must(t, s.Close())
+	s = openTest(t, s.loc)
+	if got := statuses(t, s); !mapsEqual(got, st) {
+		t.Error("reopened state differs from what the writer knew")
+	}
+}

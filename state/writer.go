@@ -13,8 +13,8 @@ const maxGroup = 256
 
 // writer owns the one connection that changes the state. A change joins
 // the queue; whoever holds the leader slot takes everything queued, runs it
-// in one transaction (each change in its own savepoint when there are
-// several), commits once and answers every caller. While one commit waits
+// in one transaction (see commit for a change refused half-way), commits
+// once and answers every caller. While one commit waits
 // for the disk, the next group gathers, and one of its callers leads it:
 // that is group commit, and it is what lets concurrent batches share an
 // fsync. A lone caller commits its own change, with no goroutine to wake.
@@ -40,13 +40,15 @@ type op struct {
 }
 
 // txn is one change's view of the transaction. A change sets changed when
-// it modified something, which bumps the serial.
+// it modified something, which bumps the serial; wrote is set by every
+// statement that writes (see commit).
 type txn struct {
 	ctx     context.Context
 	conn    *sql.Conn // in a transaction
 	w       *writer
 	now     string
 	changed bool
+	wrote   bool
 }
 
 // refusal marks an error the change itself decided on (the state is
@@ -72,12 +74,9 @@ func statements(q *dialect) map[string]string {
 		"planApplied":   q.planApplied,
 		"insertPlan":    q.insertPlan,
 
-		"begin":      q.begin,
-		"commit":     `COMMIT`,
-		"rollback":   `ROLLBACK`,
-		"savepoint":  `SAVEPOINT change`,
-		"rollbackTo": `ROLLBACK TO SAVEPOINT change`,
-		"release":    `RELEASE SAVEPOINT change`,
+		"begin":    q.begin,
+		"commit":   `COMMIT`,
+		"rollback": `ROLLBACK`,
 	}
 }
 
@@ -145,15 +144,27 @@ func (w *writer) lead(o *op) {
 	}
 }
 
+// commit runs the group in one transaction and answers every caller.
+//
+// A change refused before it wrote anything (the usual case: an intent
+// naming someone already sent is refused from memory) simply leaves the
+// group, and the others go on. A change refused after it wrote (an
+// outcome recorded, then the next intent refused) cannot be undone alone
+// without a savepoint, and a savepoint per change costs two statements
+// each; so then the transaction is rolled back and the group run again
+// without it. That is rare, and keeps the common commit short.
 func (w *writer) commit(group []*op) {
-	ctx := context.Background()
 	errs := make([]error, len(group))
-	k := w.known
-	fail := func(err error) {
+	out := make([]bool, len(group)) // refused: out of the group
+	for {
+		again, err := w.try(group, errs, out)
 		if err != nil {
-			// Nothing of the group is in the file: known goes back too.
-			k.rollback(0)
+			// Nothing of the group is in the state: known goes back too.
+			w.known.rollback(0)
 			err = fmt.Errorf("write state %s: %w", w.s.loc, err)
+		}
+		if again && err == nil {
+			continue
 		}
 		for i, o := range group {
 			if errs[i] == nil {
@@ -161,68 +172,74 @@ func (w *writer) commit(group []*op) {
 			}
 			o.err <- errs[i]
 		}
-	}
-	// abort ends the transaction; SQLite may have ended it already after
-	// an I/O error, so the rollback's own error says nothing.
-	abort := func(err error) {
-		w.stmts["rollback"].ExecContext(ctx)
-		fail(err)
-	}
-	if _, err := w.stmts["begin"].ExecContext(ctx); err != nil {
-		fail(err)
 		return
 	}
+}
+
+// try runs the changes of group not yet out in one transaction. again
+// says that one was refused after writing, the transaction was rolled
+// back, and the rest must run again; err is a database error, which fails
+// the whole group.
+func (w *writer) try(group []*op, errs []error, out []bool) (again bool, err error) {
+	ctx := context.Background()
+	k := w.known
+	// abort ends the transaction; SQLite may have ended it already after
+	// an I/O error, so the rollback's own error says nothing.
+	abort := func() { w.stmts["rollback"].ExecContext(ctx) }
+	if _, err := w.stmts["begin"].ExecContext(ctx); err != nil {
+		return false, err
+	}
 	t := &txn{ctx: ctx, conn: w.conn, w: w, now: formatTime(w.s.now())}
-	bumps := 0
-	single := len(group) == 1
+	bumps, left := 0, 0
 	for i, o := range group {
-		if !single {
-			if _, err := t.exec("savepoint"); err != nil {
-				abort(err)
-				return
-			}
+		if out[i] {
+			continue
 		}
 		mark := k.mark()
-		t.changed = false
+		t.changed, t.wrote = false, false
 		err := o.run(t)
 		if err == nil && t.changed {
 			_, err = t.exec("bumpSerial", w.s.args()...)
 		}
 		var r refusal
-		if errors.As(err, &r) {
-			errs[i] = err
+		switch {
+		case errors.As(err, &r) && !t.wrote:
+			errs[i], out[i] = err, true
 			k.rollback(mark)
-			if single {
-				abort(nil)
-				return
+		case errors.As(err, &r):
+			errs[i], out[i] = err, true
+			abort()
+			k.rollback(0)
+			for j := range group {
+				if !out[j] {
+					return true, nil
+				}
 			}
-			if _, err := t.exec("rollbackTo"); err != nil {
-				abort(err)
-				return
-			}
-		} else if err != nil {
-			// A database error (disk full, I/O) may have ended the
-			// transaction inside SQLite already: nothing after it can be
+			return false, nil
+		case err != nil:
+			// A database error (disk full, I/O, a lost connection) may
+			// have ended the transaction already: nothing after it can be
 			// trusted to be atomic, so the whole group fails.
-			abort(err)
-			return
-		} else if t.changed {
-			bumps++
-		}
-		if !single {
-			if _, err := t.exec("release"); err != nil {
-				abort(err)
-				return
+			abort()
+			return false, err
+		default:
+			left++
+			if t.changed {
+				bumps++
 			}
 		}
 	}
+	if left == 0 {
+		abort() // every change was refused before writing: nothing to commit
+		return false, nil
+	}
 	if _, err := t.exec("commit"); err != nil {
-		abort(err)
-		return
+		abort()
+		return false, err
 	}
 	k.commit()
 	w.s.serial.Add(int64(bumps))
-	fail(nil)
+	return false, nil
 }
 
 // close stops taking changes, waits for those queued, and lets the
@@ -265,10 +282,17 @@ func (w *writer) close() error {
 
 func (t *txn) stmt(name string) *sql.Stmt { return t.w.stmts[name] }
 
+// exec runs a statement that writes.
 func (t *txn) exec(name string, args ...any) (sql.Result, error) {
+	t.wrote = true
 	return t.stmt(name).ExecContext(t.ctx, args...)
 }
 
+// queryRow runs a statement that returns a row; insertAttempt and
+// finishAttempt also write.
 func (t *txn) queryRow(name string, args ...any) *sql.Row {
+	if name == "insertAttempt" || name == "finishAttempt" {
+		t.wrote = true
+	}
 	return t.stmt(name).QueryRowContext(t.ctx, args...)
 }

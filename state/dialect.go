@@ -13,7 +13,7 @@ type dialect struct {
 	insertAttempt string // scope, batch, body hash, phones, recipients, started at; returns id
 	attempt       string // id; returns state, phones
 	finishAttempt string // state, http status, request id, reason, finished at, id of an open intent; returns phones
-	bumpSerial    string // scope
+	bumpSerial    string // scope, how much to add
 
 	// Reads of every attempt, oldest first (scope).
 	eachRecord string // batch, state, body hash, phones, reason, started at, finished at
@@ -44,7 +44,7 @@ var sqliteDialect = &dialect{
 	insertAttempt: `INSERT INTO attempts (batch_id, state, body_hash, phones, recipients, started_at) VALUES (?, 'intent', ?, ?, ?, ?) RETURNING id`,
 	attempt:       `SELECT state, phones FROM attempts WHERE id = ?`,
 	finishAttempt: `UPDATE attempts SET state = ?, http_status = ?, request_id = ?, reason = ?, finished_at = ? WHERE id = ? AND state = 'intent' RETURNING phones`,
-	bumpSerial:    `UPDATE meta SET serial = serial + 1 WHERE id = 1`,
+	bumpSerial:    `UPDATE meta SET serial = serial + ? WHERE id = 1`,
 	eachRecord:    `SELECT batch_id, state, body_hash, phones, reason, started_at, finished_at FROM attempts ORDER BY id`,
 	attempts:      `SELECT id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at FROM attempts ORDER BY id`,
 	knownSize:     `SELECT coalesce(sum(recipients), 0) FROM attempts WHERE state NOT IN ('forgotten', 'resolved_unsent')`,
@@ -76,7 +76,7 @@ var postgresDialect = &dialect{
 	insertAttempt: numbered(`INSERT INTO attempts (campaign_id, batch_id, state, body_hash, phones, recipients, started_at) VALUES (?, ?, 'intent', ?, ?, ?, ?) RETURNING id`),
 	attempt:       numbered(`SELECT state, phones FROM attempts WHERE id = ?`),
 	finishAttempt: numbered(`UPDATE attempts SET state = ?, http_status = ?, request_id = ?, reason = ?, finished_at = ? WHERE id = ? AND state = 'intent' RETURNING phones`),
-	bumpSerial:    numbered(`UPDATE campaigns SET serial = serial + 1 WHERE id = ?`),
+	bumpSerial:    `UPDATE campaigns SET serial = serial + $2 WHERE id = $1`,
 	eachRecord:    numbered(`SELECT batch_id, state, body_hash, phones, reason, started_at, finished_at FROM attempts WHERE campaign_id = ? ORDER BY id`),
 	attempts:      numbered(`SELECT id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at FROM attempts WHERE campaign_id = ? ORDER BY id`),
 	knownSize:     numbered(`SELECT coalesce(sum(recipients), 0) FROM attempts WHERE campaign_id = ? AND state NOT IN ('forgotten', 'resolved_unsent')`),

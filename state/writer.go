@@ -198,9 +198,6 @@ func (w *writer) try(group []*op, errs []error, out []bool) (again bool, err err
 		mark := k.mark()
 		t.changed, t.wrote = false, false
 		err := o.run(t)
-		if err == nil && t.changed {
-			_, err = t.exec("bumpSerial", w.s.args()...)
-		}
 		var r refusal
 		switch {
 		case errors.As(err, &r) && !t.wrote:
@@ -232,6 +229,13 @@ func (w *writer) try(group []*op, errs []error, out []bool) (again bool, err err
 	if left == 0 {
 		abort() // every change was refused before writing: nothing to commit
 		return false, nil
+	}
+	// Every change bumps the serial: all of them in one statement.
+	if bumps > 0 {
+		if _, err := t.exec("bumpSerial", w.s.args(bumps)...); err != nil {
+			abort()
+			return false, err
+		}
 	}
 	if _, err := t.exec("commit"); err != nil {
 		abort()

@@ -1,4 +1,4 @@
-// Package api is the messaging API of ../shared/spec/messaging-api.md as
+// Package api is the messaging API (docs/messaging-api.md) as
 // smsform speaks it: the wire types, the error body, and the mapping between
 // HTTP statuses and what they mean for delivery, shared by the [Client] and
 // the sandbox server so that the two cannot drift apart. openapi.yaml in this

@@ -1,5 +1,5 @@
 // Package apply sends a plan's batches and records every step in the state,
-// keeping the delivery promise of ../shared/docs/design.md: a batch's intent
+// keeping the delivery promise of docs/design.md: a batch's intent
 // is durable before it is sent and its outcome right after, a batch is
 // retried only when the API provably did not act on it, and anything the API
 // may have acted on is left in doubt for an operator, never resent silently.

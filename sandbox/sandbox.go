@@ -1,4 +1,4 @@
-// Package sandbox serves the messaging API of ../shared/spec/messaging-api.md
+// Package sandbox serves the messaging API (docs/messaging-api.md)
 // on loopback as a strict provider would, for demos, tests and CI.
 //
 // A [Server] issues random expiring tokens, checks every request against

@@ -1,5 +1,5 @@
 // Package reliability proves the delivery promise of
-// ../shared/docs/design.md ("What sent once means") against a real sandbox:
+// docs/design.md ("The delivery promise") against a real sandbox:
 // at most once without an operator's decision, and nobody silently skipped.
 //
 // This file is the harness shared by apply's tests and the long checks in

@@ -8,8 +8,9 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/smsform/smsform/internal/loopback"
 )
 
 // DefaultAddr is where Run listens when addr is empty.
@@ -36,7 +37,7 @@ func CheckAddr(addr string) error {
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 		return fmt.Errorf("sandbox: address %q: port %q is not a number from 0 to 65535", addr, port)
 	}
-	if !isLoopback(host) {
+	if !loopback.Host(host) {
 		why := ""
 		if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
 			why = " (it would listen on every network interface)"
@@ -45,17 +46,6 @@ func CheckAddr(addr string) error {
 			addr, why, ErrNotLoopback)
 	}
 	return nil
-}
-
-// isLoopback reports whether host names a loopback address. Other names
-// are refused even when they resolve to loopback: what they resolve to can
-// change, and the check must not depend on DNS.
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // Run serves a [Server] made from cfg on addr until ctx is cancelled, then

@@ -3,10 +3,11 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/smsform/smsform/internal/loopback"
 
 	"github.com/smsform/smsform/api"
 	"github.com/smsform/smsform/apply"
@@ -77,17 +78,9 @@ func baseURL(c *campaign.Campaign, env Env, insecureHTTP bool) (string, error) {
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return "", withHint(fmt.Errorf("base URL %q (%s) is not an http(s) URL", campaign.RedactURL(raw), from), "write it like https://api.example.com")
 	}
-	if u.Scheme == "http" && !insecureHTTP && !isLoopback(u.Hostname()) {
+	if u.Scheme == "http" && !insecureHTTP && !loopback.Host(u.Hostname()) {
 		return "", withHint(fmt.Errorf("base URL %s is plain http: the token would cross the network unencrypted", campaign.RedactURL(raw)),
 			"use https, or pass --insecure-http if you really mean it")
 	}
 	return strings.TrimRight(raw, "/"), nil
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

@@ -7,11 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/smsform/smsform/internal/loopback"
-
 	"github.com/smsform/smsform/api"
 	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/internal/loopback"
 	"github.com/smsform/smsform/internal/tokenstore"
 )
 

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/smsform/smsform/internal/atomicfile"
 )
 
 // migrations build the schema; migrations[i] takes it to version i+1. Only
@@ -227,19 +229,7 @@ func create(ctx context.Context, path, campaign string, now time.Time) (err erro
 	if err := db.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmpName, path); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(path))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return atomicfile.Rename(tmpName, path)
 }
 
 func applyMigrations(ctx context.Context, tx *sql.Tx, from int, now time.Time) error {

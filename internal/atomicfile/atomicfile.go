@@ -42,10 +42,18 @@ func Write(path string, mode os.FileMode, write func(io.Writer) error) (err erro
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	return Rename(tmp.Name(), path)
+}
+
+// Rename moves tmp, a complete file already synced to disk, over path in the
+// same folder, and syncs the folder so that the rename itself survives a
+// crash. It is for files that another library writes (a SQLite database),
+// where [Write] cannot be used.
+func Rename(tmp, path string) error {
+	if err := os.Rename(tmp, path); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	return syncDir(filepath.Dir(path))
 }
 
 func syncDir(dir string) error {

@@ -11,6 +11,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/smsform/smsform/apply"
+	"github.com/smsform/smsform/plan"
 )
 
 // progress shows a run: JSON events (--json), a bar on a terminal, or a line
@@ -54,7 +55,7 @@ type jsonEvent struct {
 
 func (p *progress) event(e apply.Event) {
 	if p.json != nil {
-		p.json.Encode(jsonEvent{FormatVersion: "1", Event: e})
+		p.json.Encode(jsonEvent{FormatVersion: plan.FormatVersion, Event: e})
 		return
 	}
 	if e.Type != "batch_sent" && e.Type != "batch_failed" && e.Type != "batch_in_doubt" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/e164"
+	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/state"
 )
 
@@ -123,7 +124,7 @@ func runStateList(ctx context.Context, args []string, env Env) error {
 		}
 		return e164.Mask(p)
 	}
-	doc := stateListJSON{FormatVersion: "1", Campaign: st.Campaign(), Lineage: st.Lineage(), Serial: st.Serial(),
+	doc := stateListJSON{FormatVersion: plan.FormatVersion, Campaign: st.Campaign(), Lineage: st.Lineage(), Serial: st.Serial(),
 		Counts:     map[state.Status]int{state.Sent: counts[state.Sent], state.Failed: counts[state.Failed], state.InDoubt: counts[state.InDoubt]},
 		Recipients: []stateRecipientJSON{}}
 	if !*jsonOut {

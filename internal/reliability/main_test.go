@@ -132,6 +132,7 @@ type project struct {
 	env      []string
 	stateURL string // "": the state file next to the campaign
 	restore  func() // undoes a state fault, before the campaign is finished
+	note     string // what a fault's preparation measured, for the report
 
 	exe        string              // "" : bin; the test binary to run smsform under a limit
 	cred       *syscall.Credential // nil: as this process's user

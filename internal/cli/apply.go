@@ -13,13 +13,15 @@ import (
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/state"
+	"github.com/spf13/cobra"
 )
 
 // ErrStalePlan is returned when a saved plan no longer matches the state.
 var ErrStalePlan = errors.New("stale plan: state changed since it was made, plan again")
 
-func runApply(ctx context.Context, args []string, env Env) error {
-	fs := newFlags("apply", "apply CAMPAIGN.yaml|PLANFILE [flags]", env)
+func newApplyCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{Use: "apply CAMPAIGN.yaml|PLANFILE"}
+	fs := cmd.Flags()
 	stateFlag := fs.String("state", "", "state file or postgres:// URL (default: $SMSFORM_STATE, else next to the campaign, NAME.smsstate)")
 	newState := fs.Bool("new-state", false, "start a new state even though there are signs of an earlier one (everyone may be messaged again: decide first)")
 	autoApprove := fs.Bool("auto-approve", false, "apply without asking (needed without a terminal, in automation and with --json)")
@@ -29,118 +31,119 @@ func runApply(ctx context.Context, args []string, env Env) error {
 	insecure := fs.Bool("insecure-http", false, "allow a plain-http base URL that is not loopback")
 	timeout := fs.Duration("request-timeout", 30*time.Second, "give up waiting for one API answer after this long (the batch is then in doubt)")
 	showNumbers := fs.Bool("show-numbers", false, "show phone numbers whole (they are masked by default)")
-	pos, err := parse(fs, args, env, 1, 1, "one campaign file or saved plan")
-	if err != nil {
-		return err
-	}
-	saved, campaignPath, err := applyTarget(pos[0])
-	if err != nil {
-		return err
-	}
-	sp, explicit := stateLoc(env, campaignPath, *stateFlag)
-	if saved != nil && !explicit && saved.StatePath != "" {
-		sp = saved.StatePath
-	}
-	next := nextStep{env: env, saved: saved, planFile: pos[0], campaign: campaignPath, state: shownState(sp),
-		fromEnv: *stateFlag == "" && env.Getenv(envState) != ""}
-	if saved == nil && !*autoApprove {
-		if err := canConfirm(env, *jsonOut, next); err != nil {
+	cmd.Args = positional(1, 1, "one campaign file or saved plan")
+	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
+		ctx := cmd.Context()
+		saved, campaignPath, err := applyTarget(pos[0])
+		if err != nil {
 			return err
 		}
-	}
-	c, err := campaign.Load(campaignPath)
-	if err != nil {
-		return err
-	}
-	sender, err := connection(c, env, *insecure, *timeout)
-	if err != nil {
-		return err
-	}
-	if saved != nil {
-		if err := saved.CheckFiles(); err != nil {
-			return withHint(err, "make a new plan (%s) and have it reviewed", next.newPlan())
+		sp, explicit := stateLoc(env, campaignPath, *stateFlag)
+		if saved != nil && !explicit && saved.StatePath != "" {
+			sp = saved.StatePath
 		}
-	}
+		next := nextStep{env: env, saved: saved, planFile: pos[0], campaign: campaignPath, state: shownState(sp),
+			fromEnv: *stateFlag == "" && env.Getenv(envState) != ""}
+		if saved == nil && !*autoApprove {
+			if err := canConfirm(env, *jsonOut, next); err != nil {
+				return err
+			}
+		}
+		c, err := campaign.Load(campaignPath)
+		if err != nil {
+			return err
+		}
+		sender, err := connection(c, env, *insecure, *timeout)
+		if err != nil {
+			return err
+		}
+		if saved != nil {
+			if err := saved.CheckFiles(); err != nil {
+				return withHint(err, "make a new plan (%s) and have it reviewed", next.newPlan())
+			}
+		}
 
-	var si savedInfo
-	if saved != nil {
-		si = savedInfo{file: pos[0], lineage: saved.Plan.State.Lineage, serial: saved.Plan.State.Serial}
-	}
-	st, err := state.Open(ctx, sp, state.Options{Campaign: c.Name, LockTimeout: *lockTimeout, RunURL: runURL(env),
-		NewState: *newState, Signs: earlierStateSigns(ctx, si, campaignPath, c.Name, sp)})
-	switch {
-	case errors.Is(err, state.ErrLocked):
-		return withHint(err, "wait for that apply to finish, or pass --lock-timeout 10m to wait for it")
-	case errors.Is(err, state.ErrEarlierState):
-		return earlierStateHint(err, sp)
-	case err != nil:
-		return err
-	}
-	defer st.Close()
+		var si savedInfo
+		if saved != nil {
+			si = savedInfo{file: pos[0], lineage: saved.Plan.State.Lineage, serial: saved.Plan.State.Serial}
+		}
+		st, err := state.Open(ctx, sp, state.Options{Campaign: c.Name, LockTimeout: *lockTimeout, RunURL: runURL(env),
+			NewState: *newState, Signs: earlierStateSigns(ctx, si, campaignPath, c.Name, sp)})
+		switch {
+		case errors.Is(err, state.ErrLocked):
+			return withHint(err, "wait for that apply to finish, or pass --lock-timeout 10m to wait for it")
+		case errors.Is(err, state.ErrEarlierState):
+			return earlierStateHint(err, sp)
+		case err != nil:
+			return err
+		}
+		defer st.Close()
 
-	out := plan.Output{ShowNumbers: *showNumbers}
-	var p *plan.Plan
-	if saved != nil {
-		if applied, err := st.PlanApplied(ctx, saved.ID); err != nil {
-			return err
-		} else if applied {
-			return withHint(fmt.Errorf("%w: %s", state.ErrPlanApplied, pos[0]),
-				"a saved plan is applied once: to send what is left, make a new plan (%s) and have it reviewed", next.newPlan())
+		out := plan.Output{ShowNumbers: *showNumbers}
+		var p *plan.Plan
+		if saved != nil {
+			if applied, err := st.PlanApplied(ctx, saved.ID); err != nil {
+				return err
+			} else if applied {
+				return withHint(fmt.Errorf("%w: %s", state.ErrPlanApplied, pos[0]),
+					"a saved plan is applied once: to send what is left, make a new plan (%s) and have it reviewed", next.newPlan())
+			}
+			if err := checkStamp(saved.Plan.State, st, next); err != nil {
+				return err
+			}
+			p = saved.Plan
+		} else {
+			if p, err = plan.Compute(ctx, c, st); err != nil {
+				return err
+			}
+			if !*jsonOut {
+				if err := plan.WriteTable(env.Stdout, p, out); err != nil {
+					return err
+				}
+			}
+			if p.Summary.ToSend > 0 && !*autoApprove {
+				if err := confirm(env); err != nil {
+					return err
+				}
+			}
 		}
-		if err := checkStamp(saved.Plan.State, st, next); err != nil {
-			return err
+		if p.Summary.ToSend == 0 {
+			if *jsonOut {
+				newProgress(env, true, 0).nothingToSend()
+			} else {
+				fmt.Fprintln(env.Stdout, "Nothing to send.")
+			}
+			return nil
 		}
-		p = saved.Plan
-	} else {
-		if p, err = plan.Compute(ctx, c, st); err != nil {
-			return err
+
+		// The token is had before anything is recorded (retried while the API
+		// may answer later), so that a credentials mistake stops the run while
+		// the state, and a saved plan, are as they were (see markApplied).
+		if err := sender.Prepare(ctx, apply.Options{}); err != nil {
+			return next.tokenRefused(err)
+		}
+		prog := newProgress(env, *jsonOut, p.Summary.ToSend)
+		serial := st.Serial()
+		res, err := apply.Run(ctx, p, st, sender, apply.Options{
+			From:          c.Sender,
+			RatePerSecond: c.Rate.PerSecond(),
+			Concurrency:   c.Concurrency,
+			MaxErrors:     *maxErrors,
+			Events:        prog.event,
+		})
+		prog.done()
+		next.recorded = st.Serial() != serial
+		if saved != nil && next.recorded {
+			markApplied(ctx, env, st, saved, pos[0])
 		}
 		if !*jsonOut {
-			if err := plan.WriteTable(env.Stdout, p, out); err != nil {
-				return err
+			if werr := writeResult(env.Stdout, res); werr != nil {
+				return errors.Join(werr, err)
 			}
 		}
-		if p.Summary.ToSend > 0 && !*autoApprove {
-			if err := confirm(env); err != nil {
-				return err
-			}
-		}
+		return next.runError(err)
 	}
-	if p.Summary.ToSend == 0 {
-		if *jsonOut {
-			newProgress(env, true, 0).nothingToSend()
-		} else {
-			fmt.Fprintln(env.Stdout, "Nothing to send.")
-		}
-		return nil
-	}
-
-	// The token is had before anything is recorded (retried while the API
-	// may answer later), so that a credentials mistake stops the run while
-	// the state, and a saved plan, are as they were (see markApplied).
-	if err := sender.Prepare(ctx, apply.Options{}); err != nil {
-		return next.tokenRefused(err)
-	}
-	prog := newProgress(env, *jsonOut, p.Summary.ToSend)
-	serial := st.Serial()
-	res, err := apply.Run(ctx, p, st, sender, apply.Options{
-		From:          c.Sender,
-		RatePerSecond: c.Rate.PerSecond(),
-		Concurrency:   c.Concurrency,
-		MaxErrors:     *maxErrors,
-		Events:        prog.event,
-	})
-	prog.done()
-	next.recorded = st.Serial() != serial
-	if saved != nil && next.recorded {
-		markApplied(ctx, env, st, saved, pos[0])
-	}
-	if !*jsonOut {
-		if werr := writeResult(env.Stdout, res); werr != nil {
-			return errors.Join(werr, err)
-		}
-	}
-	return next.runError(err)
+	return cmd
 }
 
 // markApplied records that the saved plan was applied; runApply calls it

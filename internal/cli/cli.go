@@ -7,16 +7,14 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
-)
 
-// Version is smsform's version, set at build time with -ldflags.
-var Version = "dev"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
 
 // Env is everything a command may touch of the outside world besides files
 // and the network.
@@ -48,34 +46,6 @@ func withHint(err error, format string, args ...any) error {
 	return &HintError{Err: err, Hint: fmt.Sprintf(format, args...)}
 }
 
-const usage = `smsform: Terraform for SMS campaigns
-
-Usage:
-  smsform validate CAMPAIGN.yaml
-  smsform plan CAMPAIGN.yaml [--state PATH] [--format table|markdown|json] [--json]
-                [--out PLANFILE] [--detailed-exitcode] [--show-numbers]
-  smsform show PLANFILE [--format table|markdown|json] [--json] [--show-numbers]
-  smsform apply CAMPAIGN.yaml|PLANFILE [--state PATH] [--auto-approve] [--json]
-                [--lock-timeout D] [--max-errors N] [--request-timeout D]
-                [--insecure-http] [--show-numbers] [--new-state]
-  smsform token [CAMPAIGN.yaml] [--insecure-http]
-  smsform state list [CAMPAIGN.yaml] [--state PATH] [--json] [--show-numbers]
-  smsform state resolve [CAMPAIGN.yaml] [--state PATH] --in-doubt|--failed --as sent|unsent
-                [--batch ID] [--lock-timeout D]
-  smsform state migrate [CAMPAIGN.yaml] --from STATE --to STATE [--lock-timeout D]
-  smsform sandbox [--addr HOST:PORT] [--client-id ID] [--client-secret SECRET]
-                [--outbox FILE] [--quiet] [--seed N] [--fail-rate P] [--ambiguous-rate P]
-                [--error-rate P] [--rate-limit N] [--latency D] [--token-ttl D]
-                [--max-recipients N] [--max-body N]
-  smsform version
-
-Every command also takes --no-color (smsform writes no colour), before or
-after the command. D is a duration such as 30s or 2m; P a share from 0 to 1.
-PATH and STATE are a state file or a postgres:// URL (default: $SMSFORM_STATE,
-else the file next to the campaign).
-Run "smsform COMMAND --help" for what each flag does.
-`
-
 // Run runs the command in args (without the program name).
 func Run(ctx context.Context, args []string, env Env) error {
 	if env.Getenv == nil {
@@ -84,97 +54,130 @@ func Run(ctx context.Context, args []string, env Env) error {
 	if env.IsTerminal == nil {
 		env.IsTerminal = func(any) bool { return false }
 	}
-	args, err := skipGlobalFlags(args)
-	if err != nil {
-		return err
-	}
-	if len(args) == 0 {
-		fmt.Fprint(env.Stderr, usage)
-		return withHint(fmt.Errorf("%w: no command given", ErrUsage), "run smsform plan CAMPAIGN.yaml to see what a campaign would send")
-	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "validate":
-		return runValidate(ctx, rest, env)
-	case "plan":
-		return runPlan(ctx, rest, env)
-	case "show":
-		return runShow(ctx, rest, env)
-	case "apply":
-		return runApply(ctx, rest, env)
-	case "token":
-		return runToken(ctx, rest, env)
-	case "state":
-		return runState(ctx, rest, env)
-	case "sandbox":
-		return runSandbox(ctx, rest, env)
-	case "version", "--version", "-v":
-		fmt.Fprintf(env.Stdout, "smsform %s\n", Version)
-		return nil
-	case "help", "--help", "-h":
-		fmt.Fprint(env.Stdout, usage)
-		return nil
-	}
-	fmt.Fprint(env.Stderr, usage)
-	return fmt.Errorf("%w: unknown command %q", ErrUsage, cmd)
+	root := newRootCmd(env)
+	root.SetArgs(args)
+	return root.ExecuteContext(ctx)
 }
 
-// parse parses flags that may come before or after the positional
-// arguments ("plan c.yaml --json" as well as "plan --json c.yaml") and checks
-// the number of positional arguments.
-func parse(fs *flag.FlagSet, args []string, env Env, minPos, maxPos int, posName string) ([]string, error) {
-	fs.SetOutput(env.Stderr)
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
+// newRootCmd is the command tree. Cobra parses; errors go back to main
+// unprinted (SilenceErrors), so that one place words them and picks the exit
+// code.
+func newRootCmd(env Env) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "smsform",
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          unknownCommand,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if v, _ := cmd.Flags().GetBool("version"); v {
+				return writeVersion(env.Stdout, false)
 			}
-			return nil, fmt.Errorf("%w: %s: %v", ErrUsage, fs.Name(), err)
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			break
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
+			cmd.SetOut(env.Stderr)
+			cmd.Usage()
+			return withHint(fmt.Errorf("%w: no command given", ErrUsage), "run smsform plan CAMPAIGN.yaml to see what a campaign would send")
+		},
 	}
-	if len(pos) < minPos || len(pos) > maxPos {
-		return nil, withHint(fmt.Errorf("%w: smsform %s takes %s", ErrUsage, fs.Name(), posName),
-			"run smsform %s --help", fs.Name())
-	}
-	return pos, nil
+	root.SetIn(env.Stdin)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	root.Flags().BoolP("version", "v", false, "print the version")
+	// Colour is for terminals only; the flag is accepted everywhere, before
+	// or after a command, so scripts can pass it without knowing where.
+	root.PersistentFlags().Bool("no-color", false, "no colour in the output")
+	root.SetFlagErrorFunc(flagError)
+	root.AddCommand(newValidateCmd(env), newPlanCmd(env), newShowCmd(env), newApplyCmd(env), newTokenCmd(env),
+		newStateCmd(env), newSandboxCmd(env), newVersionCmd(env))
+	document(root)
+	return root
 }
 
-// skipGlobalFlags drops the flags every command takes (--no-color) from the
-// front of args, so that they may come before a command or a subcommand
-// ("smsform --no-color state list", "smsform state --no-color list").
-func skipGlobalFlags(args []string) ([]string, error) {
-	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
-		name, value, hasValue := strings.Cut(strings.TrimPrefix(args[0][1:], "-"), "=")
-		if name != "no-color" {
-			break
+// positional checks the number of arguments a command takes.
+func positional(minPos, maxPos int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < minPos || len(args) > maxPos {
+			return withHint(fmt.Errorf("%w: %s takes %s", ErrUsage, cmd.CommandPath(), what), "run %s --help", cmd.CommandPath())
 		}
-		if _, err := strconv.ParseBool(value); hasValue && err != nil {
-			return nil, fmt.Errorf("%w: %s: --no-color takes true or false", ErrUsage, args[0])
-		}
-		args = args[1:]
+		return nil
 	}
-	return args, nil
 }
 
-// newFlags makes a flag set whose --help prints to stderr and returns
-// flag.ErrHelp, which main treats as success.
-func newFlags(name, synopsis string, env Env) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	// smsform writes no colour; the flag is accepted everywhere so that
-	// scripts can pass it without knowing that.
-	fs.Bool("no-color", false, "no colour")
-	fs.Usage = func() {
-		fmt.Fprintf(env.Stderr, "Usage: smsform %s\n\nFlags:\n", synopsis)
-		fs.PrintDefaults()
+// unknownCommand refuses an argument where a command was expected, with the
+// nearest command as a suggestion.
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
 	}
-	return fs
+	err := fmt.Errorf("%w: unknown command %q for %s", ErrUsage, args[0], cmd.CommandPath())
+	var names []string
+	for _, sub := range cmd.Commands() {
+		names = append(names, sub.Name())
+	}
+	if best := nearest(args[0], names); best != "" {
+		return withHint(err, "did you mean %s %s?", cmd.CommandPath(), best)
+	}
+	return withHint(err, "run %s --help to see the commands", cmd.CommandPath())
+}
+
+// flagError words a flag mistake as one error line, with the nearest flag
+// as a suggestion, or the subcommand a flag belongs to when it came too early
+// ("smsform state --json list").
+func flagError(cmd *cobra.Command, err error) error {
+	name, unknown := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !unknown {
+		return withHint(fmt.Errorf("%w: %s: %v", ErrUsage, cmd.CommandPath(), err), "run %s --help", cmd.CommandPath())
+	}
+	err = fmt.Errorf("%w: %s: unknown flag --%s", ErrUsage, cmd.CommandPath(), name)
+	for _, sub := range cmd.Commands() {
+		if sub.Flags().Lookup(name) != nil {
+			return withHint(fmt.Errorf("%w: %s: --%s is a flag of %s, so it goes after it", ErrUsage, cmd.CommandPath(), name, sub.Name()),
+				"put it after the subcommand, e.g. %s --%s", sub.CommandPath(), name)
+		}
+	}
+	var names []string
+	add := func(f *pflag.Flag) { names = append(names, f.Name) }
+	cmd.Flags().VisitAll(add)
+	cmd.InheritedFlags().VisitAll(add)
+	if best := nearest(name, names); best != "" {
+		return withHint(err, "did you mean --%s? (run %s --help for every flag)", best, cmd.CommandPath())
+	}
+	return withHint(err, "run %s --help for every flag", cmd.CommandPath())
+}
+
+// nearest is the candidate closest to name by edit distance, if it is close
+// enough to be what was meant (at most 2 edits, or a prefix).
+func nearest(name string, candidates []string) string {
+	best, bestDist := "", 3
+	for _, c := range candidates {
+		d := editDistance(name, c)
+		if strings.HasPrefix(c, name) && d > 2 {
+			d = 2
+		}
+		if d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // statePath is where a campaign's state lives unless --state says otherwise:

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -92,60 +91,54 @@ func TestStatePath(t *testing.T) {
 	}
 }
 
-func TestParseInterleavesFlagsAndArguments(t *testing.T) {
-	env := Env{Stderr: io.Discard}
+func TestFlagsBeforeOrAfterArguments(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.smsstate")
+	st, err := state.Open(context.Background(), path, state.Options{Campaign: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
 	for _, args := range [][]string{
-		{"c.yaml", "--json", "--state", "s"},
-		{"--json", "c.yaml", "--state", "s"},
-		{"--state", "s", "--json", "c.yaml"},
+		{"state", "list", "--state", path, "--json"},
+		{"state", "list", "--json", "--state", path},
+		{"--no-color", "state", "list", "--json", "--state=" + path},
 	} {
-		fs := newFlags("plan", "plan", env)
-		j := fs.Bool("json", false, "")
-		st := fs.String("state", "", "")
-		pos, err := parse(fs, args, env, 1, 1, "one campaign file")
-		if err != nil || len(pos) != 1 || pos[0] != "c.yaml" || !*j || *st != "s" {
-			t.Errorf("%v: pos %v json %v state %q err %v", args, pos, *j, *st, err)
+		var stdout strings.Builder
+		if err := Run(context.Background(), args, Env{Stdout: &stdout, Stderr: io.Discard}); err != nil {
+			t.Errorf("%q: %v", args, err)
+		} else if !strings.Contains(stdout.String(), `"campaign": "c"`) {
+			t.Errorf("%q printed %q", args, stdout.String())
 		}
-	}
-	fs := newFlags("plan", "plan", env)
-	if _, err := parse(fs, []string{"a.yaml", "b.yaml"}, env, 1, 1, "one campaign file"); !errors.Is(err, ErrUsage) {
-		t.Errorf("two files: err = %v, want ErrUsage", err)
-	}
-	fs = newFlags("plan", "plan", env)
-	if _, err := parse(fs, []string{"--bogus"}, env, 1, 1, "one campaign file"); !errors.Is(err, ErrUsage) {
-		t.Errorf("unknown flag: err = %v, want ErrUsage", err)
-	}
-	fs = newFlags("plan", "plan", env)
-	if _, err := parse(fs, []string{"--help"}, env, 1, 1, "one campaign file"); !errors.Is(err, flag.ErrHelp) {
-		t.Errorf("--help: err = %v, want flag.ErrHelp", err)
 	}
 }
 
-func TestSkipGlobalFlags(t *testing.T) {
-	tests := []struct {
-		in, want []string
-		err      bool
+func TestUsageMistakes(t *testing.T) {
+	for _, tt := range []struct {
+		args      []string
+		err, hint string
 	}{
-		{in: []string{"--no-color", "list"}, want: []string{"list"}},
-		{in: []string{"-no-color", "--no-color=false", "--no-color=1", "list", "--no-color"}, want: []string{"list", "--no-color"}},
-		{in: []string{"list", "--json"}, want: []string{"list", "--json"}},
-		{in: []string{"--json", "list"}, want: []string{"--json", "list"}},
-		{in: []string{"---no-color", "list"}, want: []string{"---no-color", "list"}},
-		{in: []string{"--no-colour", "list"}, want: []string{"--no-colour", "list"}},
-		{in: []string{"--no-color"}, want: []string{}},
-		{in: []string{}, want: []string{}},
-		{in: []string{"--no-color=maybe", "list"}, err: true},
-	}
-	for _, tt := range tests {
-		got, err := skipGlobalFlags(tt.in)
-		if tt.err {
-			if !errors.Is(err, ErrUsage) {
-				t.Errorf("%q: err = %v, want ErrUsage", tt.in, err)
-			}
+		{[]string{"plna"}, `unknown command "plna"`, "did you mean smsform plan?"},
+		{[]string{"state", "lsit"}, `unknown command "lsit" for smsform state`, "did you mean smsform state list?"},
+		{[]string{"plan", "--fromat", "json", "c.yaml"}, "unknown flag --fromat", "did you mean --format?"},
+		{[]string{"apply", "--auto-aprove", "c.yaml"}, "unknown flag --auto-aprove", "did you mean --auto-approve?"},
+		{[]string{"plan", "--zzz", "c.yaml"}, "unknown flag --zzz", "run smsform plan --help"},
+		{[]string{"plan", "a.yaml", "b.yaml"}, "smsform plan takes one campaign file", "run smsform plan --help"},
+		{[]string{"plan", "--state"}, "flag needs an argument", "run smsform plan --help"},
+		{[]string{}, "no command given", "smsform plan CAMPAIGN.yaml"},
+	} {
+		var stdout, stderr strings.Builder
+		err := Run(context.Background(), tt.args, Env{Stdout: &stdout, Stderr: &stderr})
+		var h *HintError
+		if !errors.Is(err, ErrUsage) || !errors.As(err, &h) {
+			t.Errorf("%q: err = %v, want a usage error with a hint", tt.args, err)
 			continue
 		}
-		if err != nil || strings.Join(got, " ") != strings.Join(tt.want, " ") {
-			t.Errorf("%q: got %q, %v; want %q", tt.in, got, err, tt.want)
+		if !strings.Contains(err.Error(), tt.err) || !strings.Contains(h.Hint, tt.hint) {
+			t.Errorf("%q: %q, hint %q; want %q, hint %q", tt.args, err, h.Hint, tt.err, tt.hint)
+		}
+		if stdout.Len() != 0 {
+			t.Errorf("%q wrote to stdout: %q", tt.args, stdout.String())
 		}
 	}
 }
@@ -167,6 +160,7 @@ func TestStateTakesGlobalFlagsBeforeItsSubcommand(t *testing.T) {
 		{"state", "list", "--state", path, "--no-color"},
 		{"state", "--no-color", "list", "--state", path},
 		{"--no-color", "state", "--no-color=true", "list", "--state", path},
+		{"--no-color=false", "state", "list", "--state", path},
 	} {
 		var stdout, stderr strings.Builder
 		if err := Run(ctx, args, Env{Stdout: &stdout, Stderr: &stderr}); err != nil {
@@ -184,88 +178,78 @@ func TestStateTakesGlobalFlagsBeforeItsSubcommand(t *testing.T) {
 	if !errors.Is(err, ErrUsage) || !errors.As(err, &h) || !strings.Contains(h.Hint, "smsform state list --json") {
 		t.Errorf("state --json list: %v (%+v)", err, h)
 	}
-	err = Run(ctx, []string{"state", "--help"}, Env{Stdout: io.Discard, Stderr: &stderr})
-	if !errors.Is(err, flag.ErrHelp) || !strings.Contains(stderr.String(), "smsform state resolve") {
-		t.Errorf("state --help: %v, %q", err, stderr.String())
+	var stdout strings.Builder
+	err = Run(ctx, []string{"state", "--help"}, Env{Stdout: &stdout, Stderr: &stderr})
+	if err != nil || !strings.Contains(stdout.String(), "resolve") || !strings.Contains(stdout.String(), "migrate") {
+		t.Errorf("state --help: %v, %q", err, stdout.String())
 	}
 }
 
-// commandHelp is every command's --help, by command.
+// commands is every command that does something, as typed after smsform.
+var commands = []string{"validate", "plan", "show", "apply", "token", "state list", "state resolve", "state migrate", "sandbox", "version"}
+
+// commandHelp is every command's --help, by command, checking that it is the
+// same text as smsform help CMD, on stdout.
 func commandHelp(t *testing.T) map[string]string {
 	t.Helper()
 	help := map[string]string{}
-	for _, cmd := range []string{"validate", "plan", "show", "apply", "token", "state list", "state resolve", "sandbox"} {
-		var stderr strings.Builder
-		err := Run(context.Background(), append(strings.Fields(cmd), "--help"), Env{Stdout: io.Discard, Stderr: &stderr})
-		if !errors.Is(err, flag.ErrHelp) {
+	for _, cmd := range commands {
+		var flagOut, helpOut strings.Builder
+		if err := Run(context.Background(), append(strings.Fields(cmd), "--help"), Env{Stdout: &flagOut, Stderr: io.Discard}); err != nil {
 			t.Fatalf("%s --help: %v", cmd, err)
 		}
-		help[cmd] = stderr.String()
+		if err := Run(context.Background(), append([]string{"help"}, strings.Fields(cmd)...), Env{Stdout: &helpOut, Stderr: io.Discard}); err != nil {
+			t.Fatalf("help %s: %v", cmd, err)
+		}
+		if flagOut.String() != helpOut.String() {
+			t.Errorf("smsform %s --help and smsform help %s differ", cmd, cmd)
+		}
+		help[cmd] = flagOut.String()
 	}
 	return help
 }
 
-// flagsOf lists the flags a command's --help prints, --no-color aside
-// (every command takes it, and the texts say so once).
+// flagsOf lists the flags a command's --help prints, --help and --no-color
+// aside (every command takes them, and the texts say so once).
 func flagsOf(help string) []string {
 	var names []string
-	for _, m := range regexp.MustCompile(`(?m)^  -([a-z][a-z0-9-]*)`).FindAllStringSubmatch(help, -1) {
-		if m[1] != "no-color" {
+	for _, m := range regexp.MustCompile(`(?m)^\s+(?:-[a-z], )?--([a-z][a-z0-9-]*)`).FindAllStringSubmatch(help, -1) {
+		if m[1] != "no-color" && m[1] != "help" {
 			names = append(names, m[1])
 		}
 	}
 	return names
 }
 
-var flagRef = regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
-
-// TestUsageListsEveryFlag holds the usage text against the flags each
-// command really takes, both ways.
-func TestUsageListsEveryFlag(t *testing.T) {
-	entries := map[string]string{} // command → its lines in usage
-	var cur string
-	for line := range strings.Lines(usage) {
-		if rest, ok := strings.CutPrefix(line, "  smsform "); ok {
-			var words []string
-			for _, w := range strings.Fields(rest) {
-				if w != strings.ToLower(w) || strings.ContainsAny(w, "[-") {
-					break
-				}
-				words = append(words, w)
-			}
-			cur = strings.Join(words, " ")
-			entries[cur] = line
-			continue
-		}
-		if strings.HasPrefix(line, "    ") && cur != "" {
-			entries[cur] += line
-			continue
-		}
-		cur = ""
-	}
-	if !strings.Contains(usage, "--no-color") {
-		t.Error("usage does not mention --no-color")
-	}
+// TestHelpSaysEverything holds each command's help to what the README
+// promises of it: what it does, an example, its exit codes, and the
+// environment of the commands that read it.
+func TestHelpSaysEverything(t *testing.T) {
 	for cmd, help := range commandHelp(t) {
-		entry, ok := entries[cmd]
-		if !ok {
-			t.Errorf("usage has no line for %s", cmd)
-			continue
-		}
-		takes := map[string]bool{}
-		for _, f := range flagsOf(help) {
-			takes[f] = true
-			if !strings.Contains(entry, "--"+f) {
-				t.Errorf("usage of %s lacks --%s", cmd, f)
+		for _, want := range []string{"Usage:\n  smsform " + cmd, "Examples:\n  ", "Exit codes:\n  0  success", "Flags:\n"} {
+			if cmd == "sandbox" || cmd == "version" || !strings.Contains(want, "Flags") {
+				if !strings.Contains(help, want) {
+					t.Errorf("smsform %s --help lacks %q:\n%s", cmd, want, help)
+				}
 			}
 		}
-		for _, m := range flagRef.FindAllStringSubmatch(entry, -1) {
-			if !takes[m[1]] {
-				t.Errorf("usage of %s lists --%s, which it does not take", cmd, m[1])
-			}
+	}
+	help := commandHelp(t)
+	if !strings.Contains(help["apply"], "SMSFORM_CLIENT_SECRET") || !strings.Contains(help["apply"], "5  stopped") {
+		t.Errorf("apply's help lacks its environment or exit code 5:\n%s", help["apply"])
+	}
+	var top strings.Builder
+	if err := Run(context.Background(), []string{"--help"}, Env{Stdout: &top, Stderr: io.Discard}); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"validate", "plan", "show", "apply", "token", "state", "sandbox", "version", "completion"} {
+		if !regexp.MustCompile(`(?m)^  ` + cmd + ` +[A-Z]`).MatchString(top.String()) {
+			t.Errorf("top-level help has no one-line description of %s:\n%s", cmd, top.String())
 		}
 	}
 }
+
+var flagRef = regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
 
 // TestREADMEListsEveryFlag checks README's command reference (the commands
 // table, and the sandbox's own section) names every flag of every command.

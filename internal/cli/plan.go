@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,28 +8,30 @@ import (
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/state"
+	"github.com/spf13/cobra"
 )
 
-func runValidate(ctx context.Context, args []string, env Env) error {
-	fs := newFlags("validate", "validate CAMPAIGN.yaml", env)
-	pos, err := parse(fs, args, env, 1, 1, "one campaign file")
-	if err != nil {
+func newValidateCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{Use: "validate CAMPAIGN.yaml"}
+	cmd.Args = positional(1, 1, "one campaign file")
+	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
+		ctx := cmd.Context()
+		c, err := campaign.Load(pos[0])
+		if err != nil {
+			return err
+		}
+		p, err := plan.Compute(ctx, c, nil)
+		if p != nil {
+			for _, inv := range p.Invalid {
+				warnf(env, "%s: invalid number: %s", inv.Source, inv.Reason)
+			}
+			for _, w := range p.Warnings {
+				warnf(env, "%s", w)
+			}
+		}
 		return err
 	}
-	c, err := campaign.Load(pos[0])
-	if err != nil {
-		return err
-	}
-	p, err := plan.Compute(ctx, c, nil)
-	if p != nil {
-		for _, inv := range p.Invalid {
-			warnf(env, "%s: invalid number: %s", inv.Source, inv.Reason)
-		}
-		for _, w := range p.Warnings {
-			warnf(env, "%s", w)
-		}
-	}
-	return err
+	return cmd
 }
 
 // outputFlags are the flags shared by plan and show.
@@ -66,77 +67,80 @@ func (o *outputFlags) write(w io.Writer, p *plan.Plan) error {
 	return fmt.Errorf("%w: unknown format %q (table, markdown or json)", ErrUsage, format)
 }
 
-func runPlan(ctx context.Context, args []string, env Env) error {
-	fs := newFlags("plan", "plan CAMPAIGN.yaml [flags]", env)
+func newPlanCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{Use: "plan CAMPAIGN.yaml"}
+	fs := cmd.Flags()
 	var out outputFlags
 	out.register(fs)
 	stateFlag := fs.String("state", "", "state file or postgres:// URL (default: $SMSFORM_STATE, else next to the campaign, NAME.smsstate)")
 	outFile := fs.String("out", "", "save the plan to this file, for smsform apply PLANFILE")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when there is nothing to send, 2 when there is, 1 on error")
-	pos, err := parse(fs, args, env, 1, 1, "one campaign file")
-	if err != nil {
-		return err
-	}
-	c, err := campaign.Load(pos[0])
-	if err != nil {
-		return err
-	}
-	sp, _ := stateLoc(env, pos[0], *stateFlag)
-	st, err := state.OpenReadOnly(ctx, sp, c.Name)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	if st.Lineage() != "" && st.Campaign() != c.Name {
-		return withHint(fmt.Errorf("%w: %s records campaign %q, not %q", state.ErrLineage, shownState(sp), st.Campaign(), c.Name),
-			"give this campaign its own state file with --state")
-	}
-	p, err := plan.Compute(ctx, c, st)
-	var strict *plan.StrictError
-	if errors.As(err, &strict) {
-		if werr := out.write(env.Stdout, p); werr != nil {
-			return werr
-		}
-		return withHint(err, "fix or remove the invalid numbers, or set strict: false to skip them")
-	}
-	if err != nil {
-		return err
-	}
-	if *outFile != "" {
-		if hasPassword(sp) {
-			warnf(env, "the plan records the state URL without its password: apply takes it from PGPASSWORD or ~/.pgpass (or from --state or %s)", envState)
-		}
-		saved, err := plan.NewSaved(p, Version, pos[0], savedStatePath(sp), c.Files())
+	cmd.Args = positional(1, 1, "one campaign file")
+	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
+		ctx := cmd.Context()
+		c, err := campaign.Load(pos[0])
 		if err != nil {
 			return err
 		}
-		if err := plan.Save(*outFile, saved); err != nil {
+		sp, _ := stateLoc(env, pos[0], *stateFlag)
+		st, err := state.OpenReadOnly(ctx, sp, c.Name)
+		if err != nil {
 			return err
 		}
+		defer st.Close()
+		if st.Lineage() != "" && st.Campaign() != c.Name {
+			return withHint(fmt.Errorf("%w: %s records campaign %q, not %q", state.ErrLineage, shownState(sp), st.Campaign(), c.Name),
+				"give this campaign its own state file with --state")
+		}
+		p, err := plan.Compute(ctx, c, st)
+		var strict *plan.StrictError
+		if errors.As(err, &strict) {
+			if werr := out.write(env.Stdout, p); werr != nil {
+				return werr
+			}
+			return withHint(err, "fix or remove the invalid numbers, or set strict: false to skip them")
+		}
+		if err != nil {
+			return err
+		}
+		if *outFile != "" {
+			if hasPassword(sp) {
+				warnf(env, "the plan records the state URL without its password: apply takes it from PGPASSWORD or ~/.pgpass (or from --state or %s)", envState)
+			}
+			saved, err := plan.NewSaved(p, Version, pos[0], savedStatePath(sp), c.Files())
+			if err != nil {
+				return err
+			}
+			if err := plan.Save(*outFile, saved); err != nil {
+				return err
+			}
+		}
+		if err := out.write(env.Stdout, p); err != nil {
+			return err
+		}
+		if *outFile != "" && !inAutomation(env) {
+			fmt.Fprintf(env.Stderr, "smsform: plan saved to %s (it holds phone numbers: keep it private)\nhint: apply exactly this plan with: smsform apply %s\n", *outFile, *outFile)
+		}
+		if *detailed && p.Summary.ToSend > 0 {
+			return ErrPending
+		}
+		return nil
 	}
-	if err := out.write(env.Stdout, p); err != nil {
-		return err
-	}
-	if *outFile != "" && !inAutomation(env) {
-		fmt.Fprintf(env.Stderr, "smsform: plan saved to %s (it holds phone numbers: keep it private)\nhint: apply exactly this plan with: smsform apply %s\n", *outFile, *outFile)
-	}
-	if *detailed && p.Summary.ToSend > 0 {
-		return ErrPending
-	}
-	return nil
+	return cmd
 }
 
-func runShow(ctx context.Context, args []string, env Env) error {
-	fs := newFlags("show", "show PLANFILE [flags]", env)
+func newShowCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{Use: "show PLANFILE"}
+	fs := cmd.Flags()
 	var out outputFlags
 	out.register(fs)
-	pos, err := parse(fs, args, env, 1, 1, "one plan file")
-	if err != nil {
-		return err
+	cmd.Args = positional(1, 1, "one plan file")
+	cmd.RunE = func(_ *cobra.Command, pos []string) error {
+		saved, err := plan.Load(pos[0])
+		if err != nil {
+			return withHint(err, "make a new one with smsform plan CAMPAIGN.yaml --out %s", pos[0])
+		}
+		return out.write(env.Stdout, saved.Plan)
 	}
-	saved, err := plan.Load(pos[0])
-	if err != nil {
-		return withHint(err, "make a new one with smsform plan CAMPAIGN.yaml --out %s", pos[0])
-	}
-	return out.write(env.Stdout, saved.Plan)
+	return cmd
 }

@@ -1,18 +1,19 @@
 package cli
 
 import (
-	"context"
 	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"os"
 
 	"github.com/smsform/smsform/sandbox"
+	"github.com/spf13/cobra"
 )
 
 // runSandbox serves the messaging API on loopback until interrupted.
-func runSandbox(ctx context.Context, args []string, env Env) error {
-	fs := newFlags("sandbox", "sandbox [flags]", env)
+func newSandboxCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{Use: "sandbox"}
+	fs := cmd.Flags()
 	addr := fs.String("addr", sandbox.DefaultAddr, "loopback address to listen on: 127.0.0.1, ::1 or localhost, and a port (0 picks a free one)")
 	id := fs.String("client-id", env.Getenv("SMSFORM_SANDBOX_CLIENT_ID"), "client id to accept (default $SMSFORM_SANDBOX_CLIENT_ID, else generated)")
 	secret := fs.String("client-secret", env.Getenv("SMSFORM_SANDBOX_CLIENT_SECRET"), "client secret to accept (default $SMSFORM_SANDBOX_CLIENT_SECRET, else generated)")
@@ -28,27 +29,29 @@ func runSandbox(ctx context.Context, args []string, env Env) error {
 	fs.DurationVar(&cfg.TokenTTL, "token-ttl", 0, "token lifetime (default: as valid_hour asks)")
 	fs.Int64Var(&cfg.Seed, "seed", 1, "seed of the fault draws, for repeatable runs")
 	quiet := fs.Bool("quiet", false, "log nothing")
-	if _, err := parse(fs, args, env, 0, 0, "no arguments, only flags"); err != nil {
-		return err
-	}
-	if err := sandbox.CheckAddr(*addr); err != nil {
-		return withHint(err, "listen on loopback, e.g. --addr 127.0.0.1:8080 (port 0 picks a free one); to reach it from elsewhere, forward the port (ssh -L) instead")
-	}
-	if *id == "" && *secret == "" {
-		*id, *secret = "sandbox-"+rand.Text()[:8], rand.Text()
-		fmt.Fprintf(env.Stderr, "smsform: sandbox credentials (made up for this run): SMSFORM_CLIENT_ID=%s SMSFORM_CLIENT_SECRET=%s\n", *id, *secret)
-	}
-	cfg.ClientID, cfg.ClientSecret = *id, *secret
-	if !*quiet {
-		cfg.Log = slog.New(slog.NewTextHandler(env.Stderr, nil))
-	}
-	if *outbox != "" {
-		f, err := os.OpenFile(*outbox, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
-		if err != nil {
-			return fmt.Errorf("open outbox: %w", err)
+	cmd.Args = positional(0, 0, "no arguments, only flags")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		ctx := cmd.Context()
+		if err := sandbox.CheckAddr(*addr); err != nil {
+			return withHint(err, "listen on loopback, e.g. --addr 127.0.0.1:8080 (port 0 picks a free one); to reach it from elsewhere, forward the port (ssh -L) instead")
 		}
-		defer f.Close()
-		cfg.Outbox = f
+		if *id == "" && *secret == "" {
+			*id, *secret = "sandbox-"+rand.Text()[:8], rand.Text()
+			fmt.Fprintf(env.Stderr, "smsform: sandbox credentials (made up for this run): SMSFORM_CLIENT_ID=%s SMSFORM_CLIENT_SECRET=%s\n", *id, *secret)
+		}
+		cfg.ClientID, cfg.ClientSecret = *id, *secret
+		if !*quiet {
+			cfg.Log = slog.New(slog.NewTextHandler(env.Stderr, nil))
+		}
+		if *outbox != "" {
+			f, err := os.OpenFile(*outbox, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+			if err != nil {
+				return fmt.Errorf("open outbox: %w", err)
+			}
+			defer f.Close()
+			cfg.Outbox = f
+		}
+		return sandbox.Run(ctx, *addr, cfg, env.Stdout)
 	}
-	return sandbox.Run(ctx, *addr, cfg, env.Stdout)
+	return cmd
 }

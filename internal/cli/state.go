@@ -4,50 +4,27 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/state"
+	"github.com/spf13/cobra"
 )
 
-const stateUsage = `Usage:
-  smsform state list [CAMPAIGN.yaml] [--state PATH] [--json] [--show-numbers]
-  smsform state resolve [CAMPAIGN.yaml] [--state PATH] --in-doubt --as sent|unsent [--batch ID] [--lock-timeout D]
-  smsform state resolve [CAMPAIGN.yaml] [--state PATH] --failed --as unsent [--batch ID] [--lock-timeout D]
-  smsform state migrate [CAMPAIGN.yaml] --from STATE --to STATE [--lock-timeout D]
-
-Run "smsform state list --help" (resolve, migrate) for what each flag does.
-`
-
-func runState(ctx context.Context, args []string, env Env) error {
-	args, err := skipGlobalFlags(args)
-	if err != nil {
-		return err
+// newStateCmd groups the commands that read and change a state.
+func newStateCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:  "state",
+		Args: unknownCommand,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withHint(fmt.Errorf("%w: smsform state takes list, resolve or migrate", ErrUsage), "run smsform state list CAMPAIGN.yaml")
+		},
 	}
-	if len(args) == 0 {
-		fmt.Fprint(env.Stderr, stateUsage)
-		return withHint(fmt.Errorf("%w: smsform state takes list, resolve or migrate", ErrUsage), "run smsform state list CAMPAIGN.yaml")
-	}
-	switch sub := args[0]; {
-	case sub == "list":
-		return runStateList(ctx, args[1:], env)
-	case sub == "resolve":
-		return runStateResolve(ctx, args[1:], env)
-	case sub == "migrate":
-		return runStateMigrate(ctx, args[1:], env)
-	case sub == "help" || sub == "-h" || sub == "-help" || sub == "--help":
-		fmt.Fprint(env.Stderr, stateUsage)
-		return flag.ErrHelp
-	case strings.HasPrefix(sub, "-"):
-		return withHint(fmt.Errorf("%w: smsform state: %s is a flag of list, resolve or migrate, so it goes after them", ErrUsage, sub),
-			"put it after the subcommand, e.g. smsform state list %s", sub)
-	}
-	return withHint(fmt.Errorf("%w: unknown state command %q (list, resolve or migrate)", ErrUsage, args[0]), "run smsform state --help")
+	cmd.AddCommand(newStateListCmd(env), newStateResolveCmd(env), newStateMigrateCmd(env))
+	return cmd
 }
 
 // stateTarget is the state named by --state or $SMSFORM_STATE, or found
@@ -92,161 +69,167 @@ type stateRecipientJSON struct {
 	Reason   string       `json:"reason,omitempty"`
 }
 
-func runStateList(ctx context.Context, args []string, env Env) error {
-	fs := newFlags("state list", "state list [CAMPAIGN.yaml] [--state PATH] [--json] [--show-numbers]", env)
+func newStateListCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{Use: "list [CAMPAIGN.yaml]"}
+	fs := cmd.Flags()
 	stateFlag := fs.String("state", "", "state file or postgres:// URL (default: $SMSFORM_STATE, else next to the campaign)")
 	jsonOut := fs.Bool("json", false, "print one JSON document")
 	show := fs.Bool("show-numbers", false, "show phone numbers whole (they are masked by default)")
-	pos, err := parse(fs, args, env, 0, 1, "at most one campaign file")
-	if err != nil {
-		return err
-	}
-	loc, name, err := stateTarget(ctx, env, pos, *stateFlag)
-	if err != nil {
-		return err
-	}
-	st, err := state.OpenReadOnly(ctx, loc, name)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	path := shownState(loc)
-	if st.Lineage() == "" {
-		return withHint(fmt.Errorf("no state at %s", path), "apply the campaign first, or name the state with --state")
-	}
-	counts, err := st.Counts(ctx)
-	if err != nil {
-		return err
-	}
-	number := func(p string) string {
-		if *show {
-			return p
+	cmd.Args = positional(0, 1, "at most one campaign file")
+	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
+		ctx := cmd.Context()
+		loc, name, err := stateTarget(ctx, env, pos, *stateFlag)
+		if err != nil {
+			return err
 		}
-		return e164.Mask(p)
-	}
-	doc := stateListJSON{FormatVersion: plan.FormatVersion, Campaign: st.Campaign(), Lineage: st.Lineage(), Serial: st.Serial(),
-		Counts:     map[state.Status]int{state.Sent: counts[state.Sent], state.Failed: counts[state.Failed], state.InDoubt: counts[state.InDoubt]},
-		Recipients: []stateRecipientJSON{}}
-	if !*jsonOut {
-		fmt.Fprintf(env.Stdout, "State %s: campaign %s, lineage %s, serial %d\n%d sent, %d failed, %d in doubt\n\n",
-			path, st.Campaign(), st.Lineage(), st.Serial(), counts[state.Sent], counts[state.Failed], counts[state.InDoubt])
-	}
-	err = st.Recipients(ctx, func(r state.Recipient) error {
-		if *jsonOut {
-			doc.Recipients = append(doc.Recipients, stateRecipientJSON{Phone: number(r.Phone), Status: r.Status,
-				BatchID: r.BatchID, BodyHash: r.BodyHash, At: r.At, Reason: r.Reason})
-			return nil
+		st, err := state.OpenReadOnly(ctx, loc, name)
+		if err != nil {
+			return err
 		}
-		line := fmt.Sprintf("%-18s %-8s %s %s", number(r.Phone), r.Status, r.BatchID, r.At.UTC().Format(time.RFC3339))
-		if r.Reason != "" {
-			line += "  " + r.Reason
+		defer st.Close()
+		path := shownState(loc)
+		if st.Lineage() == "" {
+			return withHint(fmt.Errorf("no state at %s", path), "apply the campaign first, or name the state with --state")
 		}
-		_, err := fmt.Fprintln(env.Stdout, line)
-		return err
-	})
-	if err != nil || !*jsonOut {
-		return err
+		counts, err := st.Counts(ctx)
+		if err != nil {
+			return err
+		}
+		number := func(p string) string {
+			if *show {
+				return p
+			}
+			return e164.Mask(p)
+		}
+		doc := stateListJSON{FormatVersion: plan.FormatVersion, Campaign: st.Campaign(), Lineage: st.Lineage(), Serial: st.Serial(),
+			Counts:     map[state.Status]int{state.Sent: counts[state.Sent], state.Failed: counts[state.Failed], state.InDoubt: counts[state.InDoubt]},
+			Recipients: []stateRecipientJSON{}}
+		if !*jsonOut {
+			fmt.Fprintf(env.Stdout, "State %s: campaign %s, lineage %s, serial %d\n%d sent, %d failed, %d in doubt\n\n",
+				path, st.Campaign(), st.Lineage(), st.Serial(), counts[state.Sent], counts[state.Failed], counts[state.InDoubt])
+		}
+		err = st.Recipients(ctx, func(r state.Recipient) error {
+			if *jsonOut {
+				doc.Recipients = append(doc.Recipients, stateRecipientJSON{Phone: number(r.Phone), Status: r.Status,
+					BatchID: r.BatchID, BodyHash: r.BodyHash, At: r.At, Reason: r.Reason})
+				return nil
+			}
+			line := fmt.Sprintf("%-18s %-8s %s %s", number(r.Phone), r.Status, r.BatchID, r.At.UTC().Format(time.RFC3339))
+			if r.Reason != "" {
+				line += "  " + r.Reason
+			}
+			_, err := fmt.Fprintln(env.Stdout, line)
+			return err
+		})
+		if err != nil || !*jsonOut {
+			return err
+		}
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
 	}
-	enc := json.NewEncoder(env.Stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return cmd
 }
 
-func runStateResolve(ctx context.Context, args []string, env Env) error {
-	fs := newFlags("state resolve", "state resolve [CAMPAIGN.yaml] [--state PATH] --in-doubt|--failed --as sent|unsent [--batch ID] [--lock-timeout D]", env)
+func newStateResolveCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{Use: "resolve [CAMPAIGN.yaml]"}
+	fs := cmd.Flags()
 	stateFlag := fs.String("state", "", "state file or postgres:// URL (default: $SMSFORM_STATE, else next to the campaign)")
 	inDoubt := fs.Bool("in-doubt", false, "resolve in-doubt recipients: the API may have acted, check with the provider")
 	failed := fs.Bool("failed", false, "resolve failed recipients (--as unsent only): the API refused them, and the cause is fixed")
 	as := fs.String("as", "", "sent: the provider confirms they were sent; unsent: they were not, and the next apply sends them")
 	batch := fs.String("batch", "", "only this batch (default: every batch of that kind)")
 	lockTimeout := fs.Duration("lock-timeout", 0, "wait this long for an apply to release the state")
-	pos, err := parse(fs, args, env, 0, 1, "at most one campaign file")
-	if err != nil {
-		return err
-	}
-	if *inDoubt == *failed {
-		return withHint(fmt.Errorf("%w: state resolve needs --in-doubt or --failed (one of them)", ErrUsage),
-			"smsform state resolve --in-doubt --as sent|unsent, or smsform state resolve --failed --as unsent")
-	}
-	if *as != "sent" && *as != "unsent" {
-		return withHint(fmt.Errorf("%w: --as must be sent or unsent", ErrUsage),
-			"--as sent if the provider confirms delivery, --as unsent to let the next apply send them again")
-	}
-	if *failed && *as == "sent" {
-		return withHint(fmt.Errorf("%w: failed recipients can only be resolved --as unsent", ErrUsage),
-			"the API refused them (4xx), so it did not send them; --as unsent lets the next apply send them again")
-	}
-	loc, name, err := stateTarget(ctx, env, pos, *stateFlag)
-	if err != nil {
-		return err
-	}
-	ro, err := state.OpenReadOnly(ctx, loc, name)
-	if err != nil {
-		return err
-	}
-	name = ro.Campaign()
-	ro.Close()
-	if name == "" {
-		return fmt.Errorf("no state at %s", shownState(loc))
-	}
-	st, err := state.Open(ctx, loc, state.Options{Campaign: name, LockTimeout: *lockTimeout, RunURL: runURL(env)})
-	if errors.Is(err, state.ErrLocked) {
-		return withHint(err, "wait for that apply to finish, or pass --lock-timeout 10m to wait for it")
-	} else if err != nil {
-		return err
-	}
-	defer st.Close()
-	kind, resolve := "in-doubt", func() (int, error) { return st.Resolve(ctx, *batch, *as == "sent") }
-	if *failed {
-		kind, resolve = "failed", func() (int, error) { return st.ResolveFailed(ctx, *batch) }
-	}
-	n, err := resolve()
-	if err != nil {
-		return err
-	}
-	if n == 0 && *batch != "" {
-		return fmt.Errorf("no %s recipient to resolve in batch %s", kind, *batch)
-	}
-	if n == 0 {
-		return fmt.Errorf("no %s recipient to resolve", kind)
-	}
-	fmt.Fprintf(env.Stdout, "%d %s recipient(s) resolved as %s.\n", n, kind, *as)
-	return nil
-}
-
-func runStateMigrate(ctx context.Context, args []string, env Env) error {
-	fs := newFlags("state migrate", "state migrate [CAMPAIGN.yaml] --from STATE --to STATE [--lock-timeout D]", env)
-	from := fs.String("from", "", "the state to copy: a file or postgres:// URL")
-	to := fs.String("to", "", "where to copy it: a file or postgres:// URL that records nothing yet")
-	lockTimeout := fs.Duration("lock-timeout", 0, "wait this long for an apply to release either state")
-	pos, err := parse(fs, args, env, 0, 1, "at most one campaign file")
-	if err != nil {
-		return err
-	}
-	if *from == "" || *to == "" {
-		return withHint(fmt.Errorf("%w: state migrate needs --from and --to", ErrUsage),
-			"smsform state migrate campaign.yaml --from campaign.smsstate --to postgres://host/db")
-	}
-	name := ""
-	if len(pos) == 1 {
-		c, err := campaign.Load(pos[0])
+	cmd.Args = positional(0, 1, "at most one campaign file")
+	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
+		ctx := cmd.Context()
+		if *inDoubt == *failed {
+			return withHint(fmt.Errorf("%w: state resolve needs --in-doubt or --failed (one of them)", ErrUsage),
+				"smsform state resolve --in-doubt --as sent|unsent, or smsform state resolve --failed --as unsent")
+		}
+		if *as != "sent" && *as != "unsent" {
+			return withHint(fmt.Errorf("%w: --as must be sent or unsent", ErrUsage),
+				"--as sent if the provider confirms delivery, --as unsent to let the next apply send them again")
+		}
+		if *failed && *as == "sent" {
+			return withHint(fmt.Errorf("%w: failed recipients can only be resolved --as unsent", ErrUsage),
+				"the API refused them (4xx), so it did not send them; --as unsent lets the next apply send them again")
+		}
+		loc, name, err := stateTarget(ctx, env, pos, *stateFlag)
 		if err != nil {
 			return err
 		}
-		name = c.Name
+		ro, err := state.OpenReadOnly(ctx, loc, name)
+		if err != nil {
+			return err
+		}
+		name = ro.Campaign()
+		ro.Close()
+		if name == "" {
+			return fmt.Errorf("no state at %s", shownState(loc))
+		}
+		st, err := state.Open(ctx, loc, state.Options{Campaign: name, LockTimeout: *lockTimeout, RunURL: runURL(env)})
+		if errors.Is(err, state.ErrLocked) {
+			return withHint(err, "wait for that apply to finish, or pass --lock-timeout 10m to wait for it")
+		} else if err != nil {
+			return err
+		}
+		defer st.Close()
+		kind, resolve := "in-doubt", func() (int, error) { return st.Resolve(ctx, *batch, *as == "sent") }
+		if *failed {
+			kind, resolve = "failed", func() (int, error) { return st.ResolveFailed(ctx, *batch) }
+		}
+		n, err := resolve()
+		if err != nil {
+			return err
+		}
+		if n == 0 && *batch != "" {
+			return fmt.Errorf("no %s recipient to resolve in batch %s", kind, *batch)
+		}
+		if n == 0 {
+			return fmt.Errorf("no %s recipient to resolve", kind)
+		}
+		fmt.Fprintf(env.Stdout, "%d %s recipient(s) resolved as %s.\n", n, kind, *as)
+		return nil
 	}
-	c, err := state.Copy(ctx, *from, *to, state.CopyOptions{Campaign: name, LockTimeout: *lockTimeout, RunURL: runURL(env)})
-	if errors.Is(err, state.ErrLocked) {
-		return withHint(err, "wait for that apply to finish, or pass --lock-timeout 10m to wait for it")
-	} else if errors.Is(err, state.ErrTargetNotEmpty) {
-		return withHint(err, "the target already records this campaign: nothing was copied; use it as it is, or pick another target")
-	} else if err != nil {
-		return err
+	return cmd
+}
+
+func newStateMigrateCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{Use: "migrate [CAMPAIGN.yaml]"}
+	fs := cmd.Flags()
+	from := fs.String("from", "", "the state to copy: a file or postgres:// URL")
+	to := fs.String("to", "", "where to copy it: a file or postgres:// URL that records nothing yet")
+	lockTimeout := fs.Duration("lock-timeout", 0, "wait this long for an apply to release either state")
+	cmd.Args = positional(0, 1, "at most one campaign file")
+	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
+		ctx := cmd.Context()
+		if *from == "" || *to == "" {
+			return withHint(fmt.Errorf("%w: state migrate needs --from and --to", ErrUsage),
+				"smsform state migrate campaign.yaml --from campaign.smsstate --to postgres://host/db")
+		}
+		name := ""
+		if len(pos) == 1 {
+			c, err := campaign.Load(pos[0])
+			if err != nil {
+				return err
+			}
+			name = c.Name
+		}
+		c, err := state.Copy(ctx, *from, *to, state.CopyOptions{Campaign: name, LockTimeout: *lockTimeout, RunURL: runURL(env)})
+		if errors.Is(err, state.ErrLocked) {
+			return withHint(err, "wait for that apply to finish, or pass --lock-timeout 10m to wait for it")
+		} else if errors.Is(err, state.ErrTargetNotEmpty) {
+			return withHint(err, "the target already records this campaign: nothing was copied; use it as it is, or pick another target")
+		} else if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "Copied campaign %s (lineage %s, serial %d) from %s to %s: %d attempts, %d sent, %d failed, %d in doubt, %d applied plans; checked.\n",
+			c.Campaign, c.Lineage, c.Serial, shownState(*from), shownState(*to), c.Attempts, c.Counts[state.Sent], c.Counts[state.Failed], c.Counts[state.InDoubt], c.Plans)
+		if !inAutomation(env) {
+			fmt.Fprintf(env.Stderr, "hint: use the copy from now on (--state or %s); keep the source only as a backup, never apply against both\n", envState)
+		}
+		return nil
 	}
-	fmt.Fprintf(env.Stdout, "Copied campaign %s (lineage %s, serial %d) from %s to %s: %d attempts, %d sent, %d failed, %d in doubt, %d applied plans; checked.\n",
-		c.Campaign, c.Lineage, c.Serial, shownState(*from), shownState(*to), c.Attempts, c.Counts[state.Sent], c.Counts[state.Failed], c.Counts[state.InDoubt], c.Plans)
-	if !inAutomation(env) {
-		fmt.Fprintf(env.Stderr, "hint: use the copy from now on (--state or %s); keep the source only as a backup, never apply against both\n", envState)
-	}
-	return nil
+	return cmd
 }

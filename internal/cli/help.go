@@ -1,0 +1,201 @@
+package cli
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// helpText is what `smsform help CMD` says of each command besides its
+// flags: what it does, the environment it reads, its exit codes, examples.
+// Kept in one place so the texts read as one manual.
+type helpText struct {
+	short, long, example string
+	env                  []string // names from envHelp
+	exits                string   // the exit codes this command uses, as keys of exitHelp
+	args                 []string // file extensions its arguments complete to
+}
+
+var envHelp = map[string]string{
+	"SMSFORM_BASE_URL":                      "the API's base URL; overrides provider.base_url",
+	"SMSFORM_CLIENT_ID":                     "client id for token issuance",
+	"SMSFORM_CLIENT_SECRET":                 "client secret for token issuance",
+	"SMSFORM_TOKEN":                         "a token to use as is (never stored)",
+	"SMSFORM_TOKEN_DIR":                     "where tokens are stored (default: the user's cache folder + smsform/tokens)",
+	"SMSFORM_STATE":                         "the state: a file path or a postgres:// URL (--state wins)",
+	"PGHOST, PGUSER, PGPASSWORD, PGSSLMODE": "PostgreSQL connection settings (libpq conventions, ~/.pgpass too)",
+	"CI, SMSFORM_IN_AUTOMATION":             "CI=true or SMSFORM_IN_AUTOMATION=1: no prompt, no progress bar, no hints",
+	"NO_COLOR":                              "set: no colour",
+	"SMSFORM_SANDBOX_CLIENT_ID, SMSFORM_SANDBOX_CLIENT_SECRET": "the credentials the sandbox accepts",
+}
+
+var exitHelp = map[string]string{
+	"0":   "success",
+	"1":   "error (bad input, API or state problem, cancelled prompt)",
+	"2":   "--detailed-exitcode: there is something to send",
+	"3":   "finished, but some recipients failed or are in doubt",
+	"4":   "the state is locked by another apply",
+	"5":   "stopped: nothing more is sendable now (send window closed or not_before ahead)",
+	"130": "interrupted",
+}
+
+var helps = map[string]helpText{
+	"": {
+		short: "Terraform for SMS campaigns",
+		long: `smsform plans and sends SMS campaigns described in YAML files kept in git.
+plan shows exactly who would get which message; apply sends that through the
+messaging API and records every step in a state, so that a rerun resumes and
+never messages anyone twice.`,
+		example: `  smsform validate campaign.yaml
+  smsform plan campaign.yaml --out campaign.plan
+  smsform apply campaign.plan`,
+	},
+	"validate": {
+		short:   "Check a campaign file and its lists, without planning output",
+		long:    "Runs every check of plan (YAML, numbers, templates, windows, prices) and prints only errors and warnings, on stderr. It contacts nothing and writes nothing.",
+		example: "  smsform validate campaigns/spring.yaml",
+		exits:   "0 1",
+		args:    []string{"yaml", "yml"},
+	},
+	"plan": {
+		short: "Show what a campaign would send, to whom, when and at what cost",
+		long: `Computes the plan: every number checked as E.164, every message rendered, what
+the state already records subtracted, the rest cut into batches. Numbers are
+masked unless --show-numbers. Plan never contacts the API and never changes the
+state. --out saves the plan for smsform apply PLANFILE (it holds phone numbers:
+keep it private).`,
+		example: `  smsform plan campaigns/spring.yaml
+  smsform plan campaigns/spring.yaml --format markdown > plan.md
+  smsform plan campaigns/spring.yaml --out spring.plan --detailed-exitcode`,
+		env:   []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE", "CI, SMSFORM_IN_AUTOMATION", "NO_COLOR"},
+		exits: "0 1 2",
+		args:  []string{"yaml", "yml"},
+	},
+	"show": {
+		short:   "Show a saved plan",
+		long:    "Renders a plan saved with smsform plan --out, like plan does.",
+		example: "  smsform show spring.plan --format markdown",
+		exits:   "0 1",
+		args:    []string{"plan"},
+	},
+	"apply": {
+		short: "Send a campaign, or exactly a saved plan",
+		long: `With a campaign file: plans, shows the plan, asks for "yes" on a terminal and
+sends. With a saved plan: sends exactly that plan, without asking (it was
+reviewed), refusing it if a file or the state changed since.
+
+Before each batch its intent is recorded in the state and after the answer its
+outcome, so a rerun resumes and nobody is messaged twice. A batch the API may
+have acted on without saying so is left in doubt for you to resolve
+(smsform state resolve).`,
+		example: `  smsform apply campaigns/spring.yaml
+  smsform apply spring.plan
+  CI=true smsform apply campaigns/spring.yaml --auto-approve --json`,
+		env: []string{"SMSFORM_BASE_URL", "SMSFORM_CLIENT_ID", "SMSFORM_CLIENT_SECRET", "SMSFORM_TOKEN", "SMSFORM_TOKEN_DIR",
+			"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE", "CI, SMSFORM_IN_AUTOMATION", "NO_COLOR"},
+		exits: "0 1 3 4 5 130",
+		args:  []string{"yaml", "yml", "plan"},
+	},
+	"token": {
+		short:   "Issue a token and store it for apply to reuse (never printed)",
+		long:    "Exchanges the client credentials for a token and stores it (0600 file in a 0700 folder) for later applies. It never prints the token.",
+		example: "  SMSFORM_CLIENT_ID=... SMSFORM_CLIENT_SECRET=... smsform token campaigns/spring.yaml",
+		env:     []string{"SMSFORM_BASE_URL", "SMSFORM_CLIENT_ID", "SMSFORM_CLIENT_SECRET", "SMSFORM_TOKEN", "SMSFORM_TOKEN_DIR"},
+		exits:   "0 1",
+		args:    []string{"yaml", "yml"},
+	},
+	"state": {
+		short:   "Inspect and change a campaign's state",
+		long:    "list shows who was messaged; resolve records an operator's decision on in-doubt or failed recipients; migrate copies a state between a file and PostgreSQL.",
+		example: "  smsform state list campaigns/spring.yaml",
+	},
+	"state list": {
+		short:   "Show what a state records: counts by status and every recipient",
+		long:    "Prints the counts of sent, failed and in-doubt recipients, then each recipient (masked unless --show-numbers). It changes nothing.",
+		example: "  smsform state list campaigns/spring.yaml\n  smsform state list --state postgres://db.example.com/smsform --json",
+		env:     []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
+		exits:   "0 1",
+		args:    []string{"yaml", "yml"},
+	},
+	"state resolve": {
+		short: "Record an operator's decision on in-doubt or failed recipients",
+		long: `--in-doubt --as sent: the provider confirms they were messaged.
+--in-doubt --as unsent: they were not; the next apply sends them.
+--failed --as unsent: the cause of the API's refusal is fixed; the next apply sends them again.`,
+		example: "  smsform state resolve campaigns/spring.yaml --in-doubt --as sent --batch b-4c2cdea4520a7733",
+		env:     []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
+		exits:   "0 1 4",
+		args:    []string{"yaml", "yml"},
+	},
+	"state migrate": {
+		short:   "Copy a campaign's whole state between a file and PostgreSQL",
+		long:    "Copies every record, lineage and serial included, into a target that records nothing of the campaign yet, then reads the copy back and compares.",
+		example: "  smsform state migrate campaigns/spring.yaml --from campaigns/spring.smsstate --to postgres://db.example.com/smsform",
+		env:     []string{"PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
+		exits:   "0 1 4",
+		args:    []string{"yaml", "yml"},
+	},
+	"sandbox": {
+		short: "Serve the messaging API on loopback, for demos and tests",
+		long: `A strict fake provider: it issues expiring tokens, checks every request, records
+each message in --outbox, and can inject faults. It listens on loopback only.
+Its first line on stdout is "listening on http://HOST:PORT".`,
+		example: "  smsform sandbox --addr 127.0.0.1:0 --outbox outbox.jsonl",
+		env:     []string{"SMSFORM_SANDBOX_CLIENT_ID, SMSFORM_SANDBOX_CLIENT_SECRET"},
+		exits:   "0 1",
+	},
+	"version": {
+		short:   "Print smsform's version, commit, Go version and platform",
+		example: "  smsform version --json",
+		exits:   "0",
+	},
+}
+
+// flagValues are the values of flags that take one of a few words.
+var flagValues = map[string][]string{
+	"format": {"table", "markdown", "json"},
+	"as":     {"sent", "unsent"},
+}
+
+// document fills every command's help from helps and makes its arguments
+// complete to the files it takes.
+func document(root *cobra.Command) {
+	var walk func(*cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		key := strings.TrimPrefix(strings.TrimPrefix(cmd.CommandPath(), root.Name()), " ")
+		if h, ok := helps[key]; ok {
+			cmd.Short, cmd.Example = h.short, h.example
+			cmd.Long = h.short + ".\n\n" + h.long
+			if h.long == "" {
+				cmd.Long = h.short + "."
+			}
+			if len(h.env) > 0 {
+				cmd.Long += "\n\nEnvironment:"
+				for _, name := range h.env {
+					cmd.Long += "\n  " + name + ": " + envHelp[name]
+				}
+			}
+			if h.exits != "" {
+				cmd.Long += "\n\nExit codes:"
+				for _, code := range strings.Fields(h.exits) {
+					cmd.Long += "\n  " + code + "  " + exitHelp[code]
+				}
+			}
+			if len(h.args) > 0 {
+				exts := h.args
+				cmd.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+					return exts, cobra.ShellCompDirectiveFilterFileExt
+				}
+			}
+		}
+		for flag, values := range flagValues {
+			if cmd.LocalFlags().Lookup(flag) != nil {
+				cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+			}
+		}
+		for _, sub := range cmd.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}

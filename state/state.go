@@ -1,12 +1,23 @@
-// Package state keeps a campaign's delivery record: one SQLite file
-// (modernc.org/sqlite) that says, per recipient, whether a message was sent,
-// failed or is in doubt, and per batch its intent and outcome. Every change is
-// one durable transaction whose cost does not grow with the campaign, so a
-// kill -9 at any instant loses no reported outcome and corrupts nothing.
+// Package state keeps a campaign's delivery record: per recipient, whether
+// a message was sent, failed or is in doubt, and per batch its intent and
+// outcome. Every change is one durable transaction whose cost does not grow
+// with the campaign, so a kill -9 at any instant loses no reported outcome
+// and corrupts nothing.
 //
-// [Open] takes an exclusive lock (a sibling ".lock" file) that the kernel
-// releases when the process dies; [OpenReadOnly] neither locks, creates nor
-// changes anything, for plan and state list.
+// The record lives in one of two backends, picked by [Open] from its
+// location: an SQLite file (modernc.org/sqlite, the default, described
+// below), or a postgres:// URL, where one schema of a PostgreSQL database
+// (pgx) holds any number of campaigns, each keyed by its name. Both are
+// one [State]: the same tables, the same in-memory index and group commit;
+// only their SQL (a dialect), their lock and their creation differ, and
+// the package's tests run against both. [Copy] moves a record between them.
+//
+// [Open] takes an exclusive lock: for a file, a sibling ".lock" file that
+// the kernel releases when the process dies; in PostgreSQL, a session-level
+// advisory lock on the connection the writer uses, which the server
+// releases when that session ends. A missing state is created only when
+// nothing suggests an earlier one ([EarlierStateError]). [OpenReadOnly]
+// neither locks, creates nor changes anything, for plan and state list.
 //
 // # Schema
 //

@@ -252,8 +252,10 @@ func (t *txn) finish(batchID string, st AttemptState, o Outcome) (phones string,
 	if !ok {
 		return "", refusal{fmt.Errorf("no intent recorded: %w", ErrNoIntent)}
 	}
+	wrote := t.wrote
 	err = t.queryRow("finishAttempt", string(st), o.HTTPStatus, o.RequestID, o.Reason, t.now, id).Scan(&phones)
 	if errors.Is(err, sql.ErrNoRows) {
+		t.wrote = wrote // it changed nothing
 		var cur string
 		if err := t.queryRow("attempt", id).Scan(&cur, &phones); err != nil {
 			return "", err

@@ -13,6 +13,10 @@ import (
 // lockPoll is how often Open retries a held lock while LockTimeout allows.
 const lockPoll = 50 * time.Millisecond
 
+// holderWait is how long a refused Open waits for the holder to say who
+// it is: it writes that a moment after taking the lock.
+const holderWait = time.Second
+
 // lockFile is a held flock(2) lock. The kernel drops it when the process
 // dies, so a crashed holder never blocks anyone; the file's content only
 // tells others who holds it.
@@ -51,7 +55,7 @@ func acquireLock(ctx context.Context, path string, timeout time.Duration, runURL
 		}
 		if timeout <= 0 || !time.Now().Before(deadline) {
 			fl.Close()
-			return nil, lockedError(path)
+			return nil, lockedError(path, holderWait)
 		}
 		t := time.NewTimer(min(lockPoll, time.Until(deadline)))
 		select {
@@ -95,9 +99,9 @@ func (lk *lockFile) release() error {
 // lockedError reads who holds the lock. The holder may not have written its
 // record yet, or may be rewriting it: that moment is waited for, and a
 // record still partial after it is reported as unknown.
-func lockedError(path string) error {
+func lockedError(path string, wait time.Duration) error {
 	e := &LockedError{Path: path}
-	for deadline := time.Now().Add(time.Second); ; time.Sleep(lockPoll) {
+	for deadline := time.Now().Add(wait); ; time.Sleep(lockPoll) {
 		if b, err := os.ReadFile(path); err == nil {
 			var h holder
 			if json.Unmarshal(b, &h) == nil && h.PID != 0 {

@@ -255,7 +255,7 @@ func TestLockedErrorToleratesPartialHolder(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "s.lock")
 		os.WriteFile(path, []byte(content), 0o600)
 		var le *LockedError
-		if err := lockedError(path); !errors.As(err, &le) || le.PID != 0 {
+		if err := lockedError(path, 0); !errors.As(err, &le) || le.PID != 0 {
 			t.Errorf("%q: %v", content, err)
 		}
 	}

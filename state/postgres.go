@@ -482,7 +482,7 @@ func (lk *pgLock) record(ctx context.Context, runURL string) error {
 // for; a holder still without a row after it is reported as unknown.
 func (lk *pgLock) lockedError(ctx context.Context) error {
 	e := &LockedError{Path: lk.shown}
-	deadline := time.Now().Add(time.Second)
+	deadline := time.Now().Add(holderWait)
 	for {
 		var started time.Time
 		err := lk.conn.QueryRowContext(ctx, `SELECT host, pid, started_at, run_url FROM locks

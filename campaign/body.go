@@ -75,6 +75,12 @@ var tmplLineErr = regexp.MustCompile(`^template: body:(\d+):(?:\d+:)? ?(.*)$`)
 // parseBody parses the body and reports a problem at its line in the
 // campaign file.
 func (l *loader) parseBody(body string, n *yaml.Node) *template.Template {
+	// text/template reads on past an unclosed action, so "{{ .city book now"
+	// would be reported as an unknown function "book": say what is wrong.
+	if line, action, ok := unclosedAction(body); ok {
+		l.add(bodyLine(n, line), "body", "close every action with }}, e.g. {{ .city }}", "invalid template: %s is never closed with }}", action)
+		return nil
+	}
 	t, err := newBodyTemplate(body)
 	if err == nil {
 		return t
@@ -93,6 +99,31 @@ func (l *loader) parseBody(body string, n *yaml.Node) *template.Template {
 	l.add(line, "body", "a body may use {{ .column }}, {{ .phone }}, if/else/with, and the functions upper, lower, title, trim, default, printf",
 		"invalid template: %s", msg)
 	return nil
+}
+
+// unclosedAction finds the first "{{" that has no "}}" before the next "{{"
+// or the end, with its line in the body (from 1) and its first characters.
+func unclosedAction(body string) (line int, action string, ok bool) {
+	for off := 0; ; {
+		i := strings.Index(body[off:], "{{")
+		if i < 0 {
+			return 0, "", false
+		}
+		start := off + i
+		rest := body[start+2:]
+		end, next := strings.Index(rest, "}}"), strings.Index(rest, "{{")
+		if end < 0 || (next >= 0 && next < end) {
+			action = body[start:]
+			if j := strings.IndexAny(action, "\n"); j >= 0 {
+				action = action[:j]
+			}
+			if r := []rune(action); len(r) > 20 {
+				action = string(r[:20]) + "…"
+			}
+			return strings.Count(body[:start], "\n") + 1, strconv.Quote(strings.TrimSpace(action)), true
+		}
+		off = start + 2 + end + 2
+	}
 }
 
 // bodyLine maps a line of the body to a line of the campaign file. Only a

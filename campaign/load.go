@@ -564,8 +564,13 @@ func (l *loader) int(v *yaml.Node, path string, dst *int) bool {
 		l.add(v.Line, path, "", "number %s is out of range", v.Value) // YAML reads integers too big for 64 bits as floats
 		return false
 	}
-	l.add(v.Line, path, "", "must be a whole number, not %s", kindWords(v))
+	l.add(v.Line, path, "write a whole number without quotes, e.g. "+lastKey(path)+": 100", "must be a whole number, not %s", kindWords(v))
 	return false
+}
+
+// lastKey is the last key of a dotted path: "send_window.days" -> "days".
+func lastKey(path string) string {
+	return path[strings.LastIndex(path, ".")+1:]
 }
 
 func (l *loader) bool(v *yaml.Node, path string, dst *bool) bool {
@@ -573,7 +578,7 @@ func (l *loader) bool(v *yaml.Node, path string, dst *bool) bool {
 		*dst = v.Value == "true" || v.Value == "True" || v.Value == "TRUE"
 		return true
 	}
-	l.add(v.Line, path, "", "must be true or false, not %s", kindWords(v))
+	l.add(v.Line, path, "write true or false, without quotes", "must be true or false, not %s", kindWords(v))
 	return false
 }
 

@@ -95,7 +95,7 @@ func TestBadInput(t *testing.T) {
 		{name: "unknown key", file: "unknown_key.yaml", want: []string{"unknown_key.yaml:7: bach_size: unknown key"}, hint: `did you mean "batch_size"?`},
 		{name: "unknown key in a source", file: "source_unknown_key.yaml", want: []string{"source_unknown_key.yaml:6: recipients[0].phone_colum: unknown key"}, hint: `"phone_column"`},
 		{name: "duplicate key", file: "duplicate_key.yaml", want: []string{"duplicate_key.yaml:7: name: key is repeated (first on line 2)"}},
-		{name: "wrong type", file: "wrong_type_batch.yaml", want: []string{`wrong_type_batch.yaml:7: batch_size: must be a whole number, not the text "many"`}},
+		{name: "wrong type", file: "wrong_type_batch.yaml", want: []string{`wrong_type_batch.yaml:7: batch_size: must be a whole number, not the text "many"`}, hint: "batch_size: 100"},
 		{name: "version as text", file: "version_string.yaml", want: []string{`version_string.yaml:1: version: must be a whole number`}},
 		{name: "version 0", setup: withCampaign([]byte("version: 0\nname: x\nsender: ACME\nrecipients: [{numbers: [\"+1\"]}]\nbody: hi\n")), want: []string{"campaign.yaml:1: version: unsupported version 0"}},
 		{name: "version 2", file: "version_2.yaml", want: []string{"version_2.yaml:1: version: unsupported version 2"}, hint: "version: 1"},
@@ -103,7 +103,7 @@ func TestBadInput(t *testing.T) {
 		{name: "missing body", file: "missing_body.yaml", want: []string{"missing_body.yaml:1: body: required key is missing"}},
 		{name: "empty body", file: "empty_body.yaml", want: []string{"empty_body.yaml:6: body: must not be empty"}},
 		{name: "integer overflow", file: "batch_size_overflow.yaml", want: []string{"batch_size_overflow.yaml:7: batch_size: number 99999999999999999999 is out of range"}},
-		{name: "strict as text", file: "strict_string.yaml", want: []string{`strict_string.yaml:7: strict: must be true or false, not the text "yes"`}},
+		{name: "strict as text", file: "strict_string.yaml", want: []string{`strict_string.yaml:7: strict: must be true or false, not the text "yes"`}, hint: "true or false"},
 		{name: "provider not a mapping", file: "provider_not_mapping.yaml", want: []string{"provider_not_mapping.yaml:7: provider: must be a mapping of keys (base_url, basic_auth, token_valid_hours)"}},
 		{name: "recipients as mapping", file: "recipients_mapping.yaml", want: []string{"recipients_mapping.yaml:5: recipients: must be a list of sources, not a mapping"}},
 		{name: "exclude as text", file: "exclude_not_list.yaml", want: []string{`exclude_not_list.yaml:7: exclude: must be a list of sources`}},
@@ -149,7 +149,8 @@ func TestBadInput(t *testing.T) {
 		{name: "unknown function", file: "template_func.yaml", want: []string{`template_func.yaml:8: body: invalid template: function "env" not defined`}},
 		{name: "range loop", file: "template_range.yaml", want: []string{"template_range.yaml:6: body: invalid template: range is not allowed in a body"}},
 		{name: "recursive template", file: "template_define.yaml", want: []string{"template_define.yaml:6: body: invalid template: define and block are not allowed"}},
-		{name: "template syntax", file: "template_syntax.yaml", want: []string{"template_syntax.yaml:8: body: invalid template: unclosed action"}},
+		{name: "template syntax", file: "template_syntax.yaml", want: []string{`template_syntax.yaml:8: body: invalid template: "{{ .name" is never closed with }}`}, hint: "close every action with }}"},
+		{name: "unclosed action before words", file: "template_unclosed.yaml", want: []string{`template_unclosed.yaml:8: body: invalid template: "{{ .city book now at…" is never closed with }}`}},
 
 		// YAML itself, and files that are not YAML.
 		{name: "alias", file: "alias.yaml", want: []string{"alias.yaml:2: YAML anchors and aliases (&name, *name) are not allowed"}},

@@ -71,7 +71,7 @@ func newApplyCmd(env Env) *cobra.Command {
 			NewState: *newState, Signs: earlierStateSigns(ctx, si, campaignPath, c.Name, sp)})
 		switch {
 		case errors.Is(err, state.ErrLocked):
-			return withHint(err, "wait for that apply to finish, or pass --lock-timeout 10m to wait for it")
+			return lockedHint(err, *lockTimeout)
 		case errors.Is(err, state.ErrEarlierState):
 			return earlierStateHint(err, sp)
 		case err != nil:

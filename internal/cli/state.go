@@ -107,6 +107,9 @@ func newStateListCmd(env Env) *cobra.Command {
 		if !*jsonOut {
 			fmt.Fprintf(env.Stdout, "State %s: campaign %s, lineage %s, serial %d\n%d sent, %d failed, %d in doubt\n\n",
 				path, st.Campaign(), st.Lineage(), st.Serial(), counts[state.Sent], counts[state.Failed], counts[state.InDoubt])
+			if counts[state.Sent]+counts[state.Failed]+counts[state.InDoubt] > 0 {
+				fmt.Fprintf(env.Stdout, "%-18s %-8s %-18s %-20s %s\n", "PHONE", "STATUS", "BATCH", "AT", "REASON")
+			}
 		}
 		err = st.Recipients(ctx, func(r state.Recipient) error {
 			if *jsonOut {
@@ -114,7 +117,7 @@ func newStateListCmd(env Env) *cobra.Command {
 					BatchID: r.BatchID, BodyHash: r.BodyHash, At: r.At, Reason: r.Reason})
 				return nil
 			}
-			line := fmt.Sprintf("%-18s %-8s %s %s", number(r.Phone), r.Status, r.BatchID, r.At.UTC().Format(time.RFC3339))
+			line := fmt.Sprintf("%-18s %-8s %-18s %-20s", number(r.Phone), r.Status, r.BatchID, r.At.UTC().Format(time.RFC3339))
 			if r.Reason != "" {
 				line += "  " + r.Reason
 			}
@@ -170,7 +173,7 @@ func newStateResolveCmd(env Env) *cobra.Command {
 		}
 		st, err := state.Open(ctx, loc, state.Options{Campaign: name, LockTimeout: *lockTimeout, RunURL: runURL(env)})
 		if errors.Is(err, state.ErrLocked) {
-			return withHint(err, "wait for that apply to finish, or pass --lock-timeout 10m to wait for it")
+			return lockedHint(err, *lockTimeout)
 		} else if err != nil {
 			return err
 		}
@@ -218,7 +221,7 @@ func newStateMigrateCmd(env Env) *cobra.Command {
 		}
 		c, err := state.Copy(ctx, *from, *to, state.CopyOptions{Campaign: name, LockTimeout: *lockTimeout, RunURL: runURL(env)})
 		if errors.Is(err, state.ErrLocked) {
-			return withHint(err, "wait for that apply to finish, or pass --lock-timeout 10m to wait for it")
+			return lockedHint(err, *lockTimeout)
 		} else if errors.Is(err, state.ErrTargetNotEmpty) {
 			return withHint(err, "the target already records this campaign: nothing was copied; use it as it is, or pick another target")
 		} else if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/smsform/smsform/state"
 )
@@ -101,4 +102,13 @@ func savedStatePath(loc string) string {
 // hasPassword reports whether a state URL holds a password.
 func hasPassword(loc string) bool {
 	return state.IsURL(loc) && state.WithoutPassword(loc) != loc
+}
+
+// lockedHint says what to do about a state another apply holds, fitting
+// how long this run already waited for it.
+func lockedHint(err error, waited time.Duration) error {
+	if waited > 0 {
+		return withHint(err, "it was still held after waiting %s: let that apply finish, then run this again (or wait longer with a larger --lock-timeout)", waited)
+	}
+	return withHint(err, "wait for that apply to finish, or pass --lock-timeout 10m to wait for it")
 }

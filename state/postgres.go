@@ -395,8 +395,12 @@ func pgSigns(ctx context.Context, conn *sql.Conn, t *pgTarget, lk *pgLock, name 
 		signs = append(signs, fmt.Sprintf("an apply or resolve (pid %d on host %s) locked campaign %q in schema %s at %s",
 			p.PID, p.Host, name, t.schema, p.Started.UTC().Format(time.RFC3339)))
 	}
+	// Schemas holding smsform's tables, not merely a table of that name.
 	rows, err := conn.QueryContext(ctx, `SELECT table_schema FROM information_schema.tables
-		WHERE table_name = 'campaigns' AND table_schema <> $1 ORDER BY table_schema`, t.schema)
+		WHERE table_name = 'campaigns' AND table_schema <> $1
+			AND table_schema IN (SELECT table_schema FROM information_schema.tables WHERE table_name = 'attempts')
+			AND table_schema IN (SELECT table_schema FROM information_schema.tables WHERE table_name = 'schema_migrations')
+		ORDER BY table_schema`, t.schema)
 	if err != nil {
 		return signs
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/go-playground/validator/v10"
 
 	"github.com/smsform/smsform/internal/e164"
+	"github.com/smsform/smsform/internal/redact"
 	"github.com/smsform/smsform/internal/sms"
 )
 
@@ -113,8 +114,8 @@ func words(fe validator.FieldError, present bool) (msg, hint string) {
 		return fmt.Sprintf("%q is not a known region code", s), "use a two-letter ISO 3166 code such as GB, US or DE"
 	case "http_url":
 		s := fmt.Sprint(v)
-		if RedactURL(s) != s {
-			return fmt.Sprintf("%q holds credentials before the host", RedactURL(s)),
+		if redact.URL(s) != s {
+			return fmt.Sprintf("%q holds credentials before the host", redact.URL(s)),
 				"remove them: credentials come from SMSFORM_CLIENT_ID and SMSFORM_CLIENT_SECRET, never the file"
 		}
 		return fmt.Sprintf("%q is not an absolute http or https URL", s), "e.g. https://sms.example.com (credentials come from the environment, never the URL)"
@@ -155,22 +156,4 @@ func (l *loader) validateSources(list string, srcs []rawSource, pos []sourcePos)
 			l.add(l.lines[path+".phone_column"], path+".phone_column", "remove it to use the default, phone", "must not be empty")
 		}
 	}
-}
-
-// RedactURL is raw with everything between its scheme and its last @
-// replaced by xxxxx, even when raw does not parse: url.URL.Redacted keeps
-// the user name, which may be a token, needs a URL that parses, and a
-// password holding an unencoded / ? or # ends the authority early. An @
-// later in the URL (a path) makes it mask more than the user info, which
-// is harmless in a message.
-func RedactURL(raw string) string {
-	start := 0
-	if i := strings.Index(raw, "://"); i >= 0 {
-		start = i + len("://")
-	}
-	at := strings.LastIndex(raw[start:], "@")
-	if at < 0 {
-		return raw
-	}
-	return raw[:start] + "xxxxx" + raw[start+at:]
 }

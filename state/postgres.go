@@ -19,7 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
-	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/internal/redact"
 )
 
 // DefaultSchema is the PostgreSQL schema of smsform's tables unless the
@@ -57,7 +57,7 @@ func Redact(loc string) string {
 	if err != nil || (u.User == nil && strings.Contains(rest, "@")) {
 		// A password holding / ? or # ends the authority early, and
 		// the rest may parse as a path: mask everything up to the last @.
-		return campaign.RedactURL(loc)
+		return redact.URL(loc)
 	}
 	if q := u.Query(); q.Has("password") {
 		q.Set("password", "xxxxx")

@@ -11,6 +11,7 @@ import (
 	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/loopback"
+	"github.com/smsform/smsform/internal/redact"
 	"github.com/smsform/smsform/internal/tokenstore"
 )
 
@@ -70,15 +71,15 @@ func baseURL(c *campaign.Campaign, env Env, insecureHTTP bool) (string, error) {
 	// unencoded / ? or # does not parse as one ("https://tok#en@host" has
 	// host "tok"), and is still not to be sent anywhere or shown.
 	if strings.Contains(raw, "@") {
-		return "", withHint(fmt.Errorf("base URL %s (%s) holds credentials before the host; smsform does not send them", campaign.RedactURL(raw), from),
+		return "", withHint(fmt.Errorf("base URL %s (%s) holds credentials before the host; smsform does not send them", redact.URL(raw), from),
 			"remove the user:password@ part; give the client credentials in %s and %s", envClientID, envClientSecret)
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return "", withHint(fmt.Errorf("base URL %q (%s) is not an http(s) URL", campaign.RedactURL(raw), from), "write it like https://api.example.com")
+		return "", withHint(fmt.Errorf("base URL %q (%s) is not an http(s) URL", redact.URL(raw), from), "write it like https://api.example.com")
 	}
 	if u.Scheme == "http" && !insecureHTTP && !loopback.Host(u.Hostname()) {
-		return "", withHint(fmt.Errorf("base URL %s is plain http: the token would cross the network unencrypted", campaign.RedactURL(raw)),
+		return "", withHint(fmt.Errorf("base URL %s is plain http: the token would cross the network unencrypted", redact.URL(raw)),
 			"use https, or pass --insecure-http if you really mean it")
 	}
 	return strings.TrimRight(raw, "/"), nil

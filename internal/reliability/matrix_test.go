@@ -191,7 +191,7 @@ func TestFaultMatrix(t *testing.T) {
 			// With 200 recipients the WAL of a run whose commits group
 			// well can stay under the limit (seen in CI: exit 0).
 			minRecipients: 1000,
-			after:  afterStateRefused([]string{"disk i/o error", "full"}, true),
+			after:         afterStateRefused([]string{"disk i/o error", "full"}, true),
 		},
 		{
 			name:   "state file read-only",

@@ -75,7 +75,7 @@ func postgresFaults() []fault {
 			backend: "postgres",
 			before:  killHolder,
 			exits:   []int{0},
-			after: func(t *testing.T, p *project, o outcome, _ int) string { return p.note },
+			after:   func(t *testing.T, p *project, o outcome, _ int) string { return p.note },
 		},
 		{
 			name:    "postgres: database read-only",

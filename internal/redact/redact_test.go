@@ -1,8 +1,8 @@
-package campaign
+package redact
 
 import "testing"
 
-func TestRedactURL(t *testing.T) {
+func TestURL(t *testing.T) {
 	for in, want := range map[string]string{
 		"https://sms.example.com":                  "https://sms.example.com",
 		"https://me:hunter2@sms.example.com/a@b":   "https://xxxxx@b",
@@ -16,8 +16,8 @@ func TestRedactURL(t *testing.T) {
 		"":  "",
 		"@": "xxxxx@",
 	} {
-		if got := RedactURL(in); got != want {
-			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		if got := URL(in); got != want {
+			t.Errorf("URL(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

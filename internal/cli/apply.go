@@ -31,6 +31,7 @@ func newApplyCmd(env Env) *cobra.Command {
 	insecure := fs.Bool("insecure-http", false, "allow a plain-http base URL that is not loopback")
 	timeout := fs.Duration("request-timeout", 30*time.Second, "give up waiting for one API answer after this long (the batch is then in doubt)")
 	showNumbers := fs.Bool("show-numbers", false, "show phone numbers whole (they are masked by default)")
+	wait := fs.Bool("wait", false, "while send windows are closed, wait for them to open (until everything is sent or not_after passes) rather than stop with exit 5")
 	cmd.Args = positional(1, 1, "one campaign file or saved plan")
 	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
 		ctx := cmd.Context()
@@ -96,6 +97,9 @@ func newApplyCmd(env Env) *cobra.Command {
 			if p, err = plan.Compute(ctx, c, st); err != nil {
 				return err
 			}
+			if err := p.ScheduleAt(env.Clock.Now()); err != nil {
+				return err
+			}
 			if !*jsonOut {
 				if err := plan.WriteTable(env.Stdout, p, out); err != nil {
 					return err
@@ -130,6 +134,8 @@ func newApplyCmd(env Env) *cobra.Command {
 			Concurrency:   c.Concurrency,
 			MaxErrors:     *maxErrors,
 			Events:        prog.event,
+			Clock:         env.Clock,
+			Wait:          *wait,
 		})
 		prog.done()
 		next.recorded = st.Serial() != serial
@@ -244,6 +250,9 @@ func (n nextStep) runError(err error) error {
 	resolveFailed := fmt.Sprintf("smsform state resolve %s%s --failed --as unsent", n.campaign, n.stateArg())
 	var incomplete *apply.IncompleteError
 	var ae *api.Error
+	if werr, ok := n.windowError(err); ok {
+		return werr
+	}
 	switch {
 	case err == nil:
 		return nil

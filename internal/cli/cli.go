@@ -14,6 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/smsform/smsform/apply"
 )
 
 // Env is everything a command may touch of the outside world besides files
@@ -24,6 +26,9 @@ type Env struct {
 	Getenv         func(string) string
 	// IsTerminal reports whether f is an interactive terminal.
 	IsTerminal func(f any) bool
+	// Clock is the time send windows are judged by, and what apply --wait
+	// sleeps on; nil is the system clock. Tests set one they control.
+	Clock apply.Clock
 }
 
 // ErrPending is returned by plan --detailed-exitcode when there is
@@ -53,6 +58,9 @@ func Run(ctx context.Context, args []string, env Env) error {
 	}
 	if env.IsTerminal == nil {
 		env.IsTerminal = func(any) bool { return false }
+	}
+	if env.Clock == nil {
+		env.Clock = apply.SystemClock()
 	}
 	root := newRootCmd(env)
 	root.SetArgs(args)

@@ -66,7 +66,8 @@ state. --out saves the plan for smsform apply PLANFILE (it holds phone numbers:
 keep it private).`,
 		example: `  smsform plan campaigns/spring.yaml
   smsform plan campaigns/spring.yaml --format markdown > plan.md
-  smsform plan campaigns/spring.yaml --out spring.plan --detailed-exitcode`,
+  smsform plan campaigns/spring.yaml --out spring.plan --detailed-exitcode
+  smsform plan campaigns/spring.yaml --at 2026-12-01T08:00:00Z   # who goes when, as at that moment`,
 		env:   []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE", "CI, SMSFORM_IN_AUTOMATION", "NO_COLOR"},
 		exits: "0 1 2",
 		args:  []string{"yaml", "yml"},
@@ -87,10 +88,15 @@ reviewed), refusing it if a file or the state changed since.
 Before each batch its intent is recorded in the state and after the answer its
 outcome, so a rerun resumes and nobody is messaged twice. A batch the API may
 have acted on without saying so is left in doubt for you to resolve
-(smsform state resolve).`,
+(smsform state resolve).
+
+With a send window (or not_before), each batch's window is checked right
+before its intent: when nothing more may be sent now, apply stops (exit 5)
+and says when the next window opens; --wait sleeps until then instead.`,
 		example: `  smsform apply campaigns/spring.yaml
   smsform apply spring.plan
-  CI=true smsform apply campaigns/spring.yaml --auto-approve --json`,
+  CI=true smsform apply campaigns/spring.yaml --auto-approve --json
+  smsform apply spring.plan --wait`,
 		env: []string{"SMSFORM_BASE_URL", "SMSFORM_CLIENT_ID", "SMSFORM_CLIENT_SECRET", "SMSFORM_TOKEN", "SMSFORM_TOKEN_DIR",
 			"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE", "CI, SMSFORM_IN_AUTOMATION", "NO_COLOR"},
 		exits: "0 1 3 4 5 130",

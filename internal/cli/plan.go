@@ -75,12 +75,23 @@ func newPlanCmd(env Env) *cobra.Command {
 	stateFlag := fs.String("state", "", "state file or postgres:// URL (default: $SMSFORM_STATE, else next to the campaign, NAME.smsstate)")
 	outFile := fs.String("out", "", "save the plan to this file, for smsform apply PLANFILE")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when there is nothing to send, 2 when there is, 1 on error")
+	atFlag := fs.String("at", "", "show when each batch may go as at this moment (RFC 3339), not now")
 	cmd.Args = positional(1, 1, "one campaign file")
 	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
 		ctx := cmd.Context()
+		at := env.Clock.Now()
+		if *atFlag != "" {
+			var err error
+			if at, err = parseAt(*atFlag); err != nil {
+				return err
+			}
+		}
 		c, err := campaign.Load(pos[0])
 		if err != nil {
 			return err
+		}
+		if *atFlag != "" && !c.Window.Active() {
+			warnf(env, "%s has no send_window, not_before or not_after: --at changes nothing", pos[0])
 		}
 		sp, _ := stateLoc(env, pos[0], *stateFlag)
 		st, err := state.OpenReadOnly(ctx, sp, c.Name)
@@ -93,6 +104,11 @@ func newPlanCmd(env Env) *cobra.Command {
 				"give this campaign its own state file with --state")
 		}
 		p, err := plan.Compute(ctx, c, st)
+		if p != nil {
+			if serr := p.ScheduleAt(at); serr != nil {
+				return serr
+			}
+		}
 		var strict *plan.StrictError
 		if errors.As(err, &strict) {
 			if werr := out.write(env.Stdout, p); werr != nil {
@@ -139,6 +155,11 @@ func newShowCmd(env Env) *cobra.Command {
 		saved, err := plan.Load(pos[0])
 		if err != nil {
 			return withHint(err, "make a new one with smsform plan CAMPAIGN.yaml --out %s", pos[0])
+		}
+		// When the batches may go is told as of now: what matters is when
+		// the saved plan is applied, not when it was made.
+		if err := saved.Plan.ScheduleAt(env.Clock.Now()); err != nil {
+			return err
 		}
 		return out.write(env.Stdout, saved.Plan)
 	}

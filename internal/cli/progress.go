@@ -58,6 +58,13 @@ func (p *progress) event(e apply.Event) {
 		p.json.Encode(jsonEvent{FormatVersion: plan.FormatVersion, Event: e})
 		return
 	}
+	if e.Type == "wait" {
+		if p.bar != nil {
+			p.bar.Clear()
+		}
+		fmt.Fprintln(p.env.Stderr, waitLine(e))
+		return
+	}
 	if e.Type != "batch_sent" && e.Type != "batch_failed" && e.Type != "batch_in_doubt" {
 		return
 	}

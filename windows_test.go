@@ -1,0 +1,237 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/smsform/smsform/internal/cli"
+	"github.com/smsform/smsform/internal/reliability"
+	"github.com/smsform/smsform/sandbox"
+)
+
+// testClock is the time the commands see; Sleep moves it on at once.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Sleep(ctx context.Context, d time.Duration) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	return true
+}
+
+// windowCampaign has recipients in Europe (Paris), the Americas (New York,
+// São Paulo, and Idaho, whose prefix spans Boise and Los Angeles) and Asia
+// (Tokyo), and one without a known zone.
+const windowCampaign = `version: 1
+name: winter
+sender: ACME
+recipients:
+  - numbers: ["+12125550101", "+12125550102", "+33612345678", "+33612345679", "+819012345678", "+5511987654321", "+12085550100", "+80012345678"]
+body: Our winter sale starts today.
+batch_size: 2
+send_window:
+  days: [mon, tue, wed, thu, fri]
+  from: "09:00"
+  to: "20:00"
+`
+
+type cliRun struct {
+	code           int
+	stdout, stderr string
+}
+
+func runCLI(t *testing.T, srv *reliability.Server, clock *testClock, args ...string) cliRun {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := cli.Run(context.Background(), args, cli.Env{
+		Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr,
+		Getenv: func(k string) string {
+			switch k {
+			case "SMSFORM_BASE_URL":
+				return srv.URL
+			case "SMSFORM_CLIENT_ID":
+				return reliability.ClientID
+			case "SMSFORM_CLIENT_SECRET":
+				return reliability.ClientSecret
+			case "SMSFORM_TOKEN_DIR":
+				return filepath.Join(t.TempDir(), "tokens")
+			}
+			return ""
+		},
+		Clock: clock,
+	})
+	code := exitCode(err, &stderr)
+	return cliRun{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// outbox counts each recipient's messages in the sandbox's outbox.
+func outbox(srv *reliability.Server) map[string]int {
+	got := map[string]int{}
+	for _, m := range srv.Messages() {
+		got[m.To]++
+	}
+	return got
+}
+
+func sameSet(got map[string]int, want ...string) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for _, w := range want {
+		if got[w] != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// TestWindowsEndToEnd applies a campaign with recipients in Europe, the
+// Americas and Asia through the command line, against the sandbox over
+// HTTP with a state file, at fixed moments: each apply sends exactly those
+// whose window is open, exits 5 while some wait, and nobody is sent twice
+// (the sandbox's outbox is the ground truth).
+func TestWindowsEndToEnd(t *testing.T) {
+	srv := reliability.Start(t, sandbox.Config{})
+	dir := t.TempDir()
+	camp := filepath.Join(dir, "winter.yaml")
+	if err := os.WriteFile(camp, []byte(windowCampaign), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clock := &testClock{now: time.Date(2026, 11, 23, 11, 30, 0, 0, time.UTC)} // Monday
+
+	// plan --at shows another moment without changing anything.
+	r := runCLI(t, srv, clock, "plan", camp, "--at", "2026-11-23T17:00:00Z")
+	if r.code != 0 || !strings.Contains(r.stdout, "When, as at 2026-11-23 17:00 UTC") ||
+		!strings.Contains(r.stdout, "1 recipient: window opens 09:00 Asia/Tokyo, in 7 h (2026-11-24 00:00 UTC)") {
+		t.Fatalf("plan --at: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, srv, clock, "plan", camp, "--json")
+	var doc struct {
+		Schedule struct {
+			At     time.Time
+			Groups []struct {
+				When       string
+				Recipients int
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("plan --json: %v\n%s", err, r.stdout)
+	}
+	if !doc.Schedule.At.Equal(clock.Now()) || len(doc.Schedule.Groups) != 5 || doc.Schedule.Groups[0].When != "now" || doc.Schedule.Groups[0].Recipients != 2 {
+		t.Errorf("plan --json schedule: %+v", doc.Schedule)
+	}
+	if len(srv.Messages()) != 0 {
+		t.Fatal("plan sent something")
+	}
+
+	paris := []string{"+33612345678", "+33612345679"}
+	// 11:30 UTC: only Paris (12:30) is open.
+	r = runCLI(t, srv, clock, "apply", camp, "--auto-approve")
+	if r.code != 5 || !sameSet(outbox(srv), paris...) {
+		t.Fatalf("apply at 11:30: exit %d, outbox %v\n%s", r.code, outbox(srv), r.stderr)
+	}
+	for _, want := range []string{
+		"nothing more may be sent now: 5 recipient(s) wait; next: window opens 09:00 America/Sao_Paulo, in 30 min (2026-11-23T12:00:00Z)",
+		"hint: nothing was recorded for them: run apply again once the window opens",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+
+	// 17:00 UTC: New York, São Paulo and Idaho are open too; Tokyo is not.
+	clock.now = time.Date(2026, 11, 23, 17, 0, 0, 0, time.UTC)
+	r = runCLI(t, srv, clock, "apply", camp, "--auto-approve")
+	americas := append([]string{"+12125550101", "+12125550102", "+5511987654321", "+12085550100"}, paris...)
+	if r.code != 5 || !sameSet(outbox(srv), americas...) {
+		t.Fatalf("apply at 17:00: exit %d, outbox %v\n%s", r.code, outbox(srv), r.stderr)
+	}
+
+	// Tuesday 00:30 UTC: Tokyo; then everyone has had it once.
+	clock.now = time.Date(2026, 11, 24, 0, 30, 0, 0, time.UTC)
+	r = runCLI(t, srv, clock, "apply", camp, "--auto-approve")
+	if r.code != 0 || !sameSet(outbox(srv), append(americas, "+819012345678")...) {
+		t.Fatalf("apply at 00:30: exit %d, outbox %v\n%s", r.code, outbox(srv), r.stderr)
+	}
+	r = runCLI(t, srv, clock, "apply", camp, "--auto-approve")
+	if r.code != 0 || !strings.Contains(r.stdout, "Nothing to send") || len(srv.Messages()) != 7 {
+		t.Errorf("rerun: exit %d, %d messages\n%s", r.code, len(srv.Messages()), r.stdout)
+	}
+}
+
+// TestWindowsWaitEndToEnd applies a reviewed plan on a Saturday with
+// --wait: the run sleeps (on the test's clock) until each window opens on
+// Monday, reports each wait as a JSON event, and ends with everyone sent.
+func TestWindowsWaitEndToEnd(t *testing.T) {
+	srv := reliability.Start(t, sandbox.Config{})
+	dir := t.TempDir()
+	camp := filepath.Join(dir, "winter.yaml")
+	if err := os.WriteFile(camp, []byte(windowCampaign), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clock := &testClock{now: time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)} // Saturday
+	planFile := filepath.Join(dir, "winter.plan")
+	if r := runCLI(t, srv, clock, "plan", camp, "--out", planFile); r.code != 0 {
+		t.Fatalf("plan --out: exit %d\n%s", r.code, r.stderr)
+	}
+	r := runCLI(t, srv, clock, "apply", planFile, "--wait", "--json")
+	if r.code != 0 {
+		t.Fatalf("apply --wait: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var waits []time.Time
+	for line := range strings.Lines(r.stdout) {
+		var e struct {
+			Type  string
+			Until time.Time
+		}
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("event %q: %v", line, err)
+		}
+		if e.Type == "wait" {
+			waits = append(waits, e.Until)
+		}
+	}
+	want := []time.Time{ // Monday: Tokyo, Paris, São Paulo, New York, Idaho (Los Angeles)
+		time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC),
+		time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC),
+		time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC),
+		time.Date(2026, 11, 30, 14, 0, 0, 0, time.UTC),
+		time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC),
+	}
+	if len(waits) != len(want) {
+		t.Fatalf("waits %v, want %v", waits, want)
+	}
+	for i := range want {
+		if !waits[i].Equal(want[i]) {
+			t.Errorf("wait %d until %s, want %s", i, waits[i], want[i])
+		}
+	}
+	if got := outbox(srv); len(got) != 7 {
+		t.Errorf("outbox %v, want the 7 recipients with a known zone once each", got)
+	}
+	for to, n := range outbox(srv) {
+		if n != 1 {
+			t.Errorf("%s messaged %d times", to, n)
+		}
+	}
+}

@@ -235,3 +235,47 @@ func TestWindowsWaitEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowsSavedPlanCheckedAtSendTime: a saved plan is held to the
+// windows when it is applied, not when it was made. Applied when only Tokyo
+// is open, it sends Tokyo alone and is used up; applied before any window
+// opens, it records nothing and can be applied again later.
+func TestWindowsSavedPlanCheckedAtSendTime(t *testing.T) {
+	srv := reliability.Start(t, sandbox.Config{})
+	dir := t.TempDir()
+	camp := filepath.Join(dir, "winter.yaml")
+	if err := os.WriteFile(camp, []byte(windowCampaign), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clock := &testClock{now: time.Date(2026, 11, 23, 11, 30, 0, 0, time.UTC)}
+	planFile := filepath.Join(dir, "winter.plan")
+	if r := runCLI(t, srv, clock, "plan", camp, "--out", planFile); r.code != 0 {
+		t.Fatalf("plan --out: exit %d\n%s", r.code, r.stderr)
+	}
+	// Tuesday 03:00 UTC: night in Paris, New York and São Paulo, 20:00 in
+	// Boise (closed, though Los Angeles is open), noon in Tokyo.
+	clock.now = time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC)
+	r := runCLI(t, srv, clock, "apply", planFile)
+	if r.code != 5 || len(srv.Messages()) != 1 || outbox(srv)["+819012345678"] != 1 {
+		t.Fatalf("apply at 03:00: exit %d, outbox %v\n%s", r.code, outbox(srv), r.stderr)
+	}
+	if !strings.Contains(r.stderr, "the plan is used up") {
+		t.Errorf("hint does not say the plan is used up:\n%s", r.stderr)
+	}
+
+	// A fresh plan, applied before any window opens: nothing is recorded,
+	// so the plan can be applied again later.
+	clock.now = time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC) // Saturday
+	if r := runCLI(t, srv, clock, "plan", camp, "--out", planFile); r.code != 0 {
+		t.Fatalf("plan --out: exit %d\n%s", r.code, r.stderr)
+	}
+	r = runCLI(t, srv, clock, "apply", planFile)
+	if r.code != 5 || len(srv.Messages()) != 1 || !strings.Contains(r.stderr, "the plan is not used up") {
+		t.Fatalf("apply on Saturday: exit %d, %d messages\n%s", r.code, len(srv.Messages()), r.stderr)
+	}
+	clock.now = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) // Monday: Paris open
+	r = runCLI(t, srv, clock, "apply", planFile)
+	if r.code != 5 || !sameSet(outbox(srv), "+819012345678", "+33612345678", "+33612345679") {
+		t.Fatalf("apply on Monday: exit %d, outbox %v\n%s", r.code, outbox(srv), r.stderr)
+	}
+}

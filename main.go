@@ -47,19 +47,32 @@ func run() int {
 	// records what is in flight. A second one quits at once.
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	var interrupt cli.Interrupt
 	go func() {
 		<-signals
-		fmt.Fprintln(os.Stderr, "smsform: interrupted: finishing what is in flight (interrupt again to quit at once)")
+		// On a terminal the line starts afresh: a progress bar or ^C may
+		// be on the current one.
+		nl := ""
+		if term.IsTerminal(int(os.Stderr.Fd())) {
+			nl = "\n"
+		}
+		fmt.Fprintf(os.Stderr, "%ssmsform: interrupted: finishing what is in flight (interrupt again to quit at once)\n", nl)
 		cancel()
 		<-signals
+		if note := interrupt.Note(); note != "" {
+			fmt.Fprintf(os.Stderr, "%ssmsform: quit at once: %s\n", nl, note)
+		} else {
+			fmt.Fprintf(os.Stderr, "%ssmsform: quit at once\n", nl)
+		}
 		os.Exit(exitInterrupted)
 	}()
 
 	err := cli.Run(ctx, os.Args[1:], cli.Env{
-		Stdin:  os.Stdin,
-		Stdout: os.Stdout,
-		Stderr: os.Stderr,
-		Getenv: os.Getenv,
+		Interrupt: &interrupt,
+		Stdin:     os.Stdin,
+		Stdout:    os.Stdout,
+		Stderr:    os.Stderr,
+		Getenv:    os.Getenv,
 		IsTerminal: func(f any) bool {
 			file, ok := f.(*os.File)
 			return ok && term.IsTerminal(int(file.Fd()))

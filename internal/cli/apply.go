@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/smsform/smsform/api"
 	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/campaign"
@@ -127,6 +128,9 @@ func newApplyCmd(env Env) *cobra.Command {
 			return next.tokenRefused(err)
 		}
 		prog := newProgress(env, *jsonOut, p.Summary.ToSend)
+		env.Interrupt.set(fmt.Sprintf("up to %d batch(es) in flight when it quit are in doubt: see them with smsform state list %s%s, check with the provider, then smsform state resolve %s%s --in-doubt --as sent|unsent",
+			c.Concurrency, next.campaign, next.stateArg(), next.campaign, next.stateArg()))
+		defer env.Interrupt.set("")
 		serial := st.Serial()
 		res, err := apply.Run(ctx, p, st, sender, apply.Options{
 			From:          c.Sender,
@@ -145,6 +149,10 @@ func newApplyCmd(env Env) *cobra.Command {
 		if !*jsonOut {
 			if werr := writeResult(env.Stdout, res); werr != nil {
 				return errors.Join(werr, err)
+			}
+			if err == nil && res != nil {
+				fmt.Fprintf(env.Stdout, "\nApply complete: %s recipient(s) sent in %s batch(es); nothing is left to send.\n",
+					humanize.Comma(int64(res.Sent)), humanize.Comma(int64(res.Batches)))
 			}
 		}
 		return next.runError(err)

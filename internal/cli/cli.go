@@ -29,6 +29,8 @@ type Env struct {
 	// Clock is the time send windows are judged by, and what apply --wait
 	// sleeps on; nil is the system clock. Tests set one they control.
 	Clock apply.Clock
+	// Interrupt, when set, learns what quitting at once would leave behind.
+	Interrupt *Interrupt
 }
 
 // ErrPending is returned by plan --detailed-exitcode when there is

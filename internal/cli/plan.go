@@ -134,8 +134,16 @@ func newPlanCmd(env Env) *cobra.Command {
 		if err := out.write(env.Stdout, p); err != nil {
 			return err
 		}
-		if *outFile != "" && !inAutomation(env) {
+		switch {
+		case inAutomation(env):
+		case *outFile != "":
 			fmt.Fprintf(env.Stderr, "smsform: plan saved to %s (it holds phone numbers: keep it private)\nhint: apply exactly this plan with: smsform apply %s\n", *outFile, *outFile)
+		case p.Summary.ToSend > 0:
+			stateArg := ""
+			if *stateFlag != "" {
+				stateArg = " --state " + shownState(*stateFlag)
+			}
+			fmt.Fprintf(env.Stderr, "hint: to send it, run smsform apply %s%s (or save it for review with --out PLANFILE, then smsform apply PLANFILE)\n", pos[0], stateArg)
 		}
 		if *detailed && p.Summary.ToSend > 0 {
 			return ErrPending

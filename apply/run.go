@@ -31,13 +31,17 @@ type Sender interface {
 	Send(ctx context.Context, req api.SendRequest) (api.SendResponse, error)
 }
 
+// DefaultMaxRetries is how many times a batch the API did not act on is
+// tried again, unless [Options] say otherwise.
+const DefaultMaxRetries = 8
+
 // Options tune a run. The zero value of each field means its default.
 type Options struct {
 	From          string  // the sender, the API's "from"
 	RatePerSecond float64 // 0: unlimited
 	Concurrency   int     // requests in flight, default 1
 	MaxErrors     int     // failed or in-doubt batches before the run stops, default 10
-	MaxRetries    int     // retries of one batch the API did not act on, default 8
+	MaxRetries    int     // retries of one batch the API did not act on, default [DefaultMaxRetries]
 	BackoffBase   time.Duration
 	BackoffCap    time.Duration
 	// Grace is how long requests in flight may finish after ctx is
@@ -62,7 +66,7 @@ func (o *Options) defaults() {
 		o.MaxErrors = 10
 	}
 	if o.MaxRetries <= 0 {
-		o.MaxRetries = 8
+		o.MaxRetries = DefaultMaxRetries
 	}
 	if o.BackoffBase <= 0 {
 		o.BackoffBase = 500 * time.Millisecond

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -58,14 +59,21 @@ func (p *progress) event(e apply.Event) {
 		p.json.Encode(jsonEvent{FormatVersion: plan.FormatVersion, Event: e})
 		return
 	}
-	if e.Type == "wait" {
+	switch e.Type {
+	case "retry", "wait":
+		// Waits are said as they start, on a line of their own, so that
+		// nobody watches a silent terminal (or CI log) for seconds.
 		if p.bar != nil {
 			p.bar.Clear()
 		}
-		fmt.Fprintln(p.env.Stderr, waitLine(e))
+		line := waitLine(e)
+		if e.Type == "retry" {
+			line = retryLine(e)
+		}
+		fmt.Fprintln(p.env.Stderr, line)
 		return
-	}
-	if e.Type != "batch_sent" && e.Type != "batch_failed" && e.Type != "batch_in_doubt" {
+	case "batch_sent", "batch_failed", "batch_in_doubt":
+	default:
 		return
 	}
 	p.sent += e.Recipients
@@ -78,6 +86,17 @@ func (p *progress) event(e apply.Event) {
 		fmt.Fprintf(p.env.Stderr, "smsform: %d of %d recipients done (%.0f%%), %.1f msg/s\n",
 			p.sent, p.total, 100*float64(p.sent)/float64(max(p.total, 1)), float64(p.sent)/now.Sub(p.started).Seconds())
 	}
+}
+
+// retryLine words a retry event for a person: what went wrong, which try
+// comes next, and when.
+func retryLine(e apply.Event) string {
+	what := "HTTP " + strconv.Itoa(e.HTTPStatus)
+	if e.HTTPStatus == 0 {
+		what = "no answer: " + e.Reason
+	}
+	return fmt.Sprintf("smsform: batch %s was not acted on (%s); retry %d of %d in %s",
+		e.Batch, what, e.Attempt, apply.DefaultMaxRetries, e.Wait.Round(100*time.Millisecond))
 }
 
 // nothingToSend reports a run that had nothing to send in the events of

@@ -2,6 +2,8 @@ package plan
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/window"
@@ -21,26 +23,23 @@ func (b *builder) splitByZone() error {
 	if err != nil {
 		return fmt.Errorf("send window: %w", err)
 	}
-	f := sc.Finder()
 	g := b.groups
+	zs, fallbacks := lookUpZones(sc, g.phones)
 	out := groups{phones: make([]string, 0, len(g.phones))}
 	var (
-		zones     []*window.Zones // of each new group
-		unknown   []string        // warnings, the first maxListed kept
-		fallbacks int
-		sets      []*window.Zones // of the group being split, by first appearance
-		local     = map[*window.Zones]int{}
-		of        []int32 // per member: its index in sets
+		zones   []*window.Zones // of each new group
+		unknown []string        // warnings, the first maxListed kept
+		sets    []*window.Zones // of the group being split, by first appearance
+		at      int             // index in g.phones of the group's first member
+		local   = map[*window.Zones]int{}
+		of      []int32 // per member: its index in sets
 	)
 	for gi := range g.len() {
 		members := g.members(gi)
 		sets, of = sets[:0], of[:0]
 		clear(local)
-		for _, phone := range members {
-			z, fb := f.Zones(phone)
-			if fb {
-				fallbacks++
-			}
+		for k, phone := range members {
+			z := zs[at+k]
 			if z == nil {
 				b.p.Summary.NoTimezone++
 				if len(unknown) < maxListed+1 {
@@ -57,6 +56,7 @@ func (b *builder) splitByZone() error {
 			}
 			of = append(of, int32(i))
 		}
+		at += len(members)
 		// Members of each set side by side, in file order within the set:
 		// a counting sort by set.
 		start := len(out.phones)
@@ -96,6 +96,35 @@ func (b *builder) splitByZone() error {
 			fallbacks, b.c.Window.Fallback))
 	}
 	return nil
+}
+
+// lookUpZones finds the zones of each phone on every core, each goroutine
+// with a Finder of its own (they share the schedule's Zones values), and
+// counts the phones that got the fallback zone.
+func lookUpZones(sc *window.Schedule, phones []string) ([]*window.Zones, int) {
+	zs := make([]*window.Zones, len(phones))
+	workers := runtime.GOMAXPROCS(0)
+	per := (len(phones) + workers - 1) / max(workers, 1)
+	fallbacks := make([]int, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := min(w*per, len(phones)), min((w+1)*per, len(phones))
+		wg.Go(func() {
+			f := sc.Finder()
+			for i := lo; i < hi; i++ {
+				var fb bool
+				if zs[i], fb = f.Zones(phones[i]); fb {
+					fallbacks[w]++
+				}
+			}
+		})
+	}
+	wg.Wait()
+	n := 0
+	for _, c := range fallbacks {
+		n += c
+	}
+	return zs, n
 }
 
 // zoneBatches gives each batch the zones of its group; cut made the

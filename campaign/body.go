@@ -339,3 +339,88 @@ func usesData(n parse.Node) bool {
 func usesBranch(b *parse.BranchNode) bool {
 	return usesData(b.Pipe) || usesData(b.List) || (b.ElseList != nil && usesData(b.ElseList))
 }
+
+// EmptyVariable returns the first variable the body prints as it is (not
+// through default, not only under an if or with that tests it) whose value
+// in r is empty or blank, and "" when there is none: such a message reads
+// "Hi , your order…".
+func (c *Campaign) EmptyVariable(r Row) string {
+	for _, name := range c.printed {
+		for i, col := range r.Columns {
+			if col == name && i < len(r.Values) && strings.TrimSpace(r.Values[i]) == "" {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// printedFields lists, without repeats, the variables (.name) that the
+// actions under n print, leaving out those passed to default and those
+// that an enclosing if or with tests (guarded).
+func printedFields(n parse.Node, guarded []string) []string {
+	var out []string
+	add := func(names ...string) {
+		for _, name := range names {
+			if !slices.Contains(out, name) && !slices.Contains(guarded, name) {
+				out = append(out, name)
+			}
+		}
+	}
+	switch n := n.(type) {
+	case *parse.ListNode:
+		if n == nil {
+			return nil
+		}
+		for _, c := range n.Nodes {
+			add(printedFields(c, guarded)...)
+		}
+	case *parse.ActionNode:
+		if n.Pipe == nil || len(n.Pipe.Decl) > 0 || callsDefault(n.Pipe) {
+			return nil
+		}
+		add(pipeFields(n.Pipe)...)
+	case *parse.IfNode:
+		add(printedBranch(&n.BranchNode, guarded)...)
+	case *parse.WithNode:
+		add(printedBranch(&n.BranchNode, guarded)...)
+	}
+	return out
+}
+
+func printedBranch(b *parse.BranchNode, guarded []string) []string {
+	inner := append(slices.Clip(guarded), pipeFields(b.Pipe)...)
+	out := printedFields(b.List, inner)
+	if b.ElseList != nil {
+		for _, name := range printedFields(b.ElseList, guarded) {
+			if !slices.Contains(out, name) {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
+}
+
+// pipeFields lists the top-level fields (.name, not .a.b) a pipeline reads.
+func pipeFields(p *parse.PipeNode) []string {
+	var out []string
+	for _, cmd := range p.Cmds {
+		for _, arg := range cmd.Args {
+			if f, ok := arg.(*parse.FieldNode); ok && len(f.Ident) == 1 {
+				out = append(out, f.Ident[0])
+			}
+		}
+	}
+	return out
+}
+
+func callsDefault(p *parse.PipeNode) bool {
+	for _, cmd := range p.Cmds {
+		if len(cmd.Args) > 0 {
+			if id, ok := cmd.Args[0].(*parse.IdentifierNode); ok && id.Ident == "default" {
+				return true
+			}
+		}
+	}
+	return false
+}

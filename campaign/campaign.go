@@ -15,6 +15,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"github.com/smsform/smsform/internal/window"
 )
 
@@ -38,8 +39,24 @@ type Campaign struct {
 	// Window says when messages may go: a send window in each recipient's
 	// local time, and the campaign's not_before and not_after.
 	Window window.Spec
+	// Prices is the price table named by prices:, nil when there is none.
+	Prices *Prices
+	Budget Budget
+	// EmptyVariables is what a message that prints an empty variable is:
+	// "warn" (the default) or "error".
+	EmptyVariables string
 
-	tmpl *template.Template
+	tmpl    *template.Template
+	printed []string // the variables the body prints as they are (see printedFields)
+}
+
+// Budget bounds what a campaign may send; a zero field is no bound. The
+// bounds are the campaign's: they count what the state records as sent as
+// well as what a plan would send.
+type Budget struct {
+	MaxTotal              *decimal.Decimal // in the price table's currency
+	MaxSegmentsPerMessage int
+	MaxRecipients         int
 }
 
 // Provider is where and how the messaging API is reached. Secrets never live
@@ -168,11 +185,16 @@ func (c *Campaign) Personalised() bool {
 	return c.personalised()
 }
 
-// Files returns the campaign file and every list file it reads, in the order
-// they appear, without repeats (for the saved plan's checksums).
+// Files returns the campaign file, its price table and every list file it
+// reads, in the order they appear, without repeats (for the saved plan's
+// checksums).
 func (c *Campaign) Files() []string {
 	files := []string{c.Path}
 	seen := map[string]bool{c.Path: true}
+	if c.Prices != nil {
+		files = append(files, c.Prices.Path)
+		seen[c.Prices.Path] = true
+	}
 	for _, sources := range [][]Source{c.Recipients, c.Exclude} {
 		for _, s := range sources {
 			if s.Kind == KindInline || seen[s.Path] {

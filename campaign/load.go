@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/shopspring/decimal"
 	"gopkg.in/yaml.v3"
 )
 
@@ -46,6 +47,9 @@ type rawCampaign struct {
 	Concurrency   int            `yaml:"concurrency" validate:"min=1,max=64"`
 	Strict        bool           `yaml:"strict"`
 	window        rawWindow      // send_window, fallback_timezone, not_before, not_after (window.go)
+	Prices        string         `yaml:"prices"`
+	Budget        rawBudget      `yaml:"budget"`
+	EmptyVars     string         `yaml:"empty_variables" validate:"oneof=warn error"`
 	bodyNode      *yaml.Node     // for template error lines
 	sourceNodes   [2][]sourcePos // recipients, exclude
 }
@@ -54,6 +58,14 @@ type rawProvider struct {
 	BaseURL         string `yaml:"base_url" validate:"omitempty,http_url"`
 	BasicAuth       string `yaml:"basic_auth" validate:"oneof=base64 literal"`
 	TokenValidHours int    `yaml:"token_valid_hours" validate:"min=1,max=168"`
+}
+
+// rawBudget is budget: as written; max_total keeps its text, so that no
+// float ever stands between the file and the decimal.
+type rawBudget struct {
+	MaxTotal      string
+	MaxSegments   int
+	MaxRecipients int
 }
 
 type rawSource struct {
@@ -77,6 +89,7 @@ func defaults() rawCampaign {
 		Provider:    rawProvider{BasicAuth: "base64", TokenValidHours: 24},
 		BatchSize:   100,
 		Concurrency: 1,
+		EmptyVars:   "warn",
 	}
 }
 
@@ -89,16 +102,22 @@ type loader struct {
 }
 
 func (l *loader) add(line int, field, hint, format string, args ...any) {
-	if len(l.errs) == maxErrors {
-		l.errs = append(l.errs, &Error{File: l.file, Line: line, Msg: "too many errors; fix the ones above first"})
-	}
-	if len(l.errs) > maxErrors {
-		return
-	}
-	l.errs = append(l.errs, &Error{File: l.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...), Hint: hint})
-	if field != "" {
+	if l.addErr(&Error{File: l.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...), Hint: hint}) && field != "" {
 		l.bad[field] = true
 	}
+}
+
+// addErr adds a problem of the campaign or of a file it names, unless there
+// are too many already; it reports whether it did.
+func (l *loader) addErr(e *Error) bool {
+	if len(l.errs) == maxErrors {
+		l.errs = append(l.errs, &Error{File: l.file, Line: e.Line, Msg: "too many errors; fix the ones above first"})
+	}
+	if len(l.errs) > maxErrors {
+		return false
+	}
+	l.errs = append(l.errs, e)
+	return true
 }
 
 // err returns nil, the only *Error, or every *Error joined in file order.
@@ -111,7 +130,19 @@ func (l *loader) err() error {
 	}
 	// The walk finds structural problems before validation finds value
 	// problems; a reader wants them in the order of the file.
-	slices.SortStableFunc(l.errs, func(a, b *Error) int { return a.Line - b.Line })
+	// Problems of a file the campaign names (its price table) follow those
+	// of the campaign file, in their own order.
+	slices.SortStableFunc(l.errs, func(a, b *Error) int {
+		switch {
+		case a.File == l.file && b.File == l.file:
+			return a.Line - b.Line
+		case a.File == l.file:
+			return -1
+		case b.File == l.file:
+			return 1
+		}
+		return 0
+	})
 	errs := make([]error, len(l.errs))
 	for i, e := range l.errs {
 		errs[i] = e
@@ -413,7 +444,8 @@ func editDistance(a, b string) int {
 
 var (
 	topKeys = []string{"version", "name", "sender", "provider", "default_region", "recipients", "exclude", "body", "batch_size", "rate", "concurrency", "strict",
-		"send_window", "fallback_timezone", "not_before", "not_after"}
+		"send_window", "fallback_timezone", "not_before", "not_after", "prices", "budget", "empty_variables"}
+	budgetKeys   = []string{"max_total", "max_segments_per_message", "max_recipients"}
 	providerKeys = []string{"base_url", "basic_auth", "token_valid_hours"}
 	sourceKeys   = []string{"numbers", "file", "phone_column"}
 )
@@ -469,9 +501,53 @@ func (l *loader) walkCampaign(root *yaml.Node, rc *rawCampaign) {
 			l.instant(v, path, &rc.window.spec.NotBefore)
 		case "not_after":
 			l.instant(v, path, &rc.window.spec.NotAfter)
+		case "prices":
+			l.str(v, path, &rc.Prices)
+		case "budget":
+			l.mapping(v, path, budgetKeys, func(key, path string, v *yaml.Node) bool {
+				switch key {
+				case "max_total":
+					l.amount(v, path, &rc.Budget.MaxTotal)
+				case "max_segments_per_message":
+					l.positive(v, path, &rc.Budget.MaxSegments)
+				case "max_recipients":
+					l.positive(v, path, &rc.Budget.MaxRecipients)
+				}
+				return true
+			})
+		case "empty_variables":
+			l.str(v, path, &rc.EmptyVars)
 		}
 		return true
 	})
+}
+
+// amount reads a sum of money as written: digits with an optional decimal
+// point, whether YAML took it for a number or text.
+func (l *loader) amount(v *yaml.Node, path string, dst *string) {
+	if v.Kind == yaml.ScalarNode && priceRE.MatchString(strings.TrimSpace(v.Value)) {
+		*dst = strings.TrimSpace(v.Value)
+		return
+	}
+	hint := "write the amount in the price table's currency as digits, e.g. 250 or 99.50"
+	if v.Kind == yaml.ScalarNode && strings.Count(v.Value, ",") == 1 && priceRE.MatchString(strings.Replace(v.Value, ",", ".", 1)) {
+		hint = "write decimals with a dot: " + strings.Replace(v.Value, ",", ".", 1)
+	}
+	l.add(v.Line, path, hint, "must be an amount of money, not %s", kindWords(v))
+}
+
+// positive reads a whole number of at least 1: a bound of 0 would refuse
+// everything, and no bound is written by leaving the key out.
+func (l *loader) positive(v *yaml.Node, path string, dst *int) {
+	var n int
+	if !l.int(v, path, &n) {
+		return
+	}
+	if n < 1 {
+		l.add(v.Line, path, "leave the key out for no bound", "%d is too small: the least allowed is 1", n)
+		return
+	}
+	*dst = n
 }
 
 func (l *loader) sources(n *yaml.Node, path string) ([]rawSource, []sourcePos) {
@@ -586,23 +662,42 @@ func (l *loader) bool(v *yaml.Node, path string, dst *bool) bool {
 // file system (list files) and the template.
 func (l *loader) build(rc *rawCampaign) *Campaign {
 	c := &Campaign{
-		Path:          l.file,
-		Dir:           filepath.Dir(l.file),
-		Version:       rc.Version,
-		Name:          rc.Name,
-		Sender:        rc.Sender,
-		Provider:      Provider(rc.Provider),
-		DefaultRegion: rc.DefaultRegion,
-		Body:          strings.TrimRight(rc.Body, "\r\n"),
-		BatchSize:     rc.BatchSize,
-		Concurrency:   rc.Concurrency,
-		Strict:        rc.Strict,
+		Path:           l.file,
+		Dir:            filepath.Dir(l.file),
+		Version:        rc.Version,
+		Name:           rc.Name,
+		Sender:         rc.Sender,
+		Provider:       Provider(rc.Provider),
+		DefaultRegion:  rc.DefaultRegion,
+		Body:           strings.TrimRight(rc.Body, "\r\n"),
+		BatchSize:      rc.BatchSize,
+		Concurrency:    rc.Concurrency,
+		Strict:         rc.Strict,
+		EmptyVariables: rc.EmptyVars,
+		Budget: Budget{
+			MaxSegmentsPerMessage: rc.Budget.MaxSegments,
+			MaxRecipients:         rc.Budget.MaxRecipients,
+		},
 	}
 	c.Rate, _ = parseRate(rc.Rate) // validated
 	c.Window = rc.window.spec
+	if rc.Budget.MaxTotal != "" {
+		d := decimal.RequireFromString(rc.Budget.MaxTotal) // amount checked its pattern
+		c.Budget.MaxTotal = &d
+		if rc.Prices == "" {
+			l.add(l.lines["budget.max_total"], "budget.max_total", "add prices: FILE.csv (country,prefix,price_per_segment,currency) to the campaign",
+				"a cost budget needs a price table")
+		}
+	}
+	if rc.Prices != "" {
+		c.Prices = l.loadPrices(c, rc.Prices, l.lines["prices"])
+	}
 	c.Recipients = l.buildSources(c, "recipients", rc.Recipients, rc.sourceNodes[0])
 	c.Exclude = l.buildSources(c, "exclude", rc.Exclude, rc.sourceNodes[1])
 	c.tmpl = l.parseBody(c.Body, rc.bodyNode)
+	if c.tmpl != nil {
+		c.printed = printedFields(c.tmpl.Tree.Root, nil)
+	}
 	if len(l.errs) > 0 {
 		return nil
 	}

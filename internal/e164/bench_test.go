@@ -52,6 +52,7 @@ func naiveNormalize(raw, region string) (Number, bool) {
 	return Number{
 		E164:          phonenumbers.Format(num, phonenumbers.E164),
 		FixedLineOnly: phonenumbers.GetNumberType(num) == phonenumbers.FIXED_LINE,
+		Region:        phonenumbers.GetRegionCodeForNumber(num),
 	}, true
 }
 

@@ -29,6 +29,11 @@ type Number struct {
 	// FixedLineOnly is true when the number can only be a fixed line (it
 	// cannot receive SMS on most networks); FIXED_LINE_OR_MOBILE is false.
 	FixedLineOnly bool
+	// Region is the ISO 3166 code of the country the number belongs to,
+	// as phonenumbers.GetRegionCodeForNumber gives it ("GB" for +447…,
+	// "CA" for a Canadian +1), or "001" for a non-geographical number
+	// (+800, +882…).
+	Region string
 }
 
 // InvalidError says why a number was refused, in words for a person:
@@ -96,11 +101,11 @@ func (n *Normalizer) verdict(p parsed) (Number, error) {
 	if p.code == nil {
 		return Number{}, &InvalidError{Reason: reasonUnknownCC}
 	}
-	valid, fixed := p.code.judge(p.nsn)
+	region, valid, fixed := p.code.judge(p.nsn)
 	if !valid {
 		return Number{}, &InvalidError{Reason: invalidReason(p)}
 	}
-	return Number{E164: "+" + p.code.ccStr + p.nsn, FixedLineOnly: fixed}, nil
+	return Number{E164: "+" + p.code.ccStr + p.nsn, FixedLineOnly: fixed, Region: region}, nil
 }
 
 // Reasons given for refused numbers.

@@ -11,20 +11,22 @@ func TestNormalize(t *testing.T) {
 		want        Number
 		reason      string // "" means valid
 	}{
-		{raw: "+447400123456", want: Number{E164: "+447400123456"}},
-		{raw: "+44 7400 123456", want: Number{E164: "+447400123456"}},
-		{raw: "+44 (0)7400-123.456", want: Number{E164: "+447400123456"}},
-		{raw: "07400 123456", region: "GB", want: Number{E164: "+447400123456"}},
-		{raw: "447400123456", region: "GB", want: Number{E164: "+447400123456"}},
-		{raw: "0044 7400 123456", region: "GB", want: Number{E164: "+447400123456"}},
-		{raw: "+447400123456", region: "US", want: Number{E164: "+447400123456"}},
-		{raw: "+442079460958", want: Number{E164: "+442079460958", FixedLineOnly: true}},
-		{raw: "+12015550123", want: Number{E164: "+12015550123"}}, // fixed line or mobile
-		{raw: "(201) 555-0123", region: "US", want: Number{E164: "+12015550123"}},
-		{raw: "+393123456789", want: Number{E164: "+393123456789"}},
-		{raw: "+390612345678", want: Number{E164: "+390612345678", FixedLineOnly: true}}, // Italian leading zero
-		{raw: "+80012345678", want: Number{E164: "+80012345678"}},
-		{raw: "+44 7400 123456 ext. 12", want: Number{E164: "+447400123456"}},
+		{raw: "+447400123456", want: Number{E164: "+447400123456", Region: "GB"}},
+		{raw: "+44 7400 123456", want: Number{E164: "+447400123456", Region: "GB"}},
+		{raw: "+44 (0)7400-123.456", want: Number{E164: "+447400123456", Region: "GB"}},
+		{raw: "07400 123456", region: "GB", want: Number{E164: "+447400123456", Region: "GB"}},
+		{raw: "447400123456", region: "GB", want: Number{E164: "+447400123456", Region: "GB"}},
+		{raw: "0044 7400 123456", region: "GB", want: Number{E164: "+447400123456", Region: "GB"}},
+		{raw: "+447400123456", region: "US", want: Number{E164: "+447400123456", Region: "GB"}},
+		{raw: "+442079460958", want: Number{E164: "+442079460958", FixedLineOnly: true, Region: "GB"}},
+		{raw: "+12015550123", want: Number{E164: "+12015550123", Region: "US"}}, // fixed line or mobile
+		{raw: "+14165550123", want: Number{E164: "+14165550123", Region: "CA"}}, // +1 shared: the region is the number's
+		{raw: "+447781123456", want: Number{E164: "+447781123456", Region: "GG"}},
+		{raw: "(201) 555-0123", region: "US", want: Number{E164: "+12015550123", Region: "US"}},
+		{raw: "+393123456789", want: Number{E164: "+393123456789", Region: "IT"}},
+		{raw: "+390612345678", want: Number{E164: "+390612345678", FixedLineOnly: true, Region: "IT"}}, // Italian leading zero
+		{raw: "+80012345678", want: Number{E164: "+80012345678", Region: "001"}},
+		{raw: "+44 7400 123456 ext. 12", want: Number{E164: "+447400123456", Region: "GB"}},
 		{raw: "07400123456", reason: reasonNotE164},
 		{raw: "07400 123456", reason: reasonNotE164},
 		{raw: "+999123456", reason: "unknown country code"},

@@ -188,14 +188,17 @@ type callingCode struct {
 }
 
 // judge is phonenumbers' GetRegionCodeForNumber, then IsValidNumber and
-// GetNumberType == FIXED_LINE with the rules of that region.
-func (c *callingCode) judge(nsn string) (valid, fixedLineOnly bool) {
+// GetNumberType == FIXED_LINE with the rules of that region. region is the
+// region the number belongs to when it is valid ("001" for a
+// non-geographical entity such as +800).
+func (c *callingCode) judge(nsn string) (region string, valid, fixedLineOnly bool) {
 	if len(c.regions) == 1 {
 		r := c.regions[0]
 		if r == nil || (r.id != "001" && r.cc != c.cc) {
-			return false, false
+			return "", false, false
 		}
-		return r.compiled().classify(nsn)
+		valid, fixed := r.compiled().classify(nsn)
+		return r.id, valid, fixed
 	}
 	for _, r := range c.regions {
 		if r == nil {
@@ -207,16 +210,17 @@ func (c *callingCode) judge(nsn string) (valid, fixedLineOnly bool) {
 				// IsValidNumberForRegion also insists the region's
 				// calling code is the number's.
 				if r.cc != c.cc {
-					return false, false
+					return "", false, false
 				}
-				return r.classify(nsn)
+				valid, fixed := r.classify(nsn)
+				return r.id, valid, fixed
 			}
 		} else if valid, fixed := r.classify(nsn); valid {
 			// The region was chosen because the number is valid there.
-			return r.cc == c.cc, fixed && r.cc == c.cc
+			return r.id, r.cc == c.cc, fixed && r.cc == c.cc
 		}
 	}
-	return false, false
+	return "", false, false
 }
 
 // metadataTables indexes phonenumbers' metadata.

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"runtime"
@@ -35,7 +36,7 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 	defer cancel()
 	b := &builder{
 		c:    c,
-		p:    &Plan{Campaign: c.Name, Sender: c.Sender, Window: c.Window},
+		p:    &Plan{Campaign: c.Name, Sender: c.Sender, Window: c.Window, Template: c.Body},
 		norm: e164.NewNormalizer(c.DefaultRegion),
 	}
 	loaded := make(chan error, 1)
@@ -65,8 +66,10 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 	if err != nil {
 		return nil, err
 	}
+	var sharedMeta recMeta
 	if shared != nil {
 		b.shared, b.sharedText = true, *shared
+		sharedMeta = bodyMeta(*shared)
 	}
 	process := func(items []item) {
 		for i := range items {
@@ -75,8 +78,21 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 			if it.err != nil {
 				continue
 			}
+			it.meta = sharedMeta
 			if shared == nil {
 				it.body, it.renderErr = c.RenderRow(it.entry, it.num.E164)
+				if it.renderErr == nil {
+					it.meta = bodyMeta(it.body)
+				}
+				if it.empty = c.EmptyVariable(it.entry); it.empty != "" {
+					it.meta.flags |= flagEmpty
+				}
+			}
+			it.meta.region = packRegion(it.num.Region)
+			if c.Prices != nil {
+				if row, ok := c.Prices.Lookup(it.num.E164, it.num.Region); ok {
+					it.meta.row = uint16(row + 1)
+				}
 			}
 			it.entry.Values = nil // rendered: the row's other columns are not needed any more
 		}
@@ -84,11 +100,18 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 	}
 	for _, src := range c.Recipients {
 		b.warnEscape("recipients", src)
+		b.sources = append(b.sources, sourceStart{file: src.Path, first: int32(len(b.phones))})
+		if src.Kind == campaign.KindInline {
+			b.sources[len(b.sources)-1].file = c.Path
+		}
 		if err := scan(ctx, src, process, b.add); err != nil {
 			return nil, err
 		}
 	}
 	b.noteSkipped("fixed-line", b.fixedLines)
+	if err := b.noteEmpty(); err != nil {
+		return nil, err
+	}
 	err = <-loaded
 	loaded = nil
 	if err != nil {
@@ -107,7 +130,9 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 	if c.Strict && len(b.p.Invalid) > 0 {
 		return b.p, &StrictError{Invalid: b.p.Invalid}
 	}
-	return b.p, nil
+	check, err := CheckBudget(b.p, c.Budget)
+	b.p.Budget = check
+	return b.p, err
 }
 
 // groups are the recipients to send, by body: group i sends bodies[i] to
@@ -115,6 +140,7 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 // slice of structs keep a million groups of one small.
 type groups struct {
 	bodies []string
+	meta   []recMeta // of each group's body (the region and price are its first recipient's)
 	ends   []int32
 	phones []string
 }
@@ -146,13 +172,74 @@ type builder struct {
 	sharedText string
 	phones     []string
 	bodies     []string
+	meta       []recMeta // per recipient of phones
+	lines      []uint32  // per recipient of phones: its line in its source
+	sources    []sourceStart
 	heldAt     []int32 // per recipient of phones: the index of its state record, or -1
 	groups     groups
 	groupZones []*window.Zones // per group, with a send window (see splitByZone)
 
+	toSend    tally          // what is to send, priced and counted in settle
+	ucs2Extra map[uint16]int // of toSend: the segments UCS-2 adds, by price row + 1
+	spent     tally          // what the state records as sent, still in the campaign
+	estimate  int            // of spent: recipients sent another body than today's
+	sampler   sampler
+
+	emptyRows []string // the first maxListed rows that print an empty variable
+	emptyAt   []*campaign.Error
+
 	badExclusions []string // warnings, all of them counted, the first maxListed kept
 	fixedLines    []string
 }
+
+// sourceStart is where a recipient source begins in builder.phones.
+type sourceStart struct {
+	file  string
+	first int32
+}
+
+// location is the source line of recipient i of b.phones.
+func (b *builder) location(i int32) string {
+	src := b.sources[0]
+	for _, s := range b.sources {
+		if s.first > i {
+			break
+		}
+		src = s
+	}
+	return fmt.Sprintf("%s:%d", src.file, b.lines[i])
+}
+
+// noteEmpty warns of the messages that print an empty variable, or fails
+// the plan with the first rows when the campaign says empty_variables: error.
+func (b *builder) noteEmpty() error {
+	ev := &b.p.EmptyVariables
+	if ev.Recipients == 0 {
+		return nil
+	}
+	if b.c.EmptyVariables == "error" {
+		errs := make([]error, 0, len(b.emptyAt)+1)
+		for _, e := range b.emptyAt {
+			errs = append(errs, e)
+		}
+		if n := ev.Recipients - len(b.emptyAt); n > 0 {
+			errs = append(errs, fmt.Errorf("and %s more %s with an empty variable", count(n), plural(n, "row", "rows")))
+		}
+		return errors.Join(errs...)
+	}
+	shown := ev.Rows[:min(len(ev.Rows), maxNamed)]
+	more := ""
+	if n := ev.Recipients - len(shown); n > 0 {
+		more = fmt.Sprintf(" and %s more", count(n))
+	}
+	b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
+		"%s %s a message with an empty variable (\"Hi , …\"): %s%s; fill the lists in, use {{ default \"friend\" .name }}, or set empty_variables: error to refuse them",
+		count(ev.Recipients), plural(ev.Recipients, "recipient gets", "recipients get"), strings.Join(shown, ", "), more))
+	return nil
+}
+
+// maxNamed is how many rows a one-line warning names.
+const maxNamed = 5
 
 // sharedBody renders a body that uses no per-recipient variable once, for
 // everyone; it returns nil for a personalised body.
@@ -250,6 +337,13 @@ func (b *builder) add(it *item) error {
 	v, added := b.numbers.ref(phone)
 	if !added && *v != excludedOnly {
 		s.Duplicates++
+		if len(b.p.DuplicateRows) < maxListed {
+			d := Duplicate{Row: fmt.Sprintf("%s:%d", it.entry.File, it.entry.Line), Phone: phone}
+			if *v >= 0 {
+				d.Kept = b.location(*v)
+			}
+			b.p.DuplicateRows = append(b.p.DuplicateRows, d)
+		}
 		return nil
 	}
 	s.Recipients++
@@ -264,11 +358,23 @@ func (b *builder) add(it *item) error {
 			Msg:  it.renderErr.Error(),
 			Hint: "add the column to the list, or give it a default: {{ default \"friend\" .name }}"}
 	}
+	if it.empty != "" {
+		ev := &b.p.EmptyVariables
+		ev.Recipients++
+		if len(ev.Rows) < maxListed {
+			ev.Rows = append(ev.Rows, fmt.Sprintf("%s:%d: %s", it.entry.File, it.entry.Line, it.empty))
+			b.emptyAt = append(b.emptyAt, &campaign.Error{File: it.entry.File, Line: it.entry.Line, Field: it.empty,
+				Msg:  "variable is empty, and the body prints it (empty_variables: error)",
+				Hint: "fill the list in, give the variable a default: {{ default \"friend\" ." + it.empty + " }}, or set empty_variables: warn"})
+		}
+	}
 	if it.num.FixedLineOnly {
 		b.fixedLines = append(b.fixedLines, fmt.Sprintf("%s:%d: %s is a fixed-line number and may not receive SMS",
 			it.entry.File, it.entry.Line, e164.Mask(phone)))
 	}
 	b.phones = append(b.phones, phone)
+	b.meta = append(b.meta, it.meta)
+	b.lines = append(b.lines, uint32(it.entry.Line))
 	if !b.shared {
 		b.bodies = append(b.bodies, it.body)
 	}
@@ -290,11 +396,25 @@ func (b *builder) settle() {
 		sorted  = true // every group's recipients already follow each other
 	)
 	n := 0
+	b.toSend = tally{}
 	for i, phone := range b.phones {
 		if b.heldAt != nil && b.heldAt[i] >= 0 {
 			b.hold(phone, &b.held.recs[b.heldAt[i]])
 			continue
 		}
+		m := b.meta[i]
+		b.toSend[m.key()]++
+		if m.flags&flagUCS2 != 0 && m.segs > m.gsm {
+			if b.ucs2Extra == nil {
+				b.ucs2Extra = map[uint16]int{}
+			}
+			b.ucs2Extra[m.row] += int(m.segs - m.gsm)
+		}
+		body := b.sharedText
+		if !b.shared {
+			body = b.bodies[i]
+		}
+		b.sampler.consider(phone, body, m)
 		gi := 0
 		if !b.shared {
 			// The groups' bodies are kept at the front of b.bodies: there
@@ -306,10 +426,12 @@ func (b *builder) settle() {
 				b.bodies[gi] = body
 				ngroups++
 				counts = append(counts, 0)
+				b.groups.meta = append(b.groups.meta, m)
 				index.note(gi, b.bodies[:ngroups])
 			}
 		} else if len(counts) == 0 {
 			counts = append(counts, 0)
+			b.groups.meta = append(b.groups.meta, m)
 		}
 		if len(gidx) > 0 && int32(gi) < gidx[len(gidx)-1] {
 			sorted = false
@@ -330,7 +452,7 @@ func (b *builder) settle() {
 	s.ToSend = n
 	phones := b.phones[:n:n]
 	clear(b.phones[n:])
-	b.bodies, b.heldAt, b.held = nil, nil, heldSet{}
+	b.bodies, b.heldAt, b.held, b.meta, b.lines = nil, nil, heldSet{}, nil, nil
 	index = bodyIndex{}
 	// Pass two: each group's recipients side by side in one array.
 	if !sorted {
@@ -372,6 +494,7 @@ func (b *builder) finish() {
 	p := b.p
 	p.Batches = cut(&b.groups, b.c.BatchSize)
 	b.zoneBatches()
+	b.price()
 	p.Summary.Batches = len(p.Batches)
 	for _, batch := range p.Batches {
 		p.Summary.Segments += batch.TotalSegments()
@@ -431,6 +554,16 @@ func (b *builder) warnUCS2() {
 		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
 			"%d distinct bod%s use %s, not in GSM-7: sent as UCS-2, costing %d more segment(s) in all",
 			c.bodies, plural(c.bodies, "y", "ies"), strings.Join(quoted, " "), c.extra))
+	}
+	if len(order) > 0 && b.c.Prices != nil {
+		if extra, ok := b.ucs2Cost(); extra.IsPositive() {
+			more := ""
+			if !ok {
+				more = ", and more for the recipients without a price"
+			}
+			b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
+				"UCS-2 costs %s more than the same messages in GSM-7 would%s", money(b.c.Prices.Currency, extra), more))
+		}
 	}
 }
 
@@ -526,6 +659,8 @@ type item struct {
 	err       error // the number is invalid
 	body      string
 	renderErr error
+	meta      recMeta
+	empty     string // a variable the body prints empty
 }
 
 // chunkSize is how many entries travel together through scan: enough that

@@ -173,18 +173,24 @@ func (b *builder) matchHeld() {
 }
 
 // countBodyChanged counts, on every core, the recipients recorded as sent
-// with a body other than the one they would get now.
+// with a body other than the one they would get now, and tallies what was
+// sent for its cost (b.spent). The state keeps the hash of a body, not the
+// body: one sent another body is tallied as today's (b.estimate counts them).
 func (b *builder) countBodyChanged() int {
-	counts := make([]int, runtime.GOMAXPROCS(0))
+	workers := runtime.GOMAXPROCS(0)
+	counts := make([]int, workers)
+	spent := make([]tally, workers)
 	onEveryCore(len(b.phones), func(w, lo, hi int) {
 		var last string
 		var lastSum [sha256.Size]byte
 		haveLast := false
+		spent[w] = tally{}
 		for i := lo; i < hi; i++ {
 			at := b.heldAt[i]
 			if at < 0 || b.held.recs[at].status != heldSent {
 				continue
 			}
+			spent[w][b.meta[i].key()]++
 			r := &b.held.recs[at]
 			body := b.sharedText
 			if !b.shared {
@@ -206,9 +212,12 @@ func (b *builder) countBodyChanged() int {
 		}
 	})
 	total := 0
-	for _, c := range counts {
+	b.spent = tally{}
+	for w, c := range counts {
 		total += c
+		b.spent.add(spent[w])
 	}
+	b.estimate = total
 	return total
 }
 

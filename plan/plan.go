@@ -45,6 +45,35 @@ type Plan struct {
 	// Schedule is when the batches may go, as seen at one moment; set by
 	// [Plan.ScheduleAt] for output, never saved.
 	Schedule *Schedule `json:"-"`
+
+	// What a reviewer reads: the body as written, a few rendered messages
+	// chosen to be informative, what goes where and in how many segments.
+	Template     string         `json:"template"`
+	Samples      []Sample       `json:"samples"`
+	Countries    []CountryCount `json:"countries"`    // what is to send, by country
+	Distribution []SegmentCount `json:"distribution"` // what is to send, by encoding and segments
+	// Cost is nil when the campaign has no price table.
+	Cost *Cost `json:"cost,omitempty"`
+	// Budget is nil when the campaign sets none.
+	Budget         *BudgetCheck   `json:"budget,omitempty"`
+	EmptyVariables EmptyVariables `json:"empty_variables"`
+	// DuplicateRows locates the first duplicates: the row dropped and the
+	// row that was kept. Summary.Duplicates counts them all.
+	DuplicateRows []Duplicate `json:"duplicate_rows"`
+}
+
+// EmptyVariables counts the recipients whose message prints an empty
+// variable ("Hi , …") and names the first rows.
+type EmptyVariables struct {
+	Recipients int      `json:"recipients"`
+	Rows       []string `json:"rows"` // "lists/customers.csv:12: name"
+}
+
+// Duplicate is a row dropped because its number came earlier.
+type Duplicate struct {
+	Row   string `json:"row"`            // "lists/customers.csv:40"
+	Kept  string `json:"kept,omitempty"` // the row that is sent; "" when that one was excluded
+	Phone string `json:"phone"`
 }
 
 // Summary counts a plan. Recipients = ToSend + AlreadySent + InDoubt +
@@ -184,7 +213,7 @@ func cut(g *groups, size int) []Batch {
 		ids = ids[:0]
 	}
 	for i, body := range g.bodies {
-		a := sms.Analyze(body)
+		m := g.meta[i]
 		members := g.members(i)
 		for start := 0; start < len(members); start += size {
 			end := min(start+size, len(members))
@@ -192,8 +221,8 @@ func cut(g *groups, size int) []Batch {
 			ids = appendBatchID(ids, &scratch, body, phones)
 			batches = append(batches, Batch{
 				Body:       body,
-				Encoding:   a.Encoding,
-				Segments:   a.Segments,
+				Encoding:   m.encoding(),
+				Segments:   int(m.segs),
 				Recipients: phones,
 			})
 			if len(batches)-named == idsPerBlock {

@@ -69,6 +69,7 @@ func (b *builder) splitByZone() error {
 		for si := range sets {
 			counts[si+1] += counts[si]
 			out.bodies = append(out.bodies, g.bodies[gi])
+			out.meta = append(out.meta, g.meta[gi])
 			out.ends = append(out.ends, int32(start)+counts[si+1])
 			zones = append(zones, sets[si])
 		}

@@ -44,7 +44,7 @@ clean:
 # Every fuzz target for FUZZTIME each (go test runs one target at a time).
 # Crashers land in testdata/fuzz/ and become regression tests.
 FUZZTIME ?= 30s
-FUZZ_TARGETS := ./campaign:FuzzLoad ./campaign:FuzzReadCSV ./campaign:FuzzReadText ./campaign:FuzzRender \
+FUZZ_TARGETS := ./campaign:FuzzLoad ./campaign:FuzzPrices ./campaign:FuzzReadCSV ./campaign:FuzzReadText ./campaign:FuzzRender \
 	./plan:FuzzDecodeSaved ./api:FuzzParseSendResponse ./api:FuzzParseToken ./internal/sms:FuzzAnalyze \
 	./state:FuzzEachPhone
 fuzz:

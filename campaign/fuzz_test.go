@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -46,8 +47,9 @@ func FuzzLoad(f *testing.F) {
 		c, err := Load(p)
 		if err != nil {
 			for _, e := range allErrors(t, err) {
-				if e.File != p {
-					t.Errorf("error names %q, not the campaign file", e.File)
+				// The campaign file, or a file it names (a price table).
+				if e.File != p && filepath.Dir(e.File) != filepath.Dir(p) && !strings.HasPrefix(e.File, filepath.Dir(p)+string(filepath.Separator)) {
+					t.Errorf("error names %q, not the campaign file or one it names", e.File)
 				}
 			}
 			return
@@ -139,6 +141,37 @@ func FuzzRender(f *testing.F) {
 		out, err := c.Render(map[string]string{"name": name}, "+14155550101")
 		if err == nil && utf8.RuneCountInString(out) > maxRendered {
 			t.Errorf("rendered %d characters", utf8.RuneCountInString(out))
+		}
+	})
+}
+
+// FuzzPrices loads arbitrary price tables. Load must never panic, every error
+// must be an *Error naming the table, and a table that loads must hold one
+// currency and prices that are not negative, and look numbers up.
+func FuzzPrices(f *testing.F) {
+	addSeeds(f, "../examples/prices/*.csv", "../plan/testdata/campaigns/*.csv")
+	f.Add([]byte("country,prefix,price_per_segment,currency\nGB,+4474,0.05,EUR\nGB,,1,EUR\n"))
+	f.Add([]byte("currency,price_per_segment,prefix,country\nEUR,0.05,,FR\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := writeCase(t, pricesHead, map[string][]byte{"prices.csv": data})
+		c, err := Load(p)
+		if err != nil {
+			for _, e := range allErrors(t, err) {
+				if !strings.HasSuffix(e.File, "prices.csv") {
+					t.Errorf("error %q names %q, not the price table", e, e.File)
+				}
+			}
+			return
+		}
+		for _, r := range c.Prices.Rows {
+			if r.Price.IsNegative() {
+				t.Errorf("line %d: negative price %s", r.Line, r.Price)
+			}
+		}
+		for _, n := range []string{"+447400123459", "+4", "", "+14155550101"} {
+			if i, ok := c.Prices.Lookup(n, "GB"); ok && (i < 0 || i >= len(c.Prices.Rows)) {
+				t.Errorf("Lookup(%q) = %d, out of the table", n, i)
+			}
 		}
 	})
 }

@@ -7,7 +7,7 @@ smsform=$(realpath "${1:-./smsform}")
 work=.demo
 rm -rf "$work"
 mkdir -p "$work"
-cp -r examples/announcement examples/reminder "$work/"
+cp -r examples/announcement examples/reminder examples/prices "$work/"
 cd "$work"
 
 # Sandbox credentials, made up for this run; apply reads the same pair.

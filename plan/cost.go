@@ -323,7 +323,7 @@ func CheckBudget(p *Plan, b campaign.Budget) (*BudgetCheck, error) {
 // money writes an amount as "EUR 12.50": exact, with at least two decimals.
 func money(currency string, d decimal.Decimal) string {
 	s := d.String()
-	if d.Exponent() > -2 {
+	if _, frac, _ := strings.Cut(s, "."); len(frac) < 2 {
 		s = d.StringFixed(2)
 	}
 	if currency == "" {

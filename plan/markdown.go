@@ -11,11 +11,13 @@ import (
 // counting bytes instead keeps us under it whatever the text.
 const githubCommentLimit = 65536
 
-// WriteMarkdown writes the plan as a pull-request comment: the headline
-// first, then each distinct message with its full body and its batches
-// (numbers masked unless o.ShowNumbers) inside <details>. When the comment
-// would pass o.MarkdownLimit, batches are cut from the middle, never the
-// top, and the comment says how much was left out.
+// WriteMarkdown writes the plan as a pull-request comment that a reviewer
+// reads in a minute: the headline, the budget check, the template and a few
+// informative samples, the recipients, segments and cost by country, the
+// encodings, the warnings; then the batches (each body in full, numbers
+// masked unless o.ShowNumbers) inside <details>. When the comment would
+// pass o.MarkdownLimit, batches are cut from the middle, never the top, and
+// the comment says how much was left out.
 func WriteMarkdown(w io.Writer, p *Plan, o Output) error {
 	limit := o.MarkdownLimit
 	if limit <= 0 {
@@ -51,15 +53,29 @@ func markdownBlock(b Batch, o Output) mdBlock {
 	return mdBlock{body: b.Body, header: header, text: text}
 }
 
-// markdownFrame is what comes before and after the batches.
+// markdownFrame is what comes before and after the batches: before them,
+// what a reviewer reads in a minute (the summary, the budget, the template
+// and samples, by country, by encoding, the warnings); after them, the
+// numbers skipped and held.
 func markdownFrame(p *Plan, o Output) (head, foot string) {
 	var h strings.Builder
-	fmt.Fprintf(&h, "**%s**\n\n", Headline(p))
+	fmt.Fprintf(&h, "**%s** %s\n\n", Headline(p), resumeWords(p))
 	fmt.Fprintf(&h, "Campaign `%s`, sender `%s`.\n\n", p.Campaign, p.Sender)
 	if n := p.State.FirstSendNotice(p.Campaign); n != "" {
 		fmt.Fprintf(&h, "⚠️ %s.\n\n", n)
 	}
 	writeScheduleText(&h, p, "- ")
+	writeBudget(&h, p)
+	writeMessage(&h, p, o)
+	writeCountries(&h, p)
+	writeDistribution(&h, p)
+	if len(p.Warnings) > 0 {
+		h.WriteString("#### Warnings\n\n")
+		for _, wn := range p.Warnings {
+			fmt.Fprintf(&h, "- %s\n", wn)
+		}
+		h.WriteString("\n")
+	}
 	if len(p.Batches) > 0 {
 		fmt.Fprintf(&h, "<details><summary>%s %s to send</summary>\n\n", count(len(p.Batches)), plural(len(p.Batches), "batch", "batches"))
 	}
@@ -81,18 +97,150 @@ func markdownFrame(p *Plan, o Output) (head, foot string) {
 		}
 		f.WriteString("\n</details>\n\n")
 	}
+	if n := p.Summary.Duplicates; n > 0 {
+		fmt.Fprintf(&f, "<details><summary>%s %s, sent once</summary>\n\n| Row dropped | Row kept | Number |\n|---|---|---|\n",
+			count(n), plural(n, "duplicate", "duplicates"))
+		for _, d := range p.DuplicateRows {
+			kept := cell(d.Kept)
+			if d.Kept == "" {
+				kept = "none: the number is excluded"
+			}
+			fmt.Fprintf(&f, "| %s | %s | `%s` |\n", cell(d.Row), kept, o.number(d.Phone))
+		}
+		if more := n - len(p.DuplicateRows); more > 0 {
+			fmt.Fprintf(&f, "\n… and %s more\n", count(more))
+		}
+		f.WriteString("\n</details>\n\n")
+	}
 	if n := len(p.InDoubt); n > 0 {
 		fmt.Fprintf(&f, "⚠️ %s %s in doubt: not sent again until an operator runs `smsform state resolve --in-doubt --as sent|unsent`.\n\n",
 			count(n), plural(n, "recipient is", "recipients are"))
 	}
-	if len(p.Warnings) > 0 {
-		f.WriteString("Warnings:\n\n")
-		for _, wn := range p.Warnings {
-			fmt.Fprintf(&f, "- %s\n", wn)
-		}
-		f.WriteString("\n")
-	}
 	return head, f.String()
+}
+
+// resumeWords says whether the campaign sends for the first time.
+func resumeWords(p *Plan) string {
+	if p.State.Lineage == "" {
+		return "First send." // the notice below says where no state was found
+	}
+	return fmt.Sprintf("Resumed: the state (serial %d) records what was sent, which is not sent again.", p.State.Serial)
+}
+
+func writeBudget(h *strings.Builder, p *Plan) {
+	b := p.Budget
+	if b == nil {
+		return
+	}
+	var limits []string
+	if b.MaxTotal != nil {
+		spent := ""
+		if p.Cost != nil {
+			spent = money(p.Cost.Currency, p.Cost.Total.Add(p.Cost.AlreadySpent)) + " of "
+		}
+		currency := ""
+		if p.Cost != nil {
+			currency = p.Cost.Currency
+		}
+		limits = append(limits, fmt.Sprintf("cost %s%s", spent, money(currency, *b.MaxTotal)))
+	}
+	if b.MaxSegmentsPerMessage > 0 {
+		most := 0
+		for _, d := range p.Distribution {
+			most = max(most, d.SegmentsPerMessage)
+		}
+		limits = append(limits, fmt.Sprintf("%d of %d segments per message", most, b.MaxSegmentsPerMessage))
+	}
+	if b.MaxRecipients > 0 {
+		limits = append(limits, fmt.Sprintf("%s of %s recipients", count(p.Summary.ToSend+p.Summary.AlreadySent), count(b.MaxRecipients)))
+	}
+	if len(b.Exceeded) == 0 {
+		fmt.Fprintf(h, "**Budget:** ✅ within budget: %s.\n\n", strings.Join(limits, "; "))
+		return
+	}
+	fmt.Fprintf(h, "**Budget:** ❌ **over budget**, apply will refuse this plan:\n\n")
+	for _, e := range b.Exceeded {
+		fmt.Fprintf(h, "- %s\n", e)
+	}
+	h.WriteString("\n")
+}
+
+// writeMessage shows the template and the samples.
+func writeMessage(h *strings.Builder, p *Plan, o Output) {
+	if p.Template == "" && len(p.Samples) == 0 {
+		return
+	}
+	h.WriteString("#### Message\n\n")
+	if p.Template != "" {
+		fence := codeFence(p.Template)
+		fmt.Fprintf(h, "Template:\n\n%s\n%s\n%s\n\n", fence, clip(p.Template), fence)
+	}
+	if len(p.Samples) == 0 {
+		return
+	}
+	numbers := " (numbers masked)"
+	if o.ShowNumbers {
+		numbers = ""
+	}
+	fmt.Fprintf(h, "%s%s:\n\n", plural(len(p.Samples), "As sent", "Samples as sent"), numbers)
+	for _, s := range p.Samples {
+		s = s.masked(o)
+		fence := codeFence(s.Body)
+		fmt.Fprintf(h, "- **%s**: `%s`, %s, %d %s, %s %s\n\n  %s\n  %s\n  %s\n\n",
+			strings.Join(s.Why, ", "), s.Phone, s.Encoding, s.Segments, plural(s.Segments, "segment", "segments"),
+			count(s.Characters), plural(s.Characters, "character", "characters"),
+			fence, strings.ReplaceAll(clip(s.Body), "\n", "\n  "), fence)
+	}
+}
+
+// writeCountries shows what goes to each country, and what it costs.
+func writeCountries(h *strings.Builder, p *Plan) {
+	if len(p.Countries) == 0 {
+		return
+	}
+	c := p.Cost
+	h.WriteString("#### By country\n\n")
+	if c == nil {
+		h.WriteString("| Country | Recipients | Segments |\n|---|---:|---:|\n")
+		for _, cc := range p.Countries {
+			fmt.Fprintf(h, "| %s | %s | %s |\n", cc.Country, count(cc.Recipients), count(cc.Segments))
+		}
+		fmt.Fprintf(h, "| **Total** | **%s** | **%s** |\n\nNo price table: add `prices: FILE.csv` to the campaign to see the cost.\n\n",
+			count(p.Summary.ToSend), count(p.Summary.Segments))
+		return
+	}
+	h.WriteString("| Country | Recipients | Segments | Cost |\n|---|---:|---:|---:|\n")
+	for _, cc := range c.ByCountry {
+		fmt.Fprintf(h, "| %s | %s | %s | %s |\n", cc.Country, count(cc.Recipients), count(cc.Segments), money(c.Currency, cc.Cost))
+	}
+	for _, u := range c.Unpriced {
+		fmt.Fprintf(h, "| %s | %s | %s | **no price** |\n", u.Country, count(u.Recipients), count(u.Segments))
+	}
+	total := money(c.Currency, c.Total)
+	if len(c.Unpriced) > 0 {
+		total += " + no price"
+	}
+	fmt.Fprintf(h, "| **Total** | **%s** | **%s** | **%s** |\n\n", count(p.Summary.ToSend), count(p.Summary.Segments), total)
+	if p.Summary.AlreadySent > 0 {
+		fmt.Fprintf(h, "Already spent: %s for %s %s recorded as sent", money(c.Currency, c.AlreadySpent),
+			count(p.Summary.AlreadySent), plural(p.Summary.AlreadySent, "message", "messages"))
+		if n := c.AlreadySpentEstimated; n > 0 {
+			fmt.Fprintf(h, " (%s of them sent an earlier body, priced as today's: the state keeps a body's hash, not its text)", count(n))
+		}
+		h.WriteString(".\n\n")
+	}
+}
+
+// writeDistribution shows the messages by encoding and segments.
+func writeDistribution(h *strings.Builder, p *Plan) {
+	if len(p.Distribution) == 0 {
+		return
+	}
+	h.WriteString("#### Encoding and segments\n\n| Encoding | Segments per message | Messages | Segments |\n|---|---:|---:|---:|\n")
+	for _, d := range p.Distribution {
+		fmt.Fprintf(h, "| %s | %d | %s | %s |\n", d.Encoding, d.SegmentsPerMessage, count(d.Messages), count(d.Segments))
+	}
+	h.WriteString("\n")
 }
 
 // writeBlocks writes blocks lo..hi-1, each message body once per run of
@@ -174,6 +322,20 @@ func fitMarkdown(head string, n int, block func(int) mdBlock, foot string, limit
 		s += "\n…\n"
 	}
 	return s
+}
+
+// maxShown is the most of one body or template the comment shows: an SMS
+// of 10 segments, so that five samples never crowd out the rest.
+const maxShown = 1600
+
+// clip shortens text to maxShown characters, saying so.
+func clip(text string) string {
+	if utf8.RuneCountInString(text) <= maxShown {
+		return text
+	}
+	r := []rune(text)
+	return fmt.Sprintf("%s… (%s more characters: smsform show PLANFILE --recipient NUMBER shows a message whole)",
+		string(r[:maxShown]), count(len(r)-maxShown))
 }
 
 // codeFence returns a fence longer than any run of backticks in body.

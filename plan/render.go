@@ -35,14 +35,22 @@ func (o Output) number(phone string) string {
 }
 
 // Headline counts everything in one line, e.g. "Plan: 1,204 messages in 13
-// batches (1,310 segments); 3 invalid, 12 excluded, 0 already sent, 0 in doubt."
+// batches (1,310 segments, EUR 45.85); 3 invalid, 12 excluded, 0 already
+// sent, 0 in doubt." (the cost with a price table only).
 func Headline(p *Plan) string {
 	s := p.Summary
 	var b strings.Builder
-	fmt.Fprintf(&b, "Plan: %s %s in %s %s (%s %s); %s invalid, %s excluded, %s already sent, %s in doubt",
+	cost := ""
+	if c := p.Cost; c != nil {
+		cost = ", " + money(c.Currency, c.Total)
+		if len(c.Unpriced) > 0 {
+			cost += " + no price"
+		}
+	}
+	fmt.Fprintf(&b, "Plan: %s %s in %s %s (%s %s%s); %s invalid, %s excluded, %s already sent, %s in doubt",
 		count(s.ToSend), plural(s.ToSend, "message", "messages"),
 		count(s.Batches), plural(s.Batches, "batch", "batches"),
-		count(s.Segments), plural(s.Segments, "segment", "segments"),
+		count(s.Segments), plural(s.Segments, "segment", "segments"), cost,
 		count(s.Invalid), count(s.Excluded), count(s.AlreadySent), count(s.InDoubt))
 	if s.Failed > 0 {
 		fmt.Fprintf(&b, ", %s failed", count(s.Failed))
@@ -53,6 +61,10 @@ func Headline(p *Plan) string {
 	b.WriteString(".")
 	return b.String()
 }
+
+// maxCountries is how many countries the table's cost line names, the
+// dearest first.
+const maxCountries = 5
 
 // count writes n with thousands separators: 1,310.
 func count(n int) string { return humanize.Comma(int64(n)) }
@@ -75,7 +87,37 @@ func WriteTable(w io.Writer, p *Plan, o Output) error {
 		max = 50
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Campaign %s, sender %s\n%s\n\n", p.Campaign, p.Sender, Headline(p))
+	fmt.Fprintf(&b, "Campaign %s, sender %s\n%s\n", p.Campaign, p.Sender, Headline(p))
+	if c := p.Cost; c != nil {
+		fmt.Fprintf(&b, "Cost: %s to send, %s already spent", money(c.Currency, c.Total), money(c.Currency, c.AlreadySpent))
+		for i, cc := range c.ByCountry {
+			if i == maxCountries {
+				fmt.Fprintf(&b, " and %s more", count(len(c.ByCountry)-maxCountries))
+				break
+			}
+			if i == 0 {
+				b.WriteString("; ")
+			} else {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%s %s", cc.Country, money("", cc.Cost))
+		}
+		for _, u := range c.Unpriced {
+			fmt.Fprintf(&b, ", %s no price (%s)", u.Country, count(u.Recipients))
+		}
+		b.WriteString("\n")
+	}
+	if bc := p.Budget; bc != nil {
+		if len(bc.Exceeded) == 0 {
+			b.WriteString("Budget: within\n")
+		} else {
+			b.WriteString("Budget: OVER, apply refuses this plan:\n")
+			for _, e := range bc.Exceeded {
+				fmt.Fprintf(&b, "  - %s\n", e)
+			}
+		}
+	}
+	b.WriteString("\n")
 	if n := p.State.FirstSendNotice(p.Campaign); n != "" {
 		fmt.Fprintf(&b, "Note: %s.\n\n", n)
 	}
@@ -175,6 +217,15 @@ type jsonPlan struct {
 	Warnings      []string      `json:"warnings"`
 	State         StateStamp    `json:"state"`
 	Schedule      *jsonSchedule `json:"schedule,omitempty"`
+
+	Template       string         `json:"template"`
+	Samples        []Sample       `json:"samples"`
+	Countries      []CountryCount `json:"countries"`
+	Distribution   []SegmentCount `json:"distribution"`
+	Cost           *Cost          `json:"cost,omitempty"`
+	Budget         *BudgetCheck   `json:"budget,omitempty"`
+	EmptyVariables EmptyVariables `json:"empty_variables"`
+	DuplicateRows  []Duplicate    `json:"duplicate_rows"`
 }
 
 type jsonBatch struct {
@@ -204,6 +255,22 @@ func WriteJSON(w io.Writer, p *Plan, o Output) error {
 		Warnings:      append([]string{}, p.Warnings...),
 		State:         p.State,
 		Schedule:      scheduleJSON(p.Schedule),
+
+		Template:       p.Template,
+		Samples:        make([]Sample, 0, len(p.Samples)),
+		Countries:      append([]CountryCount{}, p.Countries...),
+		Distribution:   append([]SegmentCount{}, p.Distribution...),
+		Cost:           p.Cost,
+		Budget:         p.Budget,
+		EmptyVariables: EmptyVariables{Recipients: p.EmptyVariables.Recipients, Rows: append([]string{}, p.EmptyVariables.Rows...)},
+		DuplicateRows:  make([]Duplicate, 0, len(p.DuplicateRows)),
+	}
+	for _, s := range p.Samples {
+		doc.Samples = append(doc.Samples, s.masked(o))
+	}
+	for _, d := range p.DuplicateRows {
+		d.Phone = o.number(d.Phone)
+		doc.DuplicateRows = append(doc.DuplicateRows, d)
 	}
 	for _, inv := range p.Invalid {
 		inv.Value = o.number(inv.Value)

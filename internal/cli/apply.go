@@ -63,6 +63,11 @@ func newApplyCmd(env Env) *cobra.Command {
 			if err := saved.CheckFiles(); err != nil {
 				return withHint(err, "make a new plan (%s) and have it reviewed", next.newPlan())
 			}
+			// The campaign file is the one planned (CheckFiles), so is its
+			// budget; the plan is held to it again before anything is recorded.
+			if _, err := plan.CheckBudget(saved.Plan, c.Budget); err != nil {
+				return withHint(err, "nothing was sent or recorded; raise the budget in %s, or send less, and make a new plan (%s)", campaignPath, next.newPlan())
+			}
 		}
 
 		var si savedInfo

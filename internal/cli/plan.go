@@ -116,7 +116,12 @@ func newPlanCmd(env Env) *cobra.Command {
 			}
 			return withHint(err, "fix or remove the invalid numbers, or set strict: false to skip them")
 		}
-		if err != nil {
+		// A plan over budget is shown (and saved, for show --recipient) so that
+		// the reviewer sees why it fails; apply refuses it.
+		var over *plan.BudgetError
+		if errors.As(err, &over) {
+			err = withHint(err, "raise the budget in %s, or send less: fewer recipients, a shorter body, GSM-7 characters only", pos[0])
+		} else if err != nil {
 			return err
 		}
 		if *outFile != "" {
@@ -132,6 +137,9 @@ func newPlanCmd(env Env) *cobra.Command {
 			}
 		}
 		if err := out.write(env.Stdout, p); err != nil {
+			return err
+		}
+		if over != nil {
 			return err
 		}
 		switch {

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/internal/e164"
+	"github.com/smsform/smsform/internal/sms"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/state"
 	"github.com/spf13/cobra"
@@ -166,11 +169,15 @@ func newShowCmd(env Env) *cobra.Command {
 	fs := cmd.Flags()
 	var out outputFlags
 	out.register(fs)
+	recipient := fs.String("recipient", "", "print exactly what this number would be sent (+44…): body, encoding, segments")
 	cmd.Args = positional(1, 1, "one plan file")
 	cmd.RunE = func(_ *cobra.Command, pos []string) error {
 		saved, err := plan.Load(pos[0])
 		if err != nil {
 			return withHint(err, "make a new one with smsform plan CAMPAIGN.yaml --out %s", pos[0])
+		}
+		if *recipient != "" {
+			return showRecipient(env, saved.Plan, pos[0], *recipient)
 		}
 		// When the batches may go is told as of now: what matters is when
 		// the saved plan is applied, not when it was made.
@@ -180,4 +187,40 @@ func newShowCmd(env Env) *cobra.Command {
 		return out.write(env.Stdout, saved.Plan)
 	}
 	return cmd
+}
+
+// showRecipient prints the one message a saved plan would send to number,
+// exactly as it would go: the body, its encoding and segments.
+func showRecipient(env Env, p *plan.Plan, planFile, number string) error {
+	n, err := e164.NewNormalizer("").Normalize(number)
+	if err != nil {
+		return withHint(fmt.Errorf("%w: --recipient %q is not a valid number: %v", ErrUsage, number, err),
+			"write it in E.164, with + and the country code, e.g. --recipient +447400123459")
+	}
+	for _, b := range p.Batches {
+		if !slices.Contains(b.Recipients, n.E164) {
+			continue
+		}
+		a := sms.Analyze(b.Body)
+		units := "septets"
+		if a.Encoding == sms.UCS2 {
+			units = "UTF-16 units"
+		}
+		fmt.Fprintf(env.Stdout, "Recipient %s, batch %s: %s, %d %s, %d %s\n\n%s\n",
+			n.E164, b.ID, a.Encoding, a.Segments, plural(a.Segments, "segment", "segments"), a.Units, units, b.Body)
+		if len(a.Forcing) > 0 {
+			fmt.Fprintf(env.Stdout, "\nUCS-2 because of %q: in GSM-7 it would be %d %s.\n",
+				string(a.Forcing), a.SegmentsIfGSM7, plural(a.SegmentsIfGSM7, "segment", "segments"))
+		}
+		return nil
+	}
+	return withHint(fmt.Errorf("%s is not to be sent by %s", e164.Mask(n.E164), planFile),
+		"it may be invalid, excluded, a duplicate or already sent: smsform show %s lists what the plan holds", planFile)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -279,3 +279,43 @@ func TestWindowsSavedPlanCheckedAtSendTime(t *testing.T) {
 		t.Fatalf("apply on Monday: exit %d, outbox %v\n%s", r.code, outbox(srv), r.stderr)
 	}
 }
+
+// TestWindowsConfirmSaysNothingNow: on a terminal, before asking for "yes",
+// apply says when nothing may be sent now.
+func TestWindowsConfirmSaysNothingNow(t *testing.T) {
+	srv := reliability.Start(t, sandbox.Config{})
+	dir := t.TempDir()
+	camp := filepath.Join(dir, "winter.yaml")
+	if err := os.WriteFile(camp, []byte(windowCampaign), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clock := &testClock{now: time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)} // Saturday
+	var stdout, stderr bytes.Buffer
+	err := cli.Run(context.Background(), []string{"apply", camp}, cli.Env{
+		Stdin: strings.NewReader("no\n"), Stdout: &stdout, Stderr: &stderr,
+		Getenv: func(k string) string {
+			switch k {
+			case "SMSFORM_BASE_URL":
+				return srv.URL
+			case "SMSFORM_CLIENT_ID":
+				return reliability.ClientID
+			case "SMSFORM_CLIENT_SECRET":
+				return reliability.ClientSecret
+			case "SMSFORM_TOKEN_DIR":
+				return filepath.Join(dir, "tokens")
+			}
+			return ""
+		},
+		IsTerminal: func(any) bool { return true },
+		Clock:      clock,
+	})
+	if err == nil || !strings.Contains(err.Error(), "apply cancelled") {
+		t.Fatalf("err = %v, want the prompt cancelled", err)
+	}
+	if !strings.Contains(stderr.String(), "Nothing may be sent now (see When above): apply would stop at once (exit 5)") {
+		t.Errorf("no note before the prompt:\n%s", stderr.String())
+	}
+	if len(srv.Messages()) != 0 {
+		t.Error("something was sent")
+	}
+}

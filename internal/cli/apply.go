@@ -112,6 +112,7 @@ func newApplyCmd(env Env) *cobra.Command {
 				}
 			}
 			if p.Summary.ToSend > 0 && !*autoApprove {
+				noteNothingNow(env, p, *wait)
 				if err := confirm(env); err != nil {
 					return err
 				}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/internal/window"
+	"github.com/smsform/smsform/plan"
 )
 
 // This file holds what the commands say about send windows: plan --at,
@@ -23,6 +24,20 @@ func parseAt(s string) (time.Time, error) {
 			"write a date, a time and an offset, e.g. --at 2026-12-01T09:00:00+01:00 or --at 2026-12-01T08:00:00Z")
 	}
 	return t, nil
+}
+
+// noteNothingNow tells the person about to confirm an apply that nothing
+// may be sent now, so that a "yes" does not come as a surprise exit 5.
+func noteNothingNow(env Env, p *plan.Plan, wait bool) {
+	s := p.Schedule
+	if s == nil || len(s.Groups) > 0 && s.Groups[0].Reason == window.ReasonNow {
+		return
+	}
+	if wait {
+		fmt.Fprintln(env.Stderr, "\nNothing may be sent now (see When above): with --wait, apply waits for the first window to open.")
+		return
+	}
+	fmt.Fprintln(env.Stderr, "\nNothing may be sent now (see When above): apply would stop at once (exit 5) and record nothing; pass --wait to wait for the windows.")
 }
 
 // waitLine words a wait event of apply --wait for a person.

@@ -223,6 +223,44 @@ func TestPostgresConnectionLost(t *testing.T) {
 	}
 }
 
+// TestPostgresCutDuringCommit loses the writer's connection inside a
+// commit: a deferred trigger ends the session at COMMIT of batch "cut".
+// The change is refused with a write error, the server kept nothing of
+// it (a commit is all or nothing), what was committed before stays, and
+// the lock is free for the next writer.
+func TestPostgresCutDuringCommit(t *testing.T) {
+	ctx := context.Background()
+	db := pg.Database(t)
+	s, err := Open(ctx, db, Options{Campaign: "spring"})
+	must(t, err)
+	defer s.Close()
+	must(t, s.RecordIntent(ctx, intent("b1", "+441")))
+	must(t, s.RecordOutcome(ctx, "b1", Outcome{Status: Sent}))
+	execSQL(t, db, `CREATE FUNCTION smsform.cut() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			IF NEW.batch_id = 'cut' THEN PERFORM pg_terminate_backend(pg_backend_pid()); END IF;
+			RETURN NULL;
+		END $$;
+		CREATE CONSTRAINT TRIGGER cut AFTER INSERT ON smsform.attempts
+			DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION smsform.cut();`)
+	serial := s.Serial()
+	err = s.RecordIntent(ctx, intent("cut", "+442"))
+	if err == nil || !strings.Contains(err.Error(), "write state ") {
+		t.Fatalf("intent whose commit lost its connection: %v, want a write error", err)
+	}
+	if s.Serial() != serial {
+		t.Errorf("serial moved to %d on a failed commit", s.Serial())
+	}
+	execSQL(t, db, `DROP TRIGGER cut ON smsform.attempts`)
+	s2, err := Open(ctx, db, Options{Campaign: "spring", LockTimeout: 5 * time.Second})
+	must(t, err)
+	defer s2.Close()
+	if got := statuses(t, s2); !mapsEqual(got, map[string]Status{"+441": Sent}) || s2.Serial() != serial {
+		t.Errorf("after the cut: %v serial %d, want only +441 sent, serial %d", got, s2.Serial(), serial)
+	}
+	must(t, s2.RecordIntent(ctx, intent("cut", "+442")))
+}
+
 // TestPostgresReadOnly: a database made read-only refuses the next
 // change with a write error naming the state, and the change is not half
 // made.

@@ -45,7 +45,7 @@ clean:
 # Crashers land in testdata/fuzz/ and become regression tests.
 FUZZTIME ?= 30s
 FUZZ_TARGETS := ./campaign:FuzzLoad ./campaign:FuzzPrices ./campaign:FuzzReadCSV ./campaign:FuzzReadText ./campaign:FuzzRender \
-	./plan:FuzzDecodeSaved ./api:FuzzParseSendResponse ./api:FuzzParseToken ./internal/sms:FuzzAnalyze \
+	./plan:FuzzDecodeSaved ./api:FuzzFindRequestID ./api:FuzzErrorReason ./api:FuzzParseToken ./internal/sms:FuzzAnalyze \
 	./state:FuzzEachPhone
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

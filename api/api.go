@@ -48,8 +48,17 @@ type SendRequest struct {
 	Body string   `json:"body"`
 }
 
-// SendResponse is the answer to SendRequest.
+// SendResponse is a send's success: the status as the provider gave it
+// (200, 201, 202, 204…) and its request id when one could be found. The
+// spec leaves the success body open; the sandbox's own answer is
+// [SandboxSendResponse].
 type SendResponse struct {
+	Status    int
+	RequestID string
+}
+
+// SandboxSendResponse is the success body the sandbox writes by default.
+type SandboxSendResponse struct {
 	RequestID string `json:"request_id"`
 	Accepted  int    `json:"accepted"`
 	Segments  int    `json:"segments"`
@@ -71,7 +80,17 @@ type ErrorDetail struct {
 type Token struct {
 	Value     string
 	ValidTill time.Time
+	// Basic is the form of the Basic credentials the token endpoint took,
+	// [BasicBase64] or [BasicLiteral], so that the next issue tries it first.
+	Basic string
 }
+
+// The two forms of the token endpoint's Basic credentials: the spec writes
+// "Basic <CLIENT_ID>:<CLIENT_SECRET>" and leaves the encoding open.
+const (
+	BasicBase64  = "base64"  // RFC 7617: base64 of id:secret
+	BasicLiteral = "literal" // id:secret as written
+)
 
 // Outcome is what a failed call means for delivery.
 type Outcome int
@@ -101,22 +120,37 @@ func (o Outcome) String() string {
 }
 
 // OutcomeOf says what a response with status means for delivery when the
-// call did not succeed: 401, 429 and 503 are [NotActed] (the API refused
-// before acting), 500 and every other 5xx are [InDoubt] (it may have acted),
-// and 400 and every other 4xx are [Rejected]. A 3xx is [InDoubt]: the
-// redirect is not followed, and a server may redirect after acting (303 See
-// Other does just that). A 2xx reaches OutcomeOf only when its body could
-// not be read or understood, so it is [InDoubt].
+// call did not succeed:
+//   - [NotActed], the API did not act on the request: 401, 408, 429, 503
+//     (refused before acting, may work later); 404 and 405 (nothing there
+//     to act: a wrong base URL); 301, 302, 307 and 308 (the provider asks
+//     for the request elsewhere, and smsform does not follow).
+//   - [InDoubt], it may have acted: 500 and every other 5xx, and the other
+//     3xx (303 See Other is what a server answers after acting).
+//   - [Rejected], refused for good: 400 and every other 4xx.
 func OutcomeOf(status int) Outcome {
-	switch {
-	case status == http.StatusUnauthorized,
-		status == http.StatusTooManyRequests,
-		status == http.StatusServiceUnavailable:
+	switch status {
+	case http.StatusUnauthorized, http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusServiceUnavailable,
+		http.StatusNotFound, http.StatusMethodNotAllowed,
+		http.StatusMovedPermanently, http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
 		return NotActed
-	case status >= 200 && status < 400, status >= 500:
+	}
+	if status >= 300 && status < 400 || status >= 500 {
 		return InDoubt
 	}
 	return Rejected
+}
+
+// WrongPlace reports whether the answer says the request reached no API
+// endpoint (404, 405) or belongs elsewhere (a redirect not followed): a
+// base URL to fix, not something to retry or to hold against recipients.
+func (e *Error) WrongPlace() bool {
+	switch e.Status {
+	case http.StatusNotFound, http.StatusMethodNotAllowed,
+		http.StatusMovedPermanently, http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
 }
 
 // Error codes of [ErrorDetail.Code], as the sandbox sends them.

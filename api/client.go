@@ -72,13 +72,25 @@ func (e *Error) Unwrap() error { return e.Err }
 // Client calls the API. Its zero value is not usable; fill BaseURL and
 // credentials. It never follows redirects (an Authorization header must not
 // reach another host) and reads at most a bounded amount of any response.
+//
+// It follows the spec and HTTP, not the sandbox: any 2xx answer to a send
+// means sent, whatever its body; an error's reason is taken from whatever the
+// provider wrote.
 type Client struct {
 	BaseURL      string
 	ClientID     string
 	ClientSecret string
-	LiteralBasic bool         // send "Basic id:secret" unencoded, as the spec's example shows
-	HTTP         *http.Client // nil: a client with Timeout
-	Timeout      time.Duration
+	// Basic is the form of the token endpoint's Basic credentials:
+	// [BasicBase64], [BasicLiteral], or "" to try base64 first and the
+	// literal form once on a 401 (the spec leaves the encoding open).
+	Basic string
+	// RequestIDField is a JSON pointer (RFC 6901) to the request id in a
+	// send's success body; "" looks for request_id, id and message_id, at
+	// the top and under data.
+	RequestIDField string
+	HTTP           *http.Client // nil: a client with Timeout
+	Timeout        time.Duration
+	Now            func() time.Time // nil: time.Now; judges valid_till
 }
 
 // DefaultTimeout bounds a whole call, response body included, when
@@ -94,7 +106,9 @@ const MaxResponseBytes = 1 << 20
 const maxRetryAfter = 24 * time.Hour
 
 // IssueToken asks for a new token valid for hours (1..168); 0 omits
-// valid_hour so that the API applies its default (24).
+// valid_hour so that the API applies its default (24). Any failure means
+// that no token was issued, so nothing was sent: an answer that cannot be
+// read is not in doubt, it is no token.
 func (c *Client) IssueToken(ctx context.Context, hours int) (Token, error) {
 	const op = "issue token"
 	if hours < 0 || hours > 168 {
@@ -104,51 +118,104 @@ func (c *Client) IssueToken(ctx context.Context, hours int) (Token, error) {
 	if hours > 0 {
 		tr.ValidHour = &hours
 	}
-	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte(c.ClientID+":"+c.ClientSecret))
-	if c.LiteralBasic {
-		auth = "Basic " + c.ClientID + ":" + c.ClientSecret
+	forms := []string{c.Basic}
+	if c.Basic == "" {
+		forms = []string{BasicBase64, BasicLiteral}
 	}
-	status, body, err := c.post(ctx, op, TokenPath, auth, "", tr)
+	var resp *response
+	var err error
+	var form string
+	for _, form = range forms {
+		auth := "Basic " + base64.StdEncoding.EncodeToString([]byte(c.ClientID+":"+c.ClientSecret))
+		if form == BasicLiteral {
+			auth = "Basic " + c.ClientID + ":" + c.ClientSecret
+		}
+		resp, err = c.post(ctx, op, TokenPath, auth, "", tr)
+		var ae *Error
+		if !errors.As(err, &ae) || ae.Status != http.StatusUnauthorized {
+			break
+		}
+	}
 	if err != nil {
 		return Token{}, err
 	}
-	t, err := parseToken(body)
-	if err != nil {
-		return Token{}, &Error{Op: op, Status: status, Message: err.Error(), Outcome: InDoubt}
+	noToken := func(msg string) error {
+		return &Error{Op: op, Status: resp.status, Message: "no token issued: " + msg, Outcome: NotActed}
 	}
+	if resp.readErr != nil {
+		return Token{}, noToken("the answer could not be read: " + resp.readErr.Error())
+	}
+	t, err := parseToken(resp.body)
+	if err != nil {
+		return Token{}, noToken(err.Error())
+	}
+	if msg := expiredOnArrival(t.ValidTill, c.now(), resp.header.Get("Date")); msg != "" {
+		return Token{}, noToken(msg)
+	}
+	t.Basic = form
 	return t, nil
 }
 
-// Send sends one bulk SMS request with token. A failure is an *Error whose
-// Outcome says whether the API may have acted.
+// expiredOnArrival says why a token whose valid_till is already past cannot
+// be used, and whose clock is wrong when the answer's Date tells: never take
+// such a token, or every batch would ask for a new one.
+func expiredOnArrival(till, now time.Time, date string) string {
+	if till.After(now) {
+		return ""
+	}
+	at := till.UTC().Format(ValidTillLayout)
+	if served, err := http.ParseTime(date); err == nil {
+		if !till.After(served) {
+			return fmt.Sprintf("the token's valid_till (%s UTC) is not after the provider's own Date (%s): the provider issues tokens that are already expired (its clock, or its valid_till, is wrong)", at, served.UTC().Format(ValidTillLayout))
+		}
+		return fmt.Sprintf("the token's valid_till (%s UTC) is in the past by this machine's clock (%s UTC) but not by the provider's (%s UTC): check this machine's clock", at, now.UTC().Format(ValidTillLayout), served.UTC().Format(ValidTillLayout))
+	}
+	return fmt.Sprintf("the token's valid_till (%s UTC) is already in the past (now %s UTC): the provider's clock or this machine's is wrong", at, now.UTC().Format(ValidTillLayout))
+}
+
+func (c *Client) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+// Send sends one bulk SMS request with token. Any 2xx answer means the
+// messages were sent, whatever its body: the request id is taken from the
+// body when it can be found. A failure is an *Error whose Outcome says
+// whether the API may have acted.
 func (c *Client) Send(ctx context.Context, token string, req SendRequest) (SendResponse, error) {
 	const op = "send"
 	if token == "" {
 		return SendResponse{}, &Error{Op: op, Message: "no access token", Outcome: NotActed}
 	}
-	status, body, err := c.post(ctx, op, SendPath, "Bearer "+token, token, req)
+	resp, err := c.post(ctx, op, SendPath, "Bearer "+token, token, req)
 	if err != nil {
 		return SendResponse{}, err
 	}
-	r, err := parseSendResponse(body)
-	if err != nil {
-		return SendResponse{}, &Error{Op: op, Status: status, Message: err.Error(), Outcome: InDoubt}
-	}
-	return r, nil
+	return SendResponse{Status: resp.status, RequestID: c.cleanID(findRequestID(resp.body, c.RequestIDField), token)}, nil
 }
 
-// post sends v to path and returns the status and body of a 2xx response;
-// anything else is an *Error classified by its status or, when no response
-// came, by whether the request was written. token is scrubbed from any text
-// the server sends back.
-func (c *Client) post(ctx context.Context, op, path, auth, token string, v any) (int, []byte, error) {
+// response is a 2xx answer: its body may have been cut short by readErr or
+// by [MaxResponseBytes], which changes nothing of what the status says.
+type response struct {
+	status  int
+	header  http.Header
+	body    []byte
+	readErr error
+}
+
+// post sends v to path and returns a 2xx response; anything else is an
+// *Error classified by its status or, when no response came, by whether the
+// request was written. token is scrubbed from any text the server sends back.
+func (c *Client) post(ctx context.Context, op, path, auth, token string, v any) (*response, error) {
 	payload, err := json.Marshal(v)
 	if err != nil {
-		return 0, nil, &Error{Op: op, Message: "encode request", Err: err, Outcome: NotActed}
+		return nil, &Error{Op: op, Message: "encode request", Err: err, Outcome: NotActed}
 	}
 	u, err := c.endpoint(path)
 	if err != nil {
-		return 0, nil, &Error{Op: op, Message: "bad base URL", Err: err, Outcome: NotActed}
+		return nil, &Error{Op: op, Message: "bad base URL", Err: err, Outcome: NotActed}
 	}
 	var wrote atomic.Bool
 	trace := &httptrace.ClientTrace{
@@ -160,7 +227,7 @@ func (c *Client) post(ctx context.Context, op, path, auth, token string, v any) 
 	}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, u, bytes.NewReader(payload))
 	if err != nil {
-		return 0, nil, &Error{Op: op, Message: "build request", Err: err, Outcome: NotActed}
+		return nil, &Error{Op: op, Message: "build request", Err: err, Outcome: NotActed}
 	}
 	req.Header.Set("Authorization", auth)
 	req.Header.Set("Content-Type", "application/json")
@@ -168,7 +235,7 @@ func (c *Client) post(ctx context.Context, op, path, auth, token string, v any) 
 
 	resp, err := c.httpClient().Do(req)
 	if err != nil {
-		return 0, nil, transportError(op, err, wrote.Load())
+		return nil, transportError(op, err, wrote.Load())
 	}
 	defer resp.Body.Close()
 
@@ -179,34 +246,31 @@ func (c *Client) post(ctx context.Context, op, path, auth, token string, v any) 
 	}
 	status := resp.StatusCode
 	if status >= 200 && status < 300 {
-		switch {
-		case readErr != nil:
-			return 0, nil, &Error{Op: op, Status: status, Message: "reading the response failed", Err: readErr, Outcome: InDoubt}
-		case tooLarge:
-			return 0, nil, &Error{Op: op, Status: status, Message: fmt.Sprintf("response body larger than %d bytes", MaxResponseBytes), Outcome: InDoubt}
-		}
-		return status, body, nil
+		return &response{status: status, header: resp.Header, body: body, readErr: readErr}, nil
 	}
 
 	e := &Error{Op: op, Status: status, Outcome: OutcomeOf(status)}
 	if status >= 300 && status < 400 {
-		e.Message = fmt.Sprintf("server redirected to %s; refusing to follow", redactURL(resp.Header.Get("Location")))
-		return 0, nil, e
+		e.Message = fmt.Sprintf("the provider answered %d %s and asks for %s; smsform does not follow redirects (the credentials must not go elsewhere)",
+			status, http.StatusText(status), redactURL(resp.Header.Get("Location")))
+		return nil, e
 	}
-	var er ErrorResponse
-	if readErr == nil && !tooLarge && json.Unmarshal(body, &er) == nil && er.Error.Code != "" {
-		e.Code = c.scrub(clip(er.Error.Code, 64), token)
-		e.Message = c.scrub(er.Error.Message, token)
-	} else {
+	if readErr == nil && !tooLarge {
+		code, msg := errorReason(body)
+		e.Code = c.scrub(clip(code, 64), token)
+		e.Message = c.scrub(msg, token)
+	}
+	if e.Message == "" && e.Code == "" {
 		e.Message = http.StatusText(status)
 		if e.Message == "" {
 			e.Message = "unexpected status"
 		}
 	}
-	if status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable {
+	switch status {
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable, http.StatusRequestTimeout:
 		e.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
-	return 0, nil, e
+	return nil, e
 }
 
 // transportError classifies a call that got no response: before the request
@@ -274,6 +338,24 @@ func (c *Client) scrub(s, token string) string {
 		return r
 	}, s)
 	return clip(s, 300)
+}
+
+// cleanID makes a provider's request id safe to record and print: no
+// secret, no control characters, not too long. Unlike free text it keeps
+// digits: ids are often numbers.
+func (c *Client) cleanID(id, token string) string {
+	for _, secret := range []string{token, c.ClientSecret} {
+		if len(secret) >= 4 && strings.Contains(id, secret) {
+			return "[redacted]"
+		}
+	}
+	id = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, id)
+	return clip(id, 128)
 }
 
 func clip(s string, n int) string {
@@ -354,18 +436,137 @@ func parseToken(body []byte) (Token, error) {
 	return Token{Value: tr.AccessToken, ValidTill: till}, nil
 }
 
-// parseSendResponse reads a send response; without a request_id the
-// request's fate is unknown.
-func parseSendResponse(body []byte) (SendResponse, error) {
-	var r SendResponse
-	if err := json.Unmarshal(body, &r); err != nil {
-		return SendResponse{}, errors.New("success response is not the expected JSON object; the messages may have been sent")
+// errorReason finds the provider's own words in an error body, whatever
+// its shape: {"error":{"code","message"}}, OAuth's {"error",
+// "error_description"}, {"message","code"}, {"detail"}, {"errors":[...]},
+// or plain text.
+func errorReason(body []byte) (code, message string) {
+	body = bytes.TrimSpace(body)
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		if bytes.HasPrefix(body, []byte("<")) {
+			return "", "" // an HTML page says less than the status line
+		}
+		return "", string(body) // plain text: the words as they are
 	}
-	if r.RequestID == "" {
-		return SendResponse{}, errors.New("success response has no request_id; the messages may have been sent")
+	m, ok := v.(map[string]any)
+	if !ok {
+		return "", string(body)
 	}
-	if r.Accepted < 0 || r.Segments < 0 {
-		return SendResponse{}, errors.New("success response has negative counts; the messages may have been sent")
+	text := func(keys ...string) string {
+		for _, k := range keys {
+			switch x := m[k].(type) {
+			case string:
+				if x != "" {
+					return x
+				}
+			case float64:
+				return strconv.FormatFloat(x, 'f', -1, 64)
+			}
+		}
+		return ""
 	}
-	return r, nil
+	switch e := m["error"].(type) {
+	case map[string]any:
+		inner, _ := json.Marshal(e)
+		return errorReason(inner)
+	case string:
+		return e, text("error_description", "message", "detail")
+	}
+	if errs, ok := m["errors"].([]any); ok && len(errs) > 0 {
+		if first, err := json.Marshal(errs[0]); err == nil {
+			return errorReason(first)
+		}
+	}
+	return text("code", "error_code", "type"), text("message", "error_description", "detail", "title", "description")
+}
+
+// findRequestID takes the request id from a success body when it can be
+// found: at pointer (RFC 6901) when one is given, else in request_id, id or
+// message_id, at the top or under data (an object, or the first of a list).
+// A body that is not JSON, or holds no id, has none: the messages were sent
+// all the same.
+func findRequestID(body []byte, pointer string) string {
+	var v any
+	if json.Unmarshal(body, &v) != nil {
+		return ""
+	}
+	if pointer != "" {
+		return scalar(lookupPointer(v, pointer))
+	}
+	for _, scope := range []any{v, field(v, "data"), first(field(v, "data")), first(v)} {
+		for _, k := range []string{"request_id", "id", "message_id"} {
+			if id := scalar(field(scope, k)); id != "" {
+				return id
+			}
+		}
+	}
+	return ""
+}
+
+func field(v any, key string) any {
+	m, _ := v.(map[string]any)
+	return m[key]
+}
+
+func first(v any) any {
+	if l, ok := v.([]any); ok && len(l) > 0 {
+		return l[0]
+	}
+	return nil
+}
+
+// scalar writes a JSON string or number as text; anything else is "".
+func scalar(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	return ""
+}
+
+// lookupPointer resolves an RFC 6901 JSON pointer in v; nil when it names
+// nothing.
+func lookupPointer(v any, pointer string) any {
+	if pointer == "" {
+		return v
+	}
+	if !strings.HasPrefix(pointer, "/") {
+		return nil
+	}
+	for _, tok := range strings.Split(pointer[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+// ValidPointer reports whether p is a JSON pointer (RFC 6901): empty, or
+// "/" followed by tokens in which ~ is only ~0 or ~1.
+func ValidPointer(p string) bool {
+	if p == "" {
+		return true
+	}
+	if !strings.HasPrefix(p, "/") {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		if p[i] == '~' && (i+1 == len(p) || (p[i+1] != '0' && p[i+1] != '1')) {
+			return false
+		}
+	}
+	return true
 }

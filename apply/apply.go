@@ -8,6 +8,8 @@ package apply
 import (
 	"errors"
 	"fmt"
+
+	"github.com/smsform/smsform/api"
 )
 
 // ErrInterrupted is returned when a signal stopped the run; what was in
@@ -23,3 +25,23 @@ type IncompleteError struct {
 func (e *IncompleteError) Error() string {
 	return fmt.Sprintf("%d recipient(s) failed and %d are in doubt", e.Failed, e.InDoubt)
 }
+
+// WrongPlaceError stops a run whose request reached no API endpoint (404,
+// 405) or was redirected (not followed): the base URL needs fixing. The
+// batch was not acted on; nothing of it is failed or in doubt.
+type WrongPlaceError struct{ Err *api.Error }
+
+func (e *WrongPlaceError) Error() string {
+	return "the API's base URL looks wrong, so the run stopped and nothing of that batch was sent: " + e.Err.Error()
+}
+func (e *WrongPlaceError) Unwrap() error { return e.Err }
+
+// ForbiddenError stops a run refused with 403 before any batch was sent:
+// the credentials lack a permission. The batch was not acted on and its
+// recipients are not failed.
+type ForbiddenError struct{ Err *api.Error }
+
+func (e *ForbiddenError) Error() string {
+	return "the API refused the first batch (403: no permission), so the run stopped and nothing of it was sent: " + e.Err.Error()
+}
+func (e *ForbiddenError) Unwrap() error { return e.Err }

@@ -23,6 +23,7 @@ type Authenticated struct {
 	Now    func() time.Time  // nil: time.Now
 
 	mu      sync.Mutex
+	basic   string // the Basic form that worked last, from the store
 	token   string
 	until   time.Time // when to stop using token: shortly before its valid_till
 	refused string    // the last token the API refused
@@ -70,7 +71,11 @@ func (a *Authenticated) Prepare(ctx context.Context, o Options) error {
 		if err == nil || !errors.As(err, &ae) || !transient(ae) || attempt > o.MaxRetries || ae.RetryAfter > maxRetryAfter {
 			return err
 		}
-		if !sleep(ctx, backoff(attempt, ae.RetryAfter, o.BackoffBase, o.BackoffCap)) {
+		wait := backoff(attempt, ae.RetryAfter, o.BackoffBase, o.BackoffCap)
+		if o.Events != nil {
+			o.Events(Event{Type: "retry", HTTPStatus: ae.Status, Reason: ae.Error(), Attempt: attempt, Wait: wait})
+		}
+		if !sleep(ctx, wait) {
 			return ctx.Err()
 		}
 	}
@@ -127,10 +132,11 @@ func (a *Authenticated) Token(ctx context.Context) (string, error) {
 		return "", ErrNoCredentials
 	}
 	if a.Store != nil {
-		t, ok, err := a.Store.Get(a.Client.BaseURL, a.Client.ClientID)
+		t, ok, err := a.Store.Get(a.key())
 		if err != nil {
 			return "", err
 		}
+		a.basic = t.Basic
 		if ok && t.Value != a.refused && now.Before(t.ValidTill.Add(-storedMargin)) {
 			a.token, a.until = t.Value, t.ValidTill.Add(-storedMargin)
 			return a.token, nil
@@ -151,17 +157,38 @@ func (a *Authenticated) Issue(ctx context.Context) (time.Time, error) {
 }
 
 func (a *Authenticated) issue(ctx context.Context, now time.Time) (time.Time, error) {
-	t, err := a.Client.IssueToken(ctx, a.Hours)
+	t, err := a.issueToken(ctx)
 	if err != nil {
 		return time.Time{}, err // the client's error already says "issue token"
 	}
-	a.token, a.until = t.Value, t.ValidTill.Add(-margin(t.ValidTill.Sub(now)))
+	a.token, a.until, a.basic = t.Value, t.ValidTill.Add(-margin(t.ValidTill.Sub(now))), t.Basic
 	if a.Store != nil {
-		if err := a.Store.Put(a.Client.BaseURL, a.Client.ClientID, tokenstore.Token{Value: t.Value, ValidTill: t.ValidTill}); err != nil {
+		if err := a.Store.Put(a.key(), t); err != nil {
 			return time.Time{}, fmt.Errorf("store token: %w", err)
 		}
 	}
 	return t.ValidTill, nil
+}
+
+// issueToken asks the client for a token, trying first the Basic form that
+// worked last time when the campaign leaves the form open.
+func (a *Authenticated) issueToken(ctx context.Context) (api.Token, error) {
+	if a.Client.Basic != "" || a.basic == "" {
+		return a.Client.IssueToken(ctx, a.Hours)
+	}
+	c := *a.Client
+	c.Basic = a.basic
+	t, err := c.IssueToken(ctx, a.Hours)
+	if !isUnauthorized(err) {
+		return t, err
+	}
+	return a.Client.IssueToken(ctx, a.Hours) // the provider changed its mind: try both forms
+}
+
+// key is what the store files a token under: the credentials that issued
+// it, the secret only as a hash.
+func (a *Authenticated) key() tokenstore.Key {
+	return tokenstore.Key{BaseURL: a.Client.BaseURL, ClientID: a.Client.ClientID, SecretHash: tokenstore.HashSecret(a.Client.ClientSecret)}
 }
 
 // storedMargin is how long before its valid_till a stored token is

@@ -1,10 +1,12 @@
 package apply
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -469,7 +471,9 @@ func (w *worker) send(ctx, sendCtx context.Context, b plan.Batch) sendResult {
 		}
 		resp, err := r.s.Send(sendCtx, req)
 		if err == nil {
-			s := settle(state.Sent, 200, "", "batch_sent")
+			// The status is recorded as the provider gave it (201, 202,
+			// 204…); a Sender that does not say is taken as a plain 200.
+			s := settle(state.Sent, cmp.Or(resp.Status, 200), "", "batch_sent")
 			s.s.o.RequestID = resp.RequestID
 			return s
 		}
@@ -483,6 +487,14 @@ func (w *worker) send(ctx, sendCtx context.Context, b plan.Batch) sendResult {
 			// A Sender's failure that does not say whether the API acted:
 			// only an operator can tell.
 			return settle(state.InDoubt, 0, err.Error(), "batch_in_doubt")
+		case !tokenFailed && ae.WrongPlace():
+			// No endpoint there, or a redirect not followed: the base URL
+			// is wrong. Nothing was sent, and no recipient is to blame.
+			return stop(&WrongPlaceError{Err: ae})
+		case !tokenFailed && ae.Status == http.StatusForbidden && !r.anySent():
+			// Refused before anything was sent: a missing permission, not
+			// these recipients' fault.
+			return stop(&ForbiddenError{Err: ae})
 		}
 		outcome := ae.Outcome
 		if tokenFailed {
@@ -522,9 +534,16 @@ func (w *worker) send(ctx, sendCtx context.Context, b plan.Batch) sendResult {
 }
 
 // transient reports whether a failed call may succeed if made again later:
-// no answer, 429, or a server error.
+// no answer, 408, 429, or a server error.
 func transient(ae *api.Error) bool {
-	return ae.Status == 0 && ae.Err != nil || ae.Status == 429 || ae.Status >= 500
+	return ae.Status == 0 && ae.Err != nil || ae.Status == 408 || ae.Status == 429 || ae.Status >= 500
+}
+
+// anySent reports whether this run has had a batch accepted.
+func (r *runner) anySent() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.res.Batches > 0
 }
 
 // wait paces requests to the campaign's rate.

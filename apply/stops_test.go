@@ -273,7 +273,9 @@ func TestPrepare(t *testing.T) {
 	if !errors.As(err, &ae) || ae.Status != 401 {
 		t.Fatalf("prepare with a wrong secret: %v, want a 401", err)
 	}
-	if n := wrong.srv.Stats().TokenRequests; n != 1 {
-		t.Errorf("%d token requests with a wrong secret, want 1: a refusal is not retried", n)
+	// One request per Basic form (auto tries base64, then literal), and no
+	// retry: a refusal is final.
+	if n := wrong.srv.Stats().TokenRequests; n != 2 {
+		t.Errorf("%d token requests with a wrong secret, want 2: one per Basic form, a refusal is not retried", n)
 	}
 }

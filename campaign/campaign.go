@@ -63,8 +63,9 @@ type Budget struct {
 // here: they come from the environment.
 type Provider struct {
 	BaseURL         string // may be overridden by SMSFORM_BASE_URL (the CLI does that)
-	BasicAuth       string // "base64" (default, RFC 7617) or "literal"
+	BasicAuth       string // "auto" (base64, then literal once on a 401), "base64" (RFC 7617) or "literal"
 	TokenValidHours int    // 1..168, default 24
+	RequestIDField  string // JSON pointer to the request id in a send's success body; "" looks in the usual places
 }
 
 // Rate is a number of requests per Per.

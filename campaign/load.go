@@ -56,8 +56,9 @@ type rawCampaign struct {
 
 type rawProvider struct {
 	BaseURL         string `yaml:"base_url" validate:"omitempty,http_url"`
-	BasicAuth       string `yaml:"basic_auth" validate:"oneof=base64 literal"`
+	BasicAuth       string `yaml:"basic_auth" validate:"oneof=auto base64 literal"`
 	TokenValidHours int    `yaml:"token_valid_hours" validate:"min=1,max=168"`
+	RequestIDField  string `yaml:"request_id_field" validate:"omitempty,startswith=/"`
 }
 
 // rawBudget is budget: as written; max_total keeps its text, so that no
@@ -86,7 +87,7 @@ type sourcePos struct {
 
 func defaults() rawCampaign {
 	return rawCampaign{
-		Provider:    rawProvider{BasicAuth: "base64", TokenValidHours: 24},
+		Provider:    rawProvider{BasicAuth: "auto", TokenValidHours: 24},
 		BatchSize:   100,
 		Concurrency: 1,
 		EmptyVars:   "warn",
@@ -446,7 +447,7 @@ var (
 	topKeys = []string{"version", "name", "sender", "provider", "default_region", "recipients", "exclude", "body", "batch_size", "rate", "concurrency", "strict",
 		"send_window", "fallback_timezone", "not_before", "not_after", "prices", "budget", "empty_variables"}
 	budgetKeys   = []string{"max_total", "max_segments_per_message", "max_recipients"}
-	providerKeys = []string{"base_url", "basic_auth", "token_valid_hours"}
+	providerKeys = []string{"base_url", "basic_auth", "token_valid_hours", "request_id_field"}
 	sourceKeys   = []string{"numbers", "file", "phone_column"}
 )
 
@@ -468,6 +469,8 @@ func (l *loader) walkCampaign(root *yaml.Node, rc *rawCampaign) {
 					l.str(v, path, &rc.Provider.BasicAuth)
 				case "token_valid_hours":
 					l.int(v, path, &rc.Provider.TokenValidHours)
+				case "request_id_field":
+					l.str(v, path, &rc.Provider.RequestIDField)
 				}
 				return true
 			})

@@ -121,6 +121,8 @@ func words(fe validator.FieldError, present bool) (msg, hint string) {
 		return fmt.Sprintf("%q is not an absolute http or https URL", s), "e.g. https://sms.example.com (credentials come from the environment, never the URL)"
 	case "rate":
 		return fmt.Sprintf("%q is not a rate", v), "write N/s, N/m or N/h with N a positive number, e.g. 5/s"
+	case "startswith":
+		return fmt.Sprintf("%q is not a JSON pointer", v), "write a JSON pointer (RFC 6901) to the id in the provider's success answer, e.g. /data/message_id"
 	}
 	return fmt.Sprintf("fails the %q rule", fe.Tag()), ""
 }

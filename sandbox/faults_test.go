@@ -266,7 +266,7 @@ func TestLogHasNoSecrets(t *testing.T) {
 		tokens = append(tokens, e.token(t))
 	}
 	lit := *e.client
-	lit.LiteralBasic = true
+	lit.Basic = api.BasicLiteral
 	if _, err := lit.IssueToken(context.Background(), 2); err != nil {
 		t.Fatal(err)
 	}

@@ -198,7 +198,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) event {
 		return s.fail(w, r, &ev, http.StatusInternalServerError, api.CodeInternal, "internal error")
 	}
 	s.delay(r)
-	api.WriteJSON(w, http.StatusOK, api.SendResponse{
+	api.WriteJSON(w, http.StatusOK, api.SandboxSendResponse{
 		RequestID: id,
 		Accepted:  len(req.To),
 		Segments:  sms.Analyze(req.Body).Segments * len(req.To),

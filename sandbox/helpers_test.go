@@ -94,7 +94,7 @@ func start(t testing.TB, cfg sandbox.Config) *env {
 	e.srv = srv
 	e.hs = httptest.NewServer(srv)
 	t.Cleanup(e.hs.Close)
-	e.client = &api.Client{BaseURL: e.hs.URL, ClientID: clientID, ClientSecret: clientSecret, Timeout: 10 * time.Second}
+	e.client = &api.Client{BaseURL: e.hs.URL, ClientID: clientID, ClientSecret: clientSecret, Timeout: 10 * time.Second, Now: e.clock.Now}
 	return e
 }
 

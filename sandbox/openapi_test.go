@@ -155,7 +155,7 @@ func TestOpenAPI(t *testing.T) {
 		}},
 		{name: "client token literal", status: 200, call: func(t *testing.T, e *env, _ string) error {
 			c := *e.client
-			c.LiteralBasic = true
+			c.Basic = api.BasicLiteral
 			_, err := c.IssueToken(context.Background(), 0)
 			return err
 		}},

@@ -59,6 +59,7 @@ func newApplyCmd(env Env) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		next.base, next.baseFrom = sender.Client.BaseURL, baseURLSource(c, env)
 		if saved != nil {
 			if err := saved.CheckFiles(); err != nil {
 				return withHint(err, "make a new plan (%s) and have it reviewed", next.newPlan())
@@ -68,6 +69,14 @@ func newApplyCmd(env Env) *cobra.Command {
 			if _, err := plan.CheckBudget(saved.Plan, c.Budget); err != nil {
 				return withHint(err, "nothing was sent or recorded; raise the budget in %s, or send less, and make a new plan (%s)", campaignPath, next.newPlan())
 			}
+		}
+
+		// The token is had before anything is written or asked (retried
+		// while the API may answer later, each wait said), so that a wrong
+		// base URL or credentials stop the run at once with the state, and
+		// a saved plan, as they were (see markApplied).
+		if err := sender.Prepare(ctx, apply.Options{Events: newProgress(env, *jsonOut, 0).event}); err != nil {
+			return next.tokenRefused(err)
 		}
 
 		var si savedInfo
@@ -127,12 +136,6 @@ func newApplyCmd(env Env) *cobra.Command {
 			return nil
 		}
 
-		// The token is had before anything is recorded (retried while the API
-		// may answer later), so that a credentials mistake stops the run while
-		// the state, and a saved plan, are as they were (see markApplied).
-		if err := sender.Prepare(ctx, apply.Options{}); err != nil {
-			return next.tokenRefused(err)
-		}
 		prog := newProgress(env, *jsonOut, p.Summary.ToSend)
 		env.Interrupt.set(fmt.Sprintf("up to %d batch(es) in flight when it quit are in doubt: see them with smsform state list %s%s, check with the provider, then smsform state resolve %s%s --in-doubt --as sent|unsent",
 			c.Concurrency, next.campaign, next.stateArg(), next.campaign, next.stateArg()))
@@ -209,6 +212,8 @@ type nextStep struct {
 	state    string // as shown: a URL's password masked
 	fromEnv  bool   // the state was named by SMSFORM_STATE, which the next commands read too
 	recorded bool   // the run changed the state (and so used up a saved plan)
+	base     string // the API's base URL, and where it came from
+	baseFrom string
 }
 
 // stateArg is the --state flag the commands need, if any.
@@ -247,7 +252,11 @@ func (n nextStep) tokenRefused(err error) error {
 	}
 	var ae *api.Error
 	switch {
-	case errors.As(err, &ae) && ae.Status >= 400 && ae.Status < 500 && ae.Status != 429:
+	case errors.As(err, &ae) && ae.WrongPlace():
+		return withHint(err, "check the base URL %s (from %s): the token endpoint is %s%s; %s", n.base, n.baseFrom, n.base, api.TokenPath, again)
+	case errors.As(err, &ae) && ae.Status == 401:
+		return withHint(err, "the API refused the client credentials: check %s and %s; if they are right, the provider may want the other Basic form: set provider.basic_auth to base64 or literal (auto tries base64, then literal); %s", envClientID, envClientSecret, again)
+	case errors.As(err, &ae) && ae.Status >= 400 && ae.Status < 500 && ae.Status != 429 && ae.Status != 408:
 		return withHint(err, "the API refused the client credentials: check %s and %s, and the base URL; %s", envClientID, envClientSecret, again)
 	case errors.As(err, &ae):
 		return withHint(err, "the API could not issue a token now; %s", again)
@@ -291,6 +300,12 @@ func (n nextStep) runError(err error) error {
 			return withHint(err, "see why with %s; the API refused them, so they are not sent again until, the cause fixed, %s", list, resolveFailed)
 		}
 		return withHint(err, "see them with %s; check the in-doubt ones with the provider, then %s (sent: delivered; unsent: the next apply sends them)", list, resolve)
+	case errors.As(err, new(*apply.WrongPlaceError)):
+		return withHint(err, "check the base URL %s (from %s): the send endpoint is %s%s; once fixed, %s",
+			n.base, n.baseFrom, n.base, api.SendPath, n.carryOn())
+	case errors.As(err, new(*apply.ForbiddenError)):
+		return withHint(err, "the credentials in %s lack the permission to send, or the base URL %s (from %s) is not the right account's; once fixed, %s",
+			envClientID, n.base, n.baseFrom, n.carryOn())
 	case errors.Is(err, apply.ErrTokenRefused):
 		return withHint(err, "set a valid %s, or %s and %s; nothing of the refused batch was sent; once fixed, %s", envToken, envClientID, envClientSecret, n.carryOn())
 	case errors.As(err, &ae) && (ae.Status == 401 || ae.Status == 403):

@@ -32,11 +32,12 @@ func connection(c *campaign.Campaign, env Env, insecureHTTP bool, timeout time.D
 		return nil, err
 	}
 	client := &api.Client{
-		BaseURL:      base,
-		ClientID:     env.Getenv(envClientID),
-		ClientSecret: env.Getenv(envClientSecret),
-		LiteralBasic: c.Provider.BasicAuth == "literal",
-		Timeout:      timeout,
+		BaseURL:        base,
+		ClientID:       env.Getenv(envClientID),
+		ClientSecret:   env.Getenv(envClientSecret),
+		Basic:          basicForm(c.Provider.BasicAuth),
+		RequestIDField: c.Provider.RequestIDField,
+		Timeout:        timeout,
 	}
 	static := env.Getenv(envToken)
 	if static == "" && (client.ClientID == "" || client.ClientSecret == "") {
@@ -55,14 +56,23 @@ func connection(c *campaign.Campaign, env Env, insecureHTTP bool, timeout time.D
 	return a, nil
 }
 
+// baseURLSource says where the base URL comes from, for messages that ask
+// to fix it.
+func baseURLSource(c *campaign.Campaign, env Env) string {
+	if env.Getenv(envBaseURL) != "" {
+		return envBaseURL
+	}
+	return "provider.base_url in " + c.Path
+}
+
 // baseURL is SMSFORM_BASE_URL, else the campaign's provider.base_url. It
 // must be https, except on loopback, unless insecureHTTP: a token sent over
 // plain HTTP can be read on the way. It must not hold credentials
 // (user:password@): they belong in the environment, and a URL gets printed.
 func baseURL(c *campaign.Campaign, env Env, insecureHTTP bool) (string, error) {
-	raw, from := env.Getenv(envBaseURL), envBaseURL
+	raw, from := env.Getenv(envBaseURL), baseURLSource(c, env)
 	if raw == "" {
-		raw, from = c.Provider.BaseURL, "provider.base_url in "+c.Path
+		raw = c.Provider.BaseURL
 	}
 	if raw == "" {
 		return "", withHint(errors.New("no API base URL"), "set provider.base_url in %s or export %s", c.Path, envBaseURL)
@@ -83,4 +93,13 @@ func baseURL(c *campaign.Campaign, env Env, insecureHTTP bool) (string, error) {
 			"use https, or pass --insecure-http if you really mean it")
 	}
 	return strings.TrimRight(raw, "/"), nil
+}
+
+// basicForm is the client's Basic form for provider.basic_auth: "auto" leaves
+// it to the client (base64, then the literal form once on a 401).
+func basicForm(basicAuth string) string {
+	if basicAuth == "auto" {
+		return ""
+	}
+	return basicAuth
 }

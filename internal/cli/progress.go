@@ -34,7 +34,7 @@ func newProgress(env Env, jsonOut bool, total int) *progress {
 	switch {
 	case jsonOut:
 		p.json = json.NewEncoder(env.Stdout)
-	case !inAutomation(env) && env.IsTerminal(env.Stderr):
+	case total > 0 && !inAutomation(env) && env.IsTerminal(env.Stderr):
 		p.bar = progressbar.NewOptions(total,
 			progressbar.OptionSetWriter(env.Stderr),
 			progressbar.OptionSetDescription("sending"),
@@ -95,8 +95,15 @@ func retryLine(e apply.Event) string {
 	if e.HTTPStatus == 0 {
 		what = "no answer: " + e.Reason
 	}
-	return fmt.Sprintf("smsform: batch %s was not acted on (%s); retry %d of %d in %s",
-		e.Batch, what, e.Attempt, apply.DefaultMaxRetries, e.Wait.Round(100*time.Millisecond))
+	subject := "batch " + e.Batch + " was not acted on"
+	if e.Batch == "" {
+		subject = "token endpoint unreachable"
+		if e.HTTPStatus != 0 {
+			subject = "no token issued yet"
+		}
+	}
+	return fmt.Sprintf("smsform: %s (%s); retry %d of %d in %s",
+		subject, what, e.Attempt, apply.DefaultMaxRetries, e.Wait.Round(100*time.Millisecond))
 }
 
 // nothingToSend reports a run that had nothing to send in the events of

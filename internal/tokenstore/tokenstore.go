@@ -3,8 +3,12 @@
 // store is a folder of mode 0700 holding files of mode 0600, and a store that
 // others can read is refused.
 //
-// Each (base URL, client id) pair has one JSON file, named by a hash of the
-// pair so that neither appears in a file name. Files are replaced
+// Each [Key] (base URL, client id, and a hash of the client secret) has one
+// JSON file, named by a hash of the key so that none of it appears in a file
+// name. The secret's hash ties a token to the credentials that issued it: a
+// changed secret finds no token, so it must issue one (and fail if it is
+// wrong) rather than ride on a token the right secret got. The secret itself
+// is never written. Files are replaced
 // crash-safely, so a reader sees the old token or the new one, never a mix.
 // A file that cannot be decoded is an error naming it (delete it: the next
 // run issues a new token), not a silent miss, because it means something
@@ -25,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/smsform/smsform/api"
 	"github.com/smsform/smsform/internal/atomicfile"
 )
 
@@ -32,10 +37,17 @@ import (
 // [DefaultDir]'s folder (for CI and tests).
 const EnvDir = "SMSFORM_TOKEN_DIR"
 
-// Token is a stored token.
-type Token struct {
-	Value     string
-	ValidTill time.Time
+// Key names the credentials a token was issued to.
+type Key struct {
+	BaseURL, ClientID string
+	SecretHash        string // [HashSecret] of the client secret
+}
+
+// HashSecret is what a key holds of a client secret: a SHA-256 that says
+// whether the secret changed, never the secret.
+func HashSecret(secret string) string {
+	h := sha256.Sum256([]byte("smsform token store\x00" + secret))
+	return hex.EncodeToString(h[:])
 }
 
 // Store is a token store in one folder.
@@ -43,10 +55,12 @@ type Store struct{ dir string }
 
 // file is a token file's content.
 type file struct {
-	BaseURL   string    `json:"base_url"`
-	ClientID  string    `json:"client_id"`
-	Token     string    `json:"token"`
-	ValidTill time.Time `json:"valid_till"`
+	BaseURL    string    `json:"base_url"`
+	ClientID   string    `json:"client_id"`
+	SecretHash string    `json:"secret_sha256"`
+	Token      string    `json:"token"`
+	ValidTill  time.Time `json:"valid_till"`
+	Basic      string    `json:"basic,omitempty"` // the Basic form the token endpoint took
 }
 
 // DefaultDir is the user's cache folder + "/smsform/tokens", or $SMSFORM_TOKEN_DIR when set.
@@ -113,53 +127,54 @@ func private(path string, fi fs.FileInfo, chmod string) error {
 	return nil
 }
 
-func (s *Store) path(baseURL, clientID string) string {
-	h := sha256.Sum256([]byte(baseURL + "\x00" + clientID))
+func (s *Store) path(k Key) string {
+	h := sha256.Sum256([]byte(k.BaseURL + "\x00" + k.ClientID + "\x00" + k.SecretHash))
 	return filepath.Join(s.dir, hex.EncodeToString(h[:16])+".json")
 }
 
-// Get returns the token stored for baseURL and clientID, if any. A file
-// that is not private, or not a token file, is an error that names it.
-func (s *Store) Get(baseURL, clientID string) (Token, bool, error) {
-	p := s.path(baseURL, clientID)
+// Get returns the token stored for k, if any. A file that is not private, or
+// not a token file, is an error that names it.
+func (s *Store) Get(k Key) (api.Token, bool, error) {
+	p := s.path(k)
 	f, err := os.Open(p)
 	if errors.Is(err, os.ErrNotExist) {
-		return Token{}, false, nil
+		return api.Token{}, false, nil
 	}
 	if err != nil {
-		return Token{}, false, fmt.Errorf("read token: %w", err)
+		return api.Token{}, false, fmt.Errorf("read token: %w", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return Token{}, false, fmt.Errorf("read token: %w", err)
+		return api.Token{}, false, fmt.Errorf("read token: %w", err)
 	}
 	if !fi.Mode().IsRegular() {
-		return Token{}, false, fmt.Errorf("read token: %s is not a regular file; delete it", p)
+		return api.Token{}, false, fmt.Errorf("read token: %s is not a regular file; delete it", p)
 	}
 	if err := private(p, fi, "600"); err != nil {
-		return Token{}, false, err
+		return api.Token{}, false, err
 	}
 	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
 	if err != nil {
-		return Token{}, false, fmt.Errorf("read token: %w", err)
+		return api.Token{}, false, fmt.Errorf("read token: %w", err)
 	}
 	var tf file
 	if err := json.Unmarshal(b, &tf); err != nil || tf.Token == "" || tf.ValidTill.IsZero() {
-		return Token{}, false, fmt.Errorf("read token: %s is not a valid token file; delete it (the next run issues a new token)", p)
+		return api.Token{}, false, fmt.Errorf("read token: %s is not a valid token file; delete it (the next run issues a new token)", p)
 	}
-	if tf.BaseURL != baseURL || tf.ClientID != clientID {
-		// Another pair's file under this name (copied by hand): not ours.
-		return Token{}, false, nil
+	if tf.BaseURL != k.BaseURL || tf.ClientID != k.ClientID || tf.SecretHash != k.SecretHash {
+		// Another key's file under this name (copied by hand): not ours.
+		return api.Token{}, false, nil
 	}
-	return Token{Value: tf.Token, ValidTill: tf.ValidTill}, true, nil
+	return api.Token{Value: tf.Token, ValidTill: tf.ValidTill, Basic: tf.Basic}, true, nil
 }
 
-// Put stores t for baseURL and clientID, replacing any earlier one, crash-safely.
-func (s *Store) Put(baseURL, clientID string, t Token) error {
-	p := s.path(baseURL, clientID)
+// Put stores t for k, replacing any earlier one, crash-safely.
+func (s *Store) Put(k Key, t api.Token) error {
+	p := s.path(k)
 	err := atomicfile.Write(p, 0o600, func(w io.Writer) error {
-		return json.NewEncoder(w).Encode(file{BaseURL: baseURL, ClientID: clientID, Token: t.Value, ValidTill: t.ValidTill.UTC()})
+		return json.NewEncoder(w).Encode(file{BaseURL: k.BaseURL, ClientID: k.ClientID, SecretHash: k.SecretHash,
+			Token: t.Value, ValidTill: t.ValidTill.UTC(), Basic: t.Basic})
 	})
 	if err != nil {
 		return fmt.Errorf("store token in %s: %w", s.dir, err)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/smsform/smsform/api"
 )
 
 func TestRoundTrip(t *testing.T) {
@@ -17,16 +19,16 @@ func TestRoundTrip(t *testing.T) {
 	if fi, _ := os.Stat(dir); fi.Mode().Perm() != 0o700 {
 		t.Errorf("folder mode %04o, want 0700", fi.Mode().Perm())
 	}
-	if _, ok, err := s.Get("https://a", "id"); ok || err != nil {
+	if _, ok, err := s.Get(key("https://a", "id", "s3cret")); ok || err != nil {
 		t.Fatalf("empty store: %v %v", ok, err)
 	}
 	till := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	for i, tok := range []string{"secret-1", "secret-2"} { // the second replaces the first
-		if err := s.Put("https://a", "id", Token{Value: tok, ValidTill: till.Add(time.Duration(i) * time.Hour)}); err != nil {
+		if err := s.Put(key("https://a", "id", "s3cret"), api.Token{Value: tok, ValidTill: till.Add(time.Duration(i) * time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.Put("https://b", "id", Token{Value: "other", ValidTill: till}); err != nil {
+	if err := s.Put(key("https://b", "id", "s3cret"), api.Token{Value: "other", ValidTill: till}); err != nil {
 		t.Fatal(err)
 	}
 	s, err = Open(dir) // a later run
@@ -34,19 +36,22 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		base, id, want string
-		ok             bool
+		base, id, secret, want string
+		ok                     bool
 	}{
-		{"https://a", "id", "secret-2", true},
-		{"https://b", "id", "other", true},
-		{"https://a", "id2", "", false},
+		{"https://a", "id", "s3cret", "secret-2", true},
+		{"https://b", "id", "s3cret", "other", true},
+		{"https://a", "id2", "s3cret", "", false},
+		// Another secret for the same client finds no token: a wrong
+		// secret must not ride on the token the right one got.
+		{"https://a", "id", "wrong", "", false},
 	} {
-		got, ok, err := s.Get(tc.base, tc.id)
+		got, ok, err := s.Get(key(tc.base, tc.id, tc.secret))
 		if err != nil || ok != tc.ok || got.Value != tc.want {
 			t.Errorf("Get(%s, %s) = %+v %v %v", tc.base, tc.id, got, ok, err)
 		}
 	}
-	if got, _, _ := s.Get("https://a", "id"); !got.ValidTill.Equal(till.Add(time.Hour)) {
+	if got, _, _ := s.Get(key("https://a", "id", "s3cret")); !got.ValidTill.Equal(till.Add(time.Hour)) {
 		t.Errorf("valid till %v", got.ValidTill)
 	}
 	entries, _ := os.ReadDir(dir)
@@ -83,7 +88,7 @@ func TestRefusesWhatOthersCanRead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Put("https://a", "id", Token{Value: "secret", ValidTill: time.Now().Add(time.Hour)}); err != nil {
+			if err := s.Put(key("https://a", "id", "s3cret"), api.Token{Value: "secret", ValidTill: time.Now().Add(time.Hour)}); err != nil {
 				t.Fatal(err)
 			}
 			tc.setup(t, dir)
@@ -92,7 +97,7 @@ func TestRefusesWhatOthersCanRead(t *testing.T) {
 				t.Errorf("Open: %v, want it to say %q", err, want)
 			}
 			// A store opened earlier also refuses to hand the token out.
-			if _, _, err := s.Get("https://a", "id"); tc.name == "file readable by all" && (err == nil || !strings.Contains(err.Error(), want)) {
+			if _, _, err := s.Get(key("https://a", "id", "s3cret")); tc.name == "file readable by all" && (err == nil || !strings.Contains(err.Error(), want)) {
 				t.Errorf("Get: %v, want it to say %q", err, want)
 			}
 		})
@@ -106,19 +111,19 @@ func TestCorruptFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := s.path("https://a", "id")
+		p := s.path(key("https://a", "id", "s3cret"))
 		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, ok, err := s.Get("https://a", "id")
+		_, ok, err := s.Get(key("https://a", "id", "s3cret"))
 		if ok || err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "delete it") {
 			t.Errorf("%q: ok %v err %v, want an error naming %s", content, ok, err, p)
 		}
 		// Put repairs it.
-		if err := s.Put("https://a", "id", Token{Value: "new", ValidTill: time.Now().Add(time.Hour)}); err != nil {
+		if err := s.Put(key("https://a", "id", "s3cret"), api.Token{Value: "new", ValidTill: time.Now().Add(time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
-		if got, ok, err := s.Get("https://a", "id"); !ok || err != nil || got.Value != "new" {
+		if got, ok, err := s.Get(key("https://a", "id", "s3cret")); !ok || err != nil || got.Value != "new" {
 			t.Errorf("after Put: %+v %v %v", got, ok, err)
 		}
 	}
@@ -143,5 +148,31 @@ func TestOpenRefusesAFile(t *testing.T) {
 	os.WriteFile(p, nil, 0o600)
 	if _, err := Open(p); err == nil {
 		t.Error("Open of a file succeeded")
+	}
+}
+
+func key(base, id, secret string) Key {
+	return Key{BaseURL: base, ClientID: id, SecretHash: HashSecret(secret)}
+}
+
+func TestFilesHoldNoSecret(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tokens")
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(key("https://a", "id", "the-client-secret"), api.Token{Value: "tok", ValidTill: time.Now().Add(time.Hour), Basic: api.BasicLiteral}); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		if strings.Contains(string(b), "the-client-secret") {
+			t.Errorf("%s holds the client secret: %s", e.Name(), b)
+		}
+	}
+	got, ok, err := s.Get(key("https://a", "id", "the-client-secret"))
+	if !ok || err != nil || got.Basic != api.BasicLiteral {
+		t.Errorf("Get = %+v %v %v, want the literal Basic form remembered", got, ok, err)
 	}
 }

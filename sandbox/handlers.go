@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
@@ -79,7 +80,7 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) event {
 func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) event {
 	if !s.basicOK(r.Header.Get("Authorization")) {
 		w.Header().Set("WWW-Authenticate", basicChallenge)
-		api.WriteError(w, http.StatusUnauthorized, api.CodeInvalidClient,
+		s.writeError(w, http.StatusUnauthorized, api.CodeInvalidClient,
 			"the outbox holds phone numbers: send the client credentials (Basic auth, as for "+api.TokenPath+")")
 		return event{code: api.CodeInvalidClient}
 	}
@@ -87,8 +88,9 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) event {
 	return event{}
 }
 
-// basicOK accepts both the RFC 7617 form (base64 of id:secret) and the
-// literal id:secret the spec's example shows.
+// basicOK accepts the RFC 7617 form (base64 of id:secret) and the literal
+// id:secret the spec's example shows, or only one of them when
+// [Config.Basic] says so.
 func (s *Server) basicOK(header string) bool {
 	scheme, cred, ok := strings.Cut(header, " ")
 	if !ok || !strings.EqualFold(scheme, "Basic") {
@@ -96,11 +98,11 @@ func (s *Server) basicOK(header string) bool {
 	}
 	cred = strings.TrimSpace(cred)
 	want := []byte(s.cfg.ClientID + ":" + s.cfg.ClientSecret)
-	if subtle.ConstantTimeCompare([]byte(cred), want) == 1 {
+	if s.cfg.Basic != "base64" && subtle.ConstantTimeCompare([]byte(cred), want) == 1 {
 		return true
 	}
 	dec, err := base64.StdEncoding.DecodeString(cred)
-	return err == nil && subtle.ConstantTimeCompare(dec, want) == 1
+	return s.cfg.Basic != "literal" && err == nil && subtle.ConstantTimeCompare(dec, want) == 1
 }
 
 // parseTokenRequest returns valid_hour, or the error code and message of
@@ -198,11 +200,19 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) event {
 		return s.fail(w, r, &ev, http.StatusInternalServerError, api.CodeInternal, "internal error")
 	}
 	s.delay(r)
-	api.WriteJSON(w, http.StatusOK, api.SandboxSendResponse{
-		RequestID: id,
-		Accepted:  len(req.To),
-		Segments:  sms.Analyze(req.Body).Segments * len(req.To),
-	})
+	accepted := cmp.Or(s.cfg.SuccessStatus, http.StatusOK)
+	switch {
+	case accepted == http.StatusNoContent || s.cfg.SuccessBody == "empty":
+		w.WriteHeader(accepted)
+	case s.cfg.SuccessBody == "minimal":
+		api.WriteJSON(w, accepted, map[string]string{"message_id": id})
+	default:
+		api.WriteJSON(w, accepted, api.SandboxSendResponse{
+			RequestID: id,
+			Accepted:  len(req.To),
+			Segments:  sms.Analyze(req.Body).Segments * len(req.To),
+		})
+	}
 	return ev
 }
 

@@ -21,6 +21,9 @@ import (
 	"log/slog"
 	randv2 "math/rand/v2"
 	"net/http"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -62,8 +65,36 @@ type Config struct {
 	TokenTTL      time.Duration // token lifetime; 0: valid_hour hours
 	Seed          int64         // seeds the fault draws
 
+	// How the server answers, so that clients are tested against the shapes
+	// real providers use where the spec leaves them open. The zero values
+	// are the sandbox's own shapes.
+	SuccessBody   string // "sandbox" (request_id, accepted, segments), "minimal" ({"message_id"}), "empty" (no body)
+	SuccessStatus int    // of an accepted send: 200 (default), 201, 202 or 204 (no body)
+	ErrorBody     string // "json" ({"error":{"code","message"}}), "oauth" ({"error","error_description"}), "text"
+	Basic         string // Basic forms the token endpoint takes: "both" (default), "base64" or "literal"
+
 	Now func() time.Time // nil: time.Now
 	Log *slog.Logger     // nil: no log
+}
+
+// Shapes are the values the answer-shape settings of [Config] take, first
+// the default; [Config.Check] refuses others.
+var Shapes = map[string][]string{
+	"success-body":   {"sandbox", "minimal", "empty"},
+	"success-status": {"200", "201", "202", "204"},
+	"error-body":     {"json", "oauth", "text"},
+	"basic":          {"both", "base64", "literal"},
+}
+
+// Check refuses answer-shape settings the sandbox does not know.
+func (c Config) Check() error {
+	for name, v := range map[string]string{"success-body": c.SuccessBody, "success-status": strconv.Itoa(c.SuccessStatus),
+		"error-body": c.ErrorBody, "basic": c.Basic} {
+		if v != "" && v != "0" && !slices.Contains(Shapes[name], v) {
+			return fmt.Errorf("sandbox: %s %q is not one of %s", name, v, strings.Join(Shapes[name], ", "))
+		}
+	}
+	return nil
 }
 
 // Message is one recipient of an accepted request, as the outbox records it.
@@ -250,8 +281,22 @@ func (s *Server) delay(r *http.Request) {
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, ev *event, status int, code, message string) event {
 	s.delay(r)
 	ev.code = code
-	api.WriteError(w, status, code, message)
+	s.writeError(w, status, code, message)
 	return *ev
+}
+
+// writeError writes an error in the configured shape.
+func (s *Server) writeError(w http.ResponseWriter, status int, code, message string) {
+	switch s.cfg.ErrorBody {
+	case "oauth":
+		api.WriteJSON(w, status, map[string]string{"error": code, "error_description": message})
+	case "text":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(status)
+		fmt.Fprintf(w, "%s: %s\n", code, message)
+	default:
+		api.WriteError(w, status, code, message)
+	}
 }
 
 // tokenPrefix shows enough of a token to tell two apart in a log.

@@ -3,6 +3,7 @@ package cli
 import (
 	"strings"
 
+	"github.com/smsform/smsform/sandbox"
 	"github.com/spf13/cobra"
 )
 
@@ -192,6 +193,11 @@ func document(root *cobra.Command) {
 				cmd.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 					return exts, cobra.ShellCompDirectiveFilterFileExt
 				}
+			}
+		}
+		for flag, values := range sandbox.Shapes {
+			if cmd.Name() == "sandbox" {
+				cmd.RegisterFlagCompletionFunc(flag, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 			}
 		}
 		for flag, values := range flagValues {

@@ -29,9 +29,16 @@ func newSandboxCmd(env Env) *cobra.Command {
 	fs.DurationVar(&cfg.TokenTTL, "token-ttl", 0, "token lifetime (default: as valid_hour asks)")
 	fs.Int64Var(&cfg.Seed, "seed", 1, "seed of the fault draws, for repeatable runs")
 	quiet := fs.Bool("quiet", false, "log nothing")
+	fs.StringVar(&cfg.SuccessBody, "success-body", "sandbox", "body of an accepted send: sandbox (request_id, accepted, segments), minimal ({\"message_id\"}) or empty")
+	fs.IntVar(&cfg.SuccessStatus, "success-status", 200, "status of an accepted send: 200, 201, 202 or 204 (no body)")
+	fs.StringVar(&cfg.ErrorBody, "error-body", "json", "shape of error bodies: json ({\"error\":{\"code\",\"message\"}}), oauth ({\"error\",\"error_description\"}) or text")
+	fs.StringVar(&cfg.Basic, "basic", "both", "Basic credentials the token endpoint takes: both, base64 or literal")
 	cmd.Args = positional(0, 0, "no arguments, only flags")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		ctx := cmd.Context()
+		if err := cfg.Check(); err != nil {
+			return withHint(fmt.Errorf("%w: %w", ErrUsage, err), "run smsform sandbox --help")
+		}
 		if err := sandbox.CheckAddr(*addr); err != nil {
 			return withHint(err, "listen on loopback, e.g. --addr 127.0.0.1:8080 (port 0 picks a free one); to reach it from elsewhere, forward the port (ssh -L) instead")
 		}

@@ -15,7 +15,11 @@ export SMSFORM_SANDBOX_CLIENT_ID=demo-client SMSFORM_SANDBOX_CLIENT_SECRET="demo
 export SMSFORM_CLIENT_ID=$SMSFORM_SANDBOX_CLIENT_ID SMSFORM_CLIENT_SECRET=$SMSFORM_SANDBOX_CLIENT_SECRET
 export SMSFORM_TOKEN_DIR=$PWD/tokens
 
-"$smsform" sandbox --addr 127.0.0.1:0 --outbox outbox.jsonl >sandbox.out 2>sandbox.log &
+# It answers as many real providers do rather than in its own shapes:
+# 202 with a bare message_id, OAuth-style errors, and only the literal
+# "Basic id:secret" at the token endpoint (apply finds that by itself).
+"$smsform" sandbox --addr 127.0.0.1:0 --outbox outbox.jsonl \
+	--success-status 202 --success-body minimal --error-body oauth --basic literal >sandbox.out 2>sandbox.log &
 sandbox=$!
 trap 'kill "$sandbox" 2>/dev/null; wait "$sandbox" 2>/dev/null || true' EXIT
 for _ in $(seq 100); do

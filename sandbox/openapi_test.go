@@ -167,6 +167,27 @@ func TestOpenAPI(t *testing.T) {
 			_, err := e.client.Send(context.Background(), tok, api.SendRequest{From: "+14155550101", To: numbers(t, 0, 1), Body: "Grüße 👋"})
 			return err
 		}},
+		{name: "client send, minimal body", cfg: sandbox.Config{SuccessBody: "minimal"}, status: 200, call: func(t *testing.T, e *env, tok string) error {
+			r, err := e.client.Send(context.Background(), tok, api.SendRequest{From: "ACME", To: numbers(t, 0, 2), Body: "hi"})
+			if err == nil && (r.Status != 200 || r.RequestID == "") {
+				t.Errorf("minimal body: %+v, want status 200 and the message_id as request id", r)
+			}
+			return err
+		}},
+		{name: "client send, 202", cfg: sandbox.Config{SuccessStatus: 202}, status: 200, call: func(t *testing.T, e *env, tok string) error {
+			r, err := e.client.Send(context.Background(), tok, api.SendRequest{From: "ACME", To: numbers(t, 0, 2), Body: "hi"})
+			if err == nil && (r.Status != 202 || r.RequestID == "") {
+				t.Errorf("202: %+v", r)
+			}
+			return err
+		}},
+		{name: "client send, 204", cfg: sandbox.Config{SuccessStatus: 204}, status: 200, call: func(t *testing.T, e *env, tok string) error {
+			r, err := e.client.Send(context.Background(), tok, api.SendRequest{From: "ACME", To: numbers(t, 0, 2), Body: "hi"})
+			if err == nil && r.Status != 204 {
+				t.Errorf("204: %+v", r)
+			}
+			return err
+		}},
 		{name: "client send short code", status: 200, call: func(t *testing.T, e *env, tok string) error {
 			_, err := e.client.Send(context.Background(), tok, api.SendRequest{From: "12345", To: numbers(t, 0, 1), Body: "hi"})
 			return err
@@ -278,7 +299,7 @@ func TestOpenAPI(t *testing.T) {
 			case err != nil:
 				t.Fatal(err)
 			default:
-				status = 200
+				status = 200 // success, whichever 2xx (the calls check which)
 			}
 			if status != tt.status {
 				t.Errorf("status %d (%v), want %d", status, err, tt.status)

@@ -81,6 +81,29 @@ func TestFaultMatrix(t *testing.T) {
 			},
 		},
 		{
+			// Another provider's shapes: 202 with a bare message_id, OAuth
+			// error bodies, the token endpoint taking only the literal
+			// Basic form (apply's auto mode finds it).
+			name:  "refusals (503, 0.3), provider answering 202 {message_id}, OAuth errors, literal Basic",
+			cfg:   sandbox.Config{FailRate: 0.3, SuccessStatus: 202, SuccessBody: "minimal", ErrorBody: "oauth", Basic: "literal"},
+			exits: []int{0, 1},
+			after: func(t *testing.T, p *project, o outcome, _ int) string {
+				checkRetryAfter(t, p)
+				if o.code == 1 {
+					finish(t, p)
+				}
+				st := p.srv.Stats()
+				return fmt.Sprintf("%d refusals, %d accepted with 202", st.Status[503], st.Status[202])
+			},
+		},
+		{
+			name:   "server errors (500 after acting, 0.2), provider answering 204 and text errors",
+			cfg:    sandbox.Config{ErrorRate: 0.2, SuccessStatus: 204, ErrorBody: "text"},
+			before: maxErrors,
+			exits:  []int{0, 3},
+			after:  checkResolve,
+		},
+		{
 			name: "rate limiting (429)",
 			// Some 3-4 s of sending at the limit.
 			tune:  func(cfg *sandbox.Config, batches int) { cfg.RateLimit = max(3, batches/4) },

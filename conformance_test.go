@@ -75,6 +75,7 @@ func TestProviderConformance(t *testing.T) {
 		noState                bool   // nothing was written: no state file
 		sendRequests           int    // 0: do not check
 		campaignExtra, literal string
+		tokenRetries           int // retry events without a batch: waits for a token
 	}
 	rows := []struct {
 		name string
@@ -143,6 +144,17 @@ func TestProviderConformance(t *testing.T) {
 			}
 			validToken(w, r)
 		}, send: answer(200, `{}`)}, want{sent: 2, status: 200}},
+		{"token endpoint busy, then a token", provider{token: func() func(http.ResponseWriter, *http.Request) {
+			var n atomic.Int32
+			return func(w http.ResponseWriter, r *http.Request) {
+				if n.Add(1) == 1 {
+					w.Header().Set("Retry-After", "0")
+					w.WriteHeader(503)
+					return
+				}
+				validToken(w, r)
+			}
+		}(), send: answer(200, `{}`)}, want{sent: 2, status: 200, tokenRetries: 1}},
 		{"wrong credentials", provider{token: func(w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(401)
 			io.WriteString(w, `{"error":"invalid_client"}`)
@@ -215,7 +227,7 @@ func TestProviderConformance(t *testing.T) {
 			}
 
 			// What apply reported, batch by batch.
-			var sent, failed, inDoubt int
+			var sent, failed, inDoubt, tokenRetries int
 			sc := bufio.NewScanner(strings.NewReader(stdout.String()))
 			for sc.Scan() {
 				var e struct {
@@ -228,7 +240,15 @@ func TestProviderConformance(t *testing.T) {
 				if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 					t.Fatalf("event %q: %v", sc.Text(), err)
 				}
+				var batch struct {
+					Batch string `json:"batch"`
+				}
+				json.Unmarshal(sc.Bytes(), &batch)
 				switch e.Type {
+				case "retry":
+					if batch.Batch == "" {
+						tokenRetries++
+					}
 				case "batch_sent", "batch_failed", "batch_in_doubt":
 					if row.w.status != 0 && e.HTTPStatus != row.w.status {
 						t.Errorf("%s: http_status %d, want %d", e.Type, e.HTTPStatus, row.w.status)
@@ -240,6 +260,10 @@ func TestProviderConformance(t *testing.T) {
 						t.Errorf("reason %q, want it to hold %q", e.Reason, row.w.reason)
 					}
 				}
+			}
+
+			if tokenRetries != row.w.tokenRetries {
+				t.Errorf("%d retry events for the token, want %d", tokenRetries, row.w.tokenRetries)
 			}
 
 			// What the state records.

@@ -170,8 +170,8 @@ func openFileReadOnly(ctx context.Context, path string) (_ *State, err error) {
 func fileSigns(path, campaign string) []string {
 	var signs []string
 	for _, suffix := range []string{".lock", "-wal", "-shm", "-journal"} {
-		if suffix == ".lock" && diedCreating(path+suffix) {
-			continue // its holder died before it created anything
+		if suffix == ".lock" && !lockSign(path+suffix) {
+			continue
 		}
 		if _, err := os.Stat(path + suffix); err == nil {
 			what := "a file SQLite leaves beside a state"
@@ -201,10 +201,21 @@ func fileSigns(path, campaign string) []string {
 	return signs
 }
 
-// diedCreating reports whether the lock file names a holder that was
-// creating the state and never finished (killed in between).
-func diedCreating(lockPath string) bool {
+// lockSign reports whether the lock file tells that a state was used here:
+// released by an apply, or held by one that died after creating the state.
+// A holder that died while creating it is no sign; nor is a file just
+// created and still empty: another apply starting at the same moment (the
+// lock itself then sorts them out). An empty file older than a minute is one
+// left by an smsform that emptied lock files on release.
+func lockSign(lockPath string) bool {
 	b, err := os.ReadFile(lockPath)
+	if err != nil {
+		return false
+	}
+	if len(b) == 0 {
+		fi, err := os.Stat(lockPath)
+		return err == nil && time.Since(fi.ModTime()) > time.Minute
+	}
 	var h holder
-	return err == nil && json.Unmarshal(b, &h) == nil && h.Creating
+	return json.Unmarshal(b, &h) != nil || !h.Creating
 }

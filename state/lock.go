@@ -35,6 +35,8 @@ type holder struct {
 	// Creating marks a holder that had not created the state yet: should
 	// it die there, its lock file is no sign that a state existed.
 	Creating bool `json:"creating,omitempty"`
+	// Released is when the last holder let go; no one holds the lock then.
+	Released time.Time `json:"released,omitzero"`
 }
 
 func acquireLock(ctx context.Context, path string, timeout time.Duration, runURL string) (*lockFile, error) {
@@ -85,11 +87,14 @@ func (lk *lockFile) writeHolder(creating bool) error {
 	return f.Close()
 }
 
-// release empties the holder record before unlocking, so a later reader
-// never names a process that no longer holds the lock. The file itself stays:
+// release replaces the holder record with the moment of release before
+// unlocking, so a later reader never names a process that no longer holds
+// the lock, and a lock file beside a missing state tells that a state was
+// used there. The file itself stays:
 // removing a lock file races with others that have it open.
 func (lk *lockFile) release() error {
-	if err := os.Truncate(lk.path, 0); err != nil && !os.IsNotExist(err) {
+	b, _ := json.Marshal(holder{Released: time.Now().UTC().Truncate(time.Second)})
+	if err := os.WriteFile(lk.path, append(b, '\n'), 0o600); err != nil && !os.IsNotExist(err) {
 		lk.fl.Unlock()
 		return err
 	}

@@ -73,6 +73,13 @@ func run() int {
 		Stdout:    os.Stdout,
 		Stderr:    os.Stderr,
 		Getenv:    os.Getenv,
+		Width: func() int {
+			w, _, err := term.GetSize(int(os.Stdout.Fd()))
+			if err != nil {
+				return 0
+			}
+			return w
+		},
 		IsTerminal: func(f any) bool {
 			file, ok := f.(*os.File)
 			return ok && term.IsTerminal(int(file.Fd()))

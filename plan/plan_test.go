@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clipperhouse/displaywidth"
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/state"
 )
@@ -189,7 +190,7 @@ func TestGolden(t *testing.T) {
 			ext   string
 			write func(*bytes.Buffer) error
 		}{
-			{"table.txt", func(b *bytes.Buffer) error { return WriteTable(b, p, Output{}) }},
+			{"table.txt", func(b *bytes.Buffer) error { return WriteTable(b, p, Output{Width: 80}) }},
 			{"md", func(b *bytes.Buffer) error { return WriteMarkdown(b, p, Output{}) }},
 			{"json", func(b *bytes.Buffer) error { return WriteJSON(b, p, Output{}) }},
 		} {
@@ -405,4 +406,37 @@ func (n noState) Lineage() string { return "" }
 func (n noState) Serial() int64   { return 0 }
 func (n noState) EachRecipient(context.Context, func(state.Recipient) error) error {
 	return nil
+}
+
+// TestTableFitsWidth: the batch table fits the width it is given by cutting
+// the body preview, never by wrapping; with no width the preview is whole.
+func TestTableFitsWidth(t *testing.T) {
+	c, err := campaign.Load(filepath.Join("..", "examples", "reminder", "reminder.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Compute(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, width := range []int{75, 80, 120, 200} {
+		var b bytes.Buffer
+		if err := WriteTable(&b, p, Output{Width: width}); err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.Lines(b.String()) {
+			if strings.HasPrefix(line, "│") || strings.HasPrefix(line, "┌") {
+				if w := displaywidth.String(strings.TrimRight(line, "\n")); w > width {
+					t.Errorf("width %d: a table line is %d wide: %s", width, w, line)
+				}
+			}
+		}
+	}
+	var wide bytes.Buffer
+	if err := WriteTable(&wide, p, Output{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(wide.String(), "with Dr Okafor. Reply C to cancel.") {
+		t.Errorf("with no width the body is not whole:\n%s", wide.String())
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/clipperhouse/displaywidth"
 	"github.com/dustin/go-humanize"
 	"github.com/olekukonko/tablewriter"
 
@@ -22,6 +23,9 @@ type Output struct {
 	ShowNumbers bool
 	// MaxBatches caps the batches the table lists (0: 50).
 	MaxBatches int
+	// Width is the width the table must fit, by cutting the body preview
+	// short; 0 leaves the preview whole (--wide, or JSON-like use).
+	Width int
 	// MarkdownLimit caps markdown output in bytes (0: 65,536, GitHub's
 	// comment limit); the middle is cut, never the summary at the top.
 	MarkdownLimit int
@@ -70,13 +74,32 @@ const maxCountries = 5
 func count(n int) string { return humanize.Comma(int64(n)) }
 
 // preview shortens a body to one line of at most n characters.
-func preview(body string, n int) string {
-	body = strings.Join(strings.Fields(body), " ")
-	r := []rune(body)
-	if len(r) <= n {
-		return body
+// fitPreview cuts column col of rows (the body preview) so that a table of
+// rows under header fits width; a width of 0 leaves it whole. A table
+// border takes 1 column, and each cell 3 besides its text.
+func fitPreview(rows [][]string, header []string, col, width int) {
+	if width <= 0 || len(rows) == 0 {
+		return
 	}
-	return string(r[:n-1]) + "…"
+	used := 1 + 3*len(header)
+	for c := range header {
+		if c == col {
+			continue
+		}
+		w := displaywidth.String(header[c])
+		for _, r := range rows {
+			w = max(w, displaywidth.String(r[c]))
+		}
+		used += w
+	}
+	room := max(width-used, 10) // a preview too short to read says nothing
+	for _, r := range rows {
+		r[col] = preview(r[col], room)
+	}
+}
+
+func preview(body string, n int) string {
+	return displaywidth.TruncateString(strings.Join(strings.Fields(body), " "), n, "…")
 }
 
 // WriteTable writes the plan for a terminal: the headline, a table of
@@ -124,22 +147,27 @@ func WriteTable(w io.Writer, p *Plan, o Output) error {
 	writeScheduleText(&b, p, "  ")
 	if len(p.Batches) > 0 {
 		t := tablewriter.NewWriter(&b)
-		cols := []any{"Batch", "Recipients", "Encoding", "Segments", "Body"}
+		cols := []string{"Batch", "Recipients", "Encoding", "Segments", "Body"}
 		if p.Schedule != nil {
 			cols = append(cols, "When")
 		}
-		t.Header(cols...)
+		t.Header(cols)
+		var rows [][]string
 		for i, batch := range p.Batches {
 			if i == max {
 				break
 			}
-			row := []any{batch.ID, count(len(batch.Recipients)), string(batch.Encoding),
+			row := []string{batch.ID, count(len(batch.Recipients)), string(batch.Encoding),
 				fmt.Sprintf("%s (%d each)", count(batch.TotalSegments()), batch.Segments),
-				preview(batch.Body, 40)}
+				strings.Join(strings.Fields(batch.Body), " ")}
 			if p.Schedule != nil {
 				row = append(row, p.Schedule.Batch(i).short())
 			}
-			if err := t.Append(row...); err != nil {
+			rows = append(rows, row)
+		}
+		fitPreview(rows, cols, 4, o.Width)
+		for _, row := range rows {
+			if err := t.Append(row); err != nil {
 				return err
 			}
 		}

@@ -155,7 +155,7 @@ func TestGoldenWindow(t *testing.T) {
 		ext   string
 		write func(*bytes.Buffer) error
 	}{
-		{"table.txt", func(b *bytes.Buffer) error { return WriteTable(b, p, Output{}) }},
+		{"table.txt", func(b *bytes.Buffer) error { return WriteTable(b, p, Output{Width: 80}) }},
 		{"md", func(b *bytes.Buffer) error { return WriteMarkdown(b, p, Output{}) }},
 		{"json", func(b *bytes.Buffer) error { return WriteJSON(b, p, Output{}) }},
 	} {

@@ -32,6 +32,7 @@ func newApplyCmd(env Env) *cobra.Command {
 	insecure := fs.Bool("insecure-http", false, "allow a plain-http base URL that is not loopback")
 	timeout := fs.Duration("request-timeout", 30*time.Second, "give up waiting for one API answer after this long (the batch is then in doubt)")
 	showNumbers := fs.Bool("show-numbers", false, "show phone numbers whole (they are masked by default)")
+	wide := fs.Bool("wide", false, "show message bodies whole in the plan's table instead of fitting the terminal's width")
 	wait := fs.Bool("wait", false, "while send windows are closed, wait for them to open (until everything is sent or not_after passes) rather than stop with exit 5")
 	cmd.Args = positional(1, 1, "one campaign file or saved plan")
 	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
@@ -95,7 +96,7 @@ func newApplyCmd(env Env) *cobra.Command {
 		}
 		defer st.Close()
 
-		out := plan.Output{ShowNumbers: *showNumbers}
+		out := plan.Output{ShowNumbers: *showNumbers, Width: tableWidth(env, *wide)}
 		var p *plan.Plan
 		if saved != nil {
 			if applied, err := st.PlanApplied(ctx, saved.ID); err != nil {

@@ -26,6 +26,8 @@ type Env struct {
 	Getenv         func(string) string
 	// IsTerminal reports whether f is an interactive terminal.
 	IsTerminal func(f any) bool
+	// Width is stdout's terminal width, 0 when it is not a terminal.
+	Width func() int
 	// Clock is the time send windows are judged by, and what apply --wait
 	// sleeps on; nil is the system clock. Tests set one they control.
 	Clock apply.Clock

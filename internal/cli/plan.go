@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/e164"
@@ -42,6 +43,7 @@ type outputFlags struct {
 	format      string
 	json        bool
 	showNumbers bool
+	wide        bool
 }
 
 func (o *outputFlags) register(fs interface {
@@ -51,14 +53,15 @@ func (o *outputFlags) register(fs interface {
 	fs.StringVar(&o.format, "format", "table", "output format: table, markdown or json")
 	fs.BoolVar(&o.json, "json", false, "same as --format json")
 	fs.BoolVar(&o.showNumbers, "show-numbers", false, "show phone numbers whole (they are masked by default)")
+	fs.BoolVar(&o.wide, "wide", false, "table: show message bodies whole instead of fitting the terminal's width")
 }
 
-func (o *outputFlags) write(w io.Writer, p *plan.Plan) error {
+func (o *outputFlags) write(env Env, w io.Writer, p *plan.Plan) error {
 	format := o.format
 	if o.json {
 		format = "json"
 	}
-	out := plan.Output{ShowNumbers: o.showNumbers}
+	out := plan.Output{ShowNumbers: o.showNumbers, Width: tableWidth(env, o.wide)}
 	switch format {
 	case "table":
 		return plan.WriteTable(w, p, out)
@@ -114,7 +117,7 @@ func newPlanCmd(env Env) *cobra.Command {
 		}
 		var strict *plan.StrictError
 		if errors.As(err, &strict) {
-			if werr := out.write(env.Stdout, p); werr != nil {
+			if werr := out.write(env, env.Stdout, p); werr != nil {
 				return werr
 			}
 			return withHint(err, "fix or remove the invalid numbers, or set strict: false to skip them")
@@ -139,7 +142,7 @@ func newPlanCmd(env Env) *cobra.Command {
 				return err
 			}
 		}
-		if err := out.write(env.Stdout, p); err != nil {
+		if err := out.write(env, env.Stdout, p); err != nil {
 			return err
 		}
 		if over != nil {
@@ -184,7 +187,7 @@ func newShowCmd(env Env) *cobra.Command {
 		if err := saved.Plan.ScheduleAt(env.Clock.Now()); err != nil {
 			return err
 		}
-		return out.write(env.Stdout, saved.Plan)
+		return out.write(env, env.Stdout, saved.Plan)
 	}
 	return cmd
 }
@@ -223,4 +226,21 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// tableWidth is the width tables fit: the terminal's, or $COLUMNS, or 80
+// when neither is known; 0 (no limit) with --wide.
+func tableWidth(env Env, wide bool) int {
+	if wide {
+		return 0
+	}
+	if c, err := strconv.Atoi(env.Getenv("COLUMNS")); err == nil && c > 0 {
+		return c
+	}
+	if env.Width != nil {
+		if w := env.Width(); w > 0 {
+			return w
+		}
+	}
+	return 80
 }

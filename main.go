@@ -85,7 +85,11 @@ func run() int {
 			return ok && term.IsTerminal(int(file.Fd()))
 		},
 	})
-	return exitCode(err, os.Stderr)
+	var stderr io.Writer = os.Stderr
+	if wantsColour(os.Args[1:], os.Getenv, term.IsTerminal(int(os.Stderr.Fd()))) {
+		stderr = colourTerminal{os.Stderr}
+	}
+	return exitCode(err, stderr)
 }
 
 // exitCode is the one place that turns an error into words and a code.
@@ -124,16 +128,40 @@ func report(stderr io.Writer, err error) {
 		}
 		return
 	}
+	prefix, hintPrefix := "smsform: error:", "hint:"
+	if _, ok := stderr.(colourTerminal); ok {
+		prefix, hintPrefix = "\x1b[1;31msmsform: error:\x1b[0m", "\x1b[1mhint:\x1b[0m"
+	}
 	for line := range strings.SplitSeq(err.Error(), "\n") {
-		fmt.Fprintf(stderr, "smsform: error: %s\n", line)
+		fmt.Fprintf(stderr, "%s %s\n", prefix, line)
 	}
 	seen := map[string]bool{}
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		if h := hint(e); h != "" && !seen[h] {
 			seen[h] = true
-			fmt.Fprintf(stderr, "hint: %s\n", h)
+			fmt.Fprintf(stderr, "%s %s\n", hintPrefix, h)
 		}
 	}
+}
+
+// colourTerminal is stderr when it is a terminal that may show colour:
+// not with NO_COLOR set, --no-color given, or in automation.
+type colourTerminal struct{ io.Writer }
+
+// wantsColour reports whether errors on stderr may be coloured.
+func wantsColour(args []string, getenv func(string) string, terminal bool) bool {
+	if !terminal || getenv("NO_COLOR") != "" || getenv("CI") == "true" || getenv("SMSFORM_IN_AUTOMATION") == "1" {
+		return false
+	}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if v, ok := strings.CutPrefix(a, "--no-color"); ok && (v == "" || (v != "=false" && v != "=0")) {
+			return false
+		}
+	}
+	return true
 }
 
 // hint is what err itself says to do next, if anything.

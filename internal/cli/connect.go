@@ -45,7 +45,7 @@ func connection(c *campaign.Campaign, env Env, insecureHTTP bool, timeout time.D
 	}
 	a := &apply.Authenticated{Client: client, Static: static, Hours: c.Provider.TokenValidHours}
 	if static == "" {
-		dir, err := tokenstore.DefaultDir()
+		dir, err := tokenstore.DefaultDir(env.Getenv)
 		if err != nil {
 			return nil, err
 		}

@@ -63,9 +63,11 @@ type file struct {
 	Basic      string    `json:"basic,omitempty"` // the Basic form the token endpoint took
 }
 
-// DefaultDir is the user's cache folder + "/smsform/tokens", or $SMSFORM_TOKEN_DIR when set.
-func DefaultDir() (string, error) {
-	if d := os.Getenv(EnvDir); d != "" {
+// DefaultDir is getenv(SMSFORM_TOKEN_DIR) when set, else the user's cache
+// folder + "/smsform/tokens". getenv is the command's environment, so that
+// what a command is given (a test's, say) is what it uses.
+func DefaultDir(getenv func(string) string) (string, error) {
+	if d := getenv(EnvDir); d != "" {
 		return d, nil
 	}
 	cache, err := os.UserCacheDir()

@@ -130,14 +130,19 @@ func TestCorruptFile(t *testing.T) {
 }
 
 func TestDefaultDir(t *testing.T) {
-	t.Setenv(EnvDir, "/tmp/x/tokens")
-	if d, err := DefaultDir(); err != nil || d != "/tmp/x/tokens" {
+	given := func(k string) string {
+		if k == EnvDir {
+			return "/tmp/x/tokens"
+		}
+		return ""
+	}
+	if d, err := DefaultDir(given); err != nil || d != "/tmp/x/tokens" {
 		t.Errorf("with %s: %q %v", EnvDir, d, err)
 	}
-	t.Setenv(EnvDir, "")
+	t.Setenv(EnvDir, "/not/this/one") // the process's own is not read
 	t.Setenv("XDG_CACHE_HOME", "/tmp/cache")
 	t.Setenv("HOME", "/tmp/home")
-	d, err := DefaultDir()
+	d, err := DefaultDir(func(string) string { return "" })
 	if err != nil || !strings.HasSuffix(d, filepath.Join("smsform", "tokens")) {
 		t.Errorf("default: %q %v", d, err)
 	}

@@ -306,11 +306,9 @@ func (r *runner) stopped(ctx context.Context) bool {
 // end of the run journals it alone first).
 //
 // A kill thus leaves at most one batch per worker in doubt. Overlapping the
-// next intent's commit with the current request was measured: it hides the
-// commit (about 15-20% more requests per second against the loopback
-// sandbox) but leaves two batches per worker in doubt after a kill, and
-// against a real provider, whose requests take tens of milliseconds, the
-// commit (about one) hardly shows. Fewer batches in doubt won.
+// next intent's commit with the current request would send faster but
+// leave two per worker in doubt; the README's performance section says what
+// that was measured to gain.
 type worker struct {
 	r       *runner
 	pending *settled

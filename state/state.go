@@ -19,46 +19,8 @@
 // nothing suggests an earlier one ([EarlierStateError]). [OpenReadOnly]
 // neither locks, creates nor changes anything, for plan and state list.
 //
-// # Schema
-//
-// The unit of writing is the batch attempt. Table attempts holds one row
-// per attempt at a batch: its state (intent, sent, failed, in_doubt,
-// forgotten, resolved_sent, resolved_unsent), body hash, HTTP status,
-// request id, reason, start and finish times, and its recipients as a JSON
-// array of E.164 numbers in column phones. An intent inserts the row, an
-// outcome, forget or resolve updates it: a batch of 100 costs two row
-// writes, not two hundred.
-//
-// A recipient's record is derived from its latest attempt: intent or
-// in_doubt make it [InDoubt], sent or resolved_sent [Sent], failed
-// [Failed]; forgotten and resolved_unsent leave it without a record, so the
-// next apply sends it again. Its batch, body hash and reason come from that
-// attempt, its time is the attempt's finish (or start, while open). The
-// view recipients derives exactly that with json_each, one row per
-// recipient, for inspecting the file with the sqlite3 shell:
-//
-//	sqlite3 spring.smsstate "SELECT phone, status, batch_id, at FROM recipients WHERE status = 'in_doubt'"
-//
-// Tables meta (lineage, campaign, serial), plans_applied and
-// schema_migrations complete it. Version 1 kept a row per recipient;
-// [Open] migrates such a file in one transaction, [OpenReadOnly] reads it
-// as it is.
-//
-// An [Open] state keeps every recipient's status in memory (about 16 bytes
-// each), loaded in one pass at Open, so that an intent naming someone
-// already sent or in doubt is refused without reading the file.
-//
-// # Files
-//
-// While a [State] from [Open] is open the database runs in WAL mode with
-// synchronous=FULL: a commit is one fsync of the "-wal" file, and the
-// "-wal" and "-shm" files next to the state are part of it. [State.Close]
-// checkpoints and switches the file back to a rollback journal, so a state
-// at rest is exactly one self-contained file (safe to copy, upload as a CI
-// artifact or commit) that read-only openers can read without creating
-// anything. After a crash the "-wal" file holds committed records: copy it
-// along with the state, or open the state once (any smsform command that
-// writes) to fold it back in.
+// The schema, the files beside a state and how a record is derived are
+// described in docs/state.md.
 //
 // # Writes
 //

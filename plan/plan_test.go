@@ -440,3 +440,29 @@ func TestTableFitsWidth(t *testing.T) {
 		t.Errorf("with no width the body is not whole:\n%s", wide.String())
 	}
 }
+
+// TestPlainTable: off a terminal, tables are aligned columns without rules
+// or trailing spaces.
+func TestPlainTable(t *testing.T) {
+	c, err := campaign.Load(filepath.Join("..", "examples", "reminder", "reminder.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Compute(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteTable(&b, p, Output{Width: 80, Plain: true}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "\nBATCH               RECIPIENTS  ENCODING  SEGMENTS    BODY\nb-") {
+		t.Errorf("no plain header:\n%s", out)
+	}
+	for line := range strings.Lines(out) {
+		if strings.ContainsAny(line, "│┌─") || strings.HasSuffix(line, " \n") {
+			t.Errorf("ruled or padded line %q", line)
+		}
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"github.com/clipperhouse/displaywidth"
 	"github.com/dustin/go-humanize"
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/smsform/smsform/internal/e164"
 )
@@ -26,6 +28,9 @@ type Output struct {
 	// Width is the width the table must fit, by cutting the body preview
 	// short; 0 leaves the preview whole (--wide, or JSON-like use).
 	Width int
+	// Plain writes tables as aligned columns without rules, for logs,
+	// pipes and files; rules are for terminals.
+	Plain bool
 	// MarkdownLimit caps markdown output in bytes (0: 65,536, GitHub's
 	// comment limit); the middle is cut, never the summary at the top.
 	MarkdownLimit int
@@ -74,14 +79,61 @@ const maxCountries = 5
 func count(n int) string { return humanize.Comma(int64(n)) }
 
 // preview shortens a body to one line of at most n characters.
+// NewTable is a table for w: ruled on a terminal, plain aligned columns
+// when plain (logs, pipes, files), which read and grep well.
+func NewTable(w io.Writer, plain bool) *tablewriter.Table {
+	if !plain {
+		return tablewriter.NewWriter(w)
+	}
+	return tablewriter.NewTable(&trimWriter{w: w},
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders:  tw.BorderNone,
+			Symbols:  tw.NewSymbols(tw.StyleNone),
+			Settings: tw.Settings{Lines: tw.LinesNone, Separators: tw.SeparatorsNone},
+		})),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithPadding(tw.Padding{Left: tw.Empty, Right: "  ", Overwrite: true}))
+}
+
+// trimWriter drops the spaces that pad the last column of a plain table:
+// spaces are held back until something other than a line's end follows.
+type trimWriter struct {
+	w      io.Writer
+	spaces int
+}
+
+func (t *trimWriter) Write(p []byte) (int, error) {
+	out := make([]byte, 0, len(p))
+	for _, c := range p {
+		switch c {
+		case ' ':
+			t.spaces++
+			continue
+		case '\n':
+		default:
+			out = append(out, bytes.Repeat([]byte{' '}, t.spaces)...)
+		}
+		t.spaces = 0
+		out = append(out, c)
+	}
+	if _, err := t.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
 // fitPreview cuts column col of rows (the body preview) so that a table of
-// rows under header fits width; a width of 0 leaves it whole. A table
-// border takes 1 column, and each cell 3 besides its text.
-func fitPreview(rows [][]string, header []string, col, width int) {
+// rows under header fits width; a width of 0 leaves it whole. A ruled
+// table's border takes 1 column and each cell 3 besides its text; a plain
+// one puts 2 between columns.
+func fitPreview(rows [][]string, header []string, col, width int, plain bool) {
 	if width <= 0 || len(rows) == 0 {
 		return
 	}
 	used := 1 + 3*len(header)
+	if plain {
+		used = 2 * (len(header) - 1) // two spaces between columns
+	}
 	for c := range header {
 		if c == col {
 			continue
@@ -146,7 +198,7 @@ func WriteTable(w io.Writer, p *Plan, o Output) error {
 	}
 	writeScheduleText(&b, p, "  ")
 	if len(p.Batches) > 0 {
-		t := tablewriter.NewWriter(&b)
+		t := NewTable(&b, o.Plain)
 		cols := []string{"Batch", "Recipients", "Encoding", "Segments", "Body"}
 		if p.Schedule != nil {
 			cols = append(cols, "When")
@@ -165,7 +217,7 @@ func WriteTable(w io.Writer, p *Plan, o Output) error {
 			}
 			rows = append(rows, row)
 		}
-		fitPreview(rows, cols, 4, o.Width)
+		fitPreview(rows, cols, 4, o.Width, o.Plain)
 		for _, row := range rows {
 			if err := t.Append(row); err != nil {
 				return err
@@ -181,7 +233,7 @@ func WriteTable(w io.Writer, p *Plan, o Output) error {
 	}
 	if len(p.Invalid) > 0 {
 		fmt.Fprintf(&b, "Invalid numbers (%s), skipped:\n", count(len(p.Invalid)))
-		t := tablewriter.NewWriter(&b)
+		t := NewTable(&b, o.Plain)
 		t.Header("Source", "Number", "Reason")
 		for i, inv := range p.Invalid {
 			if i == maxListed {

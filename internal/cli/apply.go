@@ -96,7 +96,7 @@ func newApplyCmd(env Env) *cobra.Command {
 		}
 		defer st.Close()
 
-		out := plan.Output{ShowNumbers: *showNumbers, Width: tableWidth(env, *wide)}
+		out := plan.Output{ShowNumbers: *showNumbers, Width: tableWidth(env, *wide), Plain: !env.IsTerminal(env.Stdout)}
 		var p *plan.Plan
 		if saved != nil {
 			if applied, err := st.PlanApplied(ctx, saved.ID); err != nil {
@@ -157,7 +157,7 @@ func newApplyCmd(env Env) *cobra.Command {
 			markApplied(ctx, env, st, saved, pos[0])
 		}
 		if !*jsonOut {
-			if werr := writeResult(env.Stdout, res); werr != nil {
+			if werr := writeResult(env.Stdout, res, !env.IsTerminal(env.Stdout)); werr != nil {
 				return errors.Join(werr, err)
 			}
 			if err == nil && res != nil {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/dustin/go-humanize"
-	"github.com/olekukonko/tablewriter"
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/smsform/smsform/apply"
@@ -121,12 +120,12 @@ func (p *progress) done() {
 }
 
 // writeResult prints the summary table of a run.
-func writeResult(w io.Writer, r *apply.Result) error {
+func writeResult(w io.Writer, r *apply.Result, plain bool) error {
 	if r == nil {
 		return nil
 	}
 	fmt.Fprintln(w)
-	t := tablewriter.NewWriter(w)
+	t := plan.NewTable(w, plain)
 	t.Header("Sent", "Failed", "In doubt", "Skipped", "Segments", "Retries", "Time")
 	n := func(i int) string { return humanize.Comma(int64(i)) }
 	if err := t.Append(n(r.Sent), n(r.Failed), n(r.InDoubt), n(r.Skipped),

@@ -54,6 +54,9 @@ func TestTerminal(t *testing.T) {
 	go io.Copy(screen, tty)
 
 	screen.waitFor(t, regexp.MustCompile(`Only 'yes' will be accepted: $`), 20*time.Second)
+	// On a terminal the summary line is bold and the table ruled.
+	screen.waitFor(t, regexp.MustCompile(`\x1b\[1mPlan: 40 messages in 40 batches`), time.Second)
+	screen.waitFor(t, regexp.MustCompile(`┌─+┬`), time.Second)
 	tty.Write([]byte("yes\r"))
 	screen.waitFor(t, regexp.MustCompile(`sending`), 20*time.Second)
 	screen.waitFor(t, regexp.MustCompile(`(?m)(^|\r)smsform: batch b-[0-9a-f]+ was not acted on \(HTTP 503\); retry 1 of 8 in [0-9.]+m?s\r?$`), 30*time.Second)

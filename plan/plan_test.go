@@ -466,3 +466,24 @@ func TestPlainTable(t *testing.T) {
 		}
 	}
 }
+
+// TestTableColour: the summary line is bold only when colour is asked for.
+func TestTableColour(t *testing.T) {
+	c, err := campaign.Load(filepath.Join("..", "examples", "reminder", "reminder.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Compute(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plain, coloured bytes.Buffer
+	WriteTable(&plain, p, Output{})
+	WriteTable(&coloured, p, Output{Colour: true})
+	if strings.Contains(plain.String(), "\x1b[") {
+		t.Errorf("colour without asking:\n%q", plain.String())
+	}
+	if !strings.Contains(coloured.String(), "\x1b[1mPlan: 6 messages") {
+		t.Errorf("no bold summary:\n%q", coloured.String())
+	}
+}

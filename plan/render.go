@@ -31,6 +31,9 @@ type Output struct {
 	// Plain writes tables as aligned columns without rules, for logs,
 	// pipes and files; rules are for terminals.
 	Plain bool
+	// Colour marks the summary line and the in-doubt recipients for a
+	// terminal (ANSI bold and yellow).
+	Colour bool
 	// MarkdownLimit caps markdown output in bytes (0: 65,536, GitHub's
 	// comment limit); the middle is cut, never the summary at the top.
 	MarkdownLimit int
@@ -79,6 +82,20 @@ const maxCountries = 5
 func count(n int) string { return humanize.Comma(int64(n)) }
 
 // preview shortens a body to one line of at most n characters.
+const (
+	ansiBold   = "\x1b[1m"
+	ansiYellow = "\x1b[1;33m"
+	ansiReset  = "\x1b[0m"
+)
+
+// paint wraps s in an ANSI style when the output is coloured.
+func (o Output) paint(style, s string) string {
+	if !o.Colour {
+		return s
+	}
+	return style + s + ansiReset
+}
+
 // NewTable is a table for w: ruled on a terminal, plain aligned columns
 // when plain (logs, pipes, files), which read and grep well.
 func NewTable(w io.Writer, plain bool) *tablewriter.Table {
@@ -162,7 +179,7 @@ func WriteTable(w io.Writer, p *Plan, o Output) error {
 		max = 50
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Campaign %s, sender %s\n%s\n", p.Campaign, p.Sender, Headline(p))
+	fmt.Fprintf(&b, "Campaign %s, sender %s\n%s\n", p.Campaign, p.Sender, o.paint(ansiBold, Headline(p)))
 	if c := p.Cost; c != nil {
 		fmt.Fprintf(&b, "Cost: %s to send, %s already spent", money(c.Currency, c.Total), money(c.Currency, c.AlreadySpent))
 		for i, cc := range c.ByCountry {
@@ -251,7 +268,7 @@ func WriteTable(w io.Writer, p *Plan, o Output) error {
 		}
 		b.WriteString("\n")
 	}
-	writeHeld(&b, "In doubt (never sent again until resolved: smsform state resolve --in-doubt --as sent|unsent)", p.InDoubt, o)
+	writeHeld(&b, o.paint(ansiYellow, "In doubt (never sent again until resolved: smsform state resolve --in-doubt --as sent|unsent)"), p.InDoubt, o)
 	writeHeld(&b, "Failed", p.Failed, o)
 	if len(p.Warnings) > 0 {
 		b.WriteString("Warnings:\n")

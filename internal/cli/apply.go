@@ -96,7 +96,7 @@ func newApplyCmd(env Env) *cobra.Command {
 		}
 		defer st.Close()
 
-		out := plan.Output{ShowNumbers: *showNumbers, Width: tableWidth(env, *wide), Plain: !env.IsTerminal(env.Stdout)}
+		out := plan.Output{ShowNumbers: *showNumbers, Width: tableWidth(env, *wide), Plain: !env.IsTerminal(env.Stdout), Colour: colour(env, env.Stdout)}
 		var p *plan.Plan
 		if saved != nil {
 			if applied, err := st.PlanApplied(ctx, saved.ID); err != nil {

@@ -33,6 +33,8 @@ type Env struct {
 	Clock apply.Clock
 	// Interrupt, when set, learns what quitting at once would leave behind.
 	Interrupt *Interrupt
+
+	noColor *bool // --no-color, as parsed
 }
 
 // ErrPending is returned by plan --detailed-exitcode when there is
@@ -95,7 +97,7 @@ func newRootCmd(env Env) *cobra.Command {
 	root.Flags().BoolP("version", "v", false, "print the version")
 	// Colour is for terminals only; the flag is accepted everywhere, before
 	// or after a command, so scripts can pass it without knowing where.
-	root.PersistentFlags().Bool("no-color", false, "no colour in the output")
+	env.noColor = root.PersistentFlags().Bool("no-color", false, "no colour in the output")
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newValidateCmd(env), newPlanCmd(env), newShowCmd(env), newApplyCmd(env), newTokenCmd(env),
 		newStateCmd(env), newSandboxCmd(env), newVersionCmd(env))
@@ -216,4 +218,10 @@ func inAutomation(env Env) bool {
 
 func warnf(env Env, format string, args ...any) {
 	fmt.Fprintf(env.Stderr, "smsform: warning: "+format+"\n", args...)
+}
+
+// colour reports whether output to w may be coloured: a terminal, and not
+// NO_COLOR, --no-color or automation.
+func colour(env Env, w any) bool {
+	return env.IsTerminal(w) && env.Getenv("NO_COLOR") == "" && !inAutomation(env) && (env.noColor == nil || !*env.noColor)
 }

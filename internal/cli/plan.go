@@ -61,7 +61,7 @@ func (o *outputFlags) write(env Env, w io.Writer, p *plan.Plan) error {
 	if o.json {
 		format = "json"
 	}
-	out := plan.Output{ShowNumbers: o.showNumbers, Width: tableWidth(env, o.wide), Plain: !env.IsTerminal(w)}
+	out := plan.Output{ShowNumbers: o.showNumbers, Width: tableWidth(env, o.wide), Plain: !env.IsTerminal(w), Colour: colour(env, w)}
 	switch format {
 	case "table":
 		return plan.WriteTable(w, p, out)

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/smsform/smsform/campaign"
@@ -57,7 +60,7 @@ type stateListJSON struct {
 	Lineage       string               `json:"lineage"`
 	Serial        int64                `json:"serial"`
 	Counts        map[state.Status]int `json:"counts"`
-	Recipients    []stateRecipientJSON `json:"recipients"`
+	// recipients follow, streamed one by one (see jsonList)
 }
 
 type stateRecipientJSON struct {
@@ -102,8 +105,13 @@ func newStateListCmd(env Env) *cobra.Command {
 			return e164.Mask(p)
 		}
 		doc := stateListJSON{FormatVersion: plan.FormatVersion, Campaign: st.Campaign(), Lineage: st.Lineage(), Serial: st.Serial(),
-			Counts:     map[state.Status]int{state.Sent: counts[state.Sent], state.Failed: counts[state.Failed], state.InDoubt: counts[state.InDoubt]},
-			Recipients: []stateRecipientJSON{}}
+			Counts: map[state.Status]int{state.Sent: counts[state.Sent], state.Failed: counts[state.Failed], state.InDoubt: counts[state.InDoubt]}}
+		var list *jsonList
+		if *jsonOut {
+			if list, err = startJSONList(env.Stdout, doc, "recipients"); err != nil {
+				return err
+			}
+		}
 		if !*jsonOut {
 			fmt.Fprintf(env.Stdout, "State %s: campaign %s, lineage %s, serial %d\n%d sent, %d failed, %d in doubt\n\n",
 				path, st.Campaign(), st.Lineage(), st.Serial(), counts[state.Sent], counts[state.Failed], counts[state.InDoubt])
@@ -112,10 +120,9 @@ func newStateListCmd(env Env) *cobra.Command {
 			}
 		}
 		err = st.Recipients(ctx, func(r state.Recipient) error {
-			if *jsonOut {
-				doc.Recipients = append(doc.Recipients, stateRecipientJSON{Phone: number(r.Phone), Status: r.Status,
+			if list != nil {
+				return list.add(stateRecipientJSON{Phone: number(r.Phone), Status: r.Status,
 					BatchID: r.BatchID, BodyHash: r.BodyHash, At: r.At, Reason: r.Reason})
-				return nil
 			}
 			line := fmt.Sprintf("%-18s %-8s %-18s %-20s", number(r.Phone), r.Status, r.BatchID, r.At.UTC().Format(time.RFC3339))
 			if r.Reason != "" {
@@ -124,12 +131,10 @@ func newStateListCmd(env Env) *cobra.Command {
 			_, err := fmt.Fprintln(env.Stdout, line)
 			return err
 		})
-		if err != nil || !*jsonOut {
+		if err != nil || list == nil {
 			return err
 		}
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(doc)
+		return list.end()
 	}
 	return cmd
 }
@@ -235,4 +240,46 @@ func newStateMigrateCmd(env Env) *cobra.Command {
 		return nil
 	}
 	return cmd
+}
+
+// jsonList writes a JSON document whose last field is a list, one item at a
+// time, so that a list of ten million takes no more memory than one item.
+type jsonList struct {
+	w     *bufio.Writer
+	items int
+}
+
+// startJSONList writes head (a struct) as an indented object left open,
+// followed by the key of the list.
+func startJSONList(w io.Writer, head any, key string) (*jsonList, error) {
+	b, err := json.MarshalIndent(head, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	l := &jsonList{w: bufio.NewWriter(w)}
+	l.w.Write(bytes.TrimSuffix(b, []byte("\n}")))
+	fmt.Fprintf(l.w, ",\n  %q: [", key)
+	return l, nil
+}
+
+func (l *jsonList) add(item any) error {
+	b, err := json.MarshalIndent(item, "    ", "  ")
+	if err != nil {
+		return err
+	}
+	if l.items > 0 {
+		l.w.WriteByte(',')
+	}
+	l.items++
+	l.w.WriteString("\n    ")
+	_, err = l.w.Write(b)
+	return err
+}
+
+func (l *jsonList) end() error {
+	if l.items > 0 {
+		l.w.WriteString("\n  ")
+	}
+	l.w.WriteString("]\n}\n")
+	return l.w.Flush()
 }

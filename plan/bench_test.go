@@ -2,7 +2,10 @@ package plan
 
 import (
 	"context"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/smsform/smsform/campaign"
@@ -114,4 +117,32 @@ func (m *memRecorded) EachRecipient(ctx context.Context, fn func(state.Recipient
 		}
 	}
 	return nil
+}
+
+// BenchmarkComputeScale plans a personalised campaign at each size listed
+// in $PLAN_SCALE (e.g. "1000000,4000000"), to see whether time and memory
+// per recipient stay flat as campaigns grow (issue: ten million). Skipped
+// when unset: each size takes seconds and up to gigabytes.
+func BenchmarkComputeScale(b *testing.B) {
+	sizes := os.Getenv("PLAN_SCALE")
+	if sizes == "" {
+		b.Skip("set PLAN_SCALE=1000000,4000000 to run")
+	}
+	for _, s := range strings.Split(sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			b.Fatalf("PLAN_SCALE: %q is not a size", s)
+		}
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			c := benchCampaign(b, n, true)
+			runtime.GC()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Compute(context.Background(), c, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportPerRecipient(b, n)
+		})
+	}
 }

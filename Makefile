@@ -14,10 +14,13 @@ demo: build
 	./examples/demo.sh ./smsform
 
 # Vet plus every test with the race detector, short versions of the long checks.
+# go test runs every vet analyzer (VET_CHECKS is go vet's own list) on each
+# package it tests, which is every package: one compile of the dependencies
+# (with -race) instead of two, a minute less on a fresh clone.
+VET_CHECKS := appends,asmdecl,assign,atomic,bools,buildtag,cgocall,composites,copylocks,defers,directive,errorsas,framepointer,hostport,httpresponse,ifaceassert,loopclosure,lostcancel,nilfunc,printf,shift,sigchanyzer,slog,stdmethods,stdversion,stringintconv,structtag,testinggoroutine,tests,timeformat,unmarshal,unreachable,unsafeptr,unusedresult,waitgroup
 test:
-	$(GO) vet ./...
-	$(GO) test -race -short -timeout 20m ./...
-	cd examples/ci && $(GO) vet ./... && $(GO) test -race -short ./...
+	$(GO) test -race -short -timeout 20m -vet=$(VET_CHECKS) ./...
+	cd examples/ci && $(GO) test -race -short -vet=$(VET_CHECKS) ./...
 
 # Plan of 1,000,000 recipients (fresh, resumed) and apply of 100,000, each
 # against its comparison in the same run; prints the table. Data is generated

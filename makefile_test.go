@@ -3,8 +3,10 @@ package main
 import (
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -44,5 +46,40 @@ func TestMakeFuzzRunsEveryTarget(t *testing.T) {
 	}
 	if found != len(listed) {
 		t.Errorf("%d fuzz targets in the code, %d in the Makefile", found, len(listed))
+	}
+}
+
+// TestMakeTestVetsWithEveryAnalyzer keeps make test's vet list in step with
+// go vet's own: make test vets through go test, which runs only the
+// analyzers it is given.
+func TestMakeTestVetsWithEveryAnalyzer(t *testing.T) {
+	out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "tool", "vet", "help").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool vet help: %v\n%s", err, out)
+	}
+	mk, err := os.ReadFile("Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^VET_CHECKS := (.*)$`).FindSubmatch(mk)
+	if m == nil {
+		t.Fatal("the Makefile has no VET_CHECKS")
+	}
+	listed := map[string]bool{}
+	for _, a := range strings.Split(string(m[1]), ",") {
+		listed[a] = true
+	}
+	inRegistered := false
+	for line := range strings.Lines(string(out)) {
+		switch {
+		case strings.HasPrefix(line, "Registered analyzers"):
+			inRegistered = true
+		case inRegistered && strings.HasPrefix(line, "    "):
+			if name := strings.Fields(line)[0]; !listed[name] {
+				t.Errorf("vet analyzer %s is not in the Makefile's VET_CHECKS", name)
+			}
+		case inRegistered && strings.TrimSpace(line) != "":
+			inRegistered = false
+		}
 	}
 }

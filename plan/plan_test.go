@@ -411,14 +411,7 @@ func (n noState) EachRecipient(context.Context, func(state.Recipient) error) err
 // TestTableFitsWidth: the batch table fits the width it is given by cutting
 // the body preview, never by wrapping; with no width the preview is whole.
 func TestTableFitsWidth(t *testing.T) {
-	c, err := campaign.Load(filepath.Join("..", "examples", "reminder", "reminder.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Compute(context.Background(), c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := reminderPlan(t)
 	for _, width := range []int{75, 80, 120, 200} {
 		var b bytes.Buffer
 		if err := WriteTable(&b, p, Output{Width: width}); err != nil {
@@ -444,14 +437,7 @@ func TestTableFitsWidth(t *testing.T) {
 // TestPlainTable: off a terminal, tables are aligned columns without rules
 // or trailing spaces.
 func TestPlainTable(t *testing.T) {
-	c, err := campaign.Load(filepath.Join("..", "examples", "reminder", "reminder.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Compute(context.Background(), c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := reminderPlan(t)
 	var b bytes.Buffer
 	if err := WriteTable(&b, p, Output{Width: 80, Plain: true}); err != nil {
 		t.Fatal(err)
@@ -469,14 +455,7 @@ func TestPlainTable(t *testing.T) {
 
 // TestTableColour: the summary line is bold only when colour is asked for.
 func TestTableColour(t *testing.T) {
-	c, err := campaign.Load(filepath.Join("..", "examples", "reminder", "reminder.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Compute(context.Background(), c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := reminderPlan(t)
 	var plain, coloured bytes.Buffer
 	WriteTable(&plain, p, Output{})
 	WriteTable(&coloured, p, Output{Colour: true})
@@ -486,4 +465,18 @@ func TestTableColour(t *testing.T) {
 	if !strings.Contains(coloured.String(), "\x1b[1mPlan: 6 messages") {
 		t.Errorf("no bold summary:\n%q", coloured.String())
 	}
+}
+
+// reminderPlan is the plan of examples/reminder, with no state.
+func reminderPlan(t *testing.T) *Plan {
+	t.Helper()
+	c, err := campaign.Load(filepath.Join("..", "examples", "reminder", "reminder.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Compute(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/smsform/smsform/internal/cli"
-	"github.com/smsform/smsform/internal/reliability"
+	"github.com/smsform/smsform/internal/testharness"
 	"github.com/smsform/smsform/sandbox"
 )
 
@@ -59,7 +59,7 @@ type cliRun struct {
 	stdout, stderr string
 }
 
-func runCLI(t *testing.T, srv *reliability.Server, clock *testClock, args ...string) cliRun {
+func runCLI(t *testing.T, srv *testharness.Server, clock *testClock, args ...string) cliRun {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	err := cli.Run(context.Background(), args, cli.Env{
@@ -69,9 +69,9 @@ func runCLI(t *testing.T, srv *reliability.Server, clock *testClock, args ...str
 			case "SMSFORM_BASE_URL":
 				return srv.URL
 			case "SMSFORM_CLIENT_ID":
-				return reliability.ClientID
+				return testharness.ClientID
 			case "SMSFORM_CLIENT_SECRET":
-				return reliability.ClientSecret
+				return testharness.ClientSecret
 			case "SMSFORM_TOKEN_DIR":
 				return filepath.Join(t.TempDir(), "tokens")
 			}
@@ -84,7 +84,7 @@ func runCLI(t *testing.T, srv *reliability.Server, clock *testClock, args ...str
 }
 
 // outbox counts each recipient's messages in the sandbox's outbox.
-func outbox(srv *reliability.Server) map[string]int {
+func outbox(srv *testharness.Server) map[string]int {
 	got := map[string]int{}
 	for _, m := range srv.Messages() {
 		got[m.To]++
@@ -110,7 +110,7 @@ func sameSet(got map[string]int, want ...string) bool {
 // whose window is open, exits 5 while some wait, and nobody is sent twice
 // (the sandbox's outbox is the ground truth).
 func TestWindowsEndToEnd(t *testing.T) {
-	srv := reliability.Start(t, sandbox.Config{})
+	srv := testharness.Start(t, sandbox.Config{})
 	dir := t.TempDir()
 	camp := filepath.Join(dir, "winter.yaml")
 	if err := os.WriteFile(camp, []byte(windowCampaign), 0o600); err != nil {
@@ -183,7 +183,7 @@ func TestWindowsEndToEnd(t *testing.T) {
 // --wait: the run sleeps (on the test's clock) until each window opens on
 // Monday, reports each wait as a JSON event, and ends with everyone sent.
 func TestWindowsWaitEndToEnd(t *testing.T) {
-	srv := reliability.Start(t, sandbox.Config{})
+	srv := testharness.Start(t, sandbox.Config{})
 	dir := t.TempDir()
 	camp := filepath.Join(dir, "winter.yaml")
 	if err := os.WriteFile(camp, []byte(windowCampaign), 0o600); err != nil {
@@ -241,7 +241,7 @@ func TestWindowsWaitEndToEnd(t *testing.T) {
 // is open, it sends Tokyo alone and is used up; applied before any window
 // opens, it records nothing and can be applied again later.
 func TestWindowsSavedPlanCheckedAtSendTime(t *testing.T) {
-	srv := reliability.Start(t, sandbox.Config{})
+	srv := testharness.Start(t, sandbox.Config{})
 	dir := t.TempDir()
 	camp := filepath.Join(dir, "winter.yaml")
 	if err := os.WriteFile(camp, []byte(windowCampaign), 0o600); err != nil {
@@ -283,7 +283,7 @@ func TestWindowsSavedPlanCheckedAtSendTime(t *testing.T) {
 // TestWindowsConfirmSaysNothingNow: on a terminal, before asking for "yes",
 // apply says when nothing may be sent now.
 func TestWindowsConfirmSaysNothingNow(t *testing.T) {
-	srv := reliability.Start(t, sandbox.Config{})
+	srv := testharness.Start(t, sandbox.Config{})
 	dir := t.TempDir()
 	camp := filepath.Join(dir, "winter.yaml")
 	if err := os.WriteFile(camp, []byte(windowCampaign), 0o600); err != nil {
@@ -298,9 +298,9 @@ func TestWindowsConfirmSaysNothingNow(t *testing.T) {
 			case "SMSFORM_BASE_URL":
 				return srv.URL
 			case "SMSFORM_CLIENT_ID":
-				return reliability.ClientID
+				return testharness.ClientID
 			case "SMSFORM_CLIENT_SECRET":
-				return reliability.ClientSecret
+				return testharness.ClientSecret
 			case "SMSFORM_TOKEN_DIR":
 				return filepath.Join(dir, "tokens")
 			}

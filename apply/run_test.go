@@ -12,7 +12,7 @@ import (
 	"github.com/smsform/smsform/api"
 	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/campaign"
-	"github.com/smsform/smsform/internal/reliability"
+	"github.com/smsform/smsform/internal/testharness"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/sandbox"
 	"github.com/smsform/smsform/state"
@@ -21,18 +21,18 @@ import (
 // rig is one campaign against one sandbox, with real parts only: the
 // sandbox over HTTP on loopback, the API client, a state file.
 type rig struct {
-	srv    *reliability.Server
+	srv    *testharness.Server
 	st     *state.State
 	camp   *campaign.Campaign
 	phones []string
 	auth   *apply.Authenticated
 }
 
-func newRig(t *testing.T, cfg sandbox.Config, c reliability.Campaign, timeout time.Duration) *rig {
+func newRig(t *testing.T, cfg sandbox.Config, c testharness.Campaign, timeout time.Duration) *rig {
 	t.Helper()
 	dir := t.TempDir()
-	srv := reliability.Start(t, cfg)
-	path, phones := reliability.WriteCampaign(t, dir, c)
+	srv := testharness.Start(t, cfg)
+	path, phones := testharness.WriteCampaign(t, dir, c)
 	camp, err := campaign.Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +45,7 @@ func newRig(t *testing.T, cfg sandbox.Config, c reliability.Campaign, timeout ti
 	if timeout == 0 {
 		timeout = 5 * time.Second
 	}
-	client := &api.Client{BaseURL: srv.URL, ClientID: reliability.ClientID, ClientSecret: reliability.ClientSecret, Timeout: timeout}
+	client := &api.Client{BaseURL: srv.URL, ClientID: testharness.ClientID, ClientSecret: testharness.ClientSecret, Timeout: timeout}
 	return &rig{srv: srv, st: st, camp: camp, phones: phones, auth: &apply.Authenticated{Client: client}}
 }
 
@@ -73,9 +73,9 @@ func (r *rig) apply(t *testing.T, ctx context.Context, o apply.Options) (*apply.
 	return apply.Run(ctx, r.plan(t), r.st, r.auth, o)
 }
 
-func (r *rig) tally(t *testing.T) reliability.Tally {
+func (r *rig) tally(t *testing.T) testharness.Tally {
 	t.Helper()
-	tl, err := reliability.Account(context.Background(), r.st, r.phones, r.srv.Messages())
+	tl, err := testharness.Account(context.Background(), r.st, r.phones, r.srv.Messages())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,20 +107,20 @@ func TestRunFaults(t *testing.T) {
 	tests := []struct {
 		name    string
 		cfg     sandbox.Config
-		camp    reliability.Campaign
+		camp    testharness.Campaign
 		opts    apply.Options
 		timeout time.Duration          // the client's, default 5 s
 		prepare func(*testing.T, *rig) // before the run
 		wantErr func(error) bool       // nil: want no error
-		want    reliability.Tally      // Sent, Failed, InDoubt, Unrecorded, Delivered are compared
+		want    testharness.Tally      // Sent, Failed, InDoubt, Unrecorded, Delivered are compared
 		// wantFrom, when set, gives want from what the sandbox did (seeded faults)
-		wantFrom func(sandbox.Stats) reliability.Tally
+		wantFrom func(sandbox.Stats) testharness.Tally
 		check    func(*testing.T, *rig, *apply.Result)
 	}{
 		{
 			name: "full run, then a rerun sends nothing",
-			camp: reliability.Campaign{Recipients: 200, BatchSize: 20, Concurrency: 3},
-			want: reliability.Tally{Sent: 200, Delivered: 200},
+			camp: testharness.Campaign{Recipients: 200, BatchSize: 20, Concurrency: 3},
+			want: testharness.Tally{Sent: 200, Delivered: 200},
 			check: func(t *testing.T, r *rig, res *apply.Result) {
 				if res.Batches != 10 || res.Retries != 0 || r.srv.Stats().SendRequests != 10 {
 					t.Errorf("%d batches sent, %d retries, %d requests; want 10, 0, 10", res.Batches, res.Retries, r.srv.Stats().SendRequests)
@@ -131,8 +131,8 @@ func TestRunFaults(t *testing.T) {
 		{
 			name: "503 refusals are retried after Retry-After",
 			cfg:  sandbox.Config{FailRate: 0.3, Seed: 1},
-			camp: reliability.Campaign{Recipients: 100, BatchSize: 10, Concurrency: 4},
-			want: reliability.Tally{Sent: 100, Delivered: 100},
+			camp: testharness.Campaign{Recipients: 100, BatchSize: 10, Concurrency: 4},
+			want: testharness.Tally{Sent: 100, Delivered: 100},
 			check: func(t *testing.T, r *rig, res *apply.Result) {
 				refused := r.srv.Stats().Status[503]
 				if refused == 0 || res.Retries != refused {
@@ -145,8 +145,8 @@ func TestRunFaults(t *testing.T) {
 		{
 			name: "429 rate limits are retried after Retry-After",
 			cfg:  sandbox.Config{RateLimit: 2},
-			camp: reliability.Campaign{Recipients: 100, BatchSize: 10, Concurrency: 4},
-			want: reliability.Tally{Sent: 100, Delivered: 100},
+			camp: testharness.Campaign{Recipients: 100, BatchSize: 10, Concurrency: 4},
+			want: testharness.Tally{Sent: 100, Delivered: 100},
 			check: func(t *testing.T, r *rig, res *apply.Result) {
 				limited := r.srv.Stats().Status[429]
 				if limited == 0 || res.Retries != limited {
@@ -158,11 +158,11 @@ func TestRunFaults(t *testing.T) {
 		{
 			name:    "dropped connections leave batches in doubt, never resent",
 			cfg:     sandbox.Config{AmbiguousRate: 0.3, Seed: 2},
-			camp:    reliability.Campaign{Recipients: 100, BatchSize: 10, Concurrency: 2},
+			camp:    testharness.Campaign{Recipients: 100, BatchSize: 10, Concurrency: 2},
 			opts:    apply.Options{MaxErrors: 100},
 			wantErr: isIncomplete,
-			wantFrom: func(st sandbox.Stats) reliability.Tally {
-				return reliability.Tally{Sent: 100 - 10*st.Dropped, InDoubt: 10 * st.Dropped, Delivered: 100}
+			wantFrom: func(st sandbox.Stats) testharness.Tally {
+				return testharness.Tally{Sent: 100 - 10*st.Dropped, InDoubt: 10 * st.Dropped, Delivered: 100}
 			},
 			check: func(t *testing.T, r *rig, res *apply.Result) {
 				st := r.srv.Stats()
@@ -189,11 +189,11 @@ func TestRunFaults(t *testing.T) {
 		{
 			name:    "500 after acting leaves batches in doubt, never resent",
 			cfg:     sandbox.Config{ErrorRate: 0.3, Seed: 2},
-			camp:    reliability.Campaign{Recipients: 100, BatchSize: 10, Concurrency: 2},
+			camp:    testharness.Campaign{Recipients: 100, BatchSize: 10, Concurrency: 2},
 			opts:    apply.Options{MaxErrors: 100},
 			wantErr: isIncomplete,
-			wantFrom: func(st sandbox.Stats) reliability.Tally {
-				return reliability.Tally{Sent: 100 - 10*st.Status[500], InDoubt: 10 * st.Status[500], Delivered: 100}
+			wantFrom: func(st sandbox.Stats) testharness.Tally {
+				return testharness.Tally{Sent: 100 - 10*st.Status[500], InDoubt: 10 * st.Status[500], Delivered: 100}
 			},
 			check: func(t *testing.T, r *rig, res *apply.Result) {
 				st := r.srv.Stats()
@@ -210,12 +210,12 @@ func TestRunFaults(t *testing.T) {
 		{
 			name:    "latency above the client's timeout leaves batches in doubt",
 			cfg:     sandbox.Config{Latency: 500 * time.Millisecond},
-			camp:    reliability.Campaign{Recipients: 60, BatchSize: 20, Concurrency: 3},
+			camp:    testharness.Campaign{Recipients: 60, BatchSize: 20, Concurrency: 3},
 			opts:    apply.Options{MaxErrors: 100},
 			timeout: 100 * time.Millisecond,
 			prepare: issueSlowly,
 			wantErr: isIncomplete,
-			want:    reliability.Tally{InDoubt: 60, Delivered: 60},
+			want:    testharness.Tally{InDoubt: 60, Delivered: 60},
 			check: func(t *testing.T, r *rig, res *apply.Result) {
 				if n := r.srv.Stats().SendRequests; n != 3 {
 					t.Errorf("%d send requests, want 3: in doubt is never resent", n)
@@ -226,9 +226,9 @@ func TestRunFaults(t *testing.T) {
 		{
 			name:    "400 fails the batch for good, reason kept",
 			cfg:     sandbox.Config{MaxBody: 5},
-			camp:    reliability.Campaign{Recipients: 40, BatchSize: 20},
+			camp:    testharness.Campaign{Recipients: 40, BatchSize: 20},
 			wantErr: isIncomplete,
-			want:    reliability.Tally{Failed: 40},
+			want:    testharness.Tally{Failed: 40},
 			check: func(t *testing.T, r *rig, res *apply.Result) {
 				if n := r.srv.Stats().SendRequests; n != 2 {
 					t.Errorf("%d send requests, want 2: a 400 is not retried", n)
@@ -244,8 +244,8 @@ func TestRunFaults(t *testing.T) {
 		{
 			name: "token expiry mid-campaign: a new token, no duplicates",
 			cfg:  sandbox.Config{TokenTTL: time.Second},
-			camp: reliability.Campaign{Recipients: 400, BatchSize: 10, Concurrency: 2, Rate: "20/s"},
-			want: reliability.Tally{Sent: 400, Delivered: 400},
+			camp: testharness.Campaign{Recipients: 400, BatchSize: 10, Concurrency: 2, Rate: "20/s"},
+			want: testharness.Tally{Sent: 400, Delivered: 400},
 			check: func(t *testing.T, r *rig, res *apply.Result) {
 				if n := r.srv.Stats().TokenRequests; n < 2 {
 					t.Errorf("%d token requests over a 2 s run with 1 s tokens", n)
@@ -255,12 +255,12 @@ func TestRunFaults(t *testing.T) {
 		{
 			name: "token expiry the client did not see coming: 401, a new token once",
 			cfg:  sandbox.Config{TokenTTL: time.Second},
-			camp: reliability.Campaign{Recipients: 300, BatchSize: 10, Rate: "20/s"},
+			camp: testharness.Campaign{Recipients: 300, BatchSize: 10, Rate: "20/s"},
 			prepare: func(t *testing.T, r *rig) {
 				// A clock an hour behind keeps the token in use after it expired.
 				r.auth.Now = func() time.Time { return time.Now().Add(-time.Hour) }
 			},
-			want: reliability.Tally{Sent: 300, Delivered: 300},
+			want: testharness.Tally{Sent: 300, Delivered: 300},
 			check: func(t *testing.T, r *rig, res *apply.Result) {
 				st := r.srv.Stats()
 				if st.Status[401] == 0 || st.TokenRequests != st.Status[401]+1 {
@@ -270,7 +270,7 @@ func TestRunFaults(t *testing.T) {
 		},
 		{
 			name: "server restart loses tokens: 401, a new token, carries on",
-			camp: reliability.Campaign{Recipients: 100, BatchSize: 10},
+			camp: testharness.Campaign{Recipients: 100, BatchSize: 10},
 			prepare: func(t *testing.T, r *rig) {
 				r.srv.OnSend(func(n int) {
 					if n == 4 {
@@ -278,7 +278,7 @@ func TestRunFaults(t *testing.T) {
 					}
 				})
 			},
-			want: reliability.Tally{Sent: 100, Delivered: 100},
+			want: testharness.Tally{Sent: 100, Delivered: 100},
 			check: func(t *testing.T, r *rig, res *apply.Result) {
 				st := r.srv.Stats()
 				if st.Status[401] != 1 || st.TokenRequests != 2 || st.SendRequests != 11 {
@@ -288,22 +288,22 @@ func TestRunFaults(t *testing.T) {
 		},
 		{
 			name: "a fresh token refused too stops the run, nothing in doubt",
-			camp: reliability.Campaign{Recipients: 30, BatchSize: 10},
+			camp: testharness.Campaign{Recipients: 30, BatchSize: 10},
 			prepare: func(t *testing.T, r *rig) {
 				r.srv.OnSend(func(int) { r.srv.Restart() }) // every token is forgotten at once
 			},
 			wantErr: func(err error) bool { return strings.Contains(err.Error(), "refused a freshly issued token") },
-			want:    reliability.Tally{Unrecorded: 30},
+			want:    testharness.Tally{Unrecorded: 30},
 		},
 		{
 			name: "token endpoint failing is not a send: retried, then a clear error, nothing in doubt",
 			cfg:  sandbox.Config{Latency: 300 * time.Millisecond},
-			camp: reliability.Campaign{Recipients: 30, BatchSize: 10},
+			camp: testharness.Campaign{Recipients: 30, BatchSize: 10},
 			opts: apply.Options{MaxRetries: 2},
 			// Every call times out, the token's first.
 			timeout: 50 * time.Millisecond,
 			wantErr: func(err error) bool { return strings.Contains(err.Error(), "issue token") },
-			want:    reliability.Tally{Unrecorded: 30},
+			want:    testharness.Tally{Unrecorded: 30},
 			check: func(t *testing.T, r *rig, res *apply.Result) {
 				if st := r.srv.Stats(); st.SendRequests != 0 || st.TokenRequests != 3 {
 					t.Errorf("%d send and %d token requests, want 0 and 3", st.SendRequests, st.TokenRequests)
@@ -312,7 +312,7 @@ func TestRunFaults(t *testing.T) {
 		},
 		{
 			name: "connection refused: retried with backoff, then a clear error, nothing lost",
-			camp: reliability.Campaign{Recipients: 100, BatchSize: 10},
+			camp: testharness.Campaign{Recipients: 100, BatchSize: 10},
 			opts: apply.Options{MaxRetries: 3},
 			prepare: func(t *testing.T, r *rig) {
 				r.srv.OnSend(func(n int) {
@@ -324,7 +324,7 @@ func TestRunFaults(t *testing.T) {
 			wantErr: func(err error) bool {
 				return strings.Contains(err.Error(), "not sent after 4 attempts") && strings.Contains(err.Error(), "connection refused")
 			},
-			want: reliability.Tally{Sent: 30, Unrecorded: 70, Delivered: 30},
+			want: testharness.Tally{Sent: 30, Unrecorded: 70, Delivered: 30},
 			check: func(t *testing.T, r *rig, res *apply.Result) {
 				if res.Retries != 3 || res.Skipped != 70 {
 					t.Errorf("%d retries, %d skipped; want 3, 70", res.Retries, res.Skipped)
@@ -343,7 +343,7 @@ func TestRunFaults(t *testing.T) {
 			name: "server gone for a while: retried with backoff until it is back",
 			// One request at a time: a second one could be caught in the
 			// accept queue when the listener closes, and be in doubt.
-			camp: reliability.Campaign{Recipients: 100, BatchSize: 10},
+			camp: testharness.Campaign{Recipients: 100, BatchSize: 10},
 			opts: apply.Options{BackoffBase: 20 * time.Millisecond, BackoffCap: 200 * time.Millisecond},
 			prepare: func(t *testing.T, r *rig) {
 				r.srv.OnSend(func(n int) {
@@ -353,7 +353,7 @@ func TestRunFaults(t *testing.T) {
 					}
 				})
 			},
-			want: reliability.Tally{Sent: 100, Delivered: 100},
+			want: testharness.Tally{Sent: 100, Delivered: 100},
 			check: func(t *testing.T, r *rig, res *apply.Result) {
 				if res.Retries == 0 {
 					t.Error("no retries while the server was gone")
@@ -363,10 +363,10 @@ func TestRunFaults(t *testing.T) {
 		{
 			name:    "MaxErrors stops the run",
 			cfg:     sandbox.Config{ErrorRate: 1},
-			camp:    reliability.Campaign{Recipients: 100, BatchSize: 10},
+			camp:    testharness.Campaign{Recipients: 100, BatchSize: 10},
 			opts:    apply.Options{MaxErrors: 3},
 			wantErr: func(err error) bool { return errors.Is(err, apply.ErrTooManyErrors) },
-			want:    reliability.Tally{InDoubt: 30, Unrecorded: 70, Delivered: 30},
+			want:    testharness.Tally{InDoubt: 30, Unrecorded: 70, Delivered: 30},
 			check: func(t *testing.T, r *rig, res *apply.Result) {
 				if res.Skipped != 70 || r.srv.Stats().SendRequests != 3 {
 					t.Errorf("%d skipped after %d requests, want 70 after 3", res.Skipped, r.srv.Stats().SendRequests)
@@ -424,7 +424,7 @@ func issueSlowly(t *testing.T, r *rig) {
 
 func noEarlyRetry(t *testing.T, r *rig) {
 	t.Helper()
-	for _, v := range reliability.RetryAfterViolations(r.srv.Requests()) {
+	for _, v := range testharness.RetryAfterViolations(r.srv.Requests()) {
 		t.Error(v)
 	}
 }
@@ -442,7 +442,7 @@ func TestRunInterrupted(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r := newRig(t, sandbox.Config{Latency: tt.latency}, reliability.Campaign{Recipients: 200, BatchSize: 10, Concurrency: 4}, 0)
+			r := newRig(t, sandbox.Config{Latency: tt.latency}, testharness.Campaign{Recipients: 200, BatchSize: 10, Concurrency: 4}, 0)
 			issueSlowly(t, r)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()

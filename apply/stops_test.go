@@ -10,7 +10,7 @@ import (
 
 	"github.com/smsform/smsform/api"
 	"github.com/smsform/smsform/apply"
-	"github.com/smsform/smsform/internal/reliability"
+	"github.com/smsform/smsform/internal/testharness"
 	"github.com/smsform/smsform/sandbox"
 	"github.com/smsform/smsform/state"
 )
@@ -18,7 +18,7 @@ import (
 // The limit of failed or in-doubt batches reached by the last batch stops
 // nothing: the run finished, with errors.
 func TestRunMaxErrorsOnTheLastBatch(t *testing.T) {
-	r := newRig(t, sandbox.Config{ErrorRate: 1}, reliability.Campaign{Recipients: 30, BatchSize: 10}, 0)
+	r := newRig(t, sandbox.Config{ErrorRate: 1}, testharness.Campaign{Recipients: 30, BatchSize: 10}, 0)
 	res, err := r.apply(t, context.Background(), apply.Options{MaxErrors: 3})
 	var inc *apply.IncompleteError
 	if !errors.As(err, &inc) || errors.Is(err, apply.ErrTooManyErrors) {
@@ -42,7 +42,7 @@ func (l lossySender) Send(ctx context.Context, req api.SendRequest) (api.SendRes
 // A Sender's failure that does not say whether the API acted leaves the
 // batch in doubt: it is never forgotten and sent again.
 func TestRunUnknownSenderErrorIsInDoubt(t *testing.T) {
-	r := newRig(t, sandbox.Config{}, reliability.Campaign{Recipients: 30, BatchSize: 10}, 0)
+	r := newRig(t, sandbox.Config{}, testharness.Campaign{Recipients: 30, BatchSize: 10}, 0)
 	p := r.plan(t)
 	_, err := apply.Run(context.Background(), p, r.st, lossySender{r.auth}, apply.Options{From: r.camp.Sender, MaxErrors: 100})
 	if !isIncomplete(err) {
@@ -103,7 +103,7 @@ func (j *journalLog) ForgetIntent(ctx context.Context, batch string) error {
 // A rate wait comes before the next intent, and the last outcome is
 // journaled before the wait: a kill while waiting leaves nothing in doubt.
 func TestRunPacesBeforeTheIntent(t *testing.T) {
-	r := newRig(t, sandbox.Config{}, reliability.Campaign{Recipients: 30, BatchSize: 10, Rate: "2/s"}, 0)
+	r := newRig(t, sandbox.Config{}, testharness.Campaign{Recipients: 30, BatchSize: 10, Rate: "2/s"}, 0)
 	issueSlowly(t, r)
 	j := &journalLog{State: r.st}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -137,7 +137,7 @@ func TestRunPacesBeforeTheIntent(t *testing.T) {
 // A plan that promises someone the state already holds (a stale plan) is
 // refused batch by batch as such, not as a disk problem.
 func TestRunAlreadySentIsNotADiskError(t *testing.T) {
-	r := newRig(t, sandbox.Config{}, reliability.Campaign{Recipients: 30, BatchSize: 10}, 0)
+	r := newRig(t, sandbox.Config{}, testharness.Campaign{Recipients: 30, BatchSize: 10}, 0)
 	p := r.plan(t)
 	ctx := context.Background()
 	// Another run sent the second batch's first recipient since.
@@ -160,7 +160,7 @@ func TestRunAlreadySentIsNotADiskError(t *testing.T) {
 // Once the error limit is reached no worker starts another request, even
 // one that was waiting for the rate limiter meanwhile.
 func TestRunStopsWorkersWaitingForTheRate(t *testing.T) {
-	r := newRig(t, sandbox.Config{MaxBody: 5}, reliability.Campaign{Recipients: 40, BatchSize: 10, Concurrency: 2, Rate: "10/s"}, 0)
+	r := newRig(t, sandbox.Config{MaxBody: 5}, testharness.Campaign{Recipients: 40, BatchSize: 10, Concurrency: 2, Rate: "10/s"}, 0)
 	issueSlowly(t, r)
 	res, err := r.apply(t, context.Background(), apply.Options{MaxErrors: 1})
 	if !errors.Is(err, apply.ErrTooManyErrors) {
@@ -224,7 +224,7 @@ func TestRunEndNotWritten(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newRig(t, tt.cfg, reliability.Campaign{Recipients: tt.recipients, BatchSize: 10}, 0)
+			r := newRig(t, tt.cfg, testharness.Campaign{Recipients: tt.recipients, BatchSize: 10}, 0)
 			var doubt []string
 			j := tt.disk
 			j.State = r.st
@@ -255,7 +255,7 @@ func TestRunEndNotWritten(t *testing.T) {
 // Prepare waits for a token endpoint that is gone for a while, and gives up
 // at once on refused credentials.
 func TestPrepare(t *testing.T) {
-	r := newRig(t, sandbox.Config{}, reliability.Campaign{Recipients: 10}, 0)
+	r := newRig(t, sandbox.Config{}, testharness.Campaign{Recipients: 10}, 0)
 	o := apply.Options{BackoffBase: 20 * time.Millisecond, BackoffCap: 100 * time.Millisecond, MaxRetries: 100}
 	r.srv.Stop()
 	time.AfterFunc(200*time.Millisecond, r.srv.Resume)
@@ -266,7 +266,7 @@ func TestPrepare(t *testing.T) {
 		t.Errorf("%d token requests answered, want 1", n)
 	}
 
-	wrong := newRig(t, sandbox.Config{}, reliability.Campaign{Recipients: 10}, 0)
+	wrong := newRig(t, sandbox.Config{}, testharness.Campaign{Recipients: 10}, 0)
 	wrong.auth.Client.ClientSecret = "not-the-secret"
 	err := wrong.auth.Prepare(context.Background(), o)
 	var ae *api.Error

@@ -16,7 +16,7 @@ import (
 	"github.com/smsform/smsform/api"
 	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/campaign"
-	"github.com/smsform/smsform/internal/reliability"
+	"github.com/smsform/smsform/internal/testharness"
 	"github.com/smsform/smsform/internal/window"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/sandbox"
@@ -70,13 +70,13 @@ func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) bool {
 // windowRig is a campaign with a send window against the sandbox over HTTP,
 // with a state file.
 type windowRig struct {
-	srv  *reliability.Server
+	srv  *testharness.Server
 	st   *state.State
 	camp *campaign.Campaign
 	auth *apply.Authenticated
 }
 
-func newWindowRig(t *testing.T, srv *reliability.Server, name string, phones []string, schedule string, batchSize int) *windowRig {
+func newWindowRig(t *testing.T, srv *testharness.Server, name string, phones []string, schedule string, batchSize int) *windowRig {
 	t.Helper()
 	dir := t.TempDir()
 	yaml := fmt.Sprintf("version: 1\nname: %s\nsender: ACME\nrecipients:\n  - numbers: [%s]\nbody: hi\nbatch_size: %d\n%s",
@@ -94,7 +94,7 @@ func newWindowRig(t *testing.T, srv *reliability.Server, name string, phones []s
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	client := &api.Client{BaseURL: srv.URL, ClientID: reliability.ClientID, ClientSecret: reliability.ClientSecret, Timeout: 5 * time.Second}
+	client := &api.Client{BaseURL: srv.URL, ClientID: testharness.ClientID, ClientSecret: testharness.ClientSecret, Timeout: 5 * time.Second}
 	return &windowRig{srv: srv, st: st, camp: camp, auth: &apply.Authenticated{Client: client}}
 }
 
@@ -121,7 +121,7 @@ func (r *windowRig) run(t *testing.T, ctx context.Context, p *plan.Plan, s apply
 }
 
 // delivered is who the sandbox's outbox holds, and how often.
-func delivered(srv *reliability.Server) map[string]int {
+func delivered(srv *testharness.Server) map[string]int {
 	got := map[string]int{}
 	for _, m := range srv.Messages() {
 		got[m.To]++
@@ -143,7 +143,7 @@ var (
 // window opens, and nothing is recorded for the others. Applied again later,
 // it sends the rest, and nobody twice (the outbox is the ground truth).
 func TestRunSendsOnlyOpenWindows(t *testing.T) {
-	srv := reliability.Start(t, sandbox.Config{})
+	srv := testharness.Start(t, sandbox.Config{})
 	phones := slices.Concat(newYork, paris, tokyo, saoPaulo, idaho)
 	r := newWindowRig(t, srv, "windows", phones, "send_window: {days: [mon, tue, wed, thu, fri], from: \"09:00\", to: \"20:00\"}\n", 2)
 	clock := &fakeClock{}
@@ -227,7 +227,7 @@ func (w *windowSender) Send(ctx context.Context, req api.SendRequest) (api.SendR
 // TestRunChecksEachBatchAtSendTime: a run that reaches the end of the
 // window stops there, rather than carrying on into the night.
 func TestRunChecksEachBatchAtSendTime(t *testing.T) {
-	srv := reliability.Start(t, sandbox.Config{})
+	srv := testharness.Start(t, sandbox.Config{})
 	var phones []string
 	for i := range 10 {
 		phones = append(phones, fmt.Sprintf("+336123456%02d", i))
@@ -252,7 +252,7 @@ func TestRunChecksEachBatchAtSendTime(t *testing.T) {
 // TestRunWait keeps running through closed windows, sleeping on the clock
 // until each opens, and reports each wait as an event.
 func TestRunWait(t *testing.T) {
-	srv := reliability.Start(t, sandbox.Config{})
+	srv := testharness.Start(t, sandbox.Config{})
 	phones := slices.Concat(newYork, paris, tokyo, saoPaulo, idaho)
 	r := newWindowRig(t, srv, "wait", phones, "send_window: {days: [mon, tue, wed, thu, fri], from: \"09:00\", to: \"20:00\"}\n", 2)
 	clock := &fakeClock{now: time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)} // Saturday everywhere
@@ -348,7 +348,7 @@ func openByHand(t *testing.T, w window.Spec, phone string, at time.Time) bool {
 // TestRunNotAfter: once not_after passes, nothing more is sent, and the run
 // says how many were left.
 func TestRunNotAfter(t *testing.T) {
-	srv := reliability.Start(t, sandbox.Config{})
+	srv := testharness.Start(t, sandbox.Config{})
 	var phones []string
 	for i := range 6 {
 		phones = append(phones, fmt.Sprintf("+336123456%02d", i))
@@ -374,7 +374,7 @@ func TestRunNotAfter(t *testing.T) {
 // TestRunNotBefore: before not_before nothing is sent; the run says when
 // the campaign starts.
 func TestRunNotBefore(t *testing.T) {
-	srv := reliability.Start(t, sandbox.Config{})
+	srv := testharness.Start(t, sandbox.Config{})
 	r := newWindowRig(t, srv, "starts", paris, "not_before: 2026-12-01T08:00:00Z\n", 2)
 	clock := &fakeClock{now: time.Date(2026, 11, 23, 11, 0, 0, 0, time.UTC)}
 	res, err := r.run(t, context.Background(), r.plan(t), nil, apply.Options{Clock: clock})
@@ -389,7 +389,7 @@ func TestRunNotBefore(t *testing.T) {
 
 // TestRunInterruptedWhileWaiting: an interrupt ends a wait at once.
 func TestRunInterruptedWhileWaiting(t *testing.T) {
-	srv := reliability.Start(t, sandbox.Config{})
+	srv := testharness.Start(t, sandbox.Config{})
 	r := newWindowRig(t, srv, "interrupt", paris, "send_window: {from: \"09:00\", to: \"20:00\"}\n", 2)
 	clock := &fakeClock{now: time.Date(2026, 11, 23, 22, 0, 0, 0, time.UTC), block: true, asleep: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -407,7 +407,7 @@ func TestRunInterruptedWhileWaiting(t *testing.T) {
 // is sent when its window is closed in any of its recipients' zones, and
 // every recipient whose window is open is sent.
 func TestRunWindowProperty(t *testing.T) {
-	srv := reliability.Start(t, sandbox.Config{})
+	srv := testharness.Start(t, sandbox.Config{})
 	pool := [][]string{newYork, paris, tokyo, saoPaulo, idaho,
 		{"+14155550101", "+14155550102"}, // Los Angeles
 		{"+61412345678"},                 // Sydney

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/smsform/smsform/campaign"
-	"github.com/smsform/smsform/internal/bench"
+	"github.com/smsform/smsform/internal/testharness"
 	"github.com/smsform/smsform/state"
 )
 
@@ -17,7 +17,7 @@ import (
 // duplicates, 14 countries) and loads it.
 func benchCampaign(b *testing.B, n int, personalised bool) *campaign.Campaign {
 	b.Helper()
-	g, err := bench.Generate(b.TempDir(), bench.Spec{Name: "bench", Recipients: n, Personalised: personalised, Seed: 1})
+	g, err := testharness.Generate(b.TempDir(), testharness.Spec{Name: "bench", Recipients: n, Personalised: personalised, Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

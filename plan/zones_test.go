@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/smsform/smsform/campaign"
-	"github.com/smsform/smsform/internal/bench"
+	"github.com/smsform/smsform/internal/testharness"
 	"github.com/smsform/smsform/internal/window"
 )
 
@@ -207,7 +207,7 @@ func BenchmarkComputeWindow(b *testing.B) {
 		personalised bool
 	}{{"personalised", true}, {"shared", false}} {
 		b.Run(tc.name, func(b *testing.B) {
-			g, err := bench.Generate(b.TempDir(), bench.Spec{Name: "bench", Recipients: 100_000, Personalised: tc.personalised, Seed: 1})
+			g, err := testharness.Generate(b.TempDir(), testharness.Spec{Name: "bench", Recipients: 100_000, Personalised: tc.personalised, Seed: 1})
 			if err != nil {
 				b.Fatal(err)
 			}

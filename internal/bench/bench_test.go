@@ -1,3 +1,6 @@
+// Package bench holds the `make bench` harness (tests only): it measures the
+// built binary against the obvious alternatives in the same run, on campaigns
+// written by internal/testharness's [testharness.Generate].
 package bench
 
 import (
@@ -24,6 +27,7 @@ import (
 	"github.com/smsform/smsform/api"
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/pgtest"
+	"github.com/smsform/smsform/internal/testharness"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/state"
 )
@@ -72,7 +76,7 @@ func TestBench(t *testing.T) {
 
 	// Plan, fresh: a body per recipient, the headline figure.
 	t.Logf("generating %d recipients", sz.plan)
-	pers, err := Generate(dir, Spec{Name: "personal", Recipients: sz.plan, Personalised: true, Seed: 1})
+	pers, err := testharness.Generate(dir, testharness.Spec{Name: "personal", Recipients: sz.plan, Personalised: true, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +91,7 @@ func TestBench(t *testing.T) {
 		comparison: "300 MB target", ratio: float64(fresh.rss) / (300 << 20), target: "≤ 1", pass: fresh.rss <= 300<<20})
 
 	// Plan, fresh and resumed: one body for all, batches of 1,000.
-	shared, err := Generate(dir, Spec{Name: "shared", Recipients: sz.plan, Seed: 1})
+	shared, err := testharness.Generate(dir, testharness.Spec{Name: "shared", Recipients: sz.plan, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +317,7 @@ func applyRound(t *testing.T, ctx context.Context, smsform, dir string, sz sizes
 	if stateURL != "" {
 		name += "-pg"
 	}
-	g, err := Generate(dir, Spec{Name: name, Recipients: sz.apply, BatchSize: 100, Concurrency: sz.concurrency, BaseURL: url, Seed: uint64(2 + round)})
+	g, err := testharness.Generate(dir, testharness.Spec{Name: name, Recipients: sz.apply, BatchSize: 100, Concurrency: sz.concurrency, BaseURL: url, Seed: uint64(2 + round)})
 	if err != nil {
 		t.Fatal(err)
 	}

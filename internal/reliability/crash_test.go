@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/smsform/smsform/internal/testharness"
 	"github.com/smsform/smsform/sandbox"
 	"github.com/smsform/smsform/state"
 )
@@ -41,7 +42,7 @@ func testKill(t *testing.T, backend string) {
 	maxSends := max(1, int(2*(budget-float64(conc))-1))
 	const latency = 30 * time.Millisecond
 
-	p := newProjectOn(t, backend, sandbox.Config{Latency: latency}, Campaign{Recipients: recipients, BatchSize: batch, Concurrency: conc})
+	p := newProjectOn(t, backend, sandbox.Config{Latency: latency}, testharness.Campaign{Recipients: recipients, BatchSize: batch, Concurrency: conc})
 	sends := make(chan struct{}, 1024)
 	p.srv.OnSend(func(int) {
 		select {

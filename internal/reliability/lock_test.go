@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/smsform/smsform/internal/testharness"
 	"github.com/smsform/smsform/sandbox"
 )
 
@@ -26,7 +27,7 @@ func testConcurrentApplies(t *testing.T, backend string, n int) {
 		{
 			t.Parallel()
 			// Latency keeps the winner running while the others start.
-			p := newProjectOn(t, backend, sandbox.Config{Latency: 50 * time.Millisecond}, Campaign{Recipients: 300, BatchSize: 20, Concurrency: 2})
+			p := newProjectOn(t, backend, sandbox.Config{Latency: 50 * time.Millisecond}, testharness.Campaign{Recipients: 300, BatchSize: 20, Concurrency: 2})
 			outs := make([]outcome, n)
 			pids := make([]int, n)
 			start := make(chan struct{})

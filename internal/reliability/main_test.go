@@ -1,3 +1,9 @@
+// Package reliability proves the delivery promise of docs/design.md ("The
+// delivery promise") against a real sandbox: at most once without an
+// operator's decision, and nobody silently skipped. It holds only tests (the
+// kill test, concurrent applies, the fault matrix, PostgreSQL faults); the
+// sandbox and accounting they share with apply's tests is in
+// internal/testharness.
 package reliability
 
 import (
@@ -18,6 +24,7 @@ import (
 
 	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/internal/pgtest"
+	"github.com/smsform/smsform/internal/testharness"
 	"github.com/smsform/smsform/sandbox"
 	"github.com/smsform/smsform/state"
 )
@@ -125,7 +132,7 @@ func size(given, short, long int) int {
 type project struct {
 	t        testing.TB
 	dir      string
-	srv      *Server
+	srv      *testharness.Server
 	campaign string
 	name     string // the campaign's
 	phones   []string
@@ -139,14 +146,14 @@ type project struct {
 	sentBefore int                 // messages in the outbox before the run under test
 }
 
-func newProject(t testing.TB, cfg sandbox.Config, c Campaign) *project {
+func newProject(t testing.TB, cfg sandbox.Config, c testharness.Campaign) *project {
 	t.Helper()
 	dir := t.TempDir()
-	srv := Start(t, cfg)
-	path, phones := WriteCampaign(t, dir, c)
+	srv := testharness.Start(t, cfg)
+	path, phones := testharness.WriteCampaign(t, dir, c)
 	tokens := filepath.Join(dir, ".tokens")
 	env := withoutVars(os.Environ(), "SMSFORM_TOKEN", "SMSFORM_BASE_URL", "SMSFORM_CLIENT_ID", "SMSFORM_CLIENT_SECRET", "SMSFORM_TOKEN_DIR", "CI", "SMSFORM_IN_AUTOMATION")
-	env = append(env, "SMSFORM_BASE_URL="+srv.URL, "SMSFORM_CLIENT_ID="+ClientID, "SMSFORM_CLIENT_SECRET="+ClientSecret,
+	env = append(env, "SMSFORM_BASE_URL="+srv.URL, "SMSFORM_CLIENT_ID="+testharness.ClientID, "SMSFORM_CLIENT_SECRET="+testharness.ClientSecret,
 		"SMSFORM_TOKEN_DIR="+tokens, "CI=true")
 	name := c.Name
 	if name == "" {
@@ -157,7 +164,7 @@ func newProject(t testing.TB, cfg sandbox.Config, c Campaign) *project {
 
 // newProjectOn is newProject with its state on backend: "file", or
 // "postgres" for a new database of pg's.
-func newProjectOn(t *testing.T, backend string, cfg sandbox.Config, c Campaign) *project {
+func newProjectOn(t *testing.T, backend string, cfg sandbox.Config, c testharness.Campaign) *project {
 	t.Helper()
 	p := newProject(t, cfg, c)
 	if backend == "postgres" {
@@ -240,14 +247,14 @@ func summaryOf(stdout string) apply.Result {
 }
 
 // tally holds the state file against the outbox.
-func (p *project) tally() Tally {
+func (p *project) tally() testharness.Tally {
 	p.t.Helper()
 	st, err := state.OpenReadOnly(context.Background(), p.statePath(), p.name)
 	if err != nil {
 		p.t.Fatal(err)
 	}
 	defer st.Close()
-	tl, err := Account(context.Background(), st, p.phones, p.srv.Messages())
+	tl, err := testharness.Account(context.Background(), st, p.phones, p.srv.Messages())
 	if err != nil {
 		p.t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 
+	"github.com/smsform/smsform/internal/testharness"
 	"github.com/smsform/smsform/sandbox"
 	"github.com/smsform/smsform/state"
 )
@@ -252,7 +253,7 @@ func runFault(t *testing.T, f fault, seed int64, recipients, batch, conc, batche
 	if f.tune != nil {
 		f.tune(&cfg, batches)
 	}
-	c := Campaign{Recipients: recipients, BatchSize: batch, Concurrency: conc}
+	c := testharness.Campaign{Recipients: recipients, BatchSize: batch, Concurrency: conc}
 	if f.rate != nil {
 		c.Rate = f.rate(batches)
 	}
@@ -297,7 +298,7 @@ func maxErrors(*testing.T, *project, int) []string { return []string{"--max-erro
 
 func checkRetryAfter(t *testing.T, p *project) {
 	t.Helper()
-	for _, v := range RetryAfterViolations(p.srv.Requests()) {
+	for _, v := range testharness.RetryAfterViolations(p.srv.Requests()) {
 		t.Error(v)
 	}
 }

@@ -1,16 +1,17 @@
-// Package reliability proves the delivery promise of
-// docs/design.md ("The delivery promise") against a real sandbox:
-// at most once without an operator's decision, and nobody silently skipped.
+// Package testharness is what smsform's tests use to run the tool against
+// the sandbox; nothing here is used by the smsform binary.
 //
-// This file is the harness shared by apply's tests and the long checks in
-// this folder (the kill test, concurrent applies, the fault matrix): a
-// [Server] that serves [sandbox.Server] on loopback and can refuse
-// connections, come back on the same address, or restart (losing every
+// This file: a [Server] that serves [sandbox.Server] on loopback and can
+// refuse connections, come back on the same address, or restart (losing every
 // token) while a run goes on, and that logs every request so tests can check
 // Retry-After; and [Account], which holds a state against the sandbox's
-// outbox, the ground truth of who was messaged. Nothing here is used by the
-// smsform binary.
-package reliability
+// outbox, the ground truth of who was messaged. It takes a testing.TB because
+// it registers its own cleanup and fails the test that started it.
+//
+// campaigns.go: [Generate] writes the campaigns the benchmarks run on. It is
+// deterministic: the same [Spec] writes the same files, byte for byte, on any
+// machine, so figures from two runs compare the same work.
+package testharness
 
 import (
 	"bytes"

@@ -1,10 +1,6 @@
-// Package bench generates the campaigns smsform's benchmarks run on, and
-// (in its tests) holds the `make bench` harness that measures the built
-// binary against the obvious alternatives in the same run.
-//
-// [Generate] is deterministic: the same [Spec] writes the same files, byte
-// for byte, on any machine, so figures from two runs compare the same work.
-package bench
+// Campaigns of any size for benchmarks and tests (see the package doc).
+
+package testharness
 
 import (
 	"bufio"

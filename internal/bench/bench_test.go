@@ -70,7 +70,11 @@ func TestBench(t *testing.T) {
 	dir := t.TempDir()
 	smsform := *bin
 	if smsform == "" {
-		smsform = buildSmsform(t, dir)
+		var err error
+		// Race-built under make test, like this binary: see BuildSmsform.
+		if smsform, err = testharness.BuildSmsform(dir, !*full && testharness.RaceBuild); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var tab table
 
@@ -145,18 +149,6 @@ func TestBench(t *testing.T) {
 		comparison: fmt.Sprintf("%.0f bare", bare.rps), ratio: applied.rps / bare.rps, target: "≥ 0.9", pass: applied.rps >= 0.9*bare.rps})
 
 	tab.print(os.Stdout, *full)
-}
-
-// buildSmsform builds the binary under test into dir.
-func buildSmsform(t *testing.T, dir string) string {
-	t.Helper()
-	out := filepath.Join(dir, "smsform")
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	cmd := exec.Command(gobin, "build", "-o", out, "github.com/smsform/smsform")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build smsform: %v\n%s", err, b)
-	}
-	return out
 }
 
 // measured is one run of the binary.

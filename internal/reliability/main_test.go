@@ -73,11 +73,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	bin = filepath.Join(dir, "smsform")
-	build := exec.Command("go", "build", "-o", bin, "github.com/smsform/smsform")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build smsform:", err)
+	// Race-built under make test, like this binary: see BuildSmsform.
+	if bin, err = testharness.BuildSmsform(dir, testing.Short() && testharness.RaceBuild); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}

@@ -25,10 +25,11 @@ VET_CHECKS := appends,asmdecl,assign,atomic,bools,buildtag,cgocall,composites,co
 test: export GORACE := atexit_sleep_ms=0 $(GORACE)
 # The CI recipes' module (examples/ci) is tested alongside the main one: on a
 # fresh clone its compile fills the second core while the main module waits on
-# its longest compile (the SQLite driver).
+# its longest compile (the SQLite driver). -p 4: most tests wait on processes
+# and sockets, so four test binaries at once keep two cores busy.
 test:
 	@cd examples/ci && $(GO) test -race -short -vet=$(VET_CHECKS) ./... & ci=$$!; \
-	$(GO) test -race -short -timeout 20m -vet=$(VET_CHECKS) ./...; main=$$?; \
+	$(GO) test -race -short -p 4 -timeout 20m -vet=$(VET_CHECKS) ./...; main=$$?; \
 	wait $$ci && exit $$main
 
 # Plan of 1,000,000 recipients (fresh, resumed) and apply of 100,000, each
@@ -53,13 +54,16 @@ reliability:
 clean:
 	rm -rf smsform .demo .bench
 
-# Every fuzz target for FUZZTIME each (go test runs one target at a time).
+# Every fuzz target for FUZZTIME each (go test runs one target at a time),
+# after the full differential test of number validation (200,000 numbers
+# against plain phonenumbers; make test checks 5,000).
 # Crashers land in testdata/fuzz/ and become regression tests.
 FUZZTIME ?= 30s
 FUZZ_TARGETS := ./campaign:FuzzLoad ./campaign:FuzzPrices ./campaign:FuzzReadCSV ./campaign:FuzzReadText ./campaign:FuzzRender \
 	./plan:FuzzDecodeSaved ./api:FuzzFindRequestID ./api:FuzzErrorReason ./api:FuzzParseToken ./internal/sms:FuzzAnalyze \
 	./state:FuzzEachPhone
 fuzz:
+	$(GO) test -count=1 -run '^TestDifferential$$' ./internal/e164
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "==> $$name ($$pkg, $(FUZZTIME))"; \

@@ -3,7 +3,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/smsform/smsform/internal/cli.Version=$(VERSION)
 
-.PHONY: build demo test bench crashtest reliability fuzz clean
+.PHONY: build demo test bench bench-scale crashtest reliability fuzz clean
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o smsform .
@@ -37,6 +37,13 @@ test:
 # under a temporary folder.
 bench: build
 	$(GO) test -v -count=1 -timeout 60m -run 'TestBench$$' ./internal/bench -bench.full -bench.bin $(CURDIR)/smsform
+
+# Ten million recipients: plans of 1,000,000 and 10,000,000 (fresh, resumed,
+# saved), apply of the saved 10,000,000 and of 1,000,000 against the sandbox,
+# state list --json; prints the table with targets and peak RSS. Generates
+# about 2 GB of data under a temporary folder; takes about half an hour.
+bench-scale: build
+	$(GO) test -v -count=1 -timeout 120m -run 'TestScale$$' ./internal/bench -scale.full -bench.bin $(CURDIR)/smsform
 
 # The kill test (SIGKILL at random moments, resume until done), with the state
 # in a file and in PostgreSQL: 20 kills over 2,000 recipients, then 100 kills

@@ -148,7 +148,7 @@ func TestBench(t *testing.T) {
 	tab.add(row{figure: "  sandbox answering in 20 ms, state in PostgreSQL: req/s", smsform: fmt.Sprintf("%.0f", applied.rps), rss: applied.rss,
 		comparison: fmt.Sprintf("%.0f bare", bare.rps), ratio: applied.rps / bare.rps, target: "≥ 0.9", pass: applied.rps >= 0.9*bare.rps})
 
-	tab.print(os.Stdout, *full)
+	tab.print(os.Stdout, "bench", *full)
 }
 
 // measured is one run of the binary.
@@ -436,7 +436,9 @@ type table struct{ rows []row }
 
 func (tb *table) add(r row) { tb.rows = append(tb.rows, r) }
 
-func (tb *table) print(w io.Writer, judged bool) {
+// print writes the table under a line naming the machine; target is the
+// make target of the full run.
+func (tb *table) print(w io.Writer, target string, judged bool) {
 	cpu := "unknown CPU"
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for line := range strings.Lines(string(b)) {
@@ -446,9 +448,9 @@ func (tb *table) print(w io.Writer, judged bool) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "\nsmsform bench on %d cores (%s), %s/%s, %s\n", runtime.NumCPU(), cpu, runtime.GOOS, runtime.GOARCH, runtime.Version())
+	fmt.Fprintf(w, "\nsmsform %s on %d cores (%s), %s/%s, %s\n", target, runtime.NumCPU(), cpu, runtime.GOOS, runtime.GOARCH, runtime.Version())
 	if !judged {
-		fmt.Fprintln(w, "(small run: targets are not judged; make bench runs the full one)")
+		fmt.Fprintf(w, "(small run: targets are not judged; make %s runs the full one)\n", target)
 	}
 	header := []string{"figure", "smsform", "comparison", "ratio", "target", "result", "peak RSS"}
 	cells := [][]string{header}

@@ -1,0 +1,237 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/internal/testharness"
+	"github.com/smsform/smsform/plan"
+	"github.com/smsform/smsform/state"
+)
+
+var scaleFull = flag.Bool("scale.full", false, "run make bench-scale: 1,000,000 and 10,000,000 recipients, targets judged")
+
+// gb is the memory every figure of the scale run must stay under.
+const gb = 1 << 30
+
+// TestScale is `make bench-scale`: plans of 1,000,000 and 10,000,000
+// personalised recipients (14 countries, about 1% invalid and 1% repeated
+// numbers), the larger one resumed, saved and applied from its file, an
+// apply of 1,000,000 against the sandbox and `state list --json` of the
+// large state; each row with its target, and the peak RSS of the command.
+// Without -scale.full it runs the same steps on a few thousand recipients
+// (targets not judged), so that `make test` proves the harness works.
+func TestScale(t *testing.T) {
+	small, large, applied, batch := 2_000, 20_000, 2_000, 50
+	if *scaleFull {
+		small, large, applied, batch = 1_000_000, 10_000_000, 1_000_000, 1000
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	smsform := *bin
+	if smsform == "" {
+		var err error
+		if smsform, err = testharness.BuildSmsform(dir, !*scaleFull && testharness.RaceBuild); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var tab table
+	perRecipient := func(m measured, n int) float64 { return float64(m.wall.Microseconds()) / float64(n) }
+
+	// Plan, fresh, at both sizes: is the cost a straight line?
+	gen := func(name string, n int, personalised bool, baseURL string) *testharness.Generated {
+		t.Logf("generating %s recipients (%s)", count(n), name)
+		g, err := testharness.Generate(dir, testharness.Spec{Name: name, Recipients: n, Personalised: personalised, BatchSize: batch, BaseURL: baseURL, Seed: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.Numbers = nil // not needed here; ten million strings are a lot of test memory
+		return g
+	}
+	s := gen("small", small, true, "")
+	ms := run(t, smsform, nil, "plan", s.Campaign)
+	l := gen("large", large, true, "")
+	ml := run(t, smsform, nil, "plan", l.Campaign)
+	usS, usL := perRecipient(ms, small), perRecipient(ml, large)
+	tab.add(row{figure: fmt.Sprintf("plan %s personalised: µs a recipient", count(small)), smsform: fmt.Sprintf("%.2f", usS), rss: ms.rss,
+		comparison: "", ratio: 1, target: "", pass: true})
+	tab.add(row{figure: fmt.Sprintf("plan %s personalised: µs a recipient", count(large)), smsform: fmt.Sprintf("%.2f", usL), rss: ml.rss,
+		comparison: fmt.Sprintf("%.2f at %s", usS, count(small)), ratio: usL / usS, target: "≤ 1.2", pass: usL <= 1.2*usS})
+	tab.add(row{figure: "  peak RSS", smsform: mb(ml.rss), rss: ml.rss,
+		comparison: "1 GB", ratio: float64(ml.rss) / gb, target: "≤ 1", pass: ml.rss <= gb})
+	tab.add(row{figure: "  bytes a recipient (peak RSS / recipients)", smsform: fmt.Sprintf("%.0f", float64(ml.rss)/float64(large)), rss: ml.rss,
+		comparison: "100", ratio: float64(ml.rss) / float64(large) / 100, target: "≤ 1", pass: ml.rss <= int64(large)*100})
+
+	// The same campaign, everyone recorded as sent: a resumed plan.
+	statePath := strings.TrimSuffix(l.Campaign, ".yaml") + ".smsstate"
+	start := time.Now()
+	if err := recordChunked(ctx, l.Campaign, statePath, 1000); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("state of %s recipients recorded in %s", count(large), time.Since(start).Round(time.Second))
+	mr := run(t, smsform, nil, "plan", l.Campaign)
+	if !strings.Contains(mr.stdout, "Plan: 0 messages") {
+		t.Fatalf("resumed plan still sends:\n%s", firstLines(mr.stdout, 3))
+	}
+	tab.add(row{figure: fmt.Sprintf("plan %s, everyone already sent: wall", count(large)), smsform: secs(mr.wall), rss: mr.rss,
+		comparison: secs(ml.wall) + " fresh", ratio: mr.wall.Seconds() / ml.wall.Seconds(), target: "≤ 1.5", pass: mr.wall.Seconds() <= 1.5*ml.wall.Seconds()})
+	tab.add(row{figure: "  peak RSS", smsform: mb(mr.rss), rss: mr.rss,
+		comparison: "1 GB", ratio: float64(mr.rss) / gb, target: "≤ 1", pass: mr.rss <= gb})
+
+	// state list --json streams: the large state's listing costs what the
+	// small one's does.
+	smallState := strings.TrimSuffix(s.Campaign, ".yaml") + ".smsstate"
+	if err := recordChunked(ctx, s.Campaign, smallState, 1000); err != nil {
+		t.Fatal(err)
+	}
+	lsS := run(t, smsform, nil, "state", "list", "--json", s.Campaign)
+	lsL := run(t, smsform, nil, "state", "list", "--json", l.Campaign)
+	if n := strings.Count(lsL.stdout, "\n"); n < large*9/10 {
+		t.Fatalf("state list --json printed %d lines for %s recipients", n, count(large))
+	}
+	tab.add(row{figure: fmt.Sprintf("state list --json of %s: peak RSS", count(large)), smsform: mb(lsL.rss), rss: lsL.rss,
+		comparison: mb(lsS.rss) + " for " + count(small), ratio: float64(lsL.rss) / float64(lsS.rss), target: "≤ 1.25",
+		pass: float64(lsL.rss) <= 1.25*float64(lsS.rss)})
+
+	// A saved plan of the large campaign, one body for all (a national
+	// reminder: batches of 1,000), applied from its file against the
+	// sandbox, and an apply of a campaign of 1,000,000.
+	const id, secret = "scale", "scale-secret"
+	url, stop := startSandbox(t, smsform, id, secret, "--latency", "0s")
+	defer stop()
+	env := []string{"SMSFORM_CLIENT_ID=" + id, "SMSFORM_CLIENT_SECRET=" + secret, "SMSFORM_BASE_URL=" + url,
+		"SMSFORM_TOKEN_DIR=" + filepath.Join(dir, "tokens"), "CI=true"}
+	national := gen("national", large, false, url)
+	planFile := filepath.Join(dir, "national.plan")
+	mo := run(t, smsform, env, "plan", "--out", planFile, national.Campaign)
+	tab.add(row{figure: fmt.Sprintf("plan --out %s, one body: peak RSS", count(large)), smsform: mb(mo.rss), rss: mo.rss,
+		comparison: "1 GB", ratio: float64(mo.rss) / gb, target: "≤ 1", pass: mo.rss <= gb})
+	ma := applyRates(t, smsform, env, planFile)
+	tab.add(row{figure: fmt.Sprintf("apply PLANFILE %s, batches of %s: peak RSS", count(large), count(batch)), smsform: mb(ma.rss), rss: ma.rss,
+		comparison: "1 GB", ratio: float64(ma.rss) / gb, target: "≤ 1", pass: ma.rss <= gb})
+	tab.add(row{figure: "  batches/s, last 10% vs first 10%", smsform: fmt.Sprintf("%.0f", ma.last), rss: ma.rss,
+		comparison: fmt.Sprintf("%.0f first", ma.first), ratio: ma.last / ma.first, target: "≥ 0.9", pass: ma.last >= 0.9*ma.first})
+
+	one := gen("apply", applied, false, url)
+	m1 := applyRates(t, smsform, env, "--auto-approve", one.Campaign)
+	tab.add(row{figure: fmt.Sprintf("apply %s, batches of %s: peak RSS", count(applied), count(batch)), smsform: mb(m1.rss), rss: m1.rss,
+		comparison: "1 GB", ratio: float64(m1.rss) / gb, target: "≤ 1", pass: m1.rss <= gb})
+	tab.add(row{figure: "  batches/s, last 10% vs first 10%", smsform: fmt.Sprintf("%.0f", m1.last), rss: m1.rss,
+		comparison: fmt.Sprintf("%.0f first", m1.first), ratio: m1.last / m1.first, target: "≥ 0.9", pass: m1.last >= 0.9*m1.first})
+
+	tab.print(os.Stdout, "bench-scale", *scaleFull)
+}
+
+// rates is an apply's peak RSS and its pace at the start and at the end.
+type rates struct {
+	rss         int64
+	first, last float64 // batches a second over the first and the last tenth of the batches
+}
+
+// applyRates runs `smsform apply --json ARGS` and times each batch_sent
+// event as it is printed, so that a state that slows down as it grows
+// shows as a last tenth slower than the first.
+func applyRates(t *testing.T, smsform string, env []string, args ...string) rates {
+	t.Helper()
+	cmd := exec.Command(smsform, append([]string{"apply", "--json"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var at []time.Time
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	for sc.Scan() {
+		var e struct{ Type string }
+		if json.Unmarshal(sc.Bytes(), &e) == nil && e.Type == "batch_sent" {
+			at = append(at, time.Now())
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("smsform apply %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	if len(at) < 20 {
+		t.Fatalf("apply sent %d batches; the harness needs at least 20", len(at))
+	}
+	tenth := len(at) / 10
+	pace := func(from, to time.Time) float64 { return float64(tenth) / max(to.Sub(from).Seconds(), 1e-6) }
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return rates{
+		rss:   ru.Maxrss * 1024,
+		first: pace(at[0], at[tenth]),
+		last:  pace(at[len(at)-1-tenth], at[len(at)-1]),
+	}
+}
+
+// recordChunked records everyone the campaign's plan sends as sent, through
+// the state's own API, in intents of up to chunk recipients: a personalised
+// plan has a batch a recipient, and ten million commits would take hours.
+// Each intent carries the body hash of its first batch, so most of a
+// personalised campaign's recipients count as sent an earlier version of
+// their body: the resumed plan reads and compares each one all the same.
+func recordChunked(ctx context.Context, campaignPath, statePath string, chunk int) error {
+	c, err := campaign.Load(campaignPath)
+	if err != nil {
+		return err
+	}
+	p, err := plan.Compute(ctx, c, nil)
+	if err != nil {
+		return err
+	}
+	st, err := state.Open(ctx, statePath, state.Options{Campaign: c.Name})
+	if err != nil {
+		return err
+	}
+	var (
+		phones []string
+		hash   string
+		n      int
+	)
+	flush := func() error {
+		if len(phones) == 0 {
+			return nil
+		}
+		n++
+		id := fmt.Sprintf("scale-%d", n)
+		if err := st.RecordIntent(ctx, state.Intent{BatchID: id, Phones: phones, BodyHash: hash}); err != nil {
+			return err
+		}
+		phones = phones[:0]
+		return st.RecordOutcome(ctx, id, state.Outcome{Status: state.Sent, HTTPStatus: 200, RequestID: id})
+	}
+	for _, b := range p.Batches {
+		if len(phones) == 0 {
+			hash = plan.BodyHash(b.Body)
+		}
+		phones = append(phones, b.Recipients...)
+		if len(phones) >= chunk {
+			if err = flush(); err != nil {
+				break
+			}
+		}
+	}
+	if err == nil {
+		err = flush()
+	}
+	if cerr := st.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -151,9 +151,7 @@ func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Re
 	if o.RatePerSecond > 0 {
 		r.limiter = rate.NewLimiter(rate.Limit(o.RatePerSecond), 1)
 	}
-	for _, b := range p.Batches {
-		r.res.Total += len(b.Recipients)
-	}
+	r.res.Total = p.BatchedRecipients()
 	r.emit(Event{Type: "start", Recipients: r.res.Total, Segments: p.Summary.Segments})
 
 	// Requests in flight outlive an interrupt by Grace, so that their
@@ -166,22 +164,21 @@ func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Re
 	// rerun relies on.
 	r.writeCtx = context.WithoutCancel(ctx)
 
-	todo := make([]int, len(p.Batches))
-	for i := range todo {
-		todo[i] = i
-	}
-	var windowErr error
+	var (
+		todo      []batchRef // nil: every batch
+		windowErr error
+	)
 	for {
-		waiting := r.pass(ctx, sendCtx, p.Batches, todo)
+		waiting := r.pass(ctx, sendCtx, p, todo)
 		if len(waiting) == 0 {
 			break
 		}
 		if r.stopped(ctx) {
-			r.skipAll(p.Batches, waiting)
+			r.skipAll(waiting)
 			break
 		}
 		var wait time.Time
-		todo, wait, windowErr = r.gate.after(p.Batches, waiting, r.res)
+		todo, wait, windowErr = r.gate.after(waiting, r.res)
 		if !o.Wait || !errors.As(windowErr, new(*ClosedError)) {
 			break
 		}
@@ -190,7 +187,7 @@ func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Re
 		})
 		r.res.Waiting, r.res.Next, r.res.NextLabel, windowErr = 0, time.Time{}, "", nil
 		if !waited {
-			r.skipAll(p.Batches, todo)
+			r.skipAll(todo)
 			break
 		}
 	}
@@ -215,10 +212,22 @@ func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Re
 	return r.res, windowErr
 }
 
-// pass sends the batches of p numbered in todo, in order, and returns those
-// that found their send window closed right before their intent, in order.
-// Each pass ends with every outcome journaled.
-func (r *runner) pass(ctx, sendCtx context.Context, batches []plan.Batch, todo []int) []int {
+// batchRef is a batch by its place in the plan, with its recipient count:
+// what is remembered of a batch that waits for its window, so that a plan
+// read from its file is not held in memory between passes.
+type batchRef struct {
+	i, recipients int
+}
+
+// errPassDone ends a pass's walk of the plan once its last batch is handed
+// out.
+var errPassDone = errors.New("pass done")
+
+// pass sends p's batches listed in todo (every batch when todo is nil), in
+// order, and returns those that found their send window closed right
+// before their intent, in order. Each pass ends with every outcome
+// journaled.
+func (r *runner) pass(ctx, sendCtx context.Context, p *plan.Plan, todo []batchRef) []batchRef {
 	r.waiting = r.waiting[:0]
 	jobs := make(chan job)
 	var wg sync.WaitGroup
@@ -227,25 +236,40 @@ func (r *runner) pass(ctx, sendCtx context.Context, batches []plan.Batch, todo [
 			(&worker{r: r}).run(ctx, sendCtx, jobs)
 		})
 	}
-	for k, i := range todo {
-		if r.stopped(ctx) {
-			for _, rest := range todo[k:] {
-				r.skip(batches[rest])
+	k := 0
+	err := p.EachBatch(func(i int, b plan.Batch) error {
+		if todo != nil {
+			if k == len(todo) {
+				return errPassDone
 			}
-			break
+			if todo[k].i != i {
+				return nil
+			}
+			k++
 		}
-		jobs <- job{i: i, b: batches[i]}
-	}
+		if r.stopped(ctx) {
+			r.skip(b)
+			return nil
+		}
+		jobs <- job{i: i, b: b}
+		return nil
+	})
 	close(jobs)
 	wg.Wait()
-	slices.Sort(r.waiting)
+	if err != nil && !errors.Is(err, errPassDone) {
+		r.fail(fmt.Errorf("read the plan's batches: %w", err))
+	}
+	slices.SortFunc(r.waiting, func(a, b batchRef) int { return cmp.Compare(a.i, b.i) })
 	return slices.Clone(r.waiting)
 }
 
-func (r *runner) skipAll(batches []plan.Batch, todo []int) {
-	for _, i := range todo {
-		r.skip(batches[i])
-	}
+// skipAll counts batches left unsent.
+func (r *runner) skipAll(refs []batchRef) {
+	r.count(func(res *Result) {
+		for _, ref := range refs {
+			res.Skipped += ref.recipients
+		}
+	})
 }
 
 // job is a batch and its place in the plan.
@@ -267,7 +291,7 @@ type runner struct {
 	res     *Result
 	errors  int
 	err     error // the first error that stopped the run
-	waiting []int // batches of this pass whose window was closed
+	waiting []batchRef // batches of this pass whose window was closed
 }
 
 func (r *runner) emit(e Event) {
@@ -343,7 +367,7 @@ func (w *worker) sendBatch(ctx, sendCtx context.Context, i int, b plan.Batch) er
 		r.skip(b)
 		return nil
 	}
-	if r.closed(i) {
+	if r.closed(i, len(b.Recipients)) {
 		return nil
 	}
 	if err := w.pace(ctx); err != nil {
@@ -359,7 +383,7 @@ func (w *worker) sendBatch(ctx, sendCtx context.Context, i int, b plan.Batch) er
 		r.skip(b)
 		return nil
 	}
-	if r.closed(i) {
+	if r.closed(i, len(b.Recipients)) {
 		return nil
 	}
 	if err := w.recordIntent(b); err != nil {

@@ -74,27 +74,33 @@ func newGate(p *plan.Plan, clock Clock) (*gate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plan's send window: %w", err)
 	}
-	g := &gate{sc: sc, clock: clock, zones: make([]*window.Zones, len(p.Batches))}
-	for i, b := range p.Batches {
+	g := &gate{sc: sc, clock: clock}
+	err = p.EachBatch(func(_ int, b plan.Batch) error {
 		if sc.HasWindow() && len(b.Zones) == 0 {
-			return nil, fmt.Errorf("batch %s has no time zones, and the plan a send window: plan again", b.ID)
+			return fmt.Errorf("batch %s has no time zones, and the plan a send window: plan again", b.ID)
 		}
-		if g.zones[i], err = sc.Zones(b.Zones); err != nil {
-			return nil, fmt.Errorf("batch %s: %w", b.ID, err)
+		z, err := sc.Zones(b.Zones)
+		if err != nil {
+			return fmt.Errorf("batch %s: %w", b.ID, err)
 		}
+		g.zones = append(g.zones, z)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return g, nil
 }
 
-// closed reports whether batch i may not be sent now, and if so notes it
-// among those waiting.
-func (r *runner) closed(i int) bool {
+// closed reports whether batch i (of n recipients) may not be sent now,
+// and if so notes it among those waiting.
+func (r *runner) closed(i, n int) bool {
 	if r.gate == nil || r.gate.sc.Open(r.gate.zones[i], r.gate.clock.Now()) {
 		return false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.waiting = append(r.waiting, i)
+	r.waiting = append(r.waiting, batchRef{i: i, recipients: n})
 	return true
 }
 
@@ -103,18 +109,18 @@ func (r *runner) closed(i int) bool {
 // before not_after, counted as expired. It notes both in res, and returns
 // the error that ends a run that does not wait: a *ClosedError when some
 // will open, an *ExpiredError when none will.
-func (g *gate) after(batches []plan.Batch, waiting []int, res *Result) ([]int, time.Time, error) {
+func (g *gate) after(waiting []batchRef, res *Result) ([]batchRef, time.Time, error) {
 	now := g.clock.Now()
 	var (
-		later []int
+		later []batchRef
 		first window.Opening
 		left  int
 		why   window.Opening
 	)
-	for _, i := range waiting {
-		o := g.sc.Next(g.zones[i], now)
+	for _, ref := range waiting {
+		o := g.sc.Next(g.zones[ref.i], now)
 		if !o.Sendable() {
-			left += len(batches[i].Recipients)
+			left += ref.recipients
 			why = o
 			continue
 		}
@@ -124,8 +130,8 @@ func (g *gate) after(batches []plan.Batch, waiting []int, res *Result) ([]int, t
 		if len(later) == 0 || o.At.Before(first.At) {
 			first = o
 		}
-		later = append(later, i)
-		res.Waiting += len(batches[i].Recipients)
+		later = append(later, ref)
+		res.Waiting += ref.recipients
 	}
 	res.Expired += left
 	if left > 0 {

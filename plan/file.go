@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"crypto/rand"
@@ -29,6 +30,8 @@ type Saved struct {
 	StatePath      string    `json:"state_path"`
 	Files          []FileSum `json:"files"` // the campaign file and every list it reads
 	Plan           *Plan     `json:"plan"`
+
+	file *os.File // the file Open reads the batches from
 }
 
 // FileSum is a file's SHA-256 at plan time.
@@ -36,10 +39,6 @@ type FileSum struct {
 	Path   string `json:"path"`
 	SHA256 string `json:"sha256"`
 }
-
-// maxSavedSize bounds what reading a plan file may decompress, so that a
-// hostile file cannot exhaust memory. A million-recipient plan is well under.
-const maxSavedSize = 1 << 30
 
 // NewSaved wraps p for saving, with checksums of files.
 func NewSaved(p *Plan, version, campaignPath, statePath string, files []string) (*Saved, error) {
@@ -172,51 +171,321 @@ func encodeSaved(w io.Writer, s *Saved) error {
 	return err
 }
 
-// ErrNotPlan is wrapped by the errors Load returns for a file that is not a
-// readable plan.
+// ErrNotPlan is wrapped by the errors Open and Load return for a file that
+// is not a readable plan.
 var ErrNotPlan = errors.New("not a readable smsform plan file")
 
-// Load reads a plan file written by Save. gzip's checksum catches a
-// truncated or corrupted file.
+// maxValueSize bounds one value of a plan file (a batch, the list of invalid
+// numbers…) as it is read, so that a hostile file cannot exhaust memory;
+// what smsform writes is far under it.
+const maxValueSize = 256 << 20
+
+// Open reads the plan file at path for applying. It reads the whole file
+// once before returning, and refuses it unless it is complete (gzip's
+// checksum), well formed, every batch's id matches its content and the
+// summary counts what the batches hold; only the frame is kept. The batches
+// are read again from the open file each time the plan's Stream is walked,
+// each one checked against its id again, so that ten million recipients are
+// never in memory at once. Close releases the file.
+func Open(path string) (*Saved, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open plan: %w", err)
+	}
+	s, err := openSaved(path, f, nil)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	s.file = f
+	return s, nil
+}
+
+// Load reads a plan file whole, its batches in Plan.Batches (for show).
 func Load(path string) (*Saved, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open plan: %w", err)
 	}
 	defer f.Close()
-	return decodeSaved(path, f)
+	var batches []Batch
+	s, err := openSaved(path, f, func(_ int, b Batch) error {
+		batches = append(batches, b)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.Plan.Batches, s.Plan.Stream = batches, nil
+	return s, nil
 }
 
-func decodeSaved(path string, r io.Reader) (*Saved, error) {
+// Close releases the file of a plan read by Open.
+func (s *Saved) Close() error {
+	if s.file == nil {
+		return nil
+	}
+	return s.file.Close()
+}
+
+// openSaved reads and checks the whole file, handing each batch to batch
+// (which may be nil), and returns the frame with a Stream over r.
+func openSaved(path string, r io.ReadSeeker, batch func(int, Batch) error) (*Saved, error) {
 	bad := func(why string) error { return fmt.Errorf("%s: %w: %s", path, ErrNotPlan, why) }
-	zr, err := gzip.NewReader(r)
+	var n, recipients int
+	s, err := readSaved(path, r, true, func(i int, b Batch) error {
+		n++
+		recipients += len(b.Recipients)
+		if batch != nil {
+			return batch(i, b)
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, bad("it was not written by smsform plan --out")
-	}
-	data, err := io.ReadAll(io.LimitReader(zr, maxSavedSize+1))
-	if err != nil {
-		return nil, bad("it is truncated or corrupted (" + err.Error() + ")")
-	}
-	if len(data) > maxSavedSize {
-		return nil, bad("it is larger than any plan smsform writes")
-	}
-	var s Saved
-	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, bad("its content is damaged (" + err.Error() + ")")
+		return nil, err
 	}
 	switch {
 	case s.FormatVersion != FormatVersion:
 		return nil, bad(fmt.Sprintf("format version %q; this smsform reads %q", s.FormatVersion, FormatVersion))
 	case s.Plan == nil || s.ID == "":
 		return nil, bad("it holds no plan")
-	}
-	for _, b := range s.Plan.Batches {
-		if b.ID == "" || len(b.Recipients) == 0 {
-			return nil, bad("a batch has no id or no recipients")
-		}
+	case s.Plan.Summary.Batches != n || s.Plan.Summary.ToSend != recipients:
+		return nil, bad(fmt.Sprintf("its summary says %d batch(es) to %d recipient(s), its batches hold %d to %d",
+			s.Plan.Summary.Batches, s.Plan.Summary.ToSend, n, recipients))
 	}
 	if _, err := window.Compile(s.Plan.Window); err != nil {
 		return nil, bad("its send window is damaged (" + err.Error() + ")")
 	}
+	s.Plan.Stream = &fileStream{path: path, r: r}
+	return s, nil
+}
+
+// fileStream walks the batches of a plan file from its start.
+type fileStream struct {
+	path string
+	r    io.ReadSeeker
+}
+
+func (f *fileStream) Each(fn func(int, Batch) error) error {
+	_, err := readSaved(f.path, f.r, false, fn)
+	return err
+}
+
+// readSaved decodes a plan file from its start, one value at a time: each
+// batch goes to fn as it is read, checked against its id. With whole it
+// reads to the end (gzip's checksum included) and returns the frame;
+// otherwise it stops after the batches and returns nil.
+func readSaved(path string, r io.ReadSeeker, whole bool, fn func(int, Batch) error) (*Saved, error) {
+	bad := func(why string) error { return fmt.Errorf("%s: %w: %s", path, ErrNotPlan, why) }
+	damaged := func(err error) error {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, errValueSize) {
+			return bad("it is truncated or corrupted (" + err.Error() + ")")
+		}
+		return bad("its content is damaged (" + err.Error() + ")")
+	}
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("read plan %s: %w", path, err)
+	}
+	zr, err := gzip.NewReader(bufio.NewReader(r))
+	if err != nil {
+		return nil, bad("it was not written by smsform plan --out")
+	}
+	lim := &limitedValues{r: zr}
+	d := &jsonStream{dec: json.NewDecoder(lim)}
+	top := map[string]json.RawMessage{}
+	fields := map[string]json.RawMessage{} // the plan's, but its batches
+	hasPlan := false
+	err = d.object(lim, func(key string) error {
+		if key == "format_version" {
+			// Checked as soon as read: a later format is not ours to parse.
+			if err := d.value(lim, top, key); err != nil {
+				return err
+			}
+			var v string
+			if json.Unmarshal(top[key], &v) != nil || v != FormatVersion {
+				return bad(fmt.Sprintf("format version %s; this smsform reads %q", top[key], FormatVersion))
+			}
+			return nil
+		}
+		if key != "plan" {
+			return d.value(lim, top, key)
+		}
+		hasPlan = true
+		return d.object(lim, func(key string) error {
+			if key != "batches" {
+				return d.value(lim, fields, key)
+			}
+			if err := d.list(lim, func(i int) error {
+				var b Batch
+				if err := d.dec.Decode(&b); err != nil {
+					return err
+				}
+				if err := checkBatch(b); err != nil {
+					return bad(fmt.Sprintf("batch %d: %v", i+1, err))
+				}
+				return fn(i, b)
+			}); err != nil {
+				return err
+			}
+			if !whole {
+				return errBatchesDone
+			}
+			return nil
+		})
+	})
+	if errors.Is(err, errBatchesDone) {
+		return nil, nil
+	}
+	if err == nil && !whole {
+		return nil, nil // a plan without batches
+	}
+	if err == nil {
+		err = d.end(zr)
+	}
+	if err != nil {
+		// A damaged stream shows first as a batch or a value that makes
+		// no sense; gzip's checksum at the end says what it really is.
+		if _, derr := io.Copy(io.Discard, zr); derr != nil {
+			return nil, damaged(derr)
+		}
+		if errors.Is(err, ErrNotPlan) {
+			return nil, err
+		}
+		return nil, damaged(err)
+	}
+	var s Saved
+	if err := unmarshalFields(top, &s); err != nil {
+		return nil, damaged(err)
+	}
+	if hasPlan {
+		s.Plan = &Plan{}
+		if err := unmarshalFields(fields, s.Plan); err != nil {
+			return nil, damaged(err)
+		}
+	}
 	return &s, nil
+}
+
+// errBatchesDone ends a walk of the batches early.
+var errBatchesDone = errors.New("batches read")
+
+// checkBatch refuses a batch that is not what plan wrote: without
+// recipients, or whose id is not its content's, as when a file was edited
+// by hand after its review.
+func checkBatch(b Batch) error {
+	if len(b.Recipients) == 0 {
+		return errors.New("no recipients")
+	}
+	var scratch []byte
+	if id := appendBatchID(nil, &scratch, b.Body, b.Recipients); string(id) != b.ID {
+		return fmt.Errorf("its id %q is not its content's: the file was changed after plan --out", b.ID)
+	}
+	return nil
+}
+
+func unmarshalFields(fields map[string]json.RawMessage, v any) error {
+	obj, err := json.Marshal(fields)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(obj, v)
+}
+
+// jsonStream reads a JSON document a value at a time.
+type jsonStream struct{ dec *json.Decoder }
+
+// object reads an object, calling fn for each key with the decoder before
+// its value; a null is an empty object.
+func (d *jsonStream) object(lim *limitedValues, fn func(key string) error) error {
+	lim.reset()
+	tok, err := d.dec.Token()
+	if err != nil || tok == nil {
+		return err
+	}
+	if tok != json.Delim('{') {
+		return fmt.Errorf("want an object, found %v", tok)
+	}
+	for d.dec.More() {
+		lim.reset()
+		tok, err := d.dec.Token()
+		if err != nil {
+			return err
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return fmt.Errorf("want a key, found %v", tok)
+		}
+		if err := fn(key); err != nil {
+			return err
+		}
+	}
+	_, err = d.dec.Token() // the closing brace
+	return err
+}
+
+// list reads a list, calling fn for each element with the decoder before
+// it; a null is an empty list.
+func (d *jsonStream) list(lim *limitedValues, fn func(i int) error) error {
+	lim.reset()
+	tok, err := d.dec.Token()
+	if err != nil || tok == nil {
+		return err
+	}
+	if tok != json.Delim('[') {
+		return fmt.Errorf("want a list, found %v", tok)
+	}
+	for i := 0; d.dec.More(); i++ {
+		lim.reset()
+		if err := fn(i); err != nil {
+			return err
+		}
+	}
+	_, err = d.dec.Token()
+	return err
+}
+
+// value reads the next value whole into into[key].
+func (d *jsonStream) value(lim *limitedValues, into map[string]json.RawMessage, key string) error {
+	lim.reset()
+	var raw json.RawMessage
+	if err := d.dec.Decode(&raw); err != nil {
+		return err
+	}
+	into[key] = raw
+	return nil
+}
+
+// end checks that nothing but white space follows the document, reading
+// the stream to its end so that gzip checks its checksum.
+func (d *jsonStream) end(zr io.Reader) error {
+	rest, err := io.ReadAll(io.LimitReader(io.MultiReader(d.dec.Buffered(), zr), 1<<20))
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(rest)) > 0 {
+		return errors.New("data after the plan")
+	}
+	return nil
+}
+
+// errValueSize says a value of a plan file was larger than maxValueSize.
+var errValueSize = errors.New("a value larger than any plan smsform writes")
+
+// limitedValues fails a read once more than maxValueSize bytes were read
+// since the last reset: the decoder holds at most one value (and its read
+// ahead) at a time, so this bounds its memory.
+type limitedValues struct {
+	r    io.Reader
+	read int
+}
+
+func (l *limitedValues) reset() { l.read = 0 }
+
+func (l *limitedValues) Read(p []byte) (int, error) {
+	if l.read > maxValueSize {
+		return 0, errValueSize
+	}
+	n, err := l.r.Read(p)
+	l.read += n
+	return n, err
 }

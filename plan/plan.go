@@ -42,6 +42,10 @@ type Plan struct {
 	// Window is when the campaign may send, carried in saved plans so that
 	// apply checks it at send time.
 	Window window.Spec `json:"window,omitzero"`
+	// Stream, when set, holds the batches instead of Batches: a plan applied
+	// from its file reads them from there (see [Open]), so that ten million
+	// recipients are never in memory at once. Walk them with EachBatch.
+	Stream BatchStream `json:"-"`
 	// Schedule is when the batches may go, as seen at one moment; set by
 	// [Plan.ScheduleAt] for output, never saved.
 	Schedule *Schedule `json:"-"`
@@ -94,6 +98,38 @@ type Summary struct {
 	// send window, their number's time zone is not known and the campaign
 	// names no fallback_timezone. They count in Recipients, not in ToSend.
 	NoTimezone int `json:"no_timezone,omitempty"`
+}
+
+// BatchStream reads a plan's batches in order from where they are kept, as
+// often as asked.
+type BatchStream interface {
+	Each(fn func(i int, b Batch) error) error
+}
+
+// EachBatch calls fn with each batch in order, from Batches or the Stream.
+func (p *Plan) EachBatch(fn func(i int, b Batch) error) error {
+	if p.Stream != nil {
+		return p.Stream.Each(fn)
+	}
+	for i := range p.Batches {
+		if err := fn(i, p.Batches[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BatchedRecipients counts the recipients in the batches. A stream is not
+// read for it: [Open] checked that its summary counts them.
+func (p *Plan) BatchedRecipients() int {
+	if p.Stream != nil {
+		return p.Summary.ToSend
+	}
+	n := 0
+	for _, b := range p.Batches {
+		n += len(b.Recipients)
+	}
+	return n
 }
 
 // Batch is one request to the bulk SMS endpoint.

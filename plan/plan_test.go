@@ -352,7 +352,8 @@ func TestGoldenMarkdownCut(t *testing.T) {
 // return a plan or an ErrNotPlan, never panic. Seeds: a real plan file and
 // the broken ones of the catalogue.
 func FuzzDecodeSaved(f *testing.F) {
-	p := &Plan{Campaign: "t", Sender: "ACME", Batches: []Batch{{ID: "b-1", Body: "hi", Recipients: []string{"+447400123459"}}}}
+	b := newBatch("hi", "+447400123459")
+	p := &Plan{Campaign: "t", Sender: "ACME", Summary: Summary{Batches: 1, ToSend: 1}, Batches: []Batch{b}}
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
 	json.NewEncoder(zw).Encode(&Saved{FormatVersion: FormatVersion, ID: "x", Plan: p})
@@ -365,7 +366,7 @@ func FuzzDecodeSaved(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := decodeSaved("fuzz.plan", bytes.NewReader(data))
+		s, err := openSaved("fuzz.plan", bytes.NewReader(data), nil)
 		if err != nil && !errors.Is(err, ErrNotPlan) {
 			t.Fatalf("error %v is not ErrNotPlan", err)
 		}

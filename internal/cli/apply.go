@@ -41,6 +41,9 @@ func newApplyCmd(env Env) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		if saved != nil {
+			defer saved.Close()
+		}
 		sp, explicit := stateLoc(env, campaignPath, *stateFlag)
 		if saved != nil && !explicit && saved.StatePath != "" {
 			sp = saved.StatePath
@@ -337,12 +340,13 @@ func canConfirm(env Env, jsonOut bool, n nextStep) error {
 }
 
 // applyTarget tells a saved plan from a campaign file: plans are gzip,
-// campaigns are YAML.
+// campaigns are YAML. A saved plan is checked whole, then read again batch
+// by batch as they are sent (plan.Open): the caller closes it.
 func applyTarget(path string) (*plan.Saved, string, error) {
 	if strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml") {
 		return nil, path, nil
 	}
-	saved, err := plan.Load(path)
+	saved, err := plan.Open(path)
 	if err != nil {
 		return nil, "", withHint(err, "apply takes a campaign file (.yaml) or a plan saved with smsform plan --out")
 	}

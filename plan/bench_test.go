@@ -93,7 +93,7 @@ func reportPerRecipient(b *testing.B, n int) {
 func BenchmarkCut(b *testing.B) {
 	var g groups
 	for i := range 100_000 {
-		phone := keyPhone(447400000000 + uint64(i))
+		phone := "+" + strconv.Itoa(447400000000+i)
 		g.phones = append(g.phones, phone)
 		g.bodies = append(g.bodies, "Hi Ada, your code is "+phone[7:])
 		g.ends = append(g.ends, int32(i+1))

@@ -37,7 +37,8 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 	b := &builder{
 		c:    c,
 		p:    &Plan{Campaign: c.Name, Sender: c.Sender, Window: c.Window, Template: c.Body},
-		norm: e164.NewNormalizer(c.DefaultRegion),
+		norm:    e164.NewNormalizer(c.DefaultRegion),
+		numbers: e164.NewMap[int32](0),
 	}
 	loaded := make(chan error, 1)
 	if rec != nil {
@@ -163,7 +164,7 @@ type builder struct {
 	// numbers holds every distinct number of the recipients and the
 	// exclusions: its value is the number's index in phones, or one of
 	// excludedOnly and excludedSeen.
-	numbers phoneTable
+	numbers *e164.Map[int32]
 
 	// The recipients that are neither duplicates nor excluded, in file
 	// order, with their bodies (none when the body is shared): settle
@@ -310,7 +311,7 @@ func (b *builder) exclude(it *item) error {
 			it.entry.File, it.entry.Line, e164.Mask(it.entry.Raw), it.err))
 		return nil
 	}
-	if v, added := b.numbers.ref(it.num.E164); added {
+	if v, added := b.numbers.Ref(it.num.E164); added {
 		*v = excludedOnly
 	}
 	return nil
@@ -334,7 +335,7 @@ func (b *builder) add(it *item) error {
 		return nil
 	}
 	phone := it.num.E164
-	v, added := b.numbers.ref(phone)
+	v, added := b.numbers.Ref(phone)
 	if !added && *v != excludedOnly {
 		s.Duplicates++
 		if len(b.p.DuplicateRows) < maxListed {

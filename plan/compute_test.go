@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -59,7 +60,7 @@ func TestComputeGroupsBodies(t *testing.T) {
 	var list strings.Builder
 	list.WriteString("phone,n\n")
 	for i := range 50 {
-		list.WriteString(keyPhone(447400123400+uint64(i)) + "," + string(rune('a'+i%3)) + "\n")
+		list.WriteString("+" + strconv.Itoa(447400123400+i) + "," + string(rune('a'+i%3)) + "\n")
 	}
 	c := writeCampaign(t, header+"recipients:\n  - file: l.csv\nbody: \"code {{ .n }}\"\nbatch_size: 7\n", map[string]string{"l.csv": list.String()})
 	p, err := Compute(context.Background(), c, nil)
@@ -83,7 +84,7 @@ func TestComputeGroupsBodies(t *testing.T) {
 	for i, body := range bodies {
 		var want []string
 		for j := i; j < 50; j += 3 {
-			want = append(want, keyPhone(447400123400+uint64(j)))
+			want = append(want, "+"+strconv.Itoa(447400123400+j))
 		}
 		if !slices.Equal(seen[body], want) {
 			t.Errorf("%s: %q, want %q", body, seen[body], want)

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/state"
 )
 
@@ -21,7 +22,7 @@ const (
 // heldRec is the little the plan keeps of a state record: a million of them
 // must stay small.
 type heldRec struct {
-	key    uint64 // the phone as phoneKey packs it; 0 when it does not (see heldSet.other)
+	key    e164.Packed // the phone packed; 0 when it does not pack (see heldSet.other)
 	sum    int32  // index in heldSet.sums of the body hash, or -1 when it is in heldSet.raw
 	raw    int32  // index in heldSet.raw of a body hash that is not 64 hex digits, else -1
 	more   int32  // index in heldSet.more for in-doubt and failed records, else -1
@@ -33,7 +34,7 @@ type heldMore struct{ batch, reason string }
 // heldSet is what the state records, in the order it gave it.
 type heldSet struct {
 	recs  []heldRec
-	other map[int32]string // phones of the records that phoneKey does not take, by index in recs
+	other map[int32]string // phones of the records that do not pack, by index in recs
 	sums  [][sha256.Size]byte
 	raw   []string
 	more  []heldMore
@@ -73,7 +74,7 @@ func (h *heldSet) put(r state.Recipient) {
 		}
 	}
 	rec.sum, rec.raw = h.lastSum, h.lastRaw
-	if k, ok := phoneKey(r.Phone); ok {
+	if k, ok := e164.Pack(r.Phone); ok {
 		rec.key = k
 	} else {
 		if h.other == nil {
@@ -87,7 +88,7 @@ func (h *heldSet) put(r state.Recipient) {
 // phone is the phone of record i.
 func (h *heldSet) phone(i int) string {
 	if k := h.recs[i].key; k != 0 {
-		return keyPhone(k)
+		return k.String()
 	}
 	return h.other[int32(i)]
 }
@@ -132,7 +133,7 @@ func (b *builder) loadRecorded(ctx context.Context, rec Recorded) error {
 // the one they would get now. The campaign's numbers are not needed after
 // it.
 func (b *builder) matchHeld() {
-	defer func() { b.numbers = phoneTable{} }()
+	defer func() { b.numbers = nil }()
 	recs := b.held.recs
 	if len(recs) == 0 {
 		return
@@ -145,9 +146,9 @@ func (b *builder) matchHeld() {
 			var v int32
 			var ok bool
 			if k := recs[i].key; k != 0 {
-				v, ok = b.numbers.getKey(k)
+				v, ok = b.numbers.GetPacked(k)
 			} else {
-				v, ok = b.numbers.get(b.held.other[int32(i)])
+				v, ok = b.numbers.Get(b.held.other[int32(i)])
 			}
 			if !ok {
 				v = absent

@@ -43,8 +43,8 @@ func (s *Server) parseSendRequest(body []byte) (req api.SendRequest, status int,
 	}
 	seen := make(map[string]int, len(in.To))
 	for i, to := range in.To {
-		if !e164Shape(to) {
-			return bad("to[%d]: %s is not an E.164 number (+ then 8 to 15 digits)", i, strconv.Quote(to))
+		if _, ok := e164.Pack(to); !ok {
+			return bad("to[%d]: %s is not an E.164 number (+ then up to 15 digits, the first not 0)", i, strconv.Quote(to))
 		}
 		num, err := e164.NewNormalizer("").Normalize(to)
 		if err != nil {
@@ -66,17 +66,4 @@ func (s *Server) parseSendRequest(body []byte) (req api.SendRequest, status int,
 		return bad("body: %d characters, at most %d", n, s.cfg.MaxBody)
 	}
 	return api.SendRequest{From: *in.From, To: in.To, Body: *in.Body}, 0, "", ""
-}
-
-// e164Shape reports whether s is + then 8 to 15 digits.
-func e164Shape(s string) bool {
-	if len(s) < 9 || len(s) > 16 || s[0] != '+' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }

@@ -1,6 +1,8 @@
 package state
 
 import (
+	"github.com/smsform/smsform/internal/e164"
+
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -148,43 +150,19 @@ func attemptCode(st string) code {
 	return codeNone
 }
 
-// numKey packs "+" and up to 18 digits into a uint64: a leading 1, then
-// the digits, so that leading zeros stay distinct.
-func numKey(p string) (uint64, bool) {
-	if len(p) < 2 || len(p) > 19 || p[0] != '+' {
-		return 0, false
-	}
-	k := uint64(1)
-	for i := 1; i < len(p); i++ {
-		d := p[i] - '0'
-		if d > 9 {
-			return 0, false
-		}
-		k = k*10 + uint64(d)
-	}
-	return k, true
-}
-
 // known is the status of every recorded recipient, so that an intent is
-// checked at a cost independent of the campaign's size.
-//
-// E.164 numbers (numKey) live in an open-addressing table of uint64 slots,
-// the code in the top two bits: a million of them take 16 MB, and a
-// lookup, or a lookup and a change, touches one cache line where a Go map
-// touches two (on a large map that is what a check costs). A recipient
-// whose record went away keeps its slot with codeNone: tables only grow,
-// and mostly with recipients who come back. Other strings fall back to a
-// map.
+// checked at a cost independent of the campaign's size: numbers live in an
+// e164.Map, where a lookup, or a lookup and a change, touches one slot. A
+// recipient whose record went away keeps its entry with codeNone, which is
+// the same as absent: maps only grow, and mostly with recipients who come
+// back.
 //
 // It belongs to the writer goroutine. A change sets codes as it goes and
 // logs what it overwrote; a refused change, or a group whose commit fails,
 // is undone from the log, so between commits known is exactly what the
 // file records.
 type known struct {
-	slots []uint64 // key | code<<codeShift; 0 is empty; len is a power of two
-	used  int
-	shift uint // 64 - log2(len(slots))
-	other map[string]code
+	codes *e164.Map[code]
 	undo  []undoEntry
 
 	// batches holds each batch's latest attempt, which its outcome or
@@ -193,171 +171,78 @@ type known struct {
 	batches map[string]int64
 }
 
-const (
-	codeShift = 62
-	keyMask   = 1<<codeShift - 1
-)
-
-// undoEntry is one overwritten value: a number's code, another string's
-// code, or a batch's latest attempt.
+// undoEntry is one overwritten value: a number's code, or a batch's latest
+// attempt (0: none).
 type undoEntry struct {
-	kind undoKind
-	num  uint64 // the number, or the batch's previous attempt (0: none)
-	str  string // the string or the batch
-	prev code
+	batch   bool
+	str     string // the number or the batch
+	prev    code
+	attempt int64
 }
-
-type undoKind uint8
-
-const (
-	undoNum undoKind = iota
-	undoOther
-	undoBatch
-)
 
 func newKnown(n int) *known {
-	k := &known{other: map[string]code{}, batches: map[string]int64{}}
-	k.resize(max(n, 1024))
-	return k
-}
-
-// resize makes room for n keys at a load of at most a half, and puts the
-// present ones back.
-func (k *known) resize(n int) {
-	size, shift := 1, uint(64)
-	for size < 2*n {
-		size, shift = size*2, shift-1
-	}
-	old := k.slots
-	k.slots, k.shift, k.used = make([]uint64, size), shift, 0
-	for _, v := range old {
-		if v != 0 {
-			k.slots[k.find(v&keyMask)] = v
-			k.used++
-		}
-	}
-}
-
-// home is where key's probe starts.
-func (k *known) home(key uint64) int { return int((key * 0x9e3779b97f4a7c15) >> k.shift) }
-
-// find returns the slot of key: where it is, or the empty slot where it
-// would go.
-func (k *known) find(key uint64) int {
-	mask := len(k.slots) - 1
-	for i := k.home(key); ; i = (i + 1) & mask {
-		if v := k.slots[i]; v == 0 || v&keyMask == key {
-			return i
-		}
-	}
+	return &known{codes: e164.NewMap[code](n), batches: map[string]int64{}}
 }
 
 func (k *known) get(p string) code {
-	if n, ok := numKey(p); ok {
-		return code(k.slots[k.find(n)] >> codeShift)
-	}
-	return k.other[p]
+	c, _ := k.codes.Get(p)
+	return c
 }
 
-// put sets the code of key n and returns the previous one.
-func (k *known) put(n uint64, c code) code {
-	i := k.find(n)
-	v := k.slots[i]
-	if v == 0 {
-		if c == codeNone {
-			return codeNone
-		}
-		if 4*(k.used+1) > 3*len(k.slots) {
-			k.resize(len(k.slots)) // doubles: len/2 keys at a half
-			i = k.find(n)
-		}
-		k.used++
-	}
-	k.slots[i] = n | uint64(c)<<codeShift
-	return code(v >> codeShift)
-}
-
-func (k *known) putOther(p string, c code) code {
-	prev := k.other[p]
+// put sets p's code and returns the previous one.
+func (k *known) put(p string, c code) code {
 	if c == codeNone {
-		delete(k.other, p)
-	} else {
-		k.other[p] = c
+		if _, ok := k.codes.Get(p); !ok {
+			return codeNone // nothing to clear: no entry for it
+		}
 	}
+	v, _ := k.codes.Ref(p)
+	prev := *v
+	*v = c
 	return prev
 }
 
 // load sets p's code with no undo: for building known from the file.
-func (k *known) load(p string, c code) {
-	if n, ok := numKey(p); ok {
-		k.put(n, c)
-	} else {
-		k.putOther(p, c)
-	}
-}
+func (k *known) load(p string, c code) { k.put(p, c) }
 
 // set sets p's code, logging the previous one.
 func (k *known) set(p string, c code) {
-	if n, ok := numKey(p); ok {
-		k.undo = append(k.undo, undoEntry{kind: undoNum, num: n, prev: k.put(n, c)})
-	} else {
-		k.undo = append(k.undo, undoEntry{kind: undoOther, str: p, prev: k.putOther(p, c)})
-	}
+	k.undo = append(k.undo, undoEntry{str: p, prev: k.put(p, c)})
 }
 
 // check returns p's code and, if it is neither sent nor in doubt, sets it
 // to in doubt (logged): an intent's test and change in one lookup.
 func (k *known) check(p string) code {
-	n, ok := numKey(p)
-	if !ok {
-		c := k.other[p]
-		if c != codeSent && c != codeInDoubt {
-			k.set(p, codeInDoubt)
-		}
-		return c
-	}
-	i := k.find(n)
-	v := k.slots[i]
-	c := code(v >> codeShift)
+	v, _ := k.codes.Ref(p)
+	c := *v
 	if c == codeSent || c == codeInDoubt {
 		return c
 	}
-	if v == 0 && 4*(k.used+1) > 3*len(k.slots) {
-		k.resize(len(k.slots))
-		i = k.find(n)
-	}
-	if v == 0 {
-		k.used++
-	}
-	k.slots[i] = n | uint64(codeInDoubt)<<codeShift
-	k.undo = append(k.undo, undoEntry{kind: undoNum, num: n, prev: c})
+	*v = codeInDoubt
+	k.undo = append(k.undo, undoEntry{str: p, prev: c})
 	return c
 }
 
 // setBatch records id as the batch's latest attempt, logging the previous.
 func (k *known) setBatch(batch string, id int64) {
-	k.undo = append(k.undo, undoEntry{kind: undoBatch, num: uint64(k.batches[batch]), str: batch})
+	k.undo = append(k.undo, undoEntry{batch: true, str: batch, attempt: k.batches[batch]})
 	k.batches[batch] = id
 }
 
 // mark is a point in the undo log to go back to.
 func (k *known) mark() int { return len(k.undo) }
 
-// rollback undoes every set since mark m. A key added since keeps its slot
-// with codeNone, which is the same as absent.
+// rollback undoes every set since mark m. A number added since keeps its
+// entry with codeNone, which is the same as absent.
 func (k *known) rollback(m int) {
 	for i := len(k.undo) - 1; i >= m; i-- {
-		switch e := k.undo[i]; e.kind {
-		case undoNum:
-			k.put(e.num, e.prev)
-		case undoOther:
-			k.putOther(e.str, e.prev)
-		case undoBatch:
-			if e.num == 0 {
-				delete(k.batches, e.str)
-			} else {
-				k.batches[e.str] = int64(e.num)
-			}
+		switch e := k.undo[i]; {
+		case !e.batch:
+			k.put(e.str, e.prev)
+		case e.attempt == 0:
+			delete(k.batches, e.str)
+		default:
+			k.batches[e.str] = e.attempt
 		}
 	}
 	k.undo = k.undo[:m]

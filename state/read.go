@@ -1,6 +1,8 @@
 package state
 
 import (
+	"github.com/smsform/smsform/internal/e164"
+
 	"context"
 	"fmt"
 	"slices"
@@ -30,7 +32,7 @@ func (s *State) Recipients(ctx context.Context, fn func(Recipient) error) error 
 		if n%chunk == 0 {
 			chunks = append(chunks, make([]sortEntry, 0, chunk))
 		}
-		k, ok := orderKey(phone)
+		k, ok := e164.Pack(phone)
 		packed = packed && ok
 		c := &chunks[len(chunks)-1]
 		*c = append(*c, sortEntry{k, phone, a})
@@ -58,30 +60,9 @@ func (s *State) Recipients(ctx context.Context, fn func(Recipient) error) error 
 }
 
 type sortEntry struct {
-	key   uint64 // orderKey(phone), when every phone has one
+	key   e164.Packed // the phone packed (which sorts as the string does), when every phone packs
 	phone string
 	a     *derived
-}
-
-// orderKey packs "+" and up to 16 digits into a uint64 that sorts as the
-// string does: a digit d is the nibble d+1, the end of the string 0, and
-// comparing integers is several times faster than comparing strings.
-func orderKey(p string) (uint64, bool) {
-	if len(p) < 2 || len(p) > 17 || p[0] != '+' {
-		return 0, false
-	}
-	var k uint64
-	for i := 1; i < 17; i++ {
-		k <<= 4
-		if i < len(p) {
-			d := p[i] - '0'
-			if d > 9 {
-				return 0, false
-			}
-			k |= uint64(d) + 1
-		}
-	}
-	return k, true
 }
 
 // radixSort sorts es by key, least significant 16 bits first, skipping

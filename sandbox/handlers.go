@@ -282,7 +282,9 @@ func (s *Server) record(id string, req api.SendRequest, now time.Time) error {
 			}
 		}
 	}
-	s.outbox = append(s.outbox, msgs...)
+	if !s.cfg.Forget {
+		s.outbox = append(s.outbox, msgs...)
+	}
 	s.stats.Accepted++
 	s.stats.Messages += len(msgs)
 	return nil

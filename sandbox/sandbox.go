@@ -51,6 +51,11 @@ type Config struct {
 	// (and flushed, if Outbox has Flush() error) before the response. The
 	// caller opens it, e.g. with os.O_APPEND|os.O_CREATE|os.O_WRONLY.
 	Outbox io.Writer
+	// Forget keeps no message in memory, only the counts (and the Outbox
+	// file, if any): for load tests of millions of messages, where the
+	// outbox in memory would make the sandbox the bottleneck. Messages and
+	// the messages endpoint then list nothing.
+	Forget bool
 
 	MaxRecipients int // per request; 0 means DefaultMaxRecipients
 	MaxBody       int // characters; 0 means DefaultMaxBody

@@ -517,3 +517,25 @@ func TestRun(t *testing.T) {
 		t.Error("Run without credentials succeeded")
 	}
 }
+
+// TestForget checks that a sandbox told to forget keeps counting and
+// writing its outbox file, but holds no message in memory.
+func TestForget(t *testing.T) {
+	e := start(t, sandbox.Config{Forget: true})
+	tok := e.token(t)
+	for i := range 3 {
+		r := e.post(t, "/api/v1/send/bulk_sms", "Bearer "+tok, "application/json", sendBody(t, "ACME", numbers(t, 2*i, 2), "hi"))
+		if r.status != 200 {
+			t.Fatalf("send %d: %d %s", i, r.status, r.body)
+		}
+	}
+	if got := e.srv.Messages(); len(got) != 0 {
+		t.Errorf("kept %d messages in memory", len(got))
+	}
+	if st := e.srv.Stats(); st.Accepted != 3 || st.Messages != 6 {
+		t.Errorf("stats %+v, want 3 accepted and 6 messages", st)
+	}
+	if n := strings.Count(e.outbox.String(), "\n"); n != 6 {
+		t.Errorf("outbox file has %d lines, want 6", n)
+	}
+}

@@ -158,8 +158,7 @@ type measured struct {
 	stdout string
 }
 
-// run runs the binary and measures its wall time and peak RSS (the kernel's
-// ru_maxrss of the child).
+// run runs the binary and measures its wall time and peak RSS.
 func run(t *testing.T, smsform string, env []string, args ...string) measured {
 	t.Helper()
 	cmd := exec.Command(smsform, args...)
@@ -167,13 +166,62 @@ func run(t *testing.T, smsform string, env []string, args ...string) measured {
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	peak := watchRSS(cmd.Process.Pid)
+	err := cmd.Wait()
 	wall := time.Since(start)
 	if err != nil {
 		t.Fatalf("smsform %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return measured{wall: wall, rss: ru.Maxrss * 1024, stdout: stdout.String()}
+	return measured{wall: wall, rss: peak(), stdout: stdout.String()}
+}
+
+// watchRSS follows the peak resident set of process pid (VmHWM in
+// /proc/PID/status) every 10 ms until it exits; the function it returns
+// gives the last value read. The kernel's ru_maxrss of a child would be
+// simpler, but a child of a process as large as this test gets (it plans
+// ten million recipients itself to record a state) starts with its
+// parent's peak, and reports it.
+func watchRSS(pid int) func() int64 {
+	var (
+		mu   sync.Mutex
+		peak int64
+	)
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		path := fmt.Sprintf("/proc/%d/status", pid)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if b, err := os.ReadFile(path); err == nil {
+				for line := range strings.Lines(string(b)) {
+					if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+						var kb int64
+						fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
+						mu.Lock()
+						peak = max(peak, kb*1024)
+						mu.Unlock()
+					}
+				}
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() int64 {
+		close(done)
+		<-stopped
+		mu.Lock()
+		defer mu.Unlock()
+		return peak
+	}
 }
 
 // medianRun runs the binary n times and returns the run of median wall time

@@ -28,6 +28,7 @@ func newSandboxCmd(env Env) *cobra.Command {
 	fs.DurationVar(&cfg.Latency, "latency", 0, "delay before every response")
 	fs.DurationVar(&cfg.TokenTTL, "token-ttl", 0, "token lifetime (default: as valid_hour asks)")
 	fs.Int64Var(&cfg.Seed, "seed", 1, "seed of the fault draws, for repeatable runs")
+	fs.BoolVar(&cfg.Forget, "forget", false, "keep no message in memory, only counts (and --outbox): for load tests of millions of messages; the messages endpoint then lists nothing")
 	quiet := fs.Bool("quiet", false, "log nothing")
 	fs.StringVar(&cfg.SuccessBody, "success-body", "sandbox", "body of an accepted send: sandbox (request_id, accepted, segments), minimal ({\"message_id\"}) or empty")
 	fs.IntVar(&cfg.SuccessStatus, "success-status", 200, "status of an accepted send: 200, 201, 202 or 204 (no body)")

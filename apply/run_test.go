@@ -89,8 +89,8 @@ func (r *rig) tally(t *testing.T) testharness.Tally {
 // applying it makes no request.
 func (r *rig) rerunSendsNothing(t *testing.T) {
 	t.Helper()
-	if p := r.plan(t); p.Summary.ToSend != 0 || len(p.Batches) != 0 {
-		t.Errorf("rerun plans %d recipients in %d batches, want none", p.Summary.ToSend, len(p.Batches))
+	if p := r.plan(t); p.Summary.ToSend != 0 || len(p.AllBatches()) != 0 {
+		t.Errorf("rerun plans %d recipients in %d batches, want none", p.Summary.ToSend, len(p.AllBatches()))
 	}
 	before := r.srv.Stats().SendRequests
 	if _, err := r.apply(t, context.Background(), apply.Options{}); err != nil && !errors.As(err, new(*apply.IncompleteError)) {

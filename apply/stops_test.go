@@ -141,7 +141,7 @@ func TestRunAlreadySentIsNotADiskError(t *testing.T) {
 	p := r.plan(t)
 	ctx := context.Background()
 	// Another run sent the second batch's first recipient since.
-	other := state.Intent{BatchID: "elsewhere", Phones: p.Batches[1].Recipients[:1], BodyHash: "h"}
+	other := state.Intent{BatchID: "elsewhere", Phones: p.AllBatches()[1].Recipients[:1], BodyHash: "h"}
 	if err := r.st.RecordIntent(ctx, other); err != nil {
 		t.Fatal(err)
 	}

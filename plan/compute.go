@@ -493,12 +493,12 @@ func (b *builder) collect() {
 
 func (b *builder) finish() {
 	p := b.p
-	p.Batches = cut(&b.groups, b.c.BatchSize)
-	b.zoneBatches()
+	p.cut = newBatchTable(&b.groups, b.c.BatchSize)
+	p.cut.zones = b.groupZones
 	b.price()
-	p.Summary.Batches = len(p.Batches)
-	for _, batch := range p.Batches {
-		p.Summary.Segments += batch.TotalSegments()
+	p.Summary.Batches = p.cut.n
+	for gi := range b.groups.len() {
+		p.Summary.Segments += int(b.groups.meta[gi].segs) * len(b.groups.members(gi))
 	}
 	b.warnUCS2()
 	sort.Strings(p.Removed)
@@ -517,18 +517,15 @@ func (b *builder) finish() {
 
 // warnUCS2 says which characters push a body out of GSM-7 and what they
 // cost, once per distinct set of characters so that a personalised campaign
-// does not repeat itself a million times. It reads each group's encoding
-// from its first batch, and analyses again only the UCS-2 bodies.
+// does not repeat itself a million times. It analyses again only the UCS-2
+// bodies.
 func (b *builder) warnUCS2() {
 	type cost struct{ bodies, extra int }
 	costs := map[string]*cost{}
 	var order []string
-	first := 0 // the group's first batch
 	for gi, body := range b.groups.bodies {
 		members := len(b.groups.members(gi))
-		enc := b.p.Batches[first].Encoding
-		first += (members + b.c.BatchSize - 1) / b.c.BatchSize
-		if enc != sms.UCS2 {
+		if b.groups.meta[gi].encoding() != sms.UCS2 {
 			continue
 		}
 		repeat := gi > 0 && body == b.groups.bodies[gi-1] // one body split by zones

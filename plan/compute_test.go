@@ -48,8 +48,8 @@ func TestComputeHeld(t *testing.T) {
 	if !slices.Equal(p.Removed, []string{"+447400123499", "not-e164"}) {
 		t.Errorf("removed = %q", p.Removed)
 	}
-	if len(p.Batches) != 1 || !slices.Equal(p.Batches[0].Recipients, []string{"+447400123407"}) || p.Batches[0].Body != "Hi Gus" {
-		t.Errorf("batches = %+v", p.Batches)
+	if len(p.AllBatches()) != 1 || !slices.Equal(p.AllBatches()[0].Recipients, []string{"+447400123407"}) || p.AllBatches()[0].Body != "Hi Gus" {
+		t.Errorf("batches = %+v", p.AllBatches())
 	}
 }
 
@@ -69,7 +69,7 @@ func TestComputeGroupsBodies(t *testing.T) {
 	}
 	var bodies []string
 	seen := map[string][]string{}
-	for _, b := range p.Batches {
+	for _, b := range p.AllBatches() {
 		if len(bodies) == 0 || bodies[len(bodies)-1] != b.Body {
 			bodies = append(bodies, b.Body)
 		}

@@ -129,7 +129,7 @@ func Save(path string, s *Saved) error {
 // campaign) one at a time into the frame's empty list, so that the
 // document is never whole in memory.
 func encodeSaved(w io.Writer, s *Saved) error {
-	if s.Plan == nil || len(s.Plan.Batches) == 0 {
+	if s.Plan == nil || s.Plan.NumBatches() == 0 {
 		return json.NewEncoder(w).Encode(s)
 	}
 	p := *s.Plan
@@ -153,21 +153,23 @@ func encodeSaved(w io.Writer, s *Saved) error {
 		return err
 	}
 	rest := bytes.Clone(buf.Bytes()[split:]) // buf is reused for the batches
-	for i := range s.Plan.Batches {
+	err := s.Plan.EachBatch(func(i int, b Batch) error {
 		buf.Reset()
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		if err := enc.Encode(&s.Plan.Batches[i]); err != nil {
+		if err := enc.Encode(&b); err != nil {
 			return err
 		}
 		// Encode ends each value with a newline; in the list a comma
 		// separates them.
-		if _, err := w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))); err != nil {
-			return err
-		}
+		_, err := w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		return err
+	})
+	if err != nil {
+		return err
 	}
-	_, err := w.Write(rest)
+	_, err = w.Write(rest)
 	return err
 }
 
@@ -377,7 +379,7 @@ func checkBatch(b Batch) error {
 		return errors.New("no recipients")
 	}
 	var scratch []byte
-	if id := appendBatchID(nil, &scratch, b.Body, b.Recipients); string(id) != b.ID {
+	if id := batchID(batchHash(&scratch, b.Body, b.Recipients)); id != b.ID {
 		return fmt.Errorf("its id %q is not its content's: the file was changed after plan --out", b.ID)
 	}
 	return nil

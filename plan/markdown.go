@@ -24,8 +24,8 @@ func WriteMarkdown(w io.Writer, p *Plan, o Output) error {
 		limit = githubCommentLimit
 	}
 	head, foot := markdownFrame(p, o)
-	block := func(i int) mdBlock { return withWhen(markdownBlock(p.Batches[i], o), p, i) }
-	_, err := io.WriteString(w, fitMarkdown(head, len(p.Batches), block, foot, limit))
+	block := func(i int) mdBlock { return withWhen(markdownBlock(p.Batch(i), o), p, i) }
+	_, err := io.WriteString(w, fitMarkdown(head, p.NumBatches(), block, foot, limit))
 	return err
 }
 
@@ -76,13 +76,13 @@ func markdownFrame(p *Plan, o Output) (head, foot string) {
 		}
 		h.WriteString("\n")
 	}
-	if len(p.Batches) > 0 {
-		fmt.Fprintf(&h, "<details><summary>%s %s to send</summary>\n\n", count(len(p.Batches)), plural(len(p.Batches), "batch", "batches"))
+	if nb := p.NumBatches(); nb > 0 {
+		fmt.Fprintf(&h, "<details><summary>%s %s to send</summary>\n\n", count(nb), plural(nb, "batch", "batches"))
 	}
 	head = h.String()
 
 	var f strings.Builder
-	if len(p.Batches) > 0 {
+	if p.NumBatches() > 0 {
 		f.WriteString("</details>\n\n")
 	}
 	if len(p.Invalid) > 0 {

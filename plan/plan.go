@@ -46,6 +46,10 @@ type Plan struct {
 	// from its file reads them from there (see [Open]), so that ten million
 	// recipients are never in memory at once. Walk them with EachBatch.
 	Stream BatchStream `json:"-"`
+	// cut holds the batches of a plan Compute made, as its groups: a batch
+	// is made when asked for, so that a plan of ten million bodies does not
+	// hold ten million Batch values besides them.
+	cut *batchTable
 	// Schedule is when the batches may go, as seen at one moment; set by
 	// [Plan.ScheduleAt] for output, never saved.
 	Schedule *Schedule `json:"-"`
@@ -106,10 +110,14 @@ type BatchStream interface {
 	Each(fn func(i int, b Batch) error) error
 }
 
-// EachBatch calls fn with each batch in order, from Batches or the Stream.
+// EachBatch calls fn with each batch in order, from wherever the plan keeps
+// them: Batches, the groups Compute made, or the Stream of a plan file.
 func (p *Plan) EachBatch(fn func(i int, b Batch) error) error {
-	if p.Stream != nil {
+	switch {
+	case p.Stream != nil:
 		return p.Stream.Each(fn)
+	case p.cut != nil:
+		return p.cut.each(fn)
 	}
 	for i := range p.Batches {
 		if err := fn(i, p.Batches[i]); err != nil {
@@ -119,10 +127,40 @@ func (p *Plan) EachBatch(fn func(i int, b Batch) error) error {
 	return nil
 }
 
+// NumBatches is how many batches the plan sends.
+func (p *Plan) NumBatches() int {
+	switch {
+	case p.Stream != nil:
+		return p.Summary.Batches
+	case p.cut != nil:
+		return p.cut.n
+	}
+	return len(p.Batches)
+}
+
+// AllBatches returns every batch in one slice, made now: for tests and
+// small plans. A large plan is better walked with EachBatch.
+func (p *Plan) AllBatches() []Batch {
+	var all []Batch
+	p.EachBatch(func(_ int, b Batch) error {
+		all = append(all, b)
+		return nil
+	})
+	return all
+}
+
+// Batch returns batch i of a plan that is not a Stream.
+func (p *Plan) Batch(i int) Batch {
+	if p.cut != nil {
+		return p.cut.at(i)
+	}
+	return p.Batches[i]
+}
+
 // BatchedRecipients counts the recipients in the batches. A stream is not
 // read for it: [Open] checked that its summary counts them.
 func (p *Plan) BatchedRecipients() int {
-	if p.Stream != nil {
+	if p.Stream != nil || p.cut != nil {
 		return p.Summary.ToSend
 	}
 	n := 0
@@ -204,11 +242,39 @@ func (e *StrictError) Error() string {
 // TotalSegments is the number of segments the batch costs.
 func (b Batch) TotalSegments() int { return b.Segments * len(b.Recipients) }
 
-// appendBatchID derives a batch's id from its content, so the same inputs
-// give the same ids: "b-" and the first 8 bytes of the SHA-256 of the body
-// and each phone after a zero byte, in hex. scratch is reused between calls
-// (the hashed bytes are gathered in it, so that nothing escapes to the heap).
-func appendBatchID(dst []byte, scratch *[]byte, body string, phones []string) []byte {
+// batchTable is a plan's batches as Compute left them: the groups of
+// recipients by body, cut into batches of at most size.
+type batchTable struct {
+	g     *groups
+	size  int
+	zones []*window.Zones // per group, with a send window
+	first []int32         // per group: the number of its first batch
+	ids   [][8]byte       // per batch: its id's hash, which costs a SHA-256 of the batch to make
+	n     int
+}
+
+// newBatchTable cuts g into batches of at most size and derives their ids.
+func newBatchTable(g *groups, size int) *batchTable {
+	t := &batchTable{g: g, size: size, first: make([]int32, g.len())}
+	for i := range g.len() {
+		t.first[i] = int32(t.n)
+		t.n += (len(g.members(i)) + size - 1) / size
+	}
+	t.ids = make([][8]byte, 0, t.n)
+	var scratch []byte
+	for gi, body := range g.bodies {
+		members := g.members(gi)
+		for start := 0; start < len(members); start += size {
+			t.ids = append(t.ids, batchHash(&scratch, body, members[start:min(start+size, len(members))]))
+		}
+	}
+	return t
+}
+
+// batchHash is the first 8 bytes of the SHA-256 of a body and each phone
+// after a zero byte: a batch's id, the same for the same inputs. scratch is
+// reused between calls.
+func batchHash(scratch *[]byte, body string, phones []string) [8]byte {
 	buf := append((*scratch)[:0], body...)
 	for _, p := range phones {
 		buf = append(buf, 0)
@@ -216,58 +282,44 @@ func appendBatchID(dst []byte, scratch *[]byte, body string, phones []string) []
 	}
 	*scratch = buf
 	sum := sha256.Sum256(buf)
-	dst = append(dst, "b-"...)
-	return hex.AppendEncode(dst, sum[:8])
+	return [8]byte(sum[:8])
 }
 
-// idLen is the length of a batch id.
-const idLen = len("b-") + 16
+// batchID is the id of the batch whose hash is h: "b-" and h in hex.
+func batchID(h [8]byte) string {
+	return string(hex.AppendEncode([]byte("b-"), h[:]))
+}
 
-// idsPerBlock is how many batch ids share one string, so that a million
-// batches do not cost a million small allocations.
-const idsPerBlock = 4096
+// make returns batch i, chunk k of group gi.
+func (t *batchTable) make(i, gi, k int) Batch {
+	members := t.g.members(gi)
+	start := k * t.size
+	end := min(start+t.size, len(members))
+	m := t.g.meta[gi]
+	b := Batch{ID: batchID(t.ids[i]), Body: t.g.bodies[gi], Encoding: m.encoding(), Segments: int(m.segs),
+		Recipients: members[start:end:end]}
+	if t.zones != nil {
+		b.Zones = t.zones[gi].Names()
+	}
+	return b
+}
 
-// cut splits each body's recipients into batches of at most size.
-func cut(g *groups, size int) []Batch {
-	n := 0
-	for i := range g.len() {
-		n += (len(g.members(i)) + size - 1) / size
-	}
-	if n == 0 {
-		return nil
-	}
-	batches := make([]Batch, 0, n)
-	var scratch []byte
-	ids := make([]byte, 0, min(n, idsPerBlock)*idLen)
-	named := 0 // batches[:named] have their ids
-	nameBlock := func() {
-		block := string(ids)
-		for i := range len(batches) - named {
-			batches[named+i].ID = block[i*idLen : (i+1)*idLen]
-		}
-		named = len(batches)
-		ids = ids[:0]
-	}
-	for i, body := range g.bodies {
-		m := g.meta[i]
-		members := g.members(i)
-		for start := 0; start < len(members); start += size {
-			end := min(start+size, len(members))
-			phones := members[start:end:end]
-			ids = appendBatchID(ids, &scratch, body, phones)
-			batches = append(batches, Batch{
-				Body:       body,
-				Encoding:   m.encoding(),
-				Segments:   int(m.segs),
-				Recipients: phones,
-			})
-			if len(batches)-named == idsPerBlock {
-				nameBlock()
+func (t *batchTable) at(i int) Batch {
+	gi := sort.Search(len(t.first), func(g int) bool { return int(t.first[g]) > i }) - 1
+	return t.make(i, gi, i-int(t.first[gi]))
+}
+
+func (t *batchTable) each(fn func(int, Batch) error) error {
+	i := 0
+	for gi := range t.g.len() {
+		for k := 0; k*t.size < len(t.g.members(gi)); k++ {
+			if err := fn(i, t.make(i, gi, k)); err != nil {
+				return err
 			}
+			i++
 		}
 	}
-	nameBlock()
-	return batches
+	return nil
 }
 
 func sortHeld(h []Held) {

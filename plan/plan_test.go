@@ -106,7 +106,7 @@ func TestCompute(t *testing.T) {
 				t.Errorf("summary = %+v\nwant      %+v", p.Summary, tt.want)
 			}
 			var got []int
-			for _, b := range p.Batches {
+			for _, b := range p.AllBatches() {
 				got = append(got, len(b.Recipients))
 			}
 			if fmt.Sprint(got) != fmt.Sprint(tt.batches) {
@@ -117,9 +117,9 @@ func TestCompute(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i := range p.Batches {
-				if p.Batches[i].ID != again.Batches[i].ID {
-					t.Errorf("batch %d id %s then %s", i, p.Batches[i].ID, again.Batches[i].ID)
+			for i := range p.AllBatches() {
+				if p.AllBatches()[i].ID != again.AllBatches()[i].ID {
+					t.Errorf("batch %d id %s then %s", i, p.AllBatches()[i].ID, again.AllBatches()[i].ID)
 				}
 			}
 		})
@@ -162,7 +162,7 @@ func TestComputeLarge(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, b := range p.Batches {
+	for _, b := range p.AllBatches() {
 		got = append(got, b.Recipients...)
 	}
 	if p.Summary.Invalid != 0 || strings.Join(got, ",") != strings.Join(want, ",") {
@@ -380,10 +380,12 @@ func FuzzDecodeSaved(f *testing.F) {
 // same plan at once, with no batch, one, and several.
 func TestWriteJSONIsOneDocument(t *testing.T) {
 	for _, n := range []int{0, 1, 7} {
-		p := personalisedPlan(t, max(n, 1))
-		p.Batches = p.Batches[:n]
+		computed := personalisedPlan(t, max(n, 1))
+		p := *computed
+		p.Batches, p.Summary.Batches = computed.AllBatches()[:n], n
+		p.cut = nil
 		var b bytes.Buffer
-		if err := WriteJSON(&b, p, Output{}); err != nil {
+		if err := WriteJSON(&b, &p, Output{}); err != nil {
 			t.Fatal(err)
 		}
 		var doc struct {

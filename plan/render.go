@@ -214,7 +214,7 @@ func WriteTable(w io.Writer, p *Plan, o Output) error {
 		fmt.Fprintf(&b, "Note: %s.\n\n", n)
 	}
 	writeScheduleText(&b, p, "  ")
-	if len(p.Batches) > 0 {
+	if nb := p.NumBatches(); nb > 0 {
 		t := NewTable(&b, o.Plain)
 		cols := []string{"Batch", "Recipients", "Encoding", "Segments", "Body"}
 		if p.Schedule != nil {
@@ -222,10 +222,8 @@ func WriteTable(w io.Writer, p *Plan, o Output) error {
 		}
 		t.Header(cols)
 		var rows [][]string
-		for i, batch := range p.Batches {
-			if i == max {
-				break
-			}
+		for i := range min(nb, max) {
+			batch := p.Batch(i)
 			row := []string{batch.ID, count(len(batch.Recipients)), string(batch.Encoding),
 				fmt.Sprintf("%s (%d each)", count(batch.TotalSegments()), batch.Segments),
 				strings.Join(strings.Fields(batch.Body), " ")}
@@ -243,7 +241,7 @@ func WriteTable(w io.Writer, p *Plan, o Output) error {
 		if err := t.Render(); err != nil {
 			return err
 		}
-		if n := len(p.Batches) - max; n > 0 {
+		if n := nb - max; n > 0 {
 			fmt.Fprintf(&b, "... and %s more %s (smsform plan --json lists them all)\n", count(n), plural(n, "batch", "batches"))
 		}
 		b.WriteString("\n")
@@ -392,7 +390,7 @@ func WriteJSON(w io.Writer, p *Plan, o Output) error {
 	}
 	bw := bufio.NewWriter(w)
 	bw.Write(before)
-	if len(p.Batches) == 0 {
+	if p.NumBatches() == 0 {
 		bw.WriteString(`"batches": [],`)
 	} else {
 		bw.WriteString("\"batches\": [\n")
@@ -400,7 +398,7 @@ func WriteJSON(w io.Writer, p *Plan, o Output) error {
 		oenc := json.NewEncoder(&one)
 		oenc.SetIndent("    ", "  ")
 		oenc.SetEscapeHTML(false)
-		for i, b := range p.Batches {
+		err := p.EachBatch(func(i int, b Batch) error {
 			nums := make([]string, len(b.Recipients))
 			for j, r := range b.Recipients {
 				nums[j] = o.number(r)
@@ -421,6 +419,10 @@ func WriteJSON(w io.Writer, p *Plan, o Output) error {
 				return err
 			}
 			bw.Write(bytes.TrimSuffix(one.Bytes(), []byte("\n")))
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		bw.WriteString("\n  ],")
 	}

@@ -43,7 +43,7 @@ func (p *Plan) ScheduleAt(at time.Time) error {
 	if err != nil {
 		return fmt.Errorf("plan's send window: %w", err)
 	}
-	s := &Schedule{At: at, Window: p.Window, batch: make([]int32, len(p.Batches))}
+	s := &Schedule{At: at, Window: p.Window, batch: make([]int32, p.NumBatches())}
 	type key struct {
 		reason window.Reason
 		at     time.Time
@@ -51,7 +51,7 @@ func (p *Plan) ScheduleAt(at time.Time) error {
 	index := map[key]int32{}
 	openings := map[string]window.Opening{} // by the batch's zones
 	var zoneKey []byte
-	for i, b := range p.Batches {
+	err = p.EachBatch(func(i int, b Batch) error {
 		zoneKey = zoneKey[:0]
 		for _, z := range b.Zones {
 			zoneKey = append(append(zoneKey, z...), ',')
@@ -79,6 +79,10 @@ func (p *Plan) ScheduleAt(at time.Time) error {
 		w.Recipients += len(b.Recipients)
 		w.Batches++
 		s.batch[i] = g
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	// Now first, then by opening, then what will not be sent.
 	order := make([]int32, len(s.Groups))

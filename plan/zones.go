@@ -127,19 +127,3 @@ func lookUpZones(sc *window.Schedule, phones []string) ([]*window.Zones, int) {
 	}
 	return zs, n
 }
-
-// zoneBatches gives each batch the zones of its group; cut made the
-// batches group by group.
-func (b *builder) zoneBatches() {
-	if b.groupZones == nil {
-		return
-	}
-	first := 0
-	for gi, z := range b.groupZones {
-		n := (len(b.groups.members(gi)) + b.c.BatchSize - 1) / b.c.BatchSize
-		for i := first; i < first+n; i++ {
-			b.p.Batches[i].Zones = z.Names()
-		}
-		first += n
-	}
-}

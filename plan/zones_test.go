@@ -27,7 +27,7 @@ func TestComputeSplitsByZone(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]string{}
-	for _, b := range p.Batches {
+	for _, b := range p.AllBatches() {
 		got[strings.Join(b.Zones, ",")] += strings.Join(b.Recipients, " ")
 	}
 	want := map[string]string{
@@ -59,9 +59,9 @@ func TestComputeSplitsByZone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range p.Batches {
-		if p.Batches[i].ID != again.Batches[i].ID {
-			t.Fatalf("batch %d: id %s then %s", i, p.Batches[i].ID, again.Batches[i].ID)
+	for i := range p.AllBatches() {
+		if p.AllBatches()[i].ID != again.AllBatches()[i].ID {
+			t.Fatalf("batch %d: id %s then %s", i, p.AllBatches()[i].ID, again.AllBatches()[i].ID)
 		}
 	}
 
@@ -70,7 +70,7 @@ func TestComputeSplitsByZone(t *testing.T) {
 	if p, err = Compute(context.Background(), c, nil); err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range p.Batches {
+	for _, b := range p.AllBatches() {
 		if strings.Join(b.Zones, ",") == "Europe/Paris" && len(b.Recipients) != 3 {
 			t.Errorf("Paris batch with the fallback: %v, want the two Paris numbers and +800", b.Recipients)
 		}
@@ -88,8 +88,8 @@ func TestComputeWithoutWindowLooksUpNoZone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Batches) != 1 || p.Batches[0].Zones != nil || p.Summary.ToSend != 9 {
-		t.Fatalf("batches %+v, want one batch of 9 without zones", p.Batches)
+	if len(p.AllBatches()) != 1 || p.AllBatches()[0].Zones != nil || p.Summary.ToSend != 9 {
+		t.Fatalf("batches %+v, want one batch of 9 without zones", p.AllBatches())
 	}
 	if err := p.ScheduleAt(time.Now()); err != nil || p.Schedule != nil {
 		t.Errorf("ScheduleAt: %v, %+v; want no schedule", err, p.Schedule)
@@ -122,7 +122,7 @@ func TestScheduleAt(t *testing.T) {
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("schedule:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
-	for i, b := range p.Batches {
+	for i, b := range p.AllBatches() {
 		sc, _ := window.Compile(p.Window)
 		z, _ := sc.Zones(b.Zones)
 		if open := sc.Open(z, now); open != (p.Schedule.Batch(i).Reason == window.ReasonNow) {
@@ -192,8 +192,8 @@ func TestSavedPlanKeepsWindow(t *testing.T) {
 		t.Errorf("window after a round trip: %+v", w)
 	}
 	for i, b := range back.Plan.Batches {
-		if strings.Join(b.Zones, ",") != strings.Join(p.Batches[i].Zones, ",") {
-			t.Errorf("batch %d zones %v, want %v", i, b.Zones, p.Batches[i].Zones)
+		if strings.Join(b.Zones, ",") != strings.Join(p.AllBatches()[i].Zones, ",") {
+			t.Errorf("batch %d zones %v, want %v", i, b.Zones, p.AllBatches()[i].Zones)
 		}
 	}
 }

@@ -219,7 +219,7 @@ func recordChunked(ctx context.Context, campaignPath, statePath string, chunk in
 		phones = phones[:0]
 		return st.RecordOutcome(ctx, id, state.Outcome{Status: state.Sent, HTTPStatus: 200, RequestID: id})
 	}
-	for _, b := range p.Batches {
+	for _, b := range p.AllBatches() {
 		if len(phones) == 0 {
 			hash = plan.BodyHash(b.Body)
 		}

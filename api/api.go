@@ -1,20 +1,20 @@
 // Package api is the messaging API (docs/messaging-api.md) as
-// smsform speaks it: the wire types, the error body, and the mapping between
-// HTTP statuses and what they mean for delivery, shared by the [Client] and
-// the sandbox server so that the two cannot drift apart. openapi.yaml in this
-// folder describes the API as the sandbox serves it.
+// smsform speaks it: the wire types and the error body, shared by the
+// [Client] and the sandbox server so that the two cannot drift apart.
+// openapi.yaml in this folder describes the API as the sandbox serves it.
 //
-// Every failed call is an [*Error] whose [Outcome] tells the caller what it
-// may do next: [NotActed] is safe to retry (after [Error.RetryAfter]),
-// [Rejected] is final, and [InDoubt] must never be retried silently. The
-// client itself never retries, never follows a redirect, reads at most
-// [MaxResponseBytes] of a response, and keeps tokens, secrets and phone
-// numbers out of every error text.
+// Every failed call is an [*Error] that says only what HTTP said: the
+// status, or the transport failure when no answer came, and whether the
+// request went out whole ([Error.Reached]). What that means for the
+// recipients of a batch (sent, failed, in doubt, or not acted on) is the
+// send loop's to decide, in one place: apply.StatusOf. The client itself
+// never retries, never follows a redirect, reads at most [MaxResponseBytes]
+// of a response, and keeps tokens, secrets and phone numbers out of every
+// error text.
 package api
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -91,55 +91,6 @@ const (
 	BasicBase64  = "base64"  // RFC 7617: base64 of id:secret
 	BasicLiteral = "literal" // id:secret as written
 )
-
-// Outcome is what a failed call means for delivery.
-type Outcome int
-
-const (
-	// NotActed: the API provably did not act (no request written, 401, 429,
-	// 503); retrying cannot message anyone twice.
-	NotActed Outcome = iota
-	// Rejected: the API refused the request for good (400 and other 4xx).
-	Rejected
-	// InDoubt: the API may have acted (timeout or broken connection after the
-	// request was written, 500, 502, 504, an unreadable 2xx).
-	InDoubt
-)
-
-// String names the outcome for people: "not acted", "rejected", "in doubt".
-func (o Outcome) String() string {
-	switch o {
-	case NotActed:
-		return "not acted"
-	case Rejected:
-		return "rejected"
-	case InDoubt:
-		return "in doubt"
-	}
-	return fmt.Sprintf("Outcome(%d)", int(o))
-}
-
-// OutcomeOf says what a response with status means for delivery when the
-// call did not succeed:
-//   - [NotActed], the API did not act on the request: 401, 408, 429, 503
-//     (refused before acting, may work later); 404 and 405 (nothing there
-//     to act: a wrong base URL); 301, 302, 307 and 308 (the provider asks
-//     for the request elsewhere, and smsform does not follow).
-//   - [InDoubt], it may have acted: 500 and every other 5xx, and the other
-//     3xx (303 See Other is what a server answers after acting).
-//   - [Rejected], refused for good: 400 and every other 4xx.
-func OutcomeOf(status int) Outcome {
-	switch status {
-	case http.StatusUnauthorized, http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusServiceUnavailable,
-		http.StatusNotFound, http.StatusMethodNotAllowed,
-		http.StatusMovedPermanently, http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
-		return NotActed
-	}
-	if status >= 300 && status < 400 || status >= 500 {
-		return InDoubt
-	}
-	return Rejected
-}
 
 // WrongPlace reports whether the answer says the request reached no API
 // endpoint (404, 405) or belongs elsewhere (a redirect not followed): a

@@ -25,8 +25,12 @@ type Error struct {
 	Code       string // the error body's code, when there was one
 	Message    string
 	RetryAfter time.Duration // from Retry-After on 429/503, 0 when absent
-	Outcome    Outcome
-	Err        error // the transport error, when no response arrived
+	// Reached says the request went out whole, so the provider may have
+	// it: always so when an answer came (Status is set); with none, the
+	// connection failed after the request was written. A request that
+	// never left (no token, a bad base URL, a refused connection) did not.
+	Reached bool
+	Err     error // the transport error, when no response arrived
 }
 
 // Error says what failed in words safe to print: the client scrubs the
@@ -63,7 +67,6 @@ func (e *Error) Error() string {
 	if e.RetryAfter > 0 {
 		fmt.Fprintf(&b, " (retry after %s)", e.RetryAfter)
 	}
-	fmt.Fprintf(&b, " [%s]", e.Outcome)
 	return b.String()
 }
 
@@ -98,7 +101,7 @@ type Client struct {
 const DefaultTimeout = 30 * time.Second
 
 // MaxResponseBytes is the most the client reads of any response body; a
-// success body longer than that is an [InDoubt] error.
+// longer one is cut there.
 const MaxResponseBytes = 1 << 20
 
 // maxRetryAfter bounds a server's Retry-After so that a hostile value cannot
@@ -112,7 +115,7 @@ const maxRetryAfter = 24 * time.Hour
 func (c *Client) IssueToken(ctx context.Context, hours int) (Token, error) {
 	const op = "issue token"
 	if hours < 0 || hours > 168 {
-		return Token{}, &Error{Op: op, Message: fmt.Sprintf("valid hours %d out of range 1..168", hours), Outcome: NotActed}
+		return Token{}, &Error{Op: op, Message: fmt.Sprintf("valid hours %d out of range 1..168", hours)}
 	}
 	tr := TokenRequest{GrantType: "client_credentials"}
 	if hours > 0 {
@@ -140,7 +143,7 @@ func (c *Client) IssueToken(ctx context.Context, hours int) (Token, error) {
 		return Token{}, err
 	}
 	noToken := func(msg string) error {
-		return &Error{Op: op, Status: resp.status, Message: "no token issued: " + msg, Outcome: NotActed}
+		return &Error{Op: op, Status: resp.status, Message: "no token issued: " + msg, Reached: true}
 	}
 	if resp.readErr != nil {
 		return Token{}, noToken("the answer could not be read: " + resp.readErr.Error())
@@ -182,12 +185,12 @@ func (c *Client) now() time.Time {
 
 // Send sends one bulk SMS request with token. Any 2xx answer means the
 // messages were sent, whatever its body: the request id is taken from the
-// body when it can be found. A failure is an *Error whose Outcome says
-// whether the API may have acted.
+// body when it can be found. A failure is an *Error that says what HTTP
+// said of it.
 func (c *Client) Send(ctx context.Context, token string, req SendRequest) (SendResponse, error) {
 	const op = "send"
 	if token == "" {
-		return SendResponse{}, &Error{Op: op, Message: "no access token", Outcome: NotActed}
+		return SendResponse{}, &Error{Op: op, Message: "no access token"}
 	}
 	resp, err := c.post(ctx, op, SendPath, "Bearer "+token, token, req)
 	if err != nil {
@@ -206,16 +209,16 @@ type response struct {
 }
 
 // post sends v to path and returns a 2xx response; anything else is an
-// *Error classified by its status or, when no response came, by whether the
-// request was written. token is scrubbed from any text the server sends back.
+// *Error with its status or, when no response came, whether the request
+// was written. token is scrubbed from any text the server sends back.
 func (c *Client) post(ctx context.Context, op, path, auth, token string, v any) (*response, error) {
 	payload, err := json.Marshal(v)
 	if err != nil {
-		return nil, &Error{Op: op, Message: "encode request", Err: err, Outcome: NotActed}
+		return nil, &Error{Op: op, Message: "encode request", Err: err}
 	}
 	u, err := c.endpoint(path)
 	if err != nil {
-		return nil, &Error{Op: op, Message: "bad base URL", Err: err, Outcome: NotActed}
+		return nil, &Error{Op: op, Message: "bad base URL", Err: err}
 	}
 	var wrote atomic.Bool
 	trace := &httptrace.ClientTrace{
@@ -227,7 +230,7 @@ func (c *Client) post(ctx context.Context, op, path, auth, token string, v any) 
 	}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, u, bytes.NewReader(payload))
 	if err != nil {
-		return nil, &Error{Op: op, Message: "build request", Err: err, Outcome: NotActed}
+		return nil, &Error{Op: op, Message: "build request", Err: err}
 	}
 	req.Header.Set("Authorization", auth)
 	req.Header.Set("Content-Type", "application/json")
@@ -249,7 +252,7 @@ func (c *Client) post(ctx context.Context, op, path, auth, token string, v any) 
 		return &response{status: status, header: resp.Header, body: body, readErr: readErr}, nil
 	}
 
-	e := &Error{Op: op, Status: status, Outcome: OutcomeOf(status)}
+	e := &Error{Op: op, Status: status, Reached: true}
 	if status >= 300 && status < 400 {
 		e.Message = fmt.Sprintf("the provider answered %d %s and asks for %s; smsform does not follow redirects (the credentials must not go elsewhere)",
 			status, http.StatusText(status), redactURL(resp.Header.Get("Location")))
@@ -273,12 +276,11 @@ func (c *Client) post(ctx context.Context, op, path, auth, token string, v any) 
 	return nil, e
 }
 
-// transportError classifies a call that got no response: before the request
-// was fully written the API cannot have acted; after, it may have.
+// transportError is a call that got no response: before the request was
+// fully written the API cannot have acted; after, it may have.
 func transportError(op string, err error, wrote bool) *Error {
-	e := &Error{Op: op, Err: err, Outcome: NotActed}
+	e := &Error{Op: op, Err: err, Reached: wrote}
 	if wrote {
-		e.Outcome = InDoubt
 		e.Message = "no response after the request was sent"
 	} else {
 		e.Message = "request not sent"

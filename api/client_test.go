@@ -53,7 +53,6 @@ func TestSendClassifiesResponses(t *testing.T) {
 		name       string
 		handler    http.HandlerFunc
 		wantErr    bool
-		outcome    Outcome
 		status     int
 		code       string
 		retryAfter time.Duration
@@ -72,14 +71,14 @@ func TestSendClassifiesResponses(t *testing.T) {
 				w.Header().Set("WWW-Authenticate", "Bearer")
 				WriteError(w, 401, CodeTokenExpired, "token expired")
 			},
-			wantErr: true, outcome: NotActed, status: 401, code: CodeTokenExpired,
+			wantErr: true, status: 401, code: CodeTokenExpired,
 		},
 		{
 			name: "401 without body",
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				w.WriteHeader(401)
 			},
-			wantErr: true, outcome: NotActed, status: 401, msgHas: "Unauthorized",
+			wantErr: true, status: 401, msgHas: "Unauthorized",
 		},
 		{
 			name: "429 seconds",
@@ -87,7 +86,7 @@ func TestSendClassifiesResponses(t *testing.T) {
 				w.Header().Set("Retry-After", "7")
 				WriteError(w, 429, CodeRateLimited, "slow down")
 			},
-			wantErr: true, outcome: NotActed, status: 429, code: CodeRateLimited, retryAfter: 7 * time.Second,
+			wantErr: true, status: 429, code: CodeRateLimited, retryAfter: 7 * time.Second,
 		},
 		{
 			name: "503 http date",
@@ -95,26 +94,26 @@ func TestSendClassifiesResponses(t *testing.T) {
 				w.Header().Set("Retry-After", time.Now().Add(1*time.Hour).UTC().Format(http.TimeFormat))
 				w.WriteHeader(503)
 			},
-			wantErr: true, outcome: NotActed, status: 503,
+			wantErr: true, status: 503,
 		},
 		{
 			name: "400 echoes a number",
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				WriteError(w, 400, CodeInvalidField, `to[1]: "+14155550101" is not valid, token `+testToken)
 			},
-			wantErr: true, outcome: Rejected, status: 400, code: CodeInvalidField, msgHas: "to[1]",
+			wantErr: true, status: 400, code: CodeInvalidField, msgHas: "to[1]",
 		},
 		{
 			name: "413",
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				WriteError(w, 413, CodeTooManyRecipients, "too many")
 			},
-			wantErr: true, outcome: Rejected, status: 413, code: CodeTooManyRecipients,
+			wantErr: true, status: 413, code: CodeTooManyRecipients,
 		},
 		{
 			name:    "500",
 			handler: func(w http.ResponseWriter, r *http.Request) { WriteError(w, 500, CodeInternal, "boom") },
-			wantErr: true, outcome: InDoubt, status: 500, code: CodeInternal,
+			wantErr: true, status: 500, code: CodeInternal,
 		},
 		{
 			name: "502 html",
@@ -122,24 +121,24 @@ func TestSendClassifiesResponses(t *testing.T) {
 				w.WriteHeader(502)
 				io.WriteString(w, "<html>bad gateway</html>")
 			},
-			wantErr: true, outcome: InDoubt, status: 502, msgHas: "Bad Gateway",
+			wantErr: true, status: 502, msgHas: "Bad Gateway",
 		},
 		{
 			name:    "504",
 			handler: func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(504) },
-			wantErr: true, outcome: InDoubt, status: 504,
+			wantErr: true, status: 504,
 		},
 		{
 			name: "404 wrong base URL",
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				http.NotFound(w, r)
 			},
-			wantErr: true, outcome: NotActed, status: 404, msgHas: "404 page not found",
+			wantErr: true, status: 404, msgHas: "404 page not found",
 		},
 		{
 			name:    "405",
 			handler: func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(405) },
-			wantErr: true, outcome: NotActed, status: 405,
+			wantErr: true, status: 405,
 		},
 		{
 			name: "408 not acted",
@@ -147,7 +146,7 @@ func TestSendClassifiesResponses(t *testing.T) {
 				w.Header().Set("Retry-After", "2")
 				w.WriteHeader(408)
 			},
-			wantErr: true, outcome: NotActed, status: 408, retryAfter: 2 * time.Second,
+			wantErr: true, status: 408, retryAfter: 2 * time.Second,
 		},
 		{
 			name: "307 not followed",
@@ -155,7 +154,7 @@ func TestSendClassifiesResponses(t *testing.T) {
 				w.Header().Set("Location", "https://elsewhere.example/api/v1/send/bulk_sms?key=secret")
 				w.WriteHeader(307)
 			},
-			wantErr: true, outcome: NotActed, status: 307, msgHas: `asks for "https://elsewhere.example/api/v1/send/bulk_sms"`,
+			wantErr: true, status: 307, msgHas: `asks for "https://elsewhere.example/api/v1/send/bulk_sms"`,
 		},
 		{
 			name: "303 after acting",
@@ -163,12 +162,12 @@ func TestSendClassifiesResponses(t *testing.T) {
 				w.Header().Set("Location", "/status/1")
 				w.WriteHeader(303)
 			},
-			wantErr: true, outcome: InDoubt, status: 303,
+			wantErr: true, status: 303,
 		},
 		{
 			name:    "418 other 4xx",
 			handler: func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(418) },
-			wantErr: true, outcome: Rejected, status: 418,
+			wantErr: true, status: 418,
 		},
 		{
 			name: "drop after reading",
@@ -179,7 +178,7 @@ func TestSendClassifiesResponses(t *testing.T) {
 					conn.Close()
 				}
 			},
-			wantErr: true, outcome: InDoubt,
+			wantErr: true,
 		},
 	}
 	for _, tt := range tests {
@@ -215,8 +214,10 @@ func TestSendClassifiesResponses(t *testing.T) {
 				t.Fatalf("Send succeeded, want an error")
 			}
 			e := asError(t, err)
-			if e.Outcome != tt.outcome || e.Status != tt.status || e.Code != tt.code {
-				t.Errorf("got outcome %v status %d code %q, want %v %d %q (%v)", e.Outcome, e.Status, e.Code, tt.outcome, tt.status, tt.code, err)
+			// Every answer, and a connection dropped once the request was
+			// read, means the request reached the provider.
+			if !e.Reached || e.Status != tt.status || e.Code != tt.code {
+				t.Errorf("got reached %v status %d code %q, want reached %d %q (%v)", e.Reached, e.Status, e.Code, tt.status, tt.code, err)
 			}
 			if tt.retryAfter != 0 && e.RetryAfter != tt.retryAfter {
 				t.Errorf("RetryAfter = %v, want %v", e.RetryAfter, tt.retryAfter)
@@ -231,7 +232,7 @@ func TestSendClassifiesResponses(t *testing.T) {
 	}
 }
 
-func TestSendConnectionRefusedIsNotActed(t *testing.T) {
+func TestSendConnectionRefusedNeverLeaves(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -241,13 +242,13 @@ func TestSendConnectionRefusedIsNotActed(t *testing.T) {
 	c := &Client{BaseURL: "http://" + addr, Timeout: 2 * time.Second}
 	_, err = c.Send(context.Background(), testToken, testReq)
 	e := asError(t, err)
-	if e.Outcome != NotActed || e.Status != 0 || e.Err == nil {
-		t.Errorf("got %+v, want NotActed transport error", e)
+	if e.Reached || e.Status != 0 || e.Err == nil {
+		t.Errorf("got %+v, want a transport error of a request that never left", e)
 	}
 	checkSafe(t, err)
 }
 
-func TestSendHangAfterReadingIsInDoubt(t *testing.T) {
+func TestSendHangAfterReadingReached(t *testing.T) {
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -265,8 +266,8 @@ func TestSendHangAfterReadingIsInDoubt(t *testing.T) {
 		t.Errorf("Send took %v, want about the 300ms timeout", d)
 	}
 	e := asError(t, err)
-	if e.Outcome != InDoubt {
-		t.Errorf("outcome %v, want in doubt (%v)", e.Outcome, err)
+	if !e.Reached || e.Status != 0 {
+		t.Errorf("got reached %v status %d, want a request that reached the provider and no answer (%v)", e.Reached, e.Status, err)
 	}
 }
 
@@ -320,8 +321,8 @@ func TestSendContext(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		_, err := (&Client{BaseURL: srv.URL}).Send(ctx, testToken, testReq)
-		if e := asError(t, err); e.Outcome != NotActed || !errors.Is(err, context.Canceled) {
-			t.Errorf("got %v (%v), want NotActed wrapping context.Canceled", e.Outcome, err)
+		if e := asError(t, err); e.Reached || !errors.Is(err, context.Canceled) {
+			t.Errorf("got reached %v (%v), want a request that never left, wrapping context.Canceled", e.Reached, err)
 		}
 		if hits.Load() != 0 {
 			t.Errorf("server saw %d requests", hits.Load())
@@ -338,8 +339,8 @@ func TestSendContext(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() { <-read; cancel() }()
 		_, err := (&Client{BaseURL: srv.URL}).Send(ctx, testToken, testReq)
-		if e := asError(t, err); e.Outcome != InDoubt {
-			t.Errorf("got %v (%v), want InDoubt", e.Outcome, err)
+		if e := asError(t, err); !e.Reached || e.Status != 0 {
+			t.Errorf("got reached %v status %d (%v), want a request that reached the provider and no answer", e.Reached, e.Status, err)
 		}
 	})
 }
@@ -361,7 +362,7 @@ func TestRedirectIsNotFollowed(t *testing.T) {
 		c := &Client{BaseURL: srv.URL, ClientID: testID, ClientSecret: testSecret}
 		_, err := c.Send(context.Background(), testToken, testReq)
 		e := asError(t, err)
-		if e.Outcome != NotActed || !e.WrongPlace() || e.Status != status || !strings.Contains(err.Error(), "does not follow redirects") {
+		if !e.Reached || !e.WrongPlace() || e.Status != status || !strings.Contains(err.Error(), "does not follow redirects") {
 			t.Errorf("%d: got %v", status, err)
 		}
 		if strings.Contains(err.Error(), "leak=1") {
@@ -483,19 +484,6 @@ func TestParseRetryAfter(t *testing.T) {
 	for _, tt := range tests {
 		if got := parseRetryAfter(tt.in, now); got != tt.want {
 			t.Errorf("parseRetryAfter(%q) = %v, want %v", tt.in, got, tt.want)
-		}
-	}
-}
-
-func TestOutcomeOf(t *testing.T) {
-	tests := map[int]Outcome{
-		300: InDoubt, 301: NotActed, 302: NotActed, 303: InDoubt, 304: InDoubt, 307: NotActed, 308: NotActed,
-		400: Rejected, 401: NotActed, 403: Rejected, 404: NotActed, 405: NotActed, 408: NotActed, 413: Rejected, 415: Rejected, 422: Rejected,
-		429: NotActed, 500: InDoubt, 501: InDoubt, 502: InDoubt, 503: NotActed, 504: InDoubt, 599: InDoubt,
-	}
-	for status, want := range tests {
-		if got := OutcomeOf(status); got != want {
-			t.Errorf("OutcomeOf(%d) = %v, want %v", status, got, want)
 		}
 	}
 }
@@ -623,7 +611,7 @@ func TestIssueTokenExpiredOnArrival(t *testing.T) {
 			defer srv.Close()
 			c := &Client{BaseURL: srv.URL, ClientID: testID, ClientSecret: testSecret, Now: func() time.Time { return now }}
 			_, err := c.IssueToken(context.Background(), 1)
-			if e := asError(t, err); e.Outcome != NotActed || !strings.Contains(err.Error(), "no token issued") || !strings.Contains(err.Error(), tt.want) {
+			if e := asError(t, err); e.Status != 200 || !strings.Contains(err.Error(), "no token issued") || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got %v, want no token issued: %s", err, tt.want)
 			}
 		})
@@ -699,8 +687,8 @@ func TestErrorReasons(t *testing.T) {
 			_, err := (&Client{BaseURL: srv.URL}).Send(context.Background(), testToken, testReq)
 			e := asError(t, err)
 			checkSafe(t, err)
-			if e.Code != tt.code || e.Message != tt.msg || e.Outcome != Rejected {
-				t.Errorf("got code %q message %q (%v), want %q %q", e.Code, e.Message, e.Outcome, tt.code, tt.msg)
+			if e.Code != tt.code || e.Message != tt.msg || e.Status != 400 {
+				t.Errorf("got code %q message %q (HTTP %d), want %q %q", e.Code, e.Message, e.Status, tt.code, tt.msg)
 			}
 		})
 	}

@@ -27,8 +27,9 @@ type Journal interface {
 	ForgetIntent(ctx context.Context, batchID string) error
 }
 
-// Sender sends one batch; a failure should be an *api.Error so that its
-// Outcome can be told. *Authenticated satisfies it.
+// Sender sends one batch; a failure should be an *api.Error so that what
+// it means for the batch can be told ([StatusOf]). *Authenticated
+// satisfies it.
 type Sender interface {
 	Send(ctx context.Context, req api.SendRequest) (api.SendResponse, error)
 }
@@ -290,7 +291,7 @@ type runner struct {
 	mu      sync.Mutex // guards what follows, and serialises events
 	res     *Result
 	errors  int
-	err     error // the first error that stopped the run
+	err     error      // the first error that stopped the run
 	waiting []batchRef // batches of this pass whose window was closed
 }
 
@@ -340,9 +341,8 @@ type worker struct {
 
 // settled is an outcome known but not yet journaled.
 type settled struct {
-	b     plan.Batch
-	o     state.Outcome
-	event string
+	b plan.Batch
+	o state.Outcome
 }
 
 // run sends the batches it takes until the channel closes, then journals
@@ -482,8 +482,8 @@ type sendResult struct {
 func (w *worker) send(ctx, sendCtx context.Context, b plan.Batch) sendResult {
 	r := w.r
 	stop := func(err error) sendResult { return sendResult{err: r.notSent(b, err)} }
-	settle := func(status state.Status, code int, reason, event string) sendResult {
-		return sendResult{s: &settled{b: b, o: state.Outcome{Status: status, HTTPStatus: code, Reason: reason}, event: event}}
+	settle := func(status state.Status, code int, reason string) sendResult {
+		return sendResult{s: &settled{b: b, o: state.Outcome{Status: status, HTTPStatus: code, Reason: reason}}}
 	}
 	req := api.SendRequest{From: r.o.From, To: b.Recipients, Body: b.Body}
 	for attempt := 1; ; attempt++ {
@@ -495,7 +495,7 @@ func (w *worker) send(ctx, sendCtx context.Context, b plan.Batch) sendResult {
 		if err == nil {
 			// The status is recorded as the provider gave it (201, 202,
 			// 204…); a Sender that does not say is taken as a plain 200.
-			s := settle(state.Sent, cmp.Or(resp.Status, 200), "", "batch_sent")
+			s := settle(state.Sent, cmp.Or(resp.Status, 200), "")
 			s.s.o.RequestID = resp.RequestID
 			return s
 		}
@@ -508,7 +508,7 @@ func (w *worker) send(ctx, sendCtx context.Context, b plan.Batch) sendResult {
 		case !errors.As(err, &ae):
 			// A Sender's failure that does not say whether the API acted:
 			// only an operator can tell.
-			return settle(state.InDoubt, 0, err.Error(), "batch_in_doubt")
+			return settle(state.InDoubt, 0, err.Error())
 		case !tokenFailed && ae.WrongPlace():
 			// No endpoint there, or a redirect not followed: the base URL
 			// is wrong. Nothing was sent, and no recipient is to blame.
@@ -518,22 +518,19 @@ func (w *worker) send(ctx, sendCtx context.Context, b plan.Batch) sendResult {
 			// these recipients' fault.
 			return stop(&ForbiddenError{Err: ae})
 		}
-		outcome := ae.Outcome
+		status := StatusOf(ae)
 		if tokenFailed {
 			// The batch never left: retry while getting a token may work
 			// again later, stop otherwise (credentials refused, say).
 			if !transient(ae) {
 				return stop(err)
 			}
-			outcome = api.NotActed
+			status = state.Unsent
 		}
-		switch outcome {
-		case api.Rejected:
-			return settle(state.Failed, ae.Status, ae.Error(), "batch_failed")
-		case api.InDoubt:
-			return settle(state.InDoubt, ae.Status, ae.Error(), "batch_in_doubt")
+		if status != state.Unsent {
+			return settle(status, ae.Status, ae.Error())
 		}
-		// NotActed: safe to try again, within bounds.
+		// Not acted on: safe to try again, within bounds.
 		switch {
 		case ctx.Err() != nil:
 			return stop(ErrInterrupted)
@@ -625,7 +622,8 @@ func (r *runner) account(p *settled) error {
 			}
 		}
 	})
-	e := Event{Type: p.event, Batch: b.ID, Recipients: n, HTTPStatus: o.HTTPStatus, RequestID: o.RequestID, Reason: o.Reason}
+	// The event is named for the status: batch_sent, batch_failed, batch_in_doubt.
+	e := Event{Type: "batch_" + o.Status.String(), Batch: b.ID, Recipients: n, HTTPStatus: o.HTTPStatus, RequestID: o.RequestID, Reason: o.Reason}
 	if o.Status == state.Sent {
 		e.Segments = b.TotalSegments()
 	}

@@ -10,23 +10,14 @@ import (
 	"github.com/smsform/smsform/state"
 )
 
-// Statuses of a held recipient; heldOther is a status this version does not
-// know: the recipient is held back but counted nowhere.
-const (
-	heldOther uint8 = iota
-	heldSent
-	heldInDoubt
-	heldFailed
-)
-
 // heldRec is the little the plan keeps of a state record: a million of them
 // must stay small.
 type heldRec struct {
 	key    e164.Packed // the phone packed; 0 when it does not pack (see heldSet.other)
-	sum    int32  // index in heldSet.sums of the body hash, or -1 when it is in heldSet.raw
-	raw    int32  // index in heldSet.raw of a body hash that is not 64 hex digits, else -1
-	more   int32  // index in heldSet.more for in-doubt and failed records, else -1
-	status uint8
+	sum    int32       // index in heldSet.sums of the body hash, or -1 when it is in heldSet.raw
+	raw    int32       // index in heldSet.raw of a body hash that is not 64 hex digits, else -1
+	more   int32       // index in heldSet.more for in-doubt and failed records, else -1
+	status state.Status
 }
 
 type heldMore struct{ batch, reason string }
@@ -49,16 +40,8 @@ type heldSet struct {
 func (h *heldSet) len() int { return len(h.recs) }
 
 func (h *heldSet) put(r state.Recipient) {
-	rec := heldRec{more: -1}
-	switch r.Status {
-	case state.Sent:
-		rec.status = heldSent
-	case state.InDoubt:
-		rec.status = heldInDoubt
-	case state.Failed:
-		rec.status = heldFailed
-	}
-	if rec.status == heldInDoubt || rec.status == heldFailed {
+	rec := heldRec{more: -1, status: r.Status}
+	if rec.status == state.InDoubt || rec.status == state.Failed {
 		rec.more = int32(len(h.more))
 		h.more = append(h.more, heldMore{batch: r.BatchID, reason: r.Reason})
 	}
@@ -188,7 +171,7 @@ func (b *builder) countBodyChanged() int {
 		spent[w] = tally{}
 		for i := lo; i < hi; i++ {
 			at := b.heldAt[i]
-			if at < 0 || b.held.recs[at].status != heldSent {
+			if at < 0 || b.held.recs[at].status != state.Sent {
 				continue
 			}
 			spent[w][b.meta[i].key()]++
@@ -241,12 +224,12 @@ func onEveryCore(n int, fn func(w, lo, hi int)) {
 func (b *builder) hold(phone string, r *heldRec) {
 	s := &b.p.Summary
 	switch r.status {
-	case heldSent:
+	case state.Sent:
 		s.AlreadySent++
-	case heldInDoubt:
+	case state.InDoubt:
 		s.InDoubt++
 		b.p.InDoubt = append(b.p.InDoubt, Held{Phone: phone, BatchID: b.held.more[r.more].batch})
-	case heldFailed:
+	case state.Failed:
 		s.Failed++
 		m := b.held.more[r.more]
 		b.p.Failed = append(b.p.Failed, Held{Phone: phone, BatchID: m.batch, Reason: m.reason})

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/smsform/smsform/api"
+	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/sandbox"
+	"github.com/smsform/smsform/state"
 )
 
 // Each fault alone, at rate 1: what the client sees and what the outbox holds.
@@ -21,14 +23,14 @@ func TestFaults(t *testing.T) {
 		cfg        sandbox.Config
 		status     int
 		code       string
-		outcome    api.Outcome
+		outcome    state.Status
 		retryAfter time.Duration
 		recorded   bool
 		dropped    bool
 	}{
-		{name: "fail", cfg: sandbox.Config{FailRate: 1}, status: 503, code: api.CodeUnavailable, outcome: api.NotActed, retryAfter: time.Second},
-		{name: "ambiguous", cfg: sandbox.Config{AmbiguousRate: 1}, outcome: api.InDoubt, recorded: true, dropped: true},
-		{name: "error", cfg: sandbox.Config{ErrorRate: 1}, status: 500, code: api.CodeInternal, outcome: api.InDoubt, recorded: true},
+		{name: "fail", cfg: sandbox.Config{FailRate: 1}, status: 503, code: api.CodeUnavailable, outcome: state.Unsent, retryAfter: time.Second},
+		{name: "ambiguous", cfg: sandbox.Config{AmbiguousRate: 1}, outcome: state.InDoubt, recorded: true, dropped: true},
+		{name: "error", cfg: sandbox.Config{ErrorRate: 1}, status: 500, code: api.CodeInternal, outcome: state.InDoubt, recorded: true},
 		{name: "rate limit 0/s is off", cfg: sandbox.Config{RateLimit: 0}, recorded: true},
 	}
 	for _, tt := range tests {
@@ -45,7 +47,7 @@ func TestFaults(t *testing.T) {
 					continue
 				}
 				ae := asAPIError(t, err)
-				if ae.Status != tt.status || ae.Code != tt.code || ae.Outcome != tt.outcome || ae.RetryAfter != tt.retryAfter {
+				if ae.Status != tt.status || ae.Code != tt.code || apply.StatusOf(ae) != tt.outcome || ae.RetryAfter != tt.retryAfter {
 					t.Errorf("got %v, want status %d code %q %v retry after %v", err, tt.status, tt.code, tt.outcome, tt.retryAfter)
 				}
 			}
@@ -84,10 +86,10 @@ func TestSeededFaults(t *testing.T) {
 			outcome := "ok"
 			if err != nil {
 				ae := asAPIError(t, err)
-				outcome = fmt.Sprintf("%d/%v", ae.Status, ae.Outcome)
+				outcome = fmt.Sprintf("%d/%v", ae.Status, apply.StatusOf(ae))
 			}
 			outcomes = append(outcomes, outcome)
-			if outcome != "503/not acted" {
+			if outcome != "503/unsent" {
 				for _, n := range to {
 					acted[n] = true
 				}
@@ -105,7 +107,7 @@ func TestSeededFaults(t *testing.T) {
 		counts[o]++
 	}
 	// Each kind must occur for the test to mean anything.
-	for _, o := range []string{"ok", "503/not acted", "500/in doubt", "0/in doubt"} {
+	for _, o := range []string{"ok", "503/unsent", "500/in_doubt", "0/in_doubt"} {
 		if counts[o] == 0 {
 			t.Errorf("no %q among %v", o, counts)
 		}
@@ -122,7 +124,7 @@ func TestSeededFaults(t *testing.T) {
 		t.Errorf("outbox holds %d recipients, want the %d of requests not refused", len(got), len(acted))
 	}
 	st := e.srv.Stats()
-	if st.Status[503] != counts["503/not acted"] || st.Status[500] != counts["500/in doubt"] || st.Dropped != counts["0/in doubt"] || st.Status[200] != counts["ok"]+1 {
+	if st.Status[503] != counts["503/unsent"] || st.Status[500] != counts["500/in_doubt"] || st.Dropped != counts["0/in_doubt"] || st.Status[200] != counts["ok"]+1 {
 		t.Errorf("stats %+v disagree with outcomes %v", st, counts)
 	}
 	t.Logf("outcomes of 60 requests with seed 42: %v", counts)
@@ -143,7 +145,7 @@ func TestRateLimit(t *testing.T) {
 		}
 		for i := 0; i < 2; i++ {
 			ae := asAPIError(t, send())
-			if ae.Status != 429 || ae.Code != api.CodeRateLimited || ae.Outcome != api.NotActed || ae.RetryAfter != time.Second {
+			if ae.Status != 429 || ae.Code != api.CodeRateLimited || apply.StatusOf(ae) != state.Unsent || ae.RetryAfter != time.Second {
 				t.Errorf("second %d: got %v, want 429 with Retry-After 1s", second, ae)
 			}
 		}
@@ -175,7 +177,7 @@ func TestLatency(t *testing.T) {
 	impatient := *e.client
 	impatient.Timeout = latency / 4
 	_, err := impatient.Send(context.Background(), tok, api.SendRequest{From: "ACME", To: numbers(t, 2, 2), Body: "hi"})
-	if ae := asAPIError(t, err); ae.Outcome != api.InDoubt {
+	if ae := asAPIError(t, err); apply.StatusOf(ae) != state.InDoubt {
 		t.Errorf("got %v, want in doubt", err)
 	}
 	if n := len(e.srv.Messages()); n != 4 {
@@ -198,40 +200,40 @@ func TestClientOutcomes(t *testing.T) {
 		prepare func(e *env, tok string) (string, api.SendRequest) // token and request to send
 		status  int
 		code    string
-		outcome api.Outcome
+		outcome state.Status
 		retry   time.Duration
 	}{
 		{name: "connection refused", prepare: func(e *env, tok string) (string, api.SendRequest) {
 			e.client.BaseURL = refused
 			return tok, okReq()
-		}, outcome: api.NotActed},
+		}, outcome: state.Unsent},
 		{name: "expired token", cfg: sandbox.Config{TokenTTL: time.Minute}, prepare: func(e *env, tok string) (string, api.SendRequest) {
 			e.clock.Add(time.Hour)
 			return tok, okReq()
-		}, status: 401, code: api.CodeTokenExpired, outcome: api.NotActed},
+		}, status: 401, code: api.CodeTokenExpired, outcome: state.Unsent},
 		{name: "unknown token", prepare: func(e *env, tok string) (string, api.SendRequest) { return "sbx_nope", okReq() },
-			status: 401, code: api.CodeTokenInvalid, outcome: api.NotActed},
+			status: 401, code: api.CodeTokenInvalid, outcome: state.Unsent},
 		{name: "invalid number", prepare: func(e *env, tok string) (string, api.SendRequest) {
 			r := okReq()
 			r.To = append(r.To, "+12")
 			return tok, r
-		}, status: 400, code: api.CodeInvalidField, outcome: api.Rejected},
+		}, status: 400, code: api.CodeInvalidField, outcome: state.Failed},
 		{name: "too many recipients", cfg: sandbox.Config{MaxRecipients: 1}, prepare: func(e *env, tok string) (string, api.SendRequest) { return tok, okReq() },
-			status: 413, code: api.CodeTooManyRecipients, outcome: api.Rejected},
+			status: 413, code: api.CodeTooManyRecipients, outcome: state.Failed},
 		{name: "rate limited", cfg: sandbox.Config{RateLimit: 1}, prepare: func(e *env, tok string) (string, api.SendRequest) {
 			e.client.Send(context.Background(), tok, okReq())
 			return tok, okReq()
-		}, status: 429, code: api.CodeRateLimited, outcome: api.NotActed, retry: time.Second},
+		}, status: 429, code: api.CodeRateLimited, outcome: state.Unsent, retry: time.Second},
 		{name: "unavailable", cfg: sandbox.Config{FailRate: 1}, prepare: func(e *env, tok string) (string, api.SendRequest) { return tok, okReq() },
-			status: 503, code: api.CodeUnavailable, outcome: api.NotActed, retry: time.Second},
+			status: 503, code: api.CodeUnavailable, outcome: state.Unsent, retry: time.Second},
 		{name: "server error", cfg: sandbox.Config{ErrorRate: 1}, prepare: func(e *env, tok string) (string, api.SendRequest) { return tok, okReq() },
-			status: 500, code: api.CodeInternal, outcome: api.InDoubt},
+			status: 500, code: api.CodeInternal, outcome: state.InDoubt},
 		{name: "dropped", cfg: sandbox.Config{AmbiguousRate: 1}, prepare: func(e *env, tok string) (string, api.SendRequest) { return tok, okReq() },
-			outcome: api.InDoubt},
+			outcome: state.InDoubt},
 		{name: "slower than the client's timeout", cfg: sandbox.Config{Latency: time.Second}, prepare: func(e *env, tok string) (string, api.SendRequest) {
 			e.client.Timeout = 100 * time.Millisecond
 			return tok, okReq()
-		}, outcome: api.InDoubt},
+		}, outcome: state.InDoubt},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -239,8 +241,8 @@ func TestClientOutcomes(t *testing.T) {
 			tok, req := tt.prepare(e, e.token(t))
 			_, err := e.client.Send(context.Background(), tok, req)
 			ae := asAPIError(t, err)
-			if ae.Status != tt.status || ae.Code != tt.code || ae.Outcome != tt.outcome || ae.RetryAfter != tt.retry {
-				t.Errorf("got status %d code %q %v retry %v (%v), want %d %q %v %v", ae.Status, ae.Code, ae.Outcome, ae.RetryAfter, err, tt.status, tt.code, tt.outcome, tt.retry)
+			if ae.Status != tt.status || ae.Code != tt.code || apply.StatusOf(ae) != tt.outcome || ae.RetryAfter != tt.retry {
+				t.Errorf("got status %d code %q %v retry %v (%v), want %d %q %v %v", ae.Status, ae.Code, apply.StatusOf(ae), ae.RetryAfter, err, tt.status, tt.code, tt.outcome, tt.retry)
 			}
 			for _, n := range req.To {
 				if len(n) > 6 && strings.Contains(err.Error(), n) {

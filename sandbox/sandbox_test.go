@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/smsform/smsform/api"
+	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/internal/sms"
 	"github.com/smsform/smsform/sandbox"
+	"github.com/smsform/smsform/state"
 )
 
 var (
@@ -142,7 +144,7 @@ func TestTokenExpiry(t *testing.T) {
 			}
 			e.clock.Add(time.Second)
 			_, err = e.client.Send(context.Background(), tok.Value, req)
-			if ae := asAPIError(t, err); ae.Status != 401 || ae.Code != api.CodeTokenExpired || ae.Outcome != api.NotActed {
+			if ae := asAPIError(t, err); ae.Status != 401 || ae.Code != api.CodeTokenExpired || apply.StatusOf(ae) != state.Unsent {
 				t.Errorf("at expiry: %v", err)
 			}
 			if n := len(e.srv.Messages()); n != 1 {

@@ -183,7 +183,7 @@ func viewRecipients(t *testing.T, s *State) []Recipient {
 		var r Recipient
 		var st, at string
 		must(t, rows.Scan(&r.Phone, &st, &r.BatchID, &r.BodyHash, &at, &r.Reason))
-		r.Status, r.At = Status(st), parseTime(at)
+		r.Status, r.At = parseStatus(st), parseTime(at)
 		rs = append(rs, r)
 	}
 	must(t, rows.Err())

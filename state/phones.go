@@ -102,68 +102,34 @@ func eachPhoneSlow(a string, fn func(phone string)) error {
 	return nil
 }
 
-// code is a recipient's status in one byte; 0 is no record.
-type code uint8
-
-const (
-	codeNone code = iota
-	codeSent
-	codeFailed
-	codeInDoubt
-)
-
-func (c code) status() Status {
-	switch c {
-	case codeSent:
-		return Sent
-	case codeFailed:
-		return Failed
-	case codeInDoubt:
-		return InDoubt
-	}
-	return ""
-}
-
-func outcomeCode(st Status) code {
-	switch st {
-	case Sent:
-		return codeSent
-	case Failed:
-		return codeFailed
-	case InDoubt:
-		return codeInDoubt
-	}
-	return codeNone
-}
-
-// attemptCode is what an attempt in state st makes of its recipients, if
+// attemptStatus is what an attempt in state st makes of its recipients, if
 // it is their latest: forgotten and resolved_unsent leave no record.
-func attemptCode(st string) code {
+func attemptStatus(st string) Status {
 	switch AttemptState(st) {
 	case AttemptSent, AttemptResolvedSent:
-		return codeSent
+		return Sent
 	case AttemptFailed:
-		return codeFailed
+		return Failed
 	case AttemptIntent, AttemptInDoubt:
-		return codeInDoubt
+		return InDoubt
 	}
-	return codeNone
+	return Unsent
 }
 
 // known is the status of every recorded recipient, so that an intent is
 // checked at a cost independent of the campaign's size: numbers live in an
 // e164.Map, where a lookup, or a lookup and a change, touches one slot. A
-// recipient whose record went away keeps its entry with codeNone, which is
+// recipient whose record went away keeps its entry with Unsent, which is
 // the same as absent: maps only grow, and mostly with recipients who come
 // back.
 //
-// It belongs to the writer goroutine. A change sets codes as it goes and
+// It belongs to the writer goroutine. A change sets statuses as it goes and
 // logs what it overwrote; a refused change, or a group whose commit fails,
 // is undone from the log, so between commits known is exactly what the
 // file records.
 type known struct {
-	codes *e164.Map[code]
-	undo  []undoEntry
+	statuses *e164.Map[Status]
+	undo     []undoEntry
 
 	// batches holds each batch's latest attempt, which its outcome or
 	// forget finishes: the file keeps no index on batch_id, one B-tree
@@ -171,54 +137,54 @@ type known struct {
 	batches map[string]int64
 }
 
-// undoEntry is one overwritten value: a number's code, or a batch's latest
+// undoEntry is one overwritten value: a number's status, or a batch's latest
 // attempt (0: none).
 type undoEntry struct {
 	batch   bool
 	str     string // the number or the batch
-	prev    code
+	prev    Status
 	attempt int64
 }
 
 func newKnown(n int) *known {
-	return &known{codes: e164.NewMap[code](n), batches: map[string]int64{}}
+	return &known{statuses: e164.NewMap[Status](n), batches: map[string]int64{}}
 }
 
-func (k *known) get(p string) code {
-	c, _ := k.codes.Get(p)
+func (k *known) get(p string) Status {
+	c, _ := k.statuses.Get(p)
 	return c
 }
 
-// put sets p's code and returns the previous one.
-func (k *known) put(p string, c code) code {
-	if c == codeNone {
-		if _, ok := k.codes.Get(p); !ok {
-			return codeNone // nothing to clear: no entry for it
+// put sets p's status and returns the previous one.
+func (k *known) put(p string, c Status) Status {
+	if c == Unsent {
+		if _, ok := k.statuses.Get(p); !ok {
+			return Unsent // nothing to clear: no entry for it
 		}
 	}
-	v, _ := k.codes.Ref(p)
+	v, _ := k.statuses.Ref(p)
 	prev := *v
 	*v = c
 	return prev
 }
 
-// load sets p's code with no undo: for building known from the file.
-func (k *known) load(p string, c code) { k.put(p, c) }
+// load sets p's status with no undo: for building known from the file.
+func (k *known) load(p string, c Status) { k.put(p, c) }
 
-// set sets p's code, logging the previous one.
-func (k *known) set(p string, c code) {
+// set sets p's status, logging the previous one.
+func (k *known) set(p string, c Status) {
 	k.undo = append(k.undo, undoEntry{str: p, prev: k.put(p, c)})
 }
 
-// check returns p's code and, if it is neither sent nor in doubt, sets it
+// check returns p's status and, if it is neither sent nor in doubt, sets it
 // to in doubt (logged): an intent's test and change in one lookup.
-func (k *known) check(p string) code {
-	v, _ := k.codes.Ref(p)
+func (k *known) check(p string) Status {
+	v, _ := k.statuses.Ref(p)
 	c := *v
-	if c == codeSent || c == codeInDoubt {
+	if c == Sent || c == InDoubt {
 		return c
 	}
-	*v = codeInDoubt
+	*v = InDoubt
 	k.undo = append(k.undo, undoEntry{str: p, prev: c})
 	return c
 }
@@ -233,7 +199,7 @@ func (k *known) setBatch(batch string, id int64) {
 func (k *known) mark() int { return len(k.undo) }
 
 // rollback undoes every set since mark m. A number added since keeps its
-// entry with codeNone, which is the same as absent.
+// entry with Unsent, which is the same as absent.
 func (k *known) rollback(m int) {
 	for i := len(k.undo) - 1; i >= m; i-- {
 		switch e := k.undo[i]; {

@@ -79,7 +79,7 @@ func FuzzEachPhone(f *testing.F) {
 func TestKnown(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	k := newKnown(0)
-	ref := map[string]code{}
+	ref := map[string]Status{}
 	phone := func() string {
 		if rng.IntN(10) == 0 {
 			return fmt.Sprintf("other-%d", rng.IntN(500))
@@ -93,7 +93,7 @@ func TestKnown(t *testing.T) {
 			p := phone()
 			switch rng.IntN(3) {
 			case 0:
-				c := code(rng.IntN(4))
+				c := Status(rng.IntN(4))
 				k.set(p, c)
 				ref[p] = c
 			case 1:
@@ -101,8 +101,8 @@ func TestKnown(t *testing.T) {
 				if c != ref[p] {
 					t.Fatalf("round %d: check(%s) = %d, want %d", round, p, c, ref[p])
 				}
-				if c != codeSent && c != codeInDoubt {
-					ref[p] = codeInDoubt
+				if c != Sent && c != InDoubt {
+					ref[p] = InDoubt
 				}
 			case 2:
 				if c := k.get(p); c != ref[p] {
@@ -122,7 +122,7 @@ func TestKnown(t *testing.T) {
 			}
 		}
 	}
-	if n := k.codes.Len(); n <= 1024 {
+	if n := k.statuses.Len(); n <= 1024 {
 		t.Errorf("the map never grew (%d numbers)", n)
 	}
 }

@@ -168,9 +168,9 @@ func (s *State) eachRecord(ctx context.Context, fn func(phone string, a *derived
 		if err := rows.Scan(&batchID, &st, &bodyHash, &phones, &reason, &started, &finished); err != nil {
 			return fmt.Errorf("read state %s: %w", s.loc, err)
 		}
-		c := attemptCode(st)
+		c := attemptStatus(st)
 		var a *derived
-		if c != codeNone {
+		if c != Unsent {
 			at := finished
 			if at == "" {
 				at = started
@@ -178,7 +178,7 @@ func (s *State) eachRecord(ctx context.Context, fn func(phone string, a *derived
 			if AttemptState(st) == AttemptResolvedSent {
 				reason = resolvedSentReason
 			}
-			a = &derived{status: c.status(), batchID: batchID, bodyHash: bodyHash, reason: reason, at: parseTime(at)}
+			a = &derived{status: c, batchID: batchID, bodyHash: bodyHash, reason: reason, at: parseTime(at)}
 		}
 		err := eachPhone(phones, func(p string) {
 			if fnErr != nil {
@@ -188,8 +188,8 @@ func (s *State) eachRecord(ctx context.Context, fn func(phone string, a *derived
 				delete(failed, p)
 			}
 			switch c {
-			case codeNone:
-			case codeFailed:
+			case Unsent:
+			case Failed:
 				if failed == nil {
 					failed = map[string]*derived{}
 				}
@@ -231,7 +231,7 @@ func (s *State) recipientsV1(ctx context.Context, order string, fn func(Recipien
 		if err := rows.Scan(&r.Phone, &st, &r.BatchID, &r.BodyHash, &at, &r.Reason); err != nil {
 			return fmt.Errorf("read state %s: %w", s.loc, err)
 		}
-		r.Status, r.At = Status(st), parseTime(at)
+		r.Status, r.At = parseStatus(st), parseTime(at)
 		if err := fn(r); err != nil {
 			return err
 		}
@@ -254,7 +254,7 @@ func (s *State) countsV1(ctx context.Context, m map[Status]int) (map[Status]int,
 		if err := rows.Scan(&st, &n); err != nil {
 			return nil, fmt.Errorf("read state %s: %w", s.loc, err)
 		}
-		m[Status(st)] = n
+		m[parseStatus(st)] = n
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read state %s: %w", s.loc, err)
@@ -282,7 +282,7 @@ func (s *State) loadKnown(ctx context.Context) (*known, error) {
 			return nil, err
 		}
 		k.batches[batchID] = id
-		c := attemptCode(st)
+		c := attemptStatus(st)
 		if err := eachPhone(phones, func(p string) { k.load(p, c) }); err != nil {
 			return nil, err
 		}

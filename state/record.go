@@ -86,7 +86,7 @@ func (s *State) ForgetIntent(ctx context.Context, batchID string) error {
 			return err
 		}
 		t.changed = true
-		return t.setAll(phones, codeNone)
+		return t.setAll(phones, Unsent)
 	})
 	if err != nil {
 		return fmt.Errorf("forget intent of batch %q: %w", batchID, err)
@@ -99,13 +99,13 @@ func (s *State) ForgetIntent(ctx context.Context, batchID string) error {
 // again. batchID "" means every in-doubt batch. It returns how many
 // recipients changed.
 func (s *State) Resolve(ctx context.Context, batchID string, asSent bool) (int, error) {
-	to, attemptState := codeNone, AttemptResolvedUnsent
+	to, attemptState := Unsent, AttemptResolvedUnsent
 	if asSent {
-		to, attemptState = codeSent, AttemptResolvedSent
+		to, attemptState = Sent, AttemptResolvedSent
 	}
 	// In-doubt recipients belong to attempts still open (no outcome) or
 	// recorded as in doubt.
-	n, err := s.resolve(ctx, batchID, `state IN ('intent', 'in_doubt')`, codeInDoubt, to, attemptState)
+	n, err := s.resolve(ctx, batchID, `state IN ('intent', 'in_doubt')`, InDoubt, to, attemptState)
 	if err != nil {
 		return 0, fmt.Errorf("resolve in-doubt recipients: %w", err)
 	}
@@ -117,17 +117,17 @@ func (s *State) Resolve(ctx context.Context, batchID string, asSent bool) (int, 
 // plans them. batchID "" means every failed batch. It returns how many
 // recipients changed.
 func (s *State) ResolveFailed(ctx context.Context, batchID string) (int, error) {
-	n, err := s.resolve(ctx, batchID, `state = 'failed'`, codeFailed, codeNone, AttemptResolvedUnsent)
+	n, err := s.resolve(ctx, batchID, `state = 'failed'`, Failed, Unsent, AttemptResolvedUnsent)
 	if err != nil {
 		return 0, fmt.Errorf("resolve failed recipients: %w", err)
 	}
 	return n, nil
 }
 
-// resolve moves the recipients whose code is from, in the attempts that
-// match where (of batchID, or all), to the code to, and finishes those
+// resolve moves the recipients whose status is from, in the attempts that
+// match where (of batchID, or all), to the status to, and finishes those
 // attempts as attemptState.
-func (s *State) resolve(ctx context.Context, batchID, where string, from, to code, attemptState AttemptState) (int, error) {
+func (s *State) resolve(ctx context.Context, batchID, where string, from, to Status, attemptState AttemptState) (int, error) {
 	if s.w == nil {
 		return 0, ErrClosed
 	}
@@ -212,11 +212,11 @@ func checkOutcome(o Outcome) error {
 func (t *txn) intent(in Intent) error {
 	k := t.w.known
 	for i, p := range in.Phones {
-		if c := k.check(p); c == codeSent || c == codeInDoubt {
-			if c == codeInDoubt && slices.Contains(in.Phones[:i], p) {
+		if c := k.check(p); c == Sent || c == InDoubt {
+			if c == InDoubt && slices.Contains(in.Phones[:i], p) {
 				return refusal{fmt.Errorf("%s is listed twice: %w", e164.Mask(p), ErrAlreadySent)}
 			}
-			return refusal{fmt.Errorf("%s is already %s: %w", e164.Mask(p), c.status(), ErrAlreadySent)}
+			return refusal{fmt.Errorf("%s is already %s: %w", e164.Mask(p), c, ErrAlreadySent)}
 		}
 	}
 	t.w.buf = appendPhones(t.w.buf[:0], in.Phones)
@@ -230,16 +230,16 @@ func (t *txn) intent(in Intent) error {
 }
 
 func (t *txn) outcome(batchID string, o Outcome) error {
-	phones, err := t.finish(batchID, AttemptState(o.Status), o)
+	phones, err := t.finish(batchID, o.Status.attempt(), o)
 	if err != nil {
 		return err
 	}
 	t.changed = true
-	return t.setAll(phones, outcomeCode(o.Status))
+	return t.setAll(phones, o.Status)
 }
 
-// setAll sets the code of every phone of an attempt's JSON array.
-func (t *txn) setAll(phones string, c code) error {
+// setAll sets the status of every phone of an attempt's JSON array.
+func (t *txn) setAll(phones string, c Status) error {
 	k := t.w.known
 	return eachPhone(phones, func(p string) { k.set(p, c) })
 }

@@ -43,14 +43,68 @@ import (
 	"time"
 )
 
-// Status is what is known of one recipient.
-type Status string
+// Status is what is known of one recipient: the one vocabulary of
+// delivery. The state records it, a plan counts it, and apply decides it
+// from what the API said of a batch. It fits in two bits, so that the
+// writer's index keeps it beside the number it belongs to.
+type Status uint8
 
 const (
-	Sent    Status = "sent"
-	Failed  Status = "failed"
-	InDoubt Status = "in_doubt" // intent recorded, outcome unknown
+	// Unsent: nothing recorded. The recipient was never tried, the API
+	// provably did not act on its batch (the intent is forgotten), or an
+	// operator resolved it as unsent: the next apply sends it.
+	Unsent Status = iota
+	Sent
+	Failed  // the API refused the batch for good
+	InDoubt // intent recorded, outcome unknown: never sent again until resolved
 )
+
+// String is the status as the state's files and every output write it:
+// "sent", "failed", "in_doubt" ("unsent" for no record).
+func (s Status) String() string {
+	switch s {
+	case Unsent:
+		return "unsent"
+	case Sent:
+		return string(AttemptSent)
+	case Failed:
+		return string(AttemptFailed)
+	case InDoubt:
+		return string(AttemptInDoubt)
+	}
+	return fmt.Sprintf("Status(%d)", uint8(s))
+}
+
+// MarshalText writes the status as [Status.String] does, in JSON too.
+func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads what [Status.MarshalText] writes.
+func (s *Status) UnmarshalText(b []byte) error {
+	for _, st := range []Status{Unsent, Sent, Failed, InDoubt} {
+		if string(b) == st.String() {
+			*s = st
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown recipient status %q", b)
+}
+
+// attempt is the attempt state that an outcome of status s records.
+func (s Status) attempt() AttemptState { return AttemptState(s.String()) }
+
+// parseStatus reads a status as a version 1 file stores it; anything else
+// is no record.
+func parseStatus(s string) Status {
+	switch AttemptState(s) {
+	case AttemptSent:
+		return Sent
+	case AttemptFailed:
+		return Failed
+	case AttemptInDoubt:
+		return InDoubt
+	}
+	return Unsent
+}
 
 // ErrLocked is wrapped by the *LockedError Open returns when another process holds the lock.
 var ErrLocked = errors.New("state is locked")

@@ -136,18 +136,18 @@ func testIntentRefusals(t *testing.T, b backend) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name    string
-		outcome Status // of the first batch, "" for none
+		outcome Status // of the first batch, Unsent for none
 		ok      bool
 	}{
 		{"sent is never sent again", Sent, false},
 		{"in doubt is never sent again", InDoubt, false},
-		{"intent without outcome is in doubt", "", false},
+		{"intent without outcome is in doubt", Unsent, false},
 		{"failed may be sent again", Failed, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := openTest(t, b.loc(t))
 			must(t, s.RecordIntent(ctx, intent("b1", "+441")))
-			if tc.outcome != "" {
+			if tc.outcome != Unsent {
 				must(t, s.RecordOutcome(ctx, "b1", Outcome{Status: tc.outcome}))
 			}
 			serial := s.Serial()
@@ -197,7 +197,10 @@ func testOutcomeAndForgetNeedOpenIntent(t *testing.T, b backend) {
 	if err := s.ForgetIntent(ctx, "b1"); !errors.Is(err, ErrNoIntent) {
 		t.Errorf("forget after outcome: %v", err)
 	}
-	if err := s.RecordOutcome(ctx, "b1", Outcome{Status: "weird"}); err == nil {
+	if err := s.RecordOutcome(ctx, "b1", Outcome{Status: Unsent}); err == nil {
+		t.Errorf("an outcome of no status accepted")
+	}
+	if err := s.RecordOutcome(ctx, "b1", Outcome{Status: 9}); err == nil {
 		t.Errorf("invalid status accepted")
 	}
 	if st := statuses(t, s); st["+441"] != Sent {
@@ -497,7 +500,7 @@ func testGroupRefusedAfterWriting(t *testing.T, b backend) {
 	st := statuses(t, s)
 	for i := range n {
 		a, b := st[fmt.Sprintf("+4410%02d", i)], st[fmt.Sprintf("+4420%02d", i)]
-		if i%3 == 0 && (a != InDoubt || b != "") {
+		if i%3 == 0 && (a != InDoubt || b != Unsent) {
 			t.Errorf("refused change %d left a record: %s, %s", i, a, b)
 		}
 		if i%3 != 0 && (a != Sent || b != InDoubt) {

@@ -314,7 +314,7 @@ func (n nextStep) runError(err error) error {
 		return withHint(err, "set a valid %s, or %s and %s; nothing of the refused batch was sent; once fixed, %s", envToken, envClientID, envClientSecret, n.carryOn())
 	case errors.As(err, &ae) && (ae.Status == 401 || ae.Status == 403):
 		return withHint(err, "check %s and %s, and the base URL; nothing of the refused batch was sent; once fixed, %s", envClientID, envClientSecret, n.carryOn())
-	case errors.As(err, &ae) && ae.Outcome == api.NotActed:
+	case errors.As(err, &ae) && apply.StatusOf(ae) == state.Unsent:
 		return withHint(err, "the API did not act on that batch (nothing of it was sent): it was unreachable or kept refusing; later, %s", n.carryOn())
 	}
 	return err

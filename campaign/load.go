@@ -55,7 +55,7 @@ type rawCampaign struct {
 }
 
 type rawProvider struct {
-	BaseURL         string `yaml:"base_url" validate:"omitempty,http_url"`
+	BaseURL         string `yaml:"base_url" validate:"omitempty,base_url"`
 	BasicAuth       string `yaml:"basic_auth" validate:"oneof=auto base64 literal"`
 	TokenValidHours int    `yaml:"token_valid_hours" validate:"min=1,max=168"`
 	RequestIDField  string `yaml:"request_id_field" validate:"omitempty,startswith=/"`

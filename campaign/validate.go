@@ -3,7 +3,6 @@ package campaign
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"reflect"
 	"regexp"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/go-playground/validator/v10"
 
+	"github.com/smsform/smsform/internal/baseurl"
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/redact"
 	"github.com/smsform/smsform/internal/sms"
@@ -31,7 +31,7 @@ var newValidator = sync.OnceValue(func() *validator.Validate {
 		"campaign_name": nameRE.MatchString,
 		"sender":        func(s string) bool { return sms.CheckSender(s) == nil },
 		"region":        e164.ValidRegion,
-		"http_url":      validHTTPURL,
+		"base_url":      func(s string) bool { _, err := baseurl.Check(s); return err == nil },
 		"rate":          func(s string) bool { _, ok := parseRate(s); return ok },
 	}
 	for tag, ok := range rules {
@@ -41,13 +41,6 @@ var newValidator = sync.OnceValue(func() *validator.Validate {
 	}
 	return v
 })
-
-func validHTTPURL(s string) bool {
-	u, err := url.Parse(s)
-	// No @ anywhere: "https://tok#en@host" parses with host "tok" and no
-	// user, and would send requests to the wrong host.
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && !strings.Contains(s, "@")
-}
 
 // validate applies the value rules of rawCampaign's tags, then the rules that
 // tie several keys together (what a source is).
@@ -112,13 +105,14 @@ func words(fe validator.FieldError, present bool) (msg, hint string) {
 			return fmt.Sprintf("%q is not a known region code", s), fmt.Sprintf("write it in capitals: %s", up)
 		}
 		return fmt.Sprintf("%q is not a known region code", s), "use a two-letter ISO 3166 code such as GB, US or DE"
-	case "http_url":
+	case "base_url":
 		s := fmt.Sprint(v)
-		if redact.URL(s) != s {
-			return fmt.Sprintf("%q holds credentials before the host", redact.URL(s)),
-				"remove them: credentials come from SMSFORM_CLIENT_ID and SMSFORM_CLIENT_SECRET, never the file"
+		_, err := baseurl.Check(s)
+		hint := "e.g. https://sms.example.com (credentials come from the environment, never the URL)"
+		if errors.Is(err, baseurl.ErrCredentials) {
+			hint = "remove them: credentials come from SMSFORM_CLIENT_ID and SMSFORM_CLIENT_SECRET, never the file"
 		}
-		return fmt.Sprintf("%q is not an absolute http or https URL", s), "e.g. https://sms.example.com (credentials come from the environment, never the URL)"
+		return fmt.Sprintf("%q %v", redact.URL(s), err), hint
 	case "rate":
 		return fmt.Sprintf("%q is not a rate", v), "write N/s, N/m or N/h with N a positive number, e.g. 5/s"
 	case "startswith":

@@ -68,7 +68,7 @@ func Run(ctx context.Context, addr string, cfg Config, stdout io.Writer) error {
 		return fmt.Errorf("sandbox: listen: %w", err)
 	}
 	// localhost is looked up in the hosts file; make sure it was loopback.
-	if tcp, ok := ln.Addr().(*net.TCPAddr); !ok || !tcp.IP.IsLoopback() {
+	if tcp, ok := ln.Addr().(*net.TCPAddr); !ok || !loopback.Host(tcp.IP.String()) {
 		ln.Close()
 		return fmt.Errorf("sandbox: refusing to listen on %q: it resolved to %s, %w", addr, ln.Addr(), ErrNotLoopback)
 	}

@@ -3,14 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/smsform/smsform/api"
 	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/campaign"
-	"github.com/smsform/smsform/internal/loopback"
+	"github.com/smsform/smsform/internal/baseurl"
 	"github.com/smsform/smsform/internal/redact"
 	"github.com/smsform/smsform/internal/tokenstore"
 )
@@ -77,22 +75,18 @@ func baseURL(c *campaign.Campaign, env Env, insecureHTTP bool) (string, error) {
 	if raw == "" {
 		return "", withHint(errors.New("no API base URL"), "set provider.base_url in %s or export %s", c.Path, envBaseURL)
 	}
-	// Any @ is taken for credentials, before parsing: a password with an
-	// unencoded / ? or # does not parse as one ("https://tok#en@host" has
-	// host "tok"), and is still not to be sent anywhere or shown.
-	if strings.Contains(raw, "@") {
-		return "", withHint(fmt.Errorf("base URL %s (%s) holds credentials before the host; smsform does not send them", redact.URL(raw), from),
+	base, err := baseurl.Check(raw)
+	switch {
+	case errors.Is(err, baseurl.ErrCredentials):
+		return "", withHint(fmt.Errorf("base URL %s (%s) %w; smsform does not send them", redact.URL(raw), from, err),
 			"remove the user:password@ part; give the client credentials in %s and %s", envClientID, envClientSecret)
-	}
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+	case err != nil:
 		return "", withHint(fmt.Errorf("base URL %q (%s) is not an http(s) URL", redact.URL(raw), from), "write it like https://api.example.com")
-	}
-	if u.Scheme == "http" && !insecureHTTP && !loopback.Host(u.Hostname()) {
+	case !insecureHTTP && baseurl.Exposed(base):
 		return "", withHint(fmt.Errorf("base URL %s is plain http: the token would cross the network unencrypted", redact.URL(raw)),
 			"use https, or pass --insecure-http if you really mean it")
 	}
-	return strings.TrimRight(raw, "/"), nil
+	return base, nil
 }
 
 // basicForm is the client's Basic form for provider.basic_auth: "auto" leaves

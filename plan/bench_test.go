@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"github.com/smsform/smsform/internal/e164"
+
 	"context"
 	"os"
 	"runtime"
@@ -95,7 +97,8 @@ func BenchmarkCut(b *testing.B) {
 	var g groups
 	for i := range 100_000 {
 		phone := "+" + strconv.Itoa(447400000000+i)
-		g.phones = append(g.phones, phone)
+		k, _ := e164.Pack(phone)
+		g.phones = append(g.phones, k)
 		g.bodies = append(g.bodies, "Hi Ada, your code is "+phone[7:])
 		g.meta = append(g.meta, recMeta{segs: 1})
 		g.ends = append(g.ends, int32(i+1))

@@ -97,7 +97,9 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 			}
 			it.entry.Values = nil // rendered: the row's other columns are not needed any more
 		}
-		pack(items, shared == nil)
+		if shared == nil {
+			packBodies(items)
+		}
 	}
 	for _, src := range c.Recipients {
 		b.warnEscape("recipients", src)
@@ -143,12 +145,12 @@ type groups struct {
 	bodies []string
 	meta   []recMeta // of each group's body (the region and price are its first recipient's)
 	ends   []int32
-	phones []string
+	phones []e164.Packed
 }
 
 func (g *groups) len() int { return len(g.bodies) }
 
-func (g *groups) members(i int) []string {
+func (g *groups) members(i int) []e164.Packed {
 	start := int32(0)
 	if i > 0 {
 		start = g.ends[i-1]
@@ -171,7 +173,7 @@ type builder struct {
 	// splits them into what the state holds and what is to send.
 	shared     bool
 	sharedText string
-	phones     []string
+	phones     []e164.Packed
 	bodies     []string
 	meta       []recMeta // per recipient of phones
 	lines      []uint32  // per recipient of phones: its line in its source
@@ -265,42 +267,29 @@ func (b *builder) normalizeAll(items []item) {
 	}
 }
 
-// pack moves the numbers (and bodies) of a chunk's valid items into one
-// string. What a plan keeps of a million recipients then lives in a few
-// hundred blocks rather than among the rows' garbage, which the collector
-// can then give back whole.
-func pack(items []item, bodies bool) {
+// packBodies moves the bodies of a chunk's valid items into one string.
+// What a plan keeps of a million bodies then lives in a few hundred blocks
+// rather than among the rows' garbage, which the collector can then give
+// back whole. (Numbers are kept packed, as e164.Packed.)
+func packBodies(items []item) {
 	size := 0
 	for i := range items {
 		if it := &items[i]; it.err == nil {
-			size += len(it.num.E164)
-			if bodies {
-				size += len(it.body)
-			}
+			size += len(it.body)
 		}
 	}
 	var sb strings.Builder
 	sb.Grow(size)
 	for i := range items {
 		if it := &items[i]; it.err == nil {
-			sb.WriteString(it.num.E164)
-			if bodies {
-				sb.WriteString(it.body)
-			}
+			sb.WriteString(it.body)
 		}
 	}
 	block, off := sb.String(), 0
-	take := func(n int) string {
-		s := block[off : off+n]
-		off += n
-		return s
-	}
 	for i := range items {
 		if it := &items[i]; it.err == nil {
-			it.num.E164 = take(len(it.num.E164))
-			if bodies {
-				it.body = take(len(it.body))
-			}
+			it.body = block[off : off+len(it.body)]
+			off += len(it.body)
 		}
 	}
 }
@@ -335,7 +324,11 @@ func (b *builder) add(it *item) error {
 		return nil
 	}
 	phone := it.num.E164
-	v, added := b.numbers.Ref(phone)
+	k, ok := e164.Pack(phone)
+	if !ok { // a Normalizer's E.164 always packs
+		return fmt.Errorf("%s:%d: %s: not in E.164 form", it.entry.File, it.entry.Line, e164.Mask(phone))
+	}
+	v, added := b.numbers.RefPacked(k)
 	if !added && *v != excludedOnly {
 		s.Duplicates++
 		if len(b.p.DuplicateRows) < maxListed {
@@ -373,7 +366,7 @@ func (b *builder) add(it *item) error {
 		b.fixedLines = append(b.fixedLines, fmt.Sprintf("%s:%d: %s is a fixed-line number and may not receive SMS",
 			it.entry.File, it.entry.Line, e164.Mask(phone)))
 	}
-	b.phones = append(b.phones, phone)
+	b.phones = append(b.phones, k)
 	b.meta = append(b.meta, it.meta)
 	b.lines = append(b.lines, uint32(it.entry.Line))
 	if !b.shared {
@@ -400,7 +393,7 @@ func (b *builder) settle() {
 	b.toSend = tally{}
 	for i, phone := range b.phones {
 		if b.heldAt != nil && b.heldAt[i] >= 0 {
-			b.hold(phone, &b.held.recs[b.heldAt[i]])
+			b.hold(phone.String(), &b.held.recs[b.heldAt[i]])
 			continue
 		}
 		m := b.meta[i]
@@ -457,7 +450,7 @@ func (b *builder) settle() {
 	index = bodyIndex{}
 	// Pass two: each group's recipients side by side in one array.
 	if !sorted {
-		ordered := make([]string, n)
+		ordered := make([]e164.Packed, n)
 		next := make([]int32, len(counts))
 		off := int32(0)
 		for gi, c := range counts {

@@ -379,7 +379,7 @@ func checkBatch(b Batch) error {
 		return errors.New("no recipients")
 	}
 	var scratch []byte
-	if id := batchID(batchHash(&scratch, b.Body, b.Recipients)); id != b.ID {
+	if id := batchID(hashStrings(&scratch, b.Body, b.Recipients)); id != b.ID {
 		return fmt.Errorf("its id %q is not its content's: the file was changed after plan --out", b.ID)
 	}
 	return nil

@@ -73,7 +73,7 @@ func TestSaveStreamsSameBytes(t *testing.T) {
 // newBatch is a batch as plan makes it, its id from its content.
 func newBatch(body string, phones ...string) Batch {
 	var scratch []byte
-	return Batch{ID: batchID(batchHash(&scratch, body, phones)), Body: body, Encoding: "GSM-7", Segments: 1, Recipients: phones}
+	return Batch{ID: batchID(hashStrings(&scratch, body, phones)), Body: body, Encoding: "GSM-7", Segments: 1, Recipients: phones}
 }
 
 // savedForTest saves a plan of three batches and returns its path and the

@@ -265,24 +265,32 @@ func newBatchTable(g *groups, size int) *batchTable {
 	for gi, body := range g.bodies {
 		members := g.members(gi)
 		for start := 0; start < len(members); start += size {
-			t.ids = append(t.ids, batchHash(&scratch, body, members[start:min(start+size, len(members))]))
+			t.ids = append(t.ids, hashPacked(&scratch, body, members[start:min(start+size, len(members))]))
 		}
 	}
 	return t
 }
 
-// batchHash is the first 8 bytes of the SHA-256 of a body and each phone
-// after a zero byte: a batch's id, the same for the same inputs. scratch is
-// reused between calls.
-func batchHash(scratch *[]byte, body string, phones []string) [8]byte {
+// batchHash is the first 8 bytes of the SHA-256 of a body and each of its n
+// phones after a zero byte: a batch's id, the same for the same inputs.
+// phone appends phone i; scratch is reused between calls.
+func batchHash(scratch *[]byte, body string, n int, phone func(buf []byte, i int) []byte) [8]byte {
 	buf := append((*scratch)[:0], body...)
-	for _, p := range phones {
-		buf = append(buf, 0)
-		buf = append(buf, p...)
+	for i := range n {
+		buf = phone(append(buf, 0), i)
 	}
 	*scratch = buf
 	sum := sha256.Sum256(buf)
 	return [8]byte(sum[:8])
+}
+
+// hashPacked and hashStrings are batchHash of packed and written phones.
+func hashPacked(scratch *[]byte, body string, phones []e164.Packed) [8]byte {
+	return batchHash(scratch, body, len(phones), func(buf []byte, i int) []byte { return phones[i].Append(buf) })
+}
+
+func hashStrings(scratch *[]byte, body string, phones []string) [8]byte {
+	return batchHash(scratch, body, len(phones), func(buf []byte, i int) []byte { return append(buf, phones[i]...) })
 }
 
 // batchID is the id of the batch whose hash is h: "b-" and h in hex.
@@ -296,8 +304,12 @@ func (t *batchTable) make(i, gi, k int) Batch {
 	start := k * t.size
 	end := min(start+t.size, len(members))
 	m := t.g.meta[gi]
+	phones := make([]string, end-start)
+	for j, k := range members[start:end] {
+		phones[j] = k.String()
+	}
 	b := Batch{ID: batchID(t.ids[i]), Body: t.g.bodies[gi], Encoding: m.encoding(), Segments: int(m.segs),
-		Recipients: members[start:end:end]}
+		Recipients: phones}
 	if t.zones != nil {
 		b.Zones = t.zones[gi].Names()
 	}

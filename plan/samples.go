@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"github.com/smsform/smsform/internal/e164"
+
 	"strings"
 
 	"github.com/smsform/smsform/internal/sms"
@@ -20,9 +22,10 @@ type Sample struct {
 
 // candidate is a recipient a sampler holds on to.
 type candidate struct {
-	ok          bool
-	phone, body string
-	meta        recMeta
+	ok    bool
+	phone e164.Packed
+	body  string
+	meta  recMeta
 }
 
 // sampler picks the informative messages among those to send as they go
@@ -32,7 +35,7 @@ type sampler struct {
 	longest, shortest, ucs2, most, empty candidate
 }
 
-func (s *sampler) consider(phone, body string, m recMeta) {
+func (s *sampler) consider(phone e164.Packed, body string, m recMeta) {
 	c := candidate{ok: true, phone: phone, body: body, meta: m}
 	if !s.longest.ok || m.chars > s.longest.meta.chars {
 		s.longest = c
@@ -67,13 +70,13 @@ func (s *sampler) samples() []Sample {
 		}
 		found := false
 		for i := range out {
-			if out[i].Phone == r.c.phone {
+			if out[i].Phone == r.c.phone.String() {
 				out[i].Why = append(out[i].Why, r.why)
 				found = true
 			}
 		}
 		if !found {
-			out = append(out, Sample{Why: []string{r.why}, Phone: r.c.phone, Body: r.c.body,
+			out = append(out, Sample{Why: []string{r.why}, Phone: r.c.phone.String(), Body: r.c.body,
 				Encoding: r.c.meta.encoding(), Segments: int(r.c.meta.segs), Characters: int(r.c.meta.chars)})
 		}
 	}

@@ -25,7 +25,7 @@ func (b *builder) splitByZone() error {
 	}
 	g := b.groups
 	zs, fallbacks := lookUpZones(sc, g.phones)
-	out := groups{phones: make([]string, 0, len(g.phones))}
+	out := groups{phones: make([]e164.Packed, 0, len(g.phones))}
 	var (
 		zones   []*window.Zones // of each new group
 		unknown []string        // warnings, the first maxListed kept
@@ -43,7 +43,7 @@ func (b *builder) splitByZone() error {
 			if z == nil {
 				b.p.Summary.NoTimezone++
 				if len(unknown) < maxListed+1 {
-					unknown = append(unknown, e164.Mask(phone))
+					unknown = append(unknown, e164.Mask(phone.String()))
 				}
 				of = append(of, -1)
 				continue
@@ -102,7 +102,7 @@ func (b *builder) splitByZone() error {
 // lookUpZones finds the zones of each phone on every core, each goroutine
 // with a Finder of its own (they share the schedule's Zones values), and
 // counts the phones that got the fallback zone.
-func lookUpZones(sc *window.Schedule, phones []string) ([]*window.Zones, int) {
+func lookUpZones(sc *window.Schedule, phones []e164.Packed) ([]*window.Zones, int) {
 	zs := make([]*window.Zones, len(phones))
 	workers := runtime.GOMAXPROCS(0)
 	per := (len(phones) + workers - 1) / max(workers, 1)
@@ -114,7 +114,7 @@ func lookUpZones(sc *window.Schedule, phones []string) ([]*window.Zones, int) {
 			f := sc.Finder()
 			for i := lo; i < hi; i++ {
 				var fb bool
-				if zs[i], fb = f.Zones(phones[i]); fb {
+				if zs[i], fb = f.Zones(phones[i].String()); fb {
 					fallbacks[w]++
 				}
 			}

@@ -35,7 +35,12 @@ func Pack(s string) (Packed, bool) {
 // String returns the number in E.164 form.
 func (k Packed) String() string {
 	var buf [1 + maxDigits]byte
-	b := append(buf[:0], '+')
+	return string(k.Append(buf[:0]))
+}
+
+// Append appends the number in E.164 form to b.
+func (k Packed) Append(b []byte) []byte {
+	b = append(b, '+')
 	for shift := 4 * (maxDigits - 1); shift >= 0; shift -= 4 {
 		d := byte(k>>shift) & 0xf
 		if d == 0 {
@@ -43,7 +48,7 @@ func (k Packed) String() string {
 		}
 		b = append(b, '0'+d-1)
 	}
-	return string(b)
+	return b
 }
 
 // Digits returns how many digits the number has.
@@ -104,7 +109,7 @@ func (m *Map[V]) Ref(phone string) (v *V, added bool) {
 // RefPacked is Ref of a packed number.
 func (m *Map[V]) RefPacked(k Packed) (v *V, added bool) {
 	if 4*(m.n+1) > 3*len(m.slots) {
-		m.resize(2 * (m.n + 1))
+		m.resize(m.n + 1) // doubles: a load of a half again
 	}
 	i := m.find(k)
 	s := &m.slots[i]

@@ -35,8 +35,8 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b := &builder{
-		c:    c,
-		p:    &Plan{Campaign: c.Name, Sender: c.Sender, Window: c.Window, Template: c.Body},
+		c:       c,
+		p:       &Plan{Campaign: c.Name, Sender: c.Sender, Window: c.Window, Template: c.Body},
 		norm:    e164.NewNormalizer(c.DefaultRegion),
 		numbers: e164.NewMap[int32](0),
 	}

@@ -443,7 +443,7 @@ func (w *worker) flush() error {
 // one. When it fails, nothing of b was sent and b is counted as skipped.
 func (w *worker) recordIntent(b plan.Batch) error {
 	r := w.r
-	intent := state.Intent{BatchID: b.ID, Phones: b.Recipients, BodyHash: plan.BodyHash(b.Body)}
+	intent := state.Intent{BatchID: b.ID, Phones: b.Recipients, BodyHash: state.BodyHash(b.Body)}
 	var err error
 	if w.pending == nil {
 		err = r.j.RecordIntent(r.writeCtx, intent)

@@ -66,7 +66,7 @@ func BenchmarkComputeResume(b *testing.B) {
 			rec := &memRecorded{}
 			for _, batch := range p.AllBatches() {
 				for _, phone := range batch.Recipients {
-					rec.rs = append(rec.rs, state.Recipient{Phone: phone, Status: state.Sent, BatchID: batch.ID, BodyHash: BodyHash(batch.Body)})
+					rec.rs = append(rec.rs, state.Recipient{Phone: phone, Status: state.Sent, BatchID: batch.ID, BodyHash: state.BodyHash(batch.Body)})
 				}
 			}
 			b.ReportAllocs()

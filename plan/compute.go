@@ -2,28 +2,20 @@ package plan
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"hash/maphash"
-	"runtime"
 	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/e164"
-	"github.com/smsform/smsform/internal/sms"
 	"github.com/smsform/smsform/internal/window"
 )
 
 // collectBefore is the number of recipients from which Compute collects
 // garbage between its steps (see collect).
 const collectBefore = 100_000
-
-// maxListed caps how many of one kind of warning a plan spells out.
-const maxListed = 20
 
 // Compute plans c against what rec records (rec may be nil: nothing is
 // recorded yet). With a strict campaign that lists invalid numbers it returns
@@ -212,37 +204,6 @@ func (b *builder) location(i int32) string {
 	}
 	return fmt.Sprintf("%s:%d", src.file, b.lines[i])
 }
-
-// noteEmpty warns of the messages that print an empty variable, or fails
-// the plan with the first rows when the campaign says empty_variables: error.
-func (b *builder) noteEmpty() error {
-	ev := &b.p.EmptyVariables
-	if ev.Recipients == 0 {
-		return nil
-	}
-	if b.c.EmptyVariables == "error" {
-		errs := make([]error, 0, len(b.emptyAt)+1)
-		for _, e := range b.emptyAt {
-			errs = append(errs, e)
-		}
-		if n := ev.Recipients - len(b.emptyAt); n > 0 {
-			errs = append(errs, fmt.Errorf("and %s more %s with an empty variable", count(n), plural(n, "row", "rows")))
-		}
-		return errors.Join(errs...)
-	}
-	shown := ev.Rows[:min(len(ev.Rows), maxNamed)]
-	more := ""
-	if n := ev.Recipients - len(shown); n > 0 {
-		more = fmt.Sprintf(" and %s more", count(n))
-	}
-	b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
-		"%s %s a message with an empty variable (\"Hi , …\"): %s%s; fill the lists in, use {{ default \"friend\" .name }}, or set empty_variables: error to refuse them",
-		count(ev.Recipients), plural(ev.Recipients, "recipient gets", "recipients get"), strings.Join(shown, ", "), more))
-	return nil
-}
-
-// maxNamed is how many rows a one-line warning names.
-const maxNamed = 5
 
 // sharedBody renders a body that uses no per-recipient variable once, for
 // everyone; it returns nil for a personalised body.
@@ -506,243 +467,4 @@ func (b *builder) finish() {
 		p.Warnings = append(p.Warnings, fmt.Sprintf(
 			"%d recipient(s) recorded in state are no longer in the campaign", n))
 	}
-}
-
-// warnUCS2 says which characters push a body out of GSM-7 and what they
-// cost, once per distinct set of characters so that a personalised campaign
-// does not repeat itself a million times. It analyses again only the UCS-2
-// bodies.
-func (b *builder) warnUCS2() {
-	type cost struct{ bodies, extra int }
-	costs := map[string]*cost{}
-	var order []string
-	for gi, body := range b.groups.bodies {
-		members := len(b.groups.members(gi))
-		if b.groups.meta[gi].encoding() != sms.UCS2 {
-			continue
-		}
-		repeat := gi > 0 && body == b.groups.bodies[gi-1] // one body split by zones
-
-		a := sms.Analyze(body)
-		key := string(a.Forcing)
-		c, ok := costs[key]
-		if !ok {
-			c = &cost{}
-			costs[key] = c
-			order = append(order, key)
-		}
-		if !repeat {
-			c.bodies++
-		}
-		c.extra += (a.Segments - a.SegmentsIfGSM7) * members
-	}
-	for _, key := range order {
-		c := costs[key]
-		quoted := make([]string, 0, len(key))
-		for _, r := range key {
-			quoted = append(quoted, fmt.Sprintf("%q", r))
-		}
-		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
-			"%d distinct bod%s use %s, not in GSM-7: sent as UCS-2, costing %d more segment(s) in all",
-			c.bodies, plural(c.bodies, "y", "ies"), strings.Join(quoted, " "), c.extra))
-	}
-	if len(order) > 0 && b.c.Prices != nil {
-		if extra, ok := b.ucs2Cost(); extra.IsPositive() {
-			more := ""
-			if !ok {
-				more = ", and more for the recipients without a price"
-			}
-			b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
-				"UCS-2 costs %s more than the same messages in GSM-7 would%s", money(b.c.Prices.Currency, extra), more))
-		}
-	}
-}
-
-func (b *builder) warnEscape(field string, src campaign.Source) {
-	if src.Escapes {
-		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
-			"%s:%d: %s: %s is outside the campaign's folder", b.c.Path, src.Line, field, src.File))
-	}
-}
-
-// noteSkipped adds the first maxListed lines of one kind of warning and a
-// count of the rest.
-func (b *builder) noteSkipped(kind string, lines []string) {
-	for i, l := range lines {
-		if i == maxListed {
-			b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("... and %d more %s warning(s)", len(lines)-maxListed, kind))
-			break
-		}
-		b.p.Warnings = append(b.p.Warnings, l)
-	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-// bodyIndex finds the group of a body: an open-addressing table of group
-// numbers, which for a million distinct bodies is a fraction of the size
-// of a map keyed by the bodies.
-type bodyIndex struct {
-	seed  maphash.Seed
-	slots []uint32 // group+1, 0 for empty; the length is a power of two
-	n     int
-}
-
-// find returns the group of body among bodies, the groups' bodies.
-func (x *bodyIndex) find(body string, bodies []string) (int, bool) {
-	if x.n == 0 {
-		return 0, false
-	}
-	mask := uint64(len(x.slots) - 1)
-	for i := maphash.String(x.seed, body) & mask; ; i = (i + 1) & mask {
-		g := x.slots[i]
-		if g == 0 {
-			return 0, false
-		}
-		if bodies[g-1] == body {
-			return int(g - 1), true
-		}
-	}
-}
-
-// note records that bodies[gi], not found, is group gi's.
-func (x *bodyIndex) note(gi int, bodies []string) {
-	if 2*(x.n+1) > len(x.slots) {
-		x.grow(bodies)
-	}
-	x.insert(gi, bodies[gi])
-	x.n++
-}
-
-func (x *bodyIndex) insert(gi int, body string) {
-	mask := uint64(len(x.slots) - 1)
-	i := maphash.String(x.seed, body) & mask
-	for x.slots[i] != 0 {
-		i = (i + 1) & mask
-	}
-	x.slots[i] = uint32(gi + 1)
-}
-
-func (x *bodyIndex) grow(bodies []string) {
-	if x.slots == nil {
-		x.seed = maphash.MakeSeed()
-		x.slots = make([]uint32, 1024)
-		return
-	}
-	old := x.slots
-	x.slots = make([]uint32, 2*len(old))
-	for _, g := range old {
-		if g != 0 {
-			x.insert(int(g-1), bodies[g-1])
-		}
-	}
-}
-
-// item is one recipient on its way through scan.
-type item struct {
-	entry     campaign.Row
-	num       e164.Number
-	err       error // the number is invalid
-	body      string
-	renderErr error
-	meta      recMeta
-	empty     string // a variable the body prints empty
-}
-
-// chunkSize is how many entries travel together through scan: enough that
-// handing chunks between goroutines costs little.
-const chunkSize = 2048
-
-type chunk struct {
-	items []item
-	done  chan struct{}
-}
-
-// scan reads src, runs process on chunks of entries on all cores, and hands the
-// results to deliver one at a time in file order, so that the plan is the
-// same whatever the scheduling. Delivered chunks are cleared and reused.
-func scan(ctx context.Context, src campaign.Source, process func([]item), deliver func(*item) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	workers := runtime.GOMAXPROCS(0)
-	jobs := make(chan *chunk, workers*2)
-	ordered := make(chan *chunk, workers*4)
-	free := make(chan *chunk, workers*6+2)
-
-	var readErr error
-	go func() {
-		defer close(ordered)
-		defer close(jobs)
-		newChunk := func() *chunk {
-			select {
-			case ch := <-free:
-				return ch
-			default:
-				return &chunk{items: make([]item, 0, chunkSize), done: make(chan struct{})}
-			}
-		}
-		cur := newChunk()
-		// A chunk goes to the workers before it joins the ordered queue, so
-		// every chunk the consumer waits on is sure to be processed.
-		flush := func() error {
-			select {
-			case jobs <- cur:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			select {
-			case ordered <- cur:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			cur = newChunk()
-			return nil
-		}
-		readErr = src.ReadRows(ctx, func(e campaign.Row) error {
-			cur.items = append(cur.items, item{entry: e})
-			if len(cur.items) == chunkSize {
-				return flush()
-			}
-			return nil
-		})
-		if readErr == nil && len(cur.items) > 0 {
-			readErr = flush()
-		}
-	}()
-
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for ch := range jobs {
-				process(ch.items)
-				close(ch.done)
-			}
-		})
-	}
-
-	var err error
-	for ch := range ordered {
-		<-ch.done
-		for i := 0; err == nil && i < len(ch.items); i++ {
-			if err = deliver(&ch.items[i]); err != nil {
-				cancel()
-			}
-		}
-		clear(ch.items)
-		ch.items, ch.done = ch.items[:0], make(chan struct{})
-		select {
-		case free <- ch:
-		default:
-		}
-	}
-	wg.Wait()
-	if err != nil {
-		return err
-	}
-	return readErr
 }

@@ -18,13 +18,13 @@ func TestComputeHeld(t *testing.T) {
 	c := writeCampaign(t, header+"recipients:\n  - file: l.csv\nexclude:\n  - numbers: [\"+447400123406\"]\nbody: \"Hi {{ .name }}\"\nbatch_size: 10\n",
 		map[string]string{"l.csv": list})
 	rec := &memRecorded{rs: []state.Recipient{
-		{Phone: "+447400123401", Status: state.Sent, BatchID: "b-1", BodyHash: BodyHash("Hi Ann")},
-		{Phone: "+447400123402", Status: state.Sent, BatchID: "b-1", BodyHash: BodyHash("Hello Bob")},
-		{Phone: "+447400123403", Status: state.Sent, BatchID: "b-1", BodyHash: strings.ToUpper(BodyHash("Hi Cid"))},
+		{Phone: "+447400123401", Status: state.Sent, BatchID: "b-1", BodyHash: state.BodyHash("Hi Ann")},
+		{Phone: "+447400123402", Status: state.Sent, BatchID: "b-1", BodyHash: state.BodyHash("Hello Bob")},
+		{Phone: "+447400123403", Status: state.Sent, BatchID: "b-1", BodyHash: strings.ToUpper(state.BodyHash("Hi Cid"))},
 		{Phone: "+447400123404", Status: state.InDoubt, BatchID: "b-2"},
 		{Phone: "+447400123405", Status: state.Failed, BatchID: "b-3", Reason: "HTTP 400"},
-		{Phone: "+447400123406", Status: state.Sent, BatchID: "b-4", BodyHash: BodyHash("Hi Fay")},
-		{Phone: "+447400123499", Status: state.Sent, BatchID: "b-5", BodyHash: BodyHash("Hi Zed")},
+		{Phone: "+447400123406", Status: state.Sent, BatchID: "b-4", BodyHash: state.BodyHash("Hi Fay")},
+		{Phone: "+447400123499", Status: state.Sent, BatchID: "b-5", BodyHash: state.BodyHash("Hi Zed")},
 		{Phone: "not-e164", Status: state.Sent, BatchID: "b-6", BodyHash: "x"},
 	}}
 	p, err := Compute(context.Background(), c, rec)
@@ -103,10 +103,10 @@ func TestComputeHeldEdges(t *testing.T) {
 		map[string]string{"l.csv": list})
 	rec := &memRecorded{rs: []state.Recipient{
 		{Phone: "+447400123401", Status: state.Failed, BatchID: "b-1", Reason: "HTTP 400"},
-		{Phone: "+447400123409", Status: state.Sent, BatchID: "b-2", BodyHash: BodyHash("hi")},
+		{Phone: "+447400123409", Status: state.Sent, BatchID: "b-2", BodyHash: state.BodyHash("hi")},
 		{Phone: "+447400123402", Status: state.InDoubt, BatchID: "b-3"},
-		{Phone: "+447400123401", Status: state.Sent, BatchID: "b-4", BodyHash: BodyHash("hello")},
-		{Phone: "+447400123499", Status: state.Sent, BatchID: "b-5", BodyHash: BodyHash("hi")},
+		{Phone: "+447400123401", Status: state.Sent, BatchID: "b-4", BodyHash: state.BodyHash("hello")},
+		{Phone: "+447400123499", Status: state.Sent, BatchID: "b-5", BodyHash: state.BodyHash("hi")},
 		{Phone: "+447400123499", Status: state.Failed, BatchID: "b-6"},
 		{Phone: "not-e164", Status: state.Sent, BatchID: "b-7", BodyHash: "x"},
 		{Phone: "not-e164", Status: state.Sent, BatchID: "b-8", BodyHash: "x"},

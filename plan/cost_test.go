@@ -28,8 +28,8 @@ func loadGolden(t *testing.T, name string) *campaign.Campaign {
 // body she would get today, Ben an earlier one, Cid in doubt.
 func resumedState() *memRecorded {
 	return &memRecorded{rs: []state.Recipient{
-		{Phone: "+447800123456", Status: state.Sent, BatchID: "b-1", BodyHash: BodyHash("Hi Ann, see you soon")},
-		{Phone: "+447400123459", Status: state.Sent, BatchID: "b-1", BodyHash: BodyHash("Hi Ben, an earlier body")},
+		{Phone: "+447800123456", Status: state.Sent, BatchID: "b-1", BodyHash: state.BodyHash("Hi Ann, see you soon")},
+		{Phone: "+447400123459", Status: state.Sent, BatchID: "b-1", BodyHash: state.BodyHash("Hi Ben, an earlier body")},
 		{Phone: "+447400123564", Status: state.InDoubt, BatchID: "b-2"},
 	}}
 }
@@ -162,7 +162,7 @@ func TestBudget(t *testing.T) {
 			"1 message needs more than max_segments_per_message 1: up to 2, 1 over",
 			"3 recipients (to send + already sent) exceed max_recipients 1 by 2"}},
 		// What the state records as sent counts against the campaign's budget.
-		{"spent counts", "  max_total: 0.15\n", &memRecorded{rs: []state.Recipient{{Phone: "+447800123456", Status: state.Sent, BodyHash: BodyHash("a")}}},
+		{"spent counts", "  max_total: 0.15\n", &memRecorded{rs: []state.Recipient{{Phone: "+447800123456", Status: state.Sent, BodyHash: state.BodyHash("a")}}},
 			[]string{"cost EUR 0.185 (EUR 0.15 to send + EUR 0.035 already spent) exceeds max_total EUR 0.15 by EUR 0.035"}},
 	}
 	for _, tt := range tests {

@@ -181,7 +181,7 @@ func (b *builder) countBodyChanged() int {
 				body = b.bodies[i]
 			}
 			if r.raw >= 0 {
-				if b.held.raw[r.raw] != BodyHash(body) {
+				if b.held.raw[r.raw] != state.BodyHash(body) {
 					counts[w]++
 				}
 				continue

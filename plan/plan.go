@@ -182,12 +182,6 @@ type Batch struct {
 	Zones []string `json:"zones,omitempty"`
 }
 
-// BodyHash is the hex SHA-256 of a body, as the state records it.
-func BodyHash(body string) string {
-	sum := sha256.Sum256([]byte(body))
-	return hex.EncodeToString(sum[:])
-}
-
 // Invalid is a number that was skipped (or, with strict, failed the plan).
 type Invalid struct {
 	Source string `json:"source"` // "lists/customers.csv:12"

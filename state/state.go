@@ -33,6 +33,9 @@
 package state
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+
 	"context"
 	"database/sql"
 	"errors"
@@ -289,3 +292,11 @@ func (e *EarlierStateError) Error() string {
 		e.Loc, e.Campaign, strings.Join(e.Signs, "; "))
 }
 func (e *EarlierStateError) Unwrap() error { return ErrEarlierState }
+
+// BodyHash is the hex SHA-256 of a body: what an attempt records of the
+// message it sent, so that a later plan can tell whom a changed body has
+// not reached. It fixes the stored format, hence its place here.
+func BodyHash(body string) string {
+	sum := sha256.Sum256([]byte(body))
+	return hex.EncodeToString(sum[:])
+}

@@ -281,7 +281,7 @@ func recordAllSent(ctx context.Context, campaignPath, statePath string) error {
 	for range 4 {
 		wg.Go(func() {
 			for b := range work {
-				err := st.RecordIntent(ctx, state.Intent{BatchID: b.ID, Phones: b.Recipients, BodyHash: plan.BodyHash(b.Body)})
+				err := st.RecordIntent(ctx, state.Intent{BatchID: b.ID, Phones: b.Recipients, BodyHash: state.BodyHash(b.Body)})
 				if err == nil {
 					err = st.RecordOutcome(ctx, b.ID, state.Outcome{Status: state.Sent, HTTPStatus: 200, RequestID: "bench-" + b.ID})
 				}

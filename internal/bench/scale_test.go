@@ -221,7 +221,7 @@ func recordChunked(ctx context.Context, campaignPath, statePath string, chunk in
 	}
 	for _, b := range p.AllBatches() {
 		if len(phones) == 0 {
-			hash = plan.BodyHash(b.Body)
+			hash = state.BodyHash(b.Body)
 		}
 		phones = append(phones, b.Recipients...)
 		if len(phones) >= chunk {

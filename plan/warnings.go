@@ -1,0 +1,120 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/internal/sms"
+)
+
+// maxListed caps how many of one kind of warning a plan spells out.
+const maxListed = 20
+
+// noteEmpty warns of the messages that print an empty variable, or fails
+// the plan with the first rows when the campaign says empty_variables: error.
+func (b *builder) noteEmpty() error {
+	ev := &b.p.EmptyVariables
+	if ev.Recipients == 0 {
+		return nil
+	}
+	if b.c.EmptyVariables == "error" {
+		errs := make([]error, 0, len(b.emptyAt)+1)
+		for _, e := range b.emptyAt {
+			errs = append(errs, e)
+		}
+		if n := ev.Recipients - len(b.emptyAt); n > 0 {
+			errs = append(errs, fmt.Errorf("and %s more %s with an empty variable", count(n), plural(n, "row", "rows")))
+		}
+		return errors.Join(errs...)
+	}
+	shown := ev.Rows[:min(len(ev.Rows), maxNamed)]
+	more := ""
+	if n := ev.Recipients - len(shown); n > 0 {
+		more = fmt.Sprintf(" and %s more", count(n))
+	}
+	b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
+		"%s %s a message with an empty variable (\"Hi , …\"): %s%s; fill the lists in, use {{ default \"friend\" .name }}, or set empty_variables: error to refuse them",
+		count(ev.Recipients), plural(ev.Recipients, "recipient gets", "recipients get"), strings.Join(shown, ", "), more))
+	return nil
+}
+
+// maxNamed is how many rows a one-line warning names.
+const maxNamed = 5
+
+// warnUCS2 says which characters push a body out of GSM-7 and what they
+// cost, once per distinct set of characters so that a personalised campaign
+// does not repeat itself a million times. It analyses again only the UCS-2
+// bodies.
+func (b *builder) warnUCS2() {
+	type cost struct{ bodies, extra int }
+	costs := map[string]*cost{}
+	var order []string
+	for gi, body := range b.groups.bodies {
+		members := len(b.groups.members(gi))
+		if b.groups.meta[gi].encoding() != sms.UCS2 {
+			continue
+		}
+		repeat := gi > 0 && body == b.groups.bodies[gi-1] // one body split by zones
+
+		a := sms.Analyze(body)
+		key := string(a.Forcing)
+		c, ok := costs[key]
+		if !ok {
+			c = &cost{}
+			costs[key] = c
+			order = append(order, key)
+		}
+		if !repeat {
+			c.bodies++
+		}
+		c.extra += (a.Segments - a.SegmentsIfGSM7) * members
+	}
+	for _, key := range order {
+		c := costs[key]
+		quoted := make([]string, 0, len(key))
+		for _, r := range key {
+			quoted = append(quoted, fmt.Sprintf("%q", r))
+		}
+		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
+			"%d distinct bod%s use %s, not in GSM-7: sent as UCS-2, costing %d more segment(s) in all",
+			c.bodies, plural(c.bodies, "y", "ies"), strings.Join(quoted, " "), c.extra))
+	}
+	if len(order) > 0 && b.c.Prices != nil {
+		if extra, ok := b.ucs2Cost(); extra.IsPositive() {
+			more := ""
+			if !ok {
+				more = ", and more for the recipients without a price"
+			}
+			b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
+				"UCS-2 costs %s more than the same messages in GSM-7 would%s", money(b.c.Prices.Currency, extra), more))
+		}
+	}
+}
+
+func (b *builder) warnEscape(field string, src campaign.Source) {
+	if src.Escapes {
+		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
+			"%s:%d: %s: %s is outside the campaign's folder", b.c.Path, src.Line, field, src.File))
+	}
+}
+
+// noteSkipped adds the first maxListed lines of one kind of warning and a
+// count of the rest.
+func (b *builder) noteSkipped(kind string, lines []string) {
+	for i, l := range lines {
+		if i == maxListed {
+			b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("... and %d more %s warning(s)", len(lines)-maxListed, kind))
+			break
+		}
+		b.p.Warnings = append(b.p.Warnings, l)
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -11,6 +11,11 @@
 // never retries, never follows a redirect, reads at most [MaxResponseBytes]
 // of a response, and keeps tokens, secrets and phone numbers out of every
 // error text.
+//
+// [Authenticated] sends through a client with a valid token: it reuses one
+// (from memory or a [TokenStore]) until shortly before it expires, issues
+// one when needed and renews it once on a 401, so that the send loop never
+// sees a token.
 package api
 
 import (

@@ -28,8 +28,8 @@ type Journal interface {
 }
 
 // Sender sends one batch; a failure should be an *api.Error so that what
-// it means for the batch can be told ([StatusOf]). *Authenticated
-// satisfies it.
+// it means for the batch can be told ([StatusOf]). *api.Authenticated
+// satisfies it, and wraps a failure to get a token in an [api.TokenError].
 type Sender interface {
 	Send(ctx context.Context, req api.SendRequest) (api.SendResponse, error)
 }
@@ -500,7 +500,7 @@ func (w *worker) send(ctx, sendCtx context.Context, b plan.Batch) sendResult {
 			return s
 		}
 		var ae *api.Error
-		tokenFailed := errors.As(err, new(*tokenError))
+		tokenFailed := errors.As(err, new(*api.TokenError))
 		switch {
 		case tokenFailed && !errors.As(err, &ae):
 			// No token could be had (no credentials, say): nothing was sent.
@@ -535,7 +535,7 @@ func (w *worker) send(ctx, sendCtx context.Context, b plan.Batch) sendResult {
 		case ctx.Err() != nil:
 			return stop(ErrInterrupted)
 		case ae.Status == 401:
-			return stop(err) // Authenticated already renewed the token once
+			return stop(err) // api.Authenticated already renewed the token once
 		case ae.RetryAfter > maxRetryAfter:
 			return stop(fmt.Errorf("batch %s not sent: the API asks to wait %s (Retry-After), more than the %s smsform waits: %w",
 				b.ID, ae.RetryAfter, maxRetryAfter, err))

@@ -25,7 +25,7 @@ type rig struct {
 	st     *state.State
 	camp   *campaign.Campaign
 	phones []string
-	auth   *apply.Authenticated
+	auth   *api.Authenticated
 }
 
 func newRig(t *testing.T, cfg sandbox.Config, c testharness.Campaign, timeout time.Duration) *rig {
@@ -46,7 +46,7 @@ func newRig(t *testing.T, cfg sandbox.Config, c testharness.Campaign, timeout ti
 		timeout = 5 * time.Second
 	}
 	client := &api.Client{BaseURL: srv.URL, ClientID: testharness.ClientID, ClientSecret: testharness.ClientSecret, Timeout: timeout}
-	return &rig{srv: srv, st: st, camp: camp, phones: phones, auth: &apply.Authenticated{Client: client}}
+	return &rig{srv: srv, st: st, camp: camp, phones: phones, auth: &api.Authenticated{Client: client}}
 }
 
 func (r *rig) plan(t *testing.T) *plan.Plan {

@@ -259,7 +259,7 @@ func TestPrepare(t *testing.T) {
 	o := apply.Options{BackoffBase: 20 * time.Millisecond, BackoffCap: 100 * time.Millisecond, MaxRetries: 100}
 	r.srv.Stop()
 	time.AfterFunc(200*time.Millisecond, r.srv.Resume)
-	if err := r.auth.Prepare(context.Background(), o); err != nil {
+	if err := apply.Prepare(context.Background(), r.auth, o); err != nil {
 		t.Fatalf("prepare while the server came back: %v", err)
 	}
 	if n := r.srv.Stats().TokenRequests; n != 1 {
@@ -268,7 +268,7 @@ func TestPrepare(t *testing.T) {
 
 	wrong := newRig(t, sandbox.Config{}, testharness.Campaign{Recipients: 10}, 0)
 	wrong.auth.Client.ClientSecret = "not-the-secret"
-	err := wrong.auth.Prepare(context.Background(), o)
+	err := apply.Prepare(context.Background(), wrong.auth, o)
 	var ae *api.Error
 	if !errors.As(err, &ae) || ae.Status != 401 {
 		t.Fatalf("prepare with a wrong secret: %v, want a 401", err)

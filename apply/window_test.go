@@ -73,7 +73,7 @@ type windowRig struct {
 	srv  *testharness.Server
 	st   *state.State
 	camp *campaign.Campaign
-	auth *apply.Authenticated
+	auth *api.Authenticated
 }
 
 func newWindowRig(t *testing.T, srv *testharness.Server, name string, phones []string, schedule string, batchSize int) *windowRig {
@@ -95,7 +95,7 @@ func newWindowRig(t *testing.T, srv *testharness.Server, name string, phones []s
 	}
 	t.Cleanup(func() { st.Close() })
 	client := &api.Client{BaseURL: srv.URL, ClientID: testharness.ClientID, ClientSecret: testharness.ClientSecret, Timeout: 5 * time.Second}
-	return &windowRig{srv: srv, st: st, camp: camp, auth: &apply.Authenticated{Client: client}}
+	return &windowRig{srv: srv, st: st, camp: camp, auth: &api.Authenticated{Client: client}}
 }
 
 func (r *windowRig) plan(t *testing.T) *plan.Plan {

@@ -79,7 +79,7 @@ func newApplyCmd(env Env) *cobra.Command {
 		// while the API may answer later, each wait said), so that a wrong
 		// base URL or credentials stop the run at once with the state, and
 		// a saved plan, as they were (see markApplied).
-		if err := sender.Prepare(ctx, apply.Options{Events: newProgress(env, *jsonOut, 0).event}); err != nil {
+		if err := apply.Prepare(ctx, sender, apply.Options{Events: newProgress(env, *jsonOut, 0).event}); err != nil {
 			return next.tokenRefused(err)
 		}
 
@@ -310,7 +310,7 @@ func (n nextStep) runError(err error) error {
 	case errors.As(err, new(*apply.ForbiddenError)):
 		return withHint(err, "the credentials in %s lack the permission to send, or the base URL %s (from %s) is not the right account's; once fixed, %s",
 			envClientID, n.base, n.baseFrom, n.carryOn())
-	case errors.Is(err, apply.ErrTokenRefused):
+	case errors.Is(err, api.ErrTokenRefused):
 		return withHint(err, "set a valid %s, or %s and %s; nothing of the refused batch was sent; once fixed, %s", envToken, envClientID, envClientSecret, n.carryOn())
 	case errors.As(err, &ae) && (ae.Status == 401 || ae.Status == 403):
 		return withHint(err, "check %s and %s, and the base URL; nothing of the refused batch was sent; once fixed, %s", envClientID, envClientSecret, n.carryOn())

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/smsform/smsform/api"
-	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/baseurl"
 	"github.com/smsform/smsform/internal/redact"
@@ -24,7 +23,7 @@ const (
 
 // connection settles where and as whom to call the API, before anything is
 // touched, and returns a sender that holds the token.
-func connection(c *campaign.Campaign, env Env, insecureHTTP bool, timeout time.Duration) (*apply.Authenticated, error) {
+func connection(c *campaign.Campaign, env Env, insecureHTTP bool, timeout time.Duration) (*api.Authenticated, error) {
 	base, err := baseURL(c, env, insecureHTTP)
 	if err != nil {
 		return nil, err
@@ -39,9 +38,9 @@ func connection(c *campaign.Campaign, env Env, insecureHTTP bool, timeout time.D
 	}
 	static := env.Getenv(envToken)
 	if static == "" && (client.ClientID == "" || client.ClientSecret == "") {
-		return nil, withHint(apply.ErrNoCredentials, "export %s and %s (from your CI's secrets), or a token in %s", envClientID, envClientSecret, envToken)
+		return nil, withHint(api.ErrNoCredentials, "export %s and %s (from your CI's secrets), or a token in %s", envClientID, envClientSecret, envToken)
 	}
-	a := &apply.Authenticated{Client: client, Static: static, Hours: c.Provider.TokenValidHours}
+	a := &api.Authenticated{Client: client, Static: static, Hours: c.Provider.TokenValidHours}
 	if static == "" {
 		dir, err := tokenstore.DefaultDir(env.Getenv)
 		if err != nil {

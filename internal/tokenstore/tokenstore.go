@@ -3,13 +3,14 @@
 // store is a folder of mode 0700 holding files of mode 0600, and a store that
 // others can read is refused.
 //
-// Each [Key] (base URL, client id, and a hash of the client secret) has one
-// JSON file, named by a hash of the key so that none of it appears in a file
-// name. The secret's hash ties a token to the credentials that issued it: a
-// changed secret finds no token, so it must issue one (and fail if it is
-// wrong) rather than ride on a token the right secret got. The secret itself
-// is never written. Files are replaced
-// crash-safely, so a reader sees the old token or the new one, never a mix.
+// A [Store] is the [api.TokenStore] that [api.Authenticated] uses. Each
+// [api.TokenKey] (base URL, client id, and a hash of the client secret) has
+// one JSON file, named by a hash of the key so that none of it appears in a
+// file name. The secret's hash ties a token to the credentials that issued
+// it: a changed secret finds no token, so it must issue one (and fail if it
+// is wrong) rather than ride on a token the right secret got. The secret
+// itself is never written. Files are replaced crash-safely, so a reader sees
+// the old token or the new one, never a mix.
 // A file that cannot be decoded is an error naming it (delete it: the next
 // run issues a new token), not a silent miss, because it means something
 // other than smsform wrote there.
@@ -37,15 +38,20 @@ import (
 // [DefaultDir]'s folder (for CI and tests).
 const EnvDir = "SMSFORM_TOKEN_DIR"
 
-// Key names the credentials a token was issued to.
-type Key struct {
+// fileKey is what a token is filed under: the credentials that issued it,
+// the secret only as a hash.
+type fileKey struct {
 	BaseURL, ClientID string
-	SecretHash        string // [HashSecret] of the client secret
+	SecretHash        string // hashSecret of the client secret
 }
 
-// HashSecret is what a key holds of a client secret: a SHA-256 that says
+func keyOf(k api.TokenKey) fileKey {
+	return fileKey{BaseURL: k.BaseURL, ClientID: k.ClientID, SecretHash: hashSecret(k.ClientSecret)}
+}
+
+// hashSecret is what a key holds of a client secret: a SHA-256 that says
 // whether the secret changed, never the secret.
-func HashSecret(secret string) string {
+func hashSecret(secret string) string {
 	h := sha256.Sum256([]byte("smsform token store\x00" + secret))
 	return hex.EncodeToString(h[:])
 }
@@ -129,14 +135,15 @@ func private(path string, fi fs.FileInfo, chmod string) error {
 	return nil
 }
 
-func (s *Store) path(k Key) string {
+func (s *Store) path(k fileKey) string {
 	h := sha256.Sum256([]byte(k.BaseURL + "\x00" + k.ClientID + "\x00" + k.SecretHash))
 	return filepath.Join(s.dir, hex.EncodeToString(h[:16])+".json")
 }
 
-// Get returns the token stored for k, if any. A file that is not private, or
-// not a token file, is an error that names it.
-func (s *Store) Get(k Key) (api.Token, bool, error) {
+// Get returns the token stored for the credentials in tk, if any. A file
+// that is not private, or not a token file, is an error that names it.
+func (s *Store) Get(tk api.TokenKey) (api.Token, bool, error) {
+	k := keyOf(tk)
 	p := s.path(k)
 	f, err := os.Open(p)
 	if errors.Is(err, os.ErrNotExist) {
@@ -171,8 +178,10 @@ func (s *Store) Get(k Key) (api.Token, bool, error) {
 	return api.Token{Value: tf.Token, ValidTill: tf.ValidTill, Basic: tf.Basic}, true, nil
 }
 
-// Put stores t for k, replacing any earlier one, crash-safely.
-func (s *Store) Put(k Key, t api.Token) error {
+// Put stores t for the credentials in tk, replacing any earlier one,
+// crash-safely.
+func (s *Store) Put(tk api.TokenKey, t api.Token) error {
+	k := keyOf(tk)
 	p := s.path(k)
 	err := atomicfile.Write(p, 0o600, func(w io.Writer) error {
 		return json.NewEncoder(w).Encode(file{BaseURL: k.BaseURL, ClientID: k.ClientID, SecretHash: k.SecretHash,

@@ -111,7 +111,7 @@ func TestCorruptFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := s.path(key("https://a", "id", "s3cret"))
+		p := s.path(keyOf(key("https://a", "id", "s3cret")))
 		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -156,8 +156,8 @@ func TestOpenRefusesAFile(t *testing.T) {
 	}
 }
 
-func key(base, id, secret string) Key {
-	return Key{BaseURL: base, ClientID: id, SecretHash: HashSecret(secret)}
+func key(base, id, secret string) api.TokenKey {
+	return api.TokenKey{BaseURL: base, ClientID: id, ClientSecret: secret}
 }
 
 func TestFilesHoldNoSecret(t *testing.T) {

@@ -1,4 +1,4 @@
-package apply
+package api
 
 import (
 	"context"
@@ -7,17 +7,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/smsform/smsform/api"
-	"github.com/smsform/smsform/internal/tokenstore"
 )
 
-// Authenticated is a [Sender] that holds the token: it reuses a stored
-// token until shortly before its valid_till, issues a new one when needed,
-// and on a 401 issues a new token once and resends (a 401 means the API did
-// not act, so resending cannot message anyone twice).
+// Authenticated sends through a [Client] with a valid token, so that the
+// send loop never handles one: it reuses a stored token until shortly before
+// its valid_till, issues a new one when needed, and on a 401 issues a new
+// token once and resends (a 401 means the API did not act, so resending
+// cannot message anyone twice).
 type Authenticated struct {
-	Client *api.Client
-	Store  *tokenstore.Store // nil: keep tokens in memory only
+	Client *Client
+	Store  TokenStore // nil: keep tokens in memory only
 	Static string            // SMSFORM_TOKEN: used as given, never stored
 	Hours  int               // valid_hour of issued tokens
 	Now    func() time.Time  // nil: time.Now
@@ -29,6 +28,21 @@ type Authenticated struct {
 	refused string    // the last token the API refused
 }
 
+// TokenStore keeps issued tokens between runs (internal/tokenstore is
+// one). It must keep a token to itself: tokens are secrets.
+type TokenStore interface {
+	// Get returns the token stored for k, and whether there is one.
+	Get(k TokenKey) (Token, bool, error)
+	// Put stores t for k, replacing any earlier one.
+	Put(k TokenKey, t Token) error
+}
+
+// TokenKey is the credentials a token was issued to. A store files tokens
+// under it, and must never write the secret itself.
+type TokenKey struct {
+	BaseURL, ClientID, ClientSecret string
+}
+
 // ErrNoCredentials means there is neither a token nor client credentials.
 var ErrNoCredentials = errors.New("no credentials: set SMSFORM_CLIENT_ID and SMSFORM_CLIENT_SECRET, or SMSFORM_TOKEN")
 
@@ -37,10 +51,10 @@ var ErrNoCredentials = errors.New("no credentials: set SMSFORM_CLIENT_ID and SMS
 var ErrTokenRefused = errors.New("SMSFORM_TOKEN was refused (401) and there are no client credentials to issue a new one")
 
 // Send sends req with a valid token, renewing it once on a 401.
-func (a *Authenticated) Send(ctx context.Context, req api.SendRequest) (api.SendResponse, error) {
+func (a *Authenticated) Send(ctx context.Context, req SendRequest) (SendResponse, error) {
 	tok, err := a.Token(ctx)
 	if err != nil {
-		return api.SendResponse{}, &tokenError{err}
+		return SendResponse{}, &TokenError{err}
 	}
 	resp, err := a.Client.Send(ctx, tok, req)
 	if !isUnauthorized(err) {
@@ -49,7 +63,7 @@ func (a *Authenticated) Send(ctx context.Context, req api.SendRequest) (api.Send
 	a.refuse(tok)
 	tok, terr := a.Token(ctx)
 	if terr != nil {
-		return api.SendResponse{}, &tokenError{fmt.Errorf("token refused (401) and no new one could be had: %w", terr)}
+		return SendResponse{}, &TokenError{fmt.Errorf("token refused (401) and no new one could be had: %w", terr)}
 	}
 	resp, err = a.Client.Send(ctx, tok, req)
 	if isUnauthorized(err) {
@@ -59,38 +73,16 @@ func (a *Authenticated) Send(ctx context.Context, req api.SendRequest) (api.Send
 	return resp, err
 }
 
-// Prepare gets a token before a run records anything, so that a credentials
-// mistake stops it with the state untouched. It retries while the token
-// endpoint may answer later (no answer, 429, a server error) with the
-// backoff and the bounds of [Run] (o's MaxRetries, BackoffBase, BackoffCap).
-func (a *Authenticated) Prepare(ctx context.Context, o Options) error {
-	o.defaults()
-	for attempt := 1; ; attempt++ {
-		_, err := a.Token(ctx)
-		var ae *api.Error
-		if err == nil || !errors.As(err, &ae) || !transient(ae) || attempt > o.MaxRetries || ae.RetryAfter > maxRetryAfter {
-			return err
-		}
-		wait := backoff(attempt, ae.RetryAfter, o.BackoffBase, o.BackoffCap)
-		if o.Events != nil {
-			o.Events(Event{Type: "retry", HTTPStatus: ae.Status, Reason: ae.Error(), Attempt: attempt, Wait: wait})
-		}
-		if !sleep(ctx, wait) {
-			return ctx.Err()
-		}
-	}
-}
+// TokenError is a failure to get a token for a send. No request for the
+// batch was made, so whatever the token endpoint answered (a 500, a timeout,
+// a 400) says nothing about the batch: it is neither in doubt nor failed.
+type TokenError struct{ Err error }
 
-// tokenError is a failure to get a token. No request for the batch was
-// made, so whatever the token endpoint answered (a 500, a timeout, a 400)
-// says nothing about the batch: it is neither in doubt nor failed.
-type tokenError struct{ err error }
-
-func (e *tokenError) Error() string { return e.err.Error() }
-func (e *tokenError) Unwrap() error { return e.err }
+func (e *TokenError) Error() string { return e.Err.Error() }
+func (e *TokenError) Unwrap() error { return e.Err }
 
 func isUnauthorized(err error) bool {
-	var ae *api.Error
+	var ae *Error
 	return errors.As(err, &ae) && ae.Status == 401
 }
 
@@ -172,7 +164,7 @@ func (a *Authenticated) issue(ctx context.Context, now time.Time) (time.Time, er
 
 // issueToken asks the client for a token, trying first the Basic form that
 // worked last time when the campaign leaves the form open.
-func (a *Authenticated) issueToken(ctx context.Context) (api.Token, error) {
+func (a *Authenticated) issueToken(ctx context.Context) (Token, error) {
 	if a.Client.Basic != "" || a.basic == "" {
 		return a.Client.IssueToken(ctx, a.Hours)
 	}
@@ -185,10 +177,9 @@ func (a *Authenticated) issueToken(ctx context.Context) (api.Token, error) {
 	return a.Client.IssueToken(ctx, a.Hours) // the provider changed its mind: try both forms
 }
 
-// key is what the store files a token under: the credentials that issued
-// it, the secret only as a hash.
-func (a *Authenticated) key() tokenstore.Key {
-	return tokenstore.Key{BaseURL: a.Client.BaseURL, ClientID: a.Client.ClientID, SecretHash: tokenstore.HashSecret(a.Client.ClientSecret)}
+// key is what the store files a token under: the credentials that issued it.
+func (a *Authenticated) key() TokenKey {
+	return TokenKey{BaseURL: a.Client.BaseURL, ClientID: a.Client.ClientID, ClientSecret: a.Client.ClientSecret}
 }
 
 // storedMargin is how long before its valid_till a stored token is

@@ -5,8 +5,10 @@ LDFLAGS := -X github.com/smsform/smsform/internal/cli.Version=$(VERSION)
 
 .PHONY: build demo test bench bench-scale crashtest reliability fuzz clean
 
+# -buildvcs=auto: the commit goes into the binary (smsform version) even where
+# GOFLAGS turns VCS stamping off, and a tree without git still builds.
 build:
-	$(GO) build -ldflags '$(LDFLAGS)' -o smsform .
+	$(GO) build -buildvcs=auto -ldflags '$(LDFLAGS)' -o smsform .
 
 # Builds smsform, starts the sandbox on loopback, plans and applies an
 # example campaign, reruns apply to show nothing is sent twice, stops the sandbox.

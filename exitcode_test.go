@@ -31,7 +31,7 @@ func TestExitCode(t *testing.T) {
 			"smsform: error: nothing more may be sent now: 1,204 recipient(s) wait; next: window opens 09:00 America/New_York, in 3 h 10 min (2026-11-23T14:00:00Z)\n"},
 		{fmt.Errorf("apply: %w", &apply.ExpiredError{Left: 3, Reason: "not_after has passed"}), 3, "3 recipient(s) left unsent: not_after has passed"},
 		{apply.ErrInterrupted, 130, "interrupted"},
-		{context.Canceled, 130, "canceled"},
+		{fmt.Errorf("issue token: %w", context.Canceled), 130, "smsform: interrupted before sending anything\n"},
 		{errors.New("boom"), 1, "smsform: error: boom\n"},
 		{&cli.HintError{Err: errors.New("bad"), Hint: "do this"}, 1, "smsform: error: bad\nhint: do this\n"},
 		{errors.Join(

@@ -111,8 +111,13 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.Is(err, state.ErrLocked):
 		report(stderr, err)
 		return exitLocked
-	case errors.Is(err, apply.ErrInterrupted), errors.Is(err, context.Canceled):
+	case errors.Is(err, apply.ErrInterrupted):
 		report(stderr, err)
+		return exitInterrupted
+	case errors.Is(err, context.Canceled):
+		// Cancelled outside the send loop (which says ErrInterrupted):
+		// while planning, waiting for a token or for the lock.
+		fmt.Fprintln(stderr, "smsform: interrupted before sending anything")
 		return exitInterrupted
 	}
 	report(stderr, err)

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/creack/pty"
 
@@ -35,7 +36,7 @@ func TestTerminal(t *testing.T) {
 		numbers = append(numbers, fmt.Sprintf("%q", fmt.Sprintf("+4474001%05d", 23459+i*105)))
 	}
 	writeFile(t, filepath.Join(dir, "c.yaml"), "version: 1\nname: tty\nsender: ACME\nbatch_size: 1\nrecipients:\n  - numbers: ["+
-		strings.Join(numbers, ", ")+"]\nbody: \"Hello from the terminal test.\"\n")
+		strings.Join(numbers, ", ")+"]\nbody: \"Hello from the terminal test, with a body long enough that the plan's table must cut it to fit a terminal of one hundred columns.\"\n")
 	// Every send is slow, and one in two is refused with 503 (not acted
 	// on), so that retries and their waits show.
 	url := startSandbox(t, "--latency", "150ms", "--fail-rate", "0.5", "--seed", "7")
@@ -44,7 +45,7 @@ func TestTerminal(t *testing.T) {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "SMSFORM_BASE_URL="+url, "CI=", "SMSFORM_IN_AUTOMATION=",
 		"SMSFORM_CLIENT_ID=tty-client", "SMSFORM_CLIENT_SECRET=tty-secret", "SMSFORM_TOKEN_DIR="+filepath.Join(dir, "tokens"),
-		"SMSFORM_STATE=", "TERM=xterm", "COLUMNS=100")
+		"SMSFORM_STATE=", "TERM=xterm", "COLUMNS=200") // the terminal's own width wins
 	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 100})
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +58,11 @@ func TestTerminal(t *testing.T) {
 	// On a terminal the summary line is bold and the table ruled.
 	screen.waitFor(t, regexp.MustCompile(`\x1b\[1mPlan: 40 messages in 40 batches`), time.Second)
 	screen.waitFor(t, regexp.MustCompile(`┌─+┬`), time.Second)
+	for line := range strings.Lines(screen.String()) {
+		if w := utf8.RuneCountInString(strings.TrimRight(line, "\r\n")); strings.ContainsRune(line, '│') && w > 100 {
+			t.Errorf("a table line is %d columns wide on a terminal of 100 (COLUMNS=200 must not win): %q", w, line)
+		}
+	}
 	tty.Write([]byte("yes\r"))
 	screen.waitFor(t, regexp.MustCompile(`sending`), 20*time.Second)
 	screen.waitFor(t, regexp.MustCompile(`(?m)(^|\r)smsform: batch b-[0-9a-f]+ was not acted on \(HTTP 503\); retry 1 of 8 in [0-9.]+m?s\r?$`), 30*time.Second)

@@ -40,7 +40,7 @@ func openFile(ctx context.Context, path string, opts Options) (_ *State, err err
 		signs = append(fileSigns(abs, opts.Campaign), opts.Signs...)
 	}
 
-	lk, err := acquireLock(ctx, abs+".lock", opts.LockTimeout, opts.RunURL)
+	lk, err := acquireLock(ctx, abs+".lock", opts)
 	if err != nil {
 		return nil, err
 	}

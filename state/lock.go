@@ -39,10 +39,11 @@ type holder struct {
 	Released time.Time `json:"released,omitzero"`
 }
 
-func acquireLock(ctx context.Context, path string, timeout time.Duration, runURL string) (*lockFile, error) {
+func acquireLock(ctx context.Context, path string, opts Options) (*lockFile, error) {
+	timeout, runURL := opts.LockTimeout, opts.RunURL
 	fl := flock.New(path, flock.SetPermissions(0o600))
 	deadline := time.Now().Add(timeout)
-	for {
+	for waited := false; ; waited = true {
 		ok, err := fl.TryLock()
 		if err != nil {
 			return nil, fmt.Errorf("lock state: %w", err)
@@ -58,6 +59,9 @@ func acquireLock(ctx context.Context, path string, timeout time.Duration, runURL
 		if timeout <= 0 || !time.Now().Before(deadline) {
 			fl.Close()
 			return nil, lockedError(path, holderWait)
+		}
+		if !waited && opts.LockWait != nil {
+			opts.LockWait(timeout)
 		}
 		t := time.NewTimer(min(lockPoll, time.Until(deadline)))
 		select {

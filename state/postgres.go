@@ -289,7 +289,7 @@ func openPostgres(ctx context.Context, loc string, opts Options) (_ *State, err 
 		return nil, err
 	}
 	lk := &pgLock{conn: conn, key: advisoryKey(t.schema, opts.Campaign), campaign: opts.Campaign, shown: t.shown}
-	if err := lk.acquire(ctx, opts.LockTimeout); err != nil {
+	if err := lk.acquire(ctx, opts.LockTimeout, opts.LockWait); err != nil {
 		return nil, err
 	}
 	s.atClose = func(*sql.Conn) { lk.release() }
@@ -436,9 +436,9 @@ type pgLock struct {
 }
 
 // acquire takes the advisory lock and reads the last holder's row.
-func (lk *pgLock) acquire(ctx context.Context, timeout time.Duration) error {
+func (lk *pgLock) acquire(ctx context.Context, timeout time.Duration, wait func(time.Duration)) error {
 	deadline := time.Now().Add(timeout)
-	for {
+	for waited := false; ; waited = true {
 		var ok bool
 		if err := lk.conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1)`, lk.key).Scan(&ok); err != nil {
 			return fmt.Errorf("lock state %s: %w", lk.shown, err)
@@ -448,6 +448,9 @@ func (lk *pgLock) acquire(ctx context.Context, timeout time.Duration) error {
 		}
 		if timeout <= 0 || !time.Now().Before(deadline) {
 			return lk.lockedError(ctx)
+		}
+		if !waited && wait != nil {
+			wait(timeout)
 		}
 		t := time.NewTimer(min(lockPoll, time.Until(deadline)))
 		select {

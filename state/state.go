@@ -156,6 +156,9 @@ type Options struct {
 	Campaign    string        // the campaign's name; a state of another name is ErrLineage
 	LockTimeout time.Duration // 0: fail at once when locked
 	RunURL      string        // the CI run taking the lock, shown to whoever finds it locked
+	// LockWait, when set, is called once if the lock is held and Open is
+	// to wait for it (LockTimeout), so that the wait can be said.
+	LockWait func(timeout time.Duration)
 
 	// NewState lets Open start a new state even when it finds signs of an
 	// earlier one (see [EarlierStateError]): a person decided.

@@ -87,7 +87,7 @@ func newApplyCmd(env Env) *cobra.Command {
 		if saved != nil {
 			si = savedInfo{file: pos[0], lineage: saved.Plan.State.Lineage, serial: saved.Plan.State.Serial}
 		}
-		st, err := state.Open(ctx, sp, state.Options{Campaign: c.Name, LockTimeout: *lockTimeout, RunURL: runURL(env),
+		st, err := state.Open(ctx, sp, state.Options{Campaign: c.Name, LockTimeout: *lockTimeout, LockWait: sayLockWait(env), RunURL: runURL(env),
 			NewState: *newState, Signs: earlierStateSigns(ctx, si, campaignPath, c.Name, sp)})
 		switch {
 		case errors.Is(err, state.ErrLocked):

@@ -234,13 +234,13 @@ func tableWidth(env Env, wide bool) int {
 	if wide {
 		return 0
 	}
-	if c, err := strconv.Atoi(env.Getenv("COLUMNS")); err == nil && c > 0 {
-		return c
-	}
 	if env.Width != nil {
 		if w := env.Width(); w > 0 {
 			return w
 		}
+	}
+	if c, err := strconv.Atoi(env.Getenv("COLUMNS")); err == nil && c > 0 {
+		return c
 	}
 	return 80
 }

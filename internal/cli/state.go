@@ -176,7 +176,7 @@ func newStateResolveCmd(env Env) *cobra.Command {
 		if name == "" {
 			return fmt.Errorf("no state at %s", shownState(loc))
 		}
-		st, err := state.Open(ctx, loc, state.Options{Campaign: name, LockTimeout: *lockTimeout, RunURL: runURL(env)})
+		st, err := state.Open(ctx, loc, state.Options{Campaign: name, LockTimeout: *lockTimeout, LockWait: sayLockWait(env), RunURL: runURL(env)})
 		if errors.Is(err, state.ErrLocked) {
 			return lockedHint(err, *lockTimeout)
 		} else if err != nil {

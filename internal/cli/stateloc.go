@@ -112,3 +112,11 @@ func lockedHint(err error, waited time.Duration) error {
 	}
 	return withHint(err, "wait for that apply to finish, or pass --lock-timeout 10m to wait for it")
 }
+
+// sayLockWait tells, on stderr, that the state is locked and how long
+// --lock-timeout lets this command wait for it: a wait is never silent.
+func sayLockWait(env Env) func(time.Duration) {
+	return func(timeout time.Duration) {
+		fmt.Fprintf(env.Stderr, "smsform: the state is locked by another run; waiting up to %s for it (--lock-timeout)\n", timeout)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/smsform/smsform/plan"
 )
 
 // Version is smsform's version as the Makefile stamps it with -ldflags;
@@ -17,15 +19,16 @@ var Version = "dev"
 
 // versionInfo is what `smsform version` prints.
 type versionInfo struct {
-	Version  string `json:"version"`
-	Commit   string `json:"commit,omitempty"`
-	Modified bool   `json:"modified,omitempty"`
-	Go       string `json:"go"`
-	Platform string `json:"platform"`
+	FormatVersion string `json:"format_version"`
+	Version       string `json:"version"`
+	Commit        string `json:"commit,omitempty"`
+	Modified      bool   `json:"modified,omitempty"`
+	Go            string `json:"go"`
+	Platform      string `json:"platform"`
 }
 
 func buildVersion() versionInfo {
-	v := versionInfo{Version: Version, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	v := versionInfo{FormatVersion: plan.FormatVersion, Version: Version, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return v

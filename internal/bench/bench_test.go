@@ -258,18 +258,25 @@ func naiveLoop(numbers []string, region string) time.Duration {
 	return time.Since(start)
 }
 
-// recordAllSent records every batch of the campaign's plan as sent, through
-// the state's own API, as an apply would have.
-func recordAllSent(ctx context.Context, campaignPath, statePath string) error {
+// planAndState plans a campaign as if nothing were sent, and opens the
+// state at statePath to record it in.
+func planAndState(ctx context.Context, campaignPath, statePath string) (*plan.Plan, *state.State, error) {
 	c, err := campaign.Load(campaignPath)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	p, err := plan.Compute(ctx, c, nil)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	st, err := state.Open(ctx, statePath, state.Options{Campaign: c.Name})
+	return p, st, err
+}
+
+// recordAllSent records every batch of the campaign's plan as sent, through
+// the state's own API, as an apply would have.
+func recordAllSent(ctx context.Context, campaignPath, statePath string) error {
+	p, st, err := planAndState(ctx, campaignPath, statePath)
 	if err != nil {
 		return err
 	}

@@ -13,9 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/testharness"
-	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/state"
 )
 
@@ -190,15 +188,7 @@ func applyRates(t *testing.T, smsform string, env []string, args ...string) rate
 // personalised campaign's recipients count as sent an earlier version of
 // their body: the resumed plan reads and compares each one all the same.
 func recordChunked(ctx context.Context, campaignPath, statePath string, chunk int) error {
-	c, err := campaign.Load(campaignPath)
-	if err != nil {
-		return err
-	}
-	p, err := plan.Compute(ctx, c, nil)
-	if err != nil {
-		return err
-	}
-	st, err := state.Open(ctx, statePath, state.Options{Campaign: c.Name})
+	p, st, err := planAndState(ctx, campaignPath, statePath)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/smsform/smsform/internal/testharness"
+	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/state"
 )
 
@@ -209,17 +210,16 @@ func recordChunked(ctx context.Context, campaignPath, statePath string, chunk in
 		phones = phones[:0]
 		return st.RecordOutcome(ctx, id, state.Outcome{Status: state.Sent, HTTPStatus: 200, RequestID: id})
 	}
-	for _, b := range p.AllBatches() {
+	err = p.EachBatch(func(_ int, b plan.Batch) error {
 		if len(phones) == 0 {
 			hash = state.BodyHash(b.Body)
 		}
 		phones = append(phones, b.Recipients...)
 		if len(phones) >= chunk {
-			if err = flush(); err != nil {
-				break
-			}
+			return flush()
 		}
-	}
+		return nil
+	})
 	if err == nil {
 		err = flush()
 	}

@@ -119,7 +119,14 @@ func newStateListCmd(env Env) *cobra.Command {
 				fmt.Fprintf(env.Stdout, "%-18s %-8s %-18s %-20s %s\n", "PHONE", "STATUS", "BATCH", "AT", "REASON")
 			}
 		}
-		err = st.Recipients(ctx, func(r state.Recipient) error {
+		// The table is sorted by number; JSON, for programs, comes in the
+		// order the state holds its records, so that it streams in
+		// constant memory however many recipients there are.
+		walk := st.Recipients
+		if list != nil {
+			walk = st.EachRecipient
+		}
+		err = walk(ctx, func(r state.Recipient) error {
 			if list != nil {
 				return list.add(stateRecipientJSON{Phone: number(r.Phone), Status: r.Status,
 					BatchID: r.BatchID, BodyHash: r.BodyHash, At: r.At, Reason: r.Reason})

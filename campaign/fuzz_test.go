@@ -149,7 +149,7 @@ func FuzzRender(f *testing.F) {
 // must be an *Error naming the table, and a table that loads must hold one
 // currency and prices that are not negative, and look numbers up.
 func FuzzPrices(f *testing.F) {
-	addSeeds(f, "../examples/prices/*.csv", "../plan/testdata/campaigns/*.csv")
+	addSeeds(f, "../examples/prices/*.csv", "../internal/report/testdata/campaigns/*.csv")
 	f.Add([]byte("country,prefix,price_per_segment,currency\nGB,+4474,0.05,EUR\nGB,,1,EUR\n"))
 	f.Add([]byte("currency,price_per_segment,prefix,country\nEUR,0.05,,FR\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {

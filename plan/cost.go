@@ -11,6 +11,7 @@ import (
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/sms"
+	"github.com/smsform/smsform/internal/words"
 )
 
 // Cost is what a plan costs, from the campaign's price table. Amounts are
@@ -283,16 +284,16 @@ func CheckBudget(p *Plan, b campaign.Budget) (*BudgetCheck, error) {
 				names = append(names, u.Country)
 			}
 			over("%s %s in %s %s no price, so the cost cannot be held against max_total %s",
-				count(n), plural(n, "recipient", "recipients"), strings.Join(names, ", "), plural(n, "has", "have"), money(c.Currency, *b.MaxTotal))
+				words.Count(n), words.Plural(n, "recipient", "recipients"), strings.Join(names, ", "), words.Plural(n, "has", "have"), words.Money(c.Currency, *b.MaxTotal))
 		default:
 			all := c.Total.Add(c.AlreadySpent)
 			if all.GreaterThan(*b.MaxTotal) {
 				spent := ""
 				if c.AlreadySpent.IsPositive() {
-					spent = fmt.Sprintf(" (%s to send + %s already spent)", money(c.Currency, c.Total), money(c.Currency, c.AlreadySpent))
+					spent = fmt.Sprintf(" (%s to send + %s already spent)", words.Money(c.Currency, c.Total), words.Money(c.Currency, c.AlreadySpent))
 				}
-				over("cost %s%s exceeds max_total %s by %s", money(c.Currency, all), spent,
-					money(c.Currency, *b.MaxTotal), money(c.Currency, all.Sub(*b.MaxTotal)))
+				over("cost %s%s exceeds max_total %s by %s", words.Money(c.Currency, all), spent,
+					words.Money(c.Currency, *b.MaxTotal), words.Money(c.Currency, all.Sub(*b.MaxTotal)))
 			}
 		}
 	}
@@ -306,30 +307,18 @@ func CheckBudget(p *Plan, b campaign.Budget) (*BudgetCheck, error) {
 		}
 		if n > 0 {
 			over("%s %s %s more than max_segments_per_message %d: up to %d, %d over",
-				count(n), plural(n, "message", "messages"), plural(n, "needs", "need"), m, most, most-m)
+				words.Count(n), words.Plural(n, "message", "messages"), words.Plural(n, "needs", "need"), m, most, most-m)
 		}
 	}
 	if m := b.MaxRecipients; m > 0 {
 		if n := p.Summary.ToSend + p.Summary.AlreadySent; n > m {
-			over("%s recipients (to send + already sent) exceed max_recipients %s by %s", count(n), count(m), count(n-m))
+			over("%s recipients (to send + already sent) exceed max_recipients %s by %s", words.Count(n), words.Count(m), words.Count(n-m))
 		}
 	}
 	if len(check.Exceeded) > 0 {
 		return check, &BudgetError{Exceeded: check.Exceeded}
 	}
 	return check, nil
-}
-
-// money writes an amount as "EUR 12.50": exact, with at least two decimals.
-func money(currency string, d decimal.Decimal) string {
-	s := d.String()
-	if _, frac, _ := strings.Cut(s, "."); len(frac) < 2 {
-		s = d.StringFixed(2)
-	}
-	if currency == "" {
-		return s
-	}
-	return currency + " " + s
 }
 
 // price fills in what the plan shows of the recipients to send: by
@@ -360,11 +349,11 @@ func (b *builder) price() {
 		n, names := 0, make([]string, 0, len(unpriced))
 		for _, u := range unpriced {
 			n += u.Recipients
-			names = append(names, fmt.Sprintf("%s (%s)", u.Country, count(u.Recipients)))
+			names = append(names, fmt.Sprintf("%s (%s)", u.Country, words.Count(u.Recipients)))
 		}
 		p.Warnings = append(p.Warnings, fmt.Sprintf(
 			"%s %s no price in %s: %s; the total leaves them out (add a row for each country)",
-			count(n), plural(n, "recipient has", "recipients have"), prices.File, strings.Join(names, ", ")))
+			words.Count(n), words.Plural(n, "recipient has", "recipients have"), prices.File, strings.Join(names, ", ")))
 	}
 }
 

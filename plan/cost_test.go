@@ -1,9 +1,7 @@
 package plan
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -17,14 +15,15 @@ import (
 
 func loadGolden(t *testing.T, name string) *campaign.Campaign {
 	t.Helper()
-	c, err := campaign.Load(filepath.Join("testdata", "campaigns", name+".yaml"))
+	// The campaigns whose outputs internal/report holds as golden files.
+	c, err := campaign.Load(filepath.Join("..", "internal", "report", "testdata", "campaigns", name+".yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
 }
 
-// resumedState records, for testdata/campaigns/resumed.yaml: Ann sent the
+// resumedState records, for internal/report/testdata/campaigns/resumed.yaml: Ann sent the
 // body she would get today, Ben an earlier one, Cid in doubt.
 func resumedState() *memRecorded {
 	return &memRecorded{rs: []state.Recipient{
@@ -35,7 +34,7 @@ func resumedState() *memRecorded {
 }
 
 // TestCostByHand holds the plan's cost to figures worked out by hand from
-// testdata/campaigns (prices: GB 0.035, GB +447400 0.05, US 0.0079, no FR).
+// internal/report/testdata/campaigns (prices: GB 0.035, GB +447400 0.05, US 0.0079, no FR).
 func TestCostByHand(t *testing.T) {
 	p, err := Compute(context.Background(), loadGolden(t, "personalised"), nil)
 	if err != nil {
@@ -108,38 +107,6 @@ func TestCostUCS2(t *testing.T) {
 				t.Errorf("warnings %q lack %q", p.Warnings, tt.extra)
 			}
 		})
-	}
-}
-
-// TestCostIsExact adds up what floats cannot: 0.1 per segment, ten times.
-func TestCostIsExact(t *testing.T) {
-	var nums []string
-	for i := range 10 {
-		nums = append(nums, fmt.Sprintf("\"+4478001234%02d\"", i))
-	}
-	c := writeCampaign(t, header+"prices: p.csv\nrecipients:\n  - numbers: ["+strings.Join(nums, ", ")+"]\nbody: hi\nbudget:\n  max_total: 1\n",
-		map[string]string{"p.csv": "country,prefix,price_per_segment,currency\nGB,,0.1,EUR\n"})
-	p, err := Compute(context.Background(), c, nil)
-	if err != nil {
-		t.Fatalf("ten segments at 0.1 are exactly the budget of 1: %v", err)
-	}
-	var b bytes.Buffer
-	if err := WriteJSON(&b, p, Output{}); err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Cost struct {
-			Total     json.RawMessage `json:"total"`
-			ByCountry []struct {
-				Cost json.RawMessage `json:"cost"`
-			} `json:"by_country"`
-		} `json:"cost"`
-	}
-	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
-		t.Fatal(err)
-	}
-	if string(doc.Cost.Total) != `"1"` || string(doc.Cost.ByCountry[0].Cost) != `"1"` {
-		t.Errorf("JSON total %s, by country %s; want the decimal string \"1\"", doc.Cost.Total, doc.Cost.ByCountry[0].Cost)
 	}
 }
 
@@ -249,34 +216,5 @@ func TestDuplicateRows(t *testing.T) {
 	}
 	if !slices.Equal(got, want) || p.Summary.Duplicates != 3 {
 		t.Errorf("duplicates (%d) = %q\nwant %q", p.Summary.Duplicates, got, want)
-	}
-}
-
-// TestGoldenReview pins the pull-request comment and the JSON of the four
-// shapes a reviewer meets: a personalised campaign, one body for all, one
-// over budget, one resumed after a partial send.
-func TestGoldenReview(t *testing.T) {
-	for _, tt := range []struct {
-		name  string
-		state Recorded
-	}{
-		{"personalised", nil}, {"shared", nil}, {"overbudget", nil}, {"resumed", resumedState()},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			p, err := Compute(context.Background(), loadGolden(t, tt.name), tt.state)
-			var be *BudgetError
-			if (tt.name == "overbudget") != errors.As(err, &be) || (err != nil && be == nil) {
-				t.Fatalf("err = %v", err)
-			}
-			var md, js bytes.Buffer
-			if err := WriteMarkdown(&md, p, Output{}); err != nil {
-				t.Fatal(err)
-			}
-			if err := WriteJSON(&js, p, Output{}); err != nil {
-				t.Fatal(err)
-			}
-			checkGolden(t, filepath.Join("testdata", "golden", "review-"+tt.name+".md"), md.Bytes())
-			checkGolden(t, filepath.Join("testdata", "golden", "review-"+tt.name+".json"), js.Bytes())
-		})
 	}
 }

@@ -1,8 +1,8 @@
 // Package plan computes what applying a campaign would send: [Compute] turns a
 // loaded campaign and what the state already records into batches of
-// rendered messages, and the writers in this package show that plan as a
-// table, as markdown for a pull request, or as JSON. A plan is also saved to
-// a file ([Save]) so that exactly what was reviewed is what gets sent.
+// rendered messages (internal/report shows them as a table, as markdown for
+// a pull request, or as JSON). A plan is also saved to a file ([Save]) so
+// that exactly what was reviewed is what gets sent.
 //
 // Compute never contacts the API and never changes the state.
 package plan

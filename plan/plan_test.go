@@ -6,19 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/clipperhouse/displaywidth"
 	"github.com/smsform/smsform/campaign"
-	"github.com/smsform/smsform/state"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // writeCampaign writes a campaign file and its lists into a new folder and
 // loads it.
@@ -170,119 +165,6 @@ func TestComputeLarge(t *testing.T) {
 	}
 }
 
-func TestGolden(t *testing.T) {
-	for _, ex := range []string{"announcement/announcement.yaml", "reminder/reminder.yaml"} {
-		c, err := campaign.Load(filepath.Join("..", "examples", ex))
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := strings.TrimSuffix(filepath.Base(ex), ".yaml")
-		// The reminder is planned as a first send: nothing at its state.
-		var rec Recorded
-		if name == "reminder" {
-			rec = noState{"reminder.smsstate"}
-		}
-		p, err := Compute(context.Background(), c, rec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range []struct {
-			ext   string
-			write func(*bytes.Buffer) error
-		}{
-			{"table.txt", func(b *bytes.Buffer) error { return WriteTable(b, p, Output{Width: 80}) }},
-			{"md", func(b *bytes.Buffer) error { return WriteMarkdown(b, p, Output{}) }},
-			{"json", func(b *bytes.Buffer) error { return WriteJSON(b, p, Output{}) }},
-		} {
-			var b bytes.Buffer
-			if err := f.write(&b); err != nil {
-				t.Fatal(err)
-			}
-			checkGolden(t, filepath.Join("testdata", "golden", name+"."+f.ext), b.Bytes())
-		}
-	}
-}
-
-func checkGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./plan -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output (go test ./plan -update rewrites it):\n%s", path, got)
-	}
-}
-
-func TestMasking(t *testing.T) {
-	c := writeCampaign(t, header+"recipients:\n  - numbers: [\"+447400123459\", \"+4412345\"]\nbody: hi\n", nil)
-	p, err := Compute(context.Background(), c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, show := range []bool{false, true} {
-		for name, write := range map[string]func(*bytes.Buffer, *Plan, Output) error{
-			"table":    func(b *bytes.Buffer, p *Plan, o Output) error { return WriteTable(b, p, o) },
-			"markdown": func(b *bytes.Buffer, p *Plan, o Output) error { return WriteMarkdown(b, p, o) },
-			"json":     func(b *bytes.Buffer, p *Plan, o Output) error { return WriteJSON(b, p, o) },
-		} {
-			var b bytes.Buffer
-			if err := write(&b, p, Output{ShowNumbers: show}); err != nil {
-				t.Fatal(err)
-			}
-			has := strings.Contains(b.String(), "+447400123459") || strings.Contains(b.String(), "+4412345")
-			if has != show {
-				t.Errorf("%s with ShowNumbers=%v: whole numbers shown = %v", name, show, has)
-			}
-		}
-	}
-}
-
-// personalisedPlan plans n recipients, each with its own body "code N".
-func personalisedPlan(t *testing.T, n int) *Plan {
-	t.Helper()
-	var list strings.Builder
-	list.WriteString("phone,n\n")
-	for i := range n {
-		fmt.Fprintf(&list, "+4474001%05d,%d\n", i, i)
-	}
-	c := writeCampaign(t, header+"recipients:\n  - file: l.csv\nbody: \"code {{ .n }}\"\n", map[string]string{"l.csv": list.String()})
-	p, err := Compute(context.Background(), c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func TestMarkdownCutsTheMiddle(t *testing.T) {
-	p := personalisedPlan(t, 3000)
-	var b bytes.Buffer
-	if err := WriteMarkdown(&b, p, Output{}); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	if len(out) > githubCommentLimit {
-		t.Fatalf("markdown is %d bytes, over GitHub's %d", len(out), githubCommentLimit)
-	}
-	if !strings.HasPrefix(out, "**"+Headline(p)+"**") {
-		t.Errorf("the headline must stay at the top; got %q", out[:80])
-	}
-	for _, want := range []string{"left out to fit GitHub's comment limit", "code 0\n", "code 2999\n", "</details>"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("markdown lacks %q", want)
-		}
-	}
-	if strings.Contains(out, "code 1500\n") {
-		t.Errorf("the middle should have been cut")
-	}
-}
-
 func TestSavedPlan(t *testing.T) {
 	c := writeCampaign(t, header+"recipients:\n  - file: l.txt\nbody: hi\n", map[string]string{"l.txt": "+447400123459\n"})
 	p, err := Compute(context.Background(), c, nil)
@@ -334,20 +216,6 @@ func TestSavedPlan(t *testing.T) {
 	}
 }
 
-// TestGoldenMarkdownCut pins the shape of a comment cut to fit: headline and
-// first batches, the note, the last batches, the footer.
-func TestGoldenMarkdownCut(t *testing.T) {
-	p := personalisedPlan(t, 40)
-	var b bytes.Buffer
-	if err := WriteMarkdown(&b, p, Output{MarkdownLimit: 2000}); err != nil {
-		t.Fatal(err)
-	}
-	if b.Len() > 2000 {
-		t.Fatalf("%d bytes, over the 2000 asked", b.Len())
-	}
-	checkGolden(t, filepath.Join("testdata", "golden", "cut.md"), b.Bytes())
-}
-
 // FuzzDecodeSaved feeds arbitrary bytes to the plan-file reader: it must
 // return a plan or an ErrNotPlan, never panic. Seeds: a real plan file and
 // the broken ones of the catalogue.
@@ -374,112 +242,4 @@ func FuzzDecodeSaved(f *testing.F) {
 			t.Fatalf("accepted a plan without content")
 		}
 	})
-}
-
-// TestWriteJSONIsOneDocument checks the streamed JSON against encoding the
-// same plan at once, with no batch, one, and several.
-func TestWriteJSONIsOneDocument(t *testing.T) {
-	for _, n := range []int{0, 1, 7} {
-		computed := personalisedPlan(t, max(n, 1))
-		p := *computed
-		p.Batches, p.Summary.Batches = computed.AllBatches()[:n], n
-		p.cut = nil
-		var b bytes.Buffer
-		if err := WriteJSON(&b, &p, Output{}); err != nil {
-			t.Fatal(err)
-		}
-		var doc struct {
-			FormatVersion string `json:"format_version"`
-			Batches       []struct{ ID string }
-		}
-		if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
-			t.Fatalf("%d batches: not JSON: %v\n%s", n, err, b.String())
-		}
-		if doc.FormatVersion != FormatVersion || len(doc.Batches) != n {
-			t.Fatalf("%d batches: got %+v", n, doc)
-		}
-	}
-}
-
-// noState is what state.OpenReadOnly returns where there is no state.
-type noState struct{ path string }
-
-func (n noState) Path() string    { return n.path }
-func (n noState) Lineage() string { return "" }
-func (n noState) Serial() int64   { return 0 }
-func (n noState) EachRecipient(context.Context, func(state.Recipient) error) error {
-	return nil
-}
-
-// TestTableFitsWidth: the batch table fits the width it is given by cutting
-// the body preview, never by wrapping; with no width the preview is whole.
-func TestTableFitsWidth(t *testing.T) {
-	p := reminderPlan(t)
-	for _, width := range []int{75, 80, 120, 200} {
-		var b bytes.Buffer
-		if err := WriteTable(&b, p, Output{Width: width}); err != nil {
-			t.Fatal(err)
-		}
-		for line := range strings.Lines(b.String()) {
-			if strings.HasPrefix(line, "│") || strings.HasPrefix(line, "┌") {
-				if w := displaywidth.String(strings.TrimRight(line, "\n")); w > width {
-					t.Errorf("width %d: a table line is %d wide: %s", width, w, line)
-				}
-			}
-		}
-	}
-	var wide bytes.Buffer
-	if err := WriteTable(&wide, p, Output{}); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(wide.String(), "with Dr Okafor. Reply C to cancel.") {
-		t.Errorf("with no width the body is not whole:\n%s", wide.String())
-	}
-}
-
-// TestPlainTable: off a terminal, tables are aligned columns without rules
-// or trailing spaces.
-func TestPlainTable(t *testing.T) {
-	p := reminderPlan(t)
-	var b bytes.Buffer
-	if err := WriteTable(&b, p, Output{Width: 80, Plain: true}); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	if !strings.Contains(out, "\nBATCH               RECIPIENTS  ENCODING  SEGMENTS    BODY\nb-") {
-		t.Errorf("no plain header:\n%s", out)
-	}
-	for line := range strings.Lines(out) {
-		if strings.ContainsAny(line, "│┌─") || strings.HasSuffix(line, " \n") {
-			t.Errorf("ruled or padded line %q", line)
-		}
-	}
-}
-
-// TestTableColour: the summary line is bold only when colour is asked for.
-func TestTableColour(t *testing.T) {
-	p := reminderPlan(t)
-	var plain, coloured bytes.Buffer
-	WriteTable(&plain, p, Output{})
-	WriteTable(&coloured, p, Output{Colour: true})
-	if strings.Contains(plain.String(), "\x1b[") {
-		t.Errorf("colour without asking:\n%q", plain.String())
-	}
-	if !strings.Contains(coloured.String(), "\x1b[1mPlan: 6 messages") {
-		t.Errorf("no bold summary:\n%q", coloured.String())
-	}
-}
-
-// reminderPlan is the plan of examples/reminder, with no state.
-func reminderPlan(t *testing.T) *Plan {
-	t.Helper()
-	c, err := campaign.Load(filepath.Join("..", "examples", "reminder", "reminder.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Compute(context.Background(), c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }

@@ -3,8 +3,6 @@ package plan
 import (
 	"github.com/smsform/smsform/internal/e164"
 
-	"strings"
-
 	"github.com/smsform/smsform/internal/sms"
 )
 
@@ -81,17 +79,4 @@ func (s *sampler) samples() []Sample {
 		}
 	}
 	return out
-}
-
-// masked is the sample as output shows it: its number masked, also where
-// the body prints it ({{ .phone }}).
-func (s Sample) masked(o Output) Sample {
-	if o.ShowNumbers {
-		return s
-	}
-	masked := o.number(s.Phone)
-	s.Body = strings.ReplaceAll(s.Body, s.Phone, masked)
-	s.Phone = masked
-	s.Why = append([]string{}, s.Why...)
-	return s
 }

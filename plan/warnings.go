@@ -7,6 +7,7 @@ import (
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/sms"
+	"github.com/smsform/smsform/internal/words"
 )
 
 // maxListed caps how many of one kind of warning a plan spells out.
@@ -25,18 +26,18 @@ func (b *builder) noteEmpty() error {
 			errs = append(errs, e)
 		}
 		if n := ev.Recipients - len(b.emptyAt); n > 0 {
-			errs = append(errs, fmt.Errorf("and %s more %s with an empty variable", count(n), plural(n, "row", "rows")))
+			errs = append(errs, fmt.Errorf("and %s more %s with an empty variable", words.Count(n), words.Plural(n, "row", "rows")))
 		}
 		return errors.Join(errs...)
 	}
 	shown := ev.Rows[:min(len(ev.Rows), maxNamed)]
 	more := ""
 	if n := ev.Recipients - len(shown); n > 0 {
-		more = fmt.Sprintf(" and %s more", count(n))
+		more = fmt.Sprintf(" and %s more", words.Count(n))
 	}
 	b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
 		"%s %s a message with an empty variable (\"Hi , …\"): %s%s; fill the lists in, use {{ default \"friend\" .name }}, or set empty_variables: error to refuse them",
-		count(ev.Recipients), plural(ev.Recipients, "recipient gets", "recipients get"), strings.Join(shown, ", "), more))
+		words.Count(ev.Recipients), words.Plural(ev.Recipients, "recipient gets", "recipients get"), strings.Join(shown, ", "), more))
 	return nil
 }
 
@@ -79,7 +80,7 @@ func (b *builder) warnUCS2() {
 		}
 		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
 			"%d distinct bod%s use %s, not in GSM-7: sent as UCS-2, costing %d more segment(s) in all",
-			c.bodies, plural(c.bodies, "y", "ies"), strings.Join(quoted, " "), c.extra))
+			c.bodies, words.Plural(c.bodies, "y", "ies"), strings.Join(quoted, " "), c.extra))
 	}
 	if len(order) > 0 && b.c.Prices != nil {
 		if extra, ok := b.ucs2Cost(); extra.IsPositive() {
@@ -88,7 +89,7 @@ func (b *builder) warnUCS2() {
 				more = ", and more for the recipients without a price"
 			}
 			b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
-				"UCS-2 costs %s more than the same messages in GSM-7 would%s", money(b.c.Prices.Currency, extra), more))
+				"UCS-2 costs %s more than the same messages in GSM-7 would%s", words.Money(b.c.Prices.Currency, extra), more))
 		}
 	}
 }
@@ -110,11 +111,4 @@ func (b *builder) noteSkipped(kind string, lines []string) {
 		}
 		b.p.Warnings = append(b.p.Warnings, l)
 	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

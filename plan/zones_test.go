@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/testharness"
-	"github.com/smsform/smsform/internal/window"
 )
 
 // windowNumbers are recipients in Europe, the Americas and Asia, one of
@@ -93,77 +91,6 @@ func TestComputeWithoutWindowLooksUpNoZone(t *testing.T) {
 	}
 	if err := p.ScheduleAt(time.Now()); err != nil || p.Schedule != nil {
 		t.Errorf("ScheduleAt: %v, %+v; want no schedule", err, p.Schedule)
-	}
-}
-
-func TestScheduleAt(t *testing.T) {
-	c := writeCampaign(t, header+windowNumbers+"send_window: {days: [mon, tue, wed, thu, fri], from: \"09:00\", to: \"20:00\"}\nbody: hi\n", nil)
-	p, err := Compute(context.Background(), c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Monday 23 November 2026, 11:30 UTC: Paris and London are open, New
-	// York opens at 14:00 UTC, Boise and Los Angeles at 17:00 UTC (Los
-	// Angeles opens last), Tokyo (20:30 there) at 00:00 UTC on Tuesday.
-	now := time.Date(2026, 11, 23, 11, 30, 0, 0, time.UTC)
-	if err := p.ScheduleAt(now); err != nil {
-		t.Fatal(err)
-	}
-	var lines []string
-	for _, w := range p.Schedule.Groups {
-		lines = append(lines, count(w.Recipients)+": "+p.Schedule.label(w))
-	}
-	want := []string{
-		"3: now",
-		"2: window opens 09:00 America/New_York, in 2 h 30 min",
-		"2: window opens 09:00 America/Los_Angeles, in 5 h 30 min",
-		"1: window opens 09:00 Asia/Tokyo, in 12 h 30 min",
-	}
-	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
-		t.Errorf("schedule:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
-	}
-	for i, b := range p.AllBatches() {
-		sc, _ := window.Compile(p.Window)
-		z, _ := sc.Zones(b.Zones)
-		if open := sc.Open(z, now); open != (p.Schedule.Batch(i).Reason == window.ReasonNow) {
-			t.Errorf("batch %s (%v): open %v, schedule says %s", b.ID, b.Zones, open, p.Schedule.Batch(i).Reason)
-		}
-	}
-
-	// Saturday: everything waits for Monday, New York's opening first.
-	sat := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
-	if err := p.ScheduleAt(sat); err != nil {
-		t.Fatal(err)
-	}
-	if g := p.Schedule.Groups[0]; g.Reason != window.ReasonWindow || g.Zones[0] != "Asia/Tokyo" || !g.At.Equal(time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)) {
-		t.Errorf("first group on Saturday: %+v, want Tokyo's Monday 09:00", g)
-	}
-}
-
-// TestGoldenWindow fixes the three outputs of a plan with a send window,
-// as at a fixed moment.
-func TestGoldenWindow(t *testing.T) {
-	c := writeCampaign(t, header+windowNumbers+"send_window: {days: [mon, tue, wed, thu, fri], from: \"09:00\", to: \"20:00\"}\nnot_after: 2026-12-24T18:00:00Z\nbody: hi\n", nil)
-	p, err := Compute(context.Background(), c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.ScheduleAt(time.Date(2026, 11, 23, 11, 30, 0, 0, time.UTC)); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []struct {
-		ext   string
-		write func(*bytes.Buffer) error
-	}{
-		{"table.txt", func(b *bytes.Buffer) error { return WriteTable(b, p, Output{Width: 80}) }},
-		{"md", func(b *bytes.Buffer) error { return WriteMarkdown(b, p, Output{}) }},
-		{"json", func(b *bytes.Buffer) error { return WriteJSON(b, p, Output{}) }},
-	} {
-		var b bytes.Buffer
-		if err := f.write(&b); err != nil {
-			t.Fatal(err)
-		}
-		checkGolden(t, filepath.Join("testdata", "golden", "window."+f.ext), b.Bytes())
 	}
 }
 

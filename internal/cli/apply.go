@@ -12,6 +12,7 @@ import (
 	"github.com/smsform/smsform/api"
 	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/internal/report"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/state"
 	"github.com/spf13/cobra"
@@ -79,7 +80,7 @@ func newApplyCmd(env Env) *cobra.Command {
 		// while the API may answer later, each wait said), so that a wrong
 		// base URL or credentials stop the run at once with the state, and
 		// a saved plan, as they were (see markApplied).
-		if err := apply.Prepare(ctx, sender, apply.Options{Events: newProgress(env, *jsonOut, 0).event}); err != nil {
+		if err := apply.Prepare(ctx, sender, apply.Options{Events: newProgress(env, *jsonOut, 0).Event}); err != nil {
 			return next.tokenRefused(err)
 		}
 
@@ -99,7 +100,7 @@ func newApplyCmd(env Env) *cobra.Command {
 		}
 		defer st.Close()
 
-		out := plan.Output{ShowNumbers: *showNumbers, Width: tableWidth(env, *wide), Plain: !env.IsTerminal(env.Stdout), Colour: colour(env, env.Stdout)}
+		out := report.Output{ShowNumbers: *showNumbers, Width: tableWidth(env, *wide), Plain: !env.IsTerminal(env.Stdout), Colour: colour(env, env.Stdout)}
 		var p *plan.Plan
 		if saved != nil {
 			if applied, err := st.PlanApplied(ctx, saved.ID); err != nil {
@@ -120,7 +121,7 @@ func newApplyCmd(env Env) *cobra.Command {
 				return err
 			}
 			if !*jsonOut {
-				if err := plan.WriteTable(env.Stdout, p, out); err != nil {
+				if err := report.WriteTable(env.Stdout, p, out); err != nil {
 					return err
 				}
 			}
@@ -133,7 +134,7 @@ func newApplyCmd(env Env) *cobra.Command {
 		}
 		if p.Summary.ToSend == 0 {
 			if *jsonOut {
-				newProgress(env, true, 0).nothingToSend()
+				newProgress(env, true, 0).NothingToSend()
 			} else {
 				fmt.Fprintln(env.Stdout, "Nothing to send.")
 			}
@@ -150,17 +151,17 @@ func newApplyCmd(env Env) *cobra.Command {
 			RatePerSecond: c.Rate.PerSecond(),
 			Concurrency:   c.Concurrency,
 			MaxErrors:     *maxErrors,
-			Events:        prog.event,
+			Events:        prog.Event,
 			Clock:         env.Clock,
 			Wait:          *wait,
 		})
-		prog.done()
+		prog.Done()
 		next.recorded = st.Serial() != serial
 		if saved != nil && next.recorded {
 			markApplied(ctx, env, st, saved, pos[0])
 		}
 		if !*jsonOut {
-			if werr := writeResult(env.Stdout, res, !env.IsTerminal(env.Stdout)); werr != nil {
+			if werr := report.WriteResult(env.Stdout, res, !env.IsTerminal(env.Stdout)); werr != nil {
 				return errors.Join(werr, err)
 			}
 			if err == nil && res != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/smsform/smsform/apply"
+	"github.com/smsform/smsform/internal/report"
 )
 
 // Env is everything a command may touch of the outside world besides files
@@ -218,6 +219,13 @@ func inAutomation(env Env) bool {
 
 func warnf(env Env, format string, args ...any) {
 	fmt.Fprintf(env.Stderr, "smsform: warning: "+format+"\n", args...)
+}
+
+// newProgress shows a run as the command line asks: JSON events with
+// --json, a bar on a terminal outside automation, else lines for logs.
+func newProgress(env Env, jsonOut bool, total int) *report.Progress {
+	return report.NewProgress(env.Stdout, env.Stderr, report.ProgressOptions{JSON: jsonOut, Total: total,
+		Bar: !inAutomation(env) && env.IsTerminal(env.Stderr)})
 }
 
 // colour reports whether output to w may be coloured: a terminal, and not

@@ -9,7 +9,9 @@ import (
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/e164"
+	"github.com/smsform/smsform/internal/report"
 	"github.com/smsform/smsform/internal/sms"
+	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/state"
 	"github.com/spf13/cobra"
@@ -61,14 +63,14 @@ func (o *outputFlags) write(env Env, w io.Writer, p *plan.Plan) error {
 	if o.json {
 		format = "json"
 	}
-	out := plan.Output{ShowNumbers: o.showNumbers, Width: tableWidth(env, o.wide), Plain: !env.IsTerminal(w), Colour: colour(env, w)}
+	out := report.Output{ShowNumbers: o.showNumbers, Width: tableWidth(env, o.wide), Plain: !env.IsTerminal(w), Colour: colour(env, w)}
 	switch format {
 	case "table":
-		return plan.WriteTable(w, p, out)
+		return report.WriteTable(w, p, out)
 	case "markdown", "md":
-		return plan.WriteMarkdown(w, p, out)
+		return report.WriteMarkdown(w, p, out)
 	case "json":
-		return plan.WriteJSON(w, p, out)
+		return report.WriteJSON(w, p, out)
 	}
 	return fmt.Errorf("%w: unknown format %q (table, markdown or json)", ErrUsage, format)
 }
@@ -210,22 +212,15 @@ func showRecipient(env Env, p *plan.Plan, planFile, number string) error {
 			units = "UTF-16 units"
 		}
 		fmt.Fprintf(env.Stdout, "Recipient %s, batch %s: %s, %d %s, %d %s\n\n%s\n",
-			n.E164, b.ID, a.Encoding, a.Segments, plural(a.Segments, "segment", "segments"), a.Units, units, b.Body)
+			n.E164, b.ID, a.Encoding, a.Segments, words.Plural(a.Segments, "segment", "segments"), a.Units, units, b.Body)
 		if len(a.Forcing) > 0 {
 			fmt.Fprintf(env.Stdout, "\nUCS-2 because of %q: in GSM-7 it would be %d %s.\n",
-				string(a.Forcing), a.SegmentsIfGSM7, plural(a.SegmentsIfGSM7, "segment", "segments"))
+				string(a.Forcing), a.SegmentsIfGSM7, words.Plural(a.SegmentsIfGSM7, "segment", "segments"))
 		}
 		return nil
 	}
 	return withHint(fmt.Errorf("%s is not to be sent by %s", e164.Mask(n.E164), planFile),
 		"it may be invalid, excluded, a duplicate or already sent: smsform show %s lists what the plan holds", planFile)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // tableWidth is the width tables fit: the terminal's, or $COLUMNS, or 80

@@ -5,16 +5,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/dustin/go-humanize"
-
 	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/internal/window"
 	"github.com/smsform/smsform/plan"
 )
 
 // This file holds what the commands say about send windows: plan --at,
-// the waits of apply --wait, and the hints of a run that stopped because
-// nothing more could be sent now.
+// and the hints of a run that stopped because nothing more could be sent
+// now (report words the waits of apply --wait).
 
 // parseAt reads plan --at: an RFC 3339 time.
 func parseAt(s string) (time.Time, error) {
@@ -38,17 +36,6 @@ func noteNothingNow(env Env, p *plan.Plan, wait bool) {
 		return
 	}
 	fmt.Fprintln(env.Stderr, "\nNothing may be sent now (see When above): apply would stop at once (exit 5) and record nothing; pass --wait to wait for the windows.")
-}
-
-// waitLine words a wait event of apply --wait for a person.
-func waitLine(e apply.Event) string {
-	who := "recipients wait"
-	if e.Recipients == 1 {
-		who = "recipient waits"
-	}
-	return fmt.Sprintf("smsform: waiting %s, until %s: %s (%s %s; interrupt to stop)",
-		window.Wait(e.Wait), e.Until.UTC().Format("2006-01-02 15:04 UTC"), e.Reason,
-		humanize.Comma(int64(e.Recipients)), who)
 }
 
 // windowError adds to a run's ClosedError or ExpiredError what to do next.

@@ -1,4 +1,4 @@
-package cli
+package report
 
 import (
 	"encoding/json"
@@ -7,17 +7,19 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/dustin/go-humanize"
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/smsform/smsform/apply"
+	"github.com/smsform/smsform/internal/window"
+	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/plan"
 )
 
-// progress shows a run: JSON events (--json), a bar on a terminal, or a line
-// every few seconds for CI logs.
-type progress struct {
-	env     Env
+// Progress shows a run as it goes: JSON events (one document a line, for
+// programs), a bar on a terminal, or a line every few seconds for CI logs;
+// waits are said on a line of their own either way.
+type Progress struct {
+	stderr  io.Writer
 	json    *json.Encoder
 	bar     *progressbar.ProgressBar
 	total   int
@@ -27,15 +29,23 @@ type progress struct {
 	every   time.Duration
 }
 
-func newProgress(env Env, jsonOut bool, total int) *progress {
-	p := &progress{env: env, total: total, started: time.Now(), every: 5 * time.Second}
+// ProgressOptions say how a run is shown.
+type ProgressOptions struct {
+	JSON  bool // events as JSON lines on stdout, nothing else
+	Bar   bool // a bar on stderr (a terminal), rather than a line every few seconds
+	Total int  // recipients to send; 0 shows no bar
+}
+
+// NewProgress shows a run on stdout (JSON events) or stderr (for people).
+func NewProgress(stdout, stderr io.Writer, o ProgressOptions) *Progress {
+	p := &Progress{stderr: stderr, total: o.Total, started: time.Now(), every: 5 * time.Second}
 	p.last = p.started
 	switch {
-	case jsonOut:
-		p.json = json.NewEncoder(env.Stdout)
-	case total > 0 && !inAutomation(env) && env.IsTerminal(env.Stderr):
-		p.bar = progressbar.NewOptions(total,
-			progressbar.OptionSetWriter(env.Stderr),
+	case o.JSON:
+		p.json = json.NewEncoder(stdout)
+	case o.Total > 0 && o.Bar:
+		p.bar = progressbar.NewOptions(o.Total,
+			progressbar.OptionSetWriter(stderr),
 			progressbar.OptionSetDescription("sending"),
 			progressbar.OptionShowCount(),
 			progressbar.OptionShowIts(),
@@ -53,7 +63,8 @@ type jsonEvent struct {
 	apply.Event
 }
 
-func (p *progress) event(e apply.Event) {
+// Event shows one event of the run: apply calls it (see [apply.Options]).
+func (p *Progress) Event(e apply.Event) {
 	if p.json != nil {
 		p.json.Encode(jsonEvent{FormatVersion: plan.FormatVersion, Event: e})
 		return
@@ -69,7 +80,7 @@ func (p *progress) event(e apply.Event) {
 		if e.Type == "retry" {
 			line = retryLine(e)
 		}
-		fmt.Fprintln(p.env.Stderr, line)
+		fmt.Fprintln(p.stderr, line)
 		return
 	case "batch_sent", "batch_failed", "batch_in_doubt":
 	default:
@@ -82,7 +93,7 @@ func (p *progress) event(e apply.Event) {
 	}
 	if now := time.Now(); now.Sub(p.last) >= p.every {
 		p.last = now
-		fmt.Fprintf(p.env.Stderr, "smsform: %d of %d recipients done (%.0f%%), %.1f msg/s\n",
+		fmt.Fprintf(p.stderr, "smsform: %d of %d recipients done (%.0f%%), %.1f msg/s\n",
 			p.sent, p.total, 100*float64(p.sent)/float64(max(p.total, 1)), float64(p.sent)/now.Sub(p.started).Seconds())
 	}
 }
@@ -105,31 +116,38 @@ func retryLine(e apply.Event) string {
 		subject, what, e.Attempt, apply.DefaultMaxRetries, e.Wait.Round(100*time.Millisecond))
 }
 
-// nothingToSend reports a run that had nothing to send in the events of
-// any other run, so that a program reading --json always gets a start and a
-// summary.
-func (p *progress) nothingToSend() {
-	p.event(apply.Event{Type: "start"})
-	p.event(apply.Event{Type: "summary", Summary: &apply.Result{}})
+// waitLine words a wait event of apply --wait for a person.
+func waitLine(e apply.Event) string {
+	return fmt.Sprintf("smsform: waiting %s, until %s: %s (%s %s; interrupt to stop)",
+		window.Wait(e.Wait), e.Until.UTC().Format("2006-01-02 15:04 UTC"), e.Reason,
+		words.Count(e.Recipients), words.Plural(e.Recipients, "recipient waits", "recipients wait"))
 }
 
-func (p *progress) done() {
+// NothingToSend reports a run that had nothing to send in the events of
+// any other run, so that a program reading --json always gets a start and a
+// summary.
+func (p *Progress) NothingToSend() {
+	p.Event(apply.Event{Type: "start"})
+	p.Event(apply.Event{Type: "summary", Summary: &apply.Result{}})
+}
+
+// Done ends the bar, if any.
+func (p *Progress) Done() {
 	if p.bar != nil {
 		p.bar.Finish()
 	}
 }
 
-// writeResult prints the summary table of a run.
-func writeResult(w io.Writer, r *apply.Result, plain bool) error {
+// WriteResult prints the summary table of a run.
+func WriteResult(w io.Writer, r *apply.Result, plain bool) error {
 	if r == nil {
 		return nil
 	}
 	fmt.Fprintln(w)
-	t := plan.NewTable(w, plain)
+	t := NewTable(w, plain)
 	t.Header("Sent", "Failed", "In doubt", "Skipped", "Segments", "Retries", "Time")
-	n := func(i int) string { return humanize.Comma(int64(i)) }
-	if err := t.Append(n(r.Sent), n(r.Failed), n(r.InDoubt), n(r.Skipped),
-		n(r.Segments), n(r.Retries), r.Duration.Round(time.Millisecond).String()); err != nil {
+	if err := t.Append(words.Count(r.Sent), words.Count(r.Failed), words.Count(r.InDoubt), words.Count(r.Skipped),
+		words.Count(r.Segments), words.Count(r.Retries), r.Duration.Round(time.Millisecond).String()); err != nil {
 		return err
 	}
 	return t.Render()

@@ -1,4 +1,12 @@
-package plan
+// Package report is everything smsform shows people and programs: a plan
+// as a table for a terminal, as markdown for a pull request, as one JSON
+// document ([WriteTable], [WriteMarkdown], [WriteJSON]); and an apply as it
+// runs, as progress lines or JSON events, and its summary ([Progress],
+// [WriteResult]). It computes nothing: plan and apply hand it their
+// values, and internal/cli picks the output from the command line.
+//
+// Phone numbers are masked unless [Output.ShowNumbers] says otherwise.
+package report
 
 import (
 	"bufio"
@@ -10,12 +18,13 @@ import (
 	"strings"
 
 	"github.com/clipperhouse/displaywidth"
-	"github.com/dustin/go-humanize"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/smsform/smsform/internal/e164"
+	"github.com/smsform/smsform/internal/words"
+	"github.com/smsform/smsform/plan"
 )
 
 // Output says how a plan is shown.
@@ -49,26 +58,26 @@ func (o Output) number(phone string) string {
 // Headline counts everything in one line, e.g. "Plan: 1,204 messages in 13
 // batches (1,310 segments, EUR 45.85); 3 invalid, 12 excluded, 0 already
 // sent, 0 in doubt." (the cost with a price table only).
-func Headline(p *Plan) string {
+func Headline(p *plan.Plan) string {
 	s := p.Summary
 	var b strings.Builder
 	cost := ""
 	if c := p.Cost; c != nil {
-		cost = ", " + money(c.Currency, c.Total)
+		cost = ", " + words.Money(c.Currency, c.Total)
 		if len(c.Unpriced) > 0 {
 			cost += " + no price"
 		}
 	}
 	fmt.Fprintf(&b, "Plan: %s %s in %s %s (%s %s%s); %s invalid, %s excluded, %s already sent, %s in doubt",
-		count(s.ToSend), plural(s.ToSend, "message", "messages"),
-		count(s.Batches), plural(s.Batches, "batch", "batches"),
-		count(s.Segments), plural(s.Segments, "segment", "segments"), cost,
-		count(s.Invalid), count(s.Excluded), count(s.AlreadySent), count(s.InDoubt))
+		words.Count(s.ToSend), words.Plural(s.ToSend, "message", "messages"),
+		words.Count(s.Batches), words.Plural(s.Batches, "batch", "batches"),
+		words.Count(s.Segments), words.Plural(s.Segments, "segment", "segments"), cost,
+		words.Count(s.Invalid), words.Count(s.Excluded), words.Count(s.AlreadySent), words.Count(s.InDoubt))
 	if s.Failed > 0 {
-		fmt.Fprintf(&b, ", %s failed", count(s.Failed))
+		fmt.Fprintf(&b, ", %s failed", words.Count(s.Failed))
 	}
 	if s.Duplicates > 0 {
-		fmt.Fprintf(&b, ", %s %s", count(s.Duplicates), plural(s.Duplicates, "duplicate", "duplicates"))
+		fmt.Fprintf(&b, ", %s %s", words.Count(s.Duplicates), words.Plural(s.Duplicates, "duplicate", "duplicates"))
 	}
 	b.WriteString(".")
 	return b.String()
@@ -78,10 +87,10 @@ func Headline(p *Plan) string {
 // dearest first.
 const maxCountries = 5
 
-// count writes n with thousands separators: 1,310.
-func count(n int) string { return humanize.Comma(int64(n)) }
+// maxListed is how many invalid numbers, or recipients held back, a table
+// lists.
+const maxListed = 20
 
-// preview shortens a body to one line of at most n characters.
 const (
 	ansiBold   = "\x1b[1m"
 	ansiYellow = "\x1b[1;33m"
@@ -167,13 +176,14 @@ func fitPreview(rows [][]string, header []string, col, width int, plain bool) {
 	}
 }
 
+// preview shortens a body to one line of at most n characters.
 func preview(body string, n int) string {
 	return displaywidth.TruncateString(strings.Join(strings.Fields(body), " "), n, "…")
 }
 
 // WriteTable writes the plan for a terminal: the headline, a table of
 // batches, the invalid numbers (first 20) and the warnings.
-func WriteTable(w io.Writer, p *Plan, o Output) error {
+func WriteTable(w io.Writer, p *plan.Plan, o Output) error {
 	max := o.MaxBatches
 	if max <= 0 {
 		max = 50
@@ -181,10 +191,10 @@ func WriteTable(w io.Writer, p *Plan, o Output) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Campaign %s, sender %s\n%s\n", p.Campaign, p.Sender, o.paint(ansiBold, Headline(p)))
 	if c := p.Cost; c != nil {
-		fmt.Fprintf(&b, "Cost: %s to send, %s already spent", money(c.Currency, c.Total), money(c.Currency, c.AlreadySpent))
+		fmt.Fprintf(&b, "Cost: %s to send, %s already spent", words.Money(c.Currency, c.Total), words.Money(c.Currency, c.AlreadySpent))
 		for i, cc := range c.ByCountry {
 			if i == maxCountries {
-				fmt.Fprintf(&b, " and %s more", count(len(c.ByCountry)-maxCountries))
+				fmt.Fprintf(&b, " and %s more", words.Count(len(c.ByCountry)-maxCountries))
 				break
 			}
 			if i == 0 {
@@ -192,10 +202,10 @@ func WriteTable(w io.Writer, p *Plan, o Output) error {
 			} else {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "%s %s", cc.Country, money("", cc.Cost))
+			fmt.Fprintf(&b, "%s %s", cc.Country, words.Money("", cc.Cost))
 		}
 		for _, u := range c.Unpriced {
-			fmt.Fprintf(&b, ", %s no price (%s)", u.Country, count(u.Recipients))
+			fmt.Fprintf(&b, ", %s no price (%s)", u.Country, words.Count(u.Recipients))
 		}
 		b.WriteString("\n")
 	}
@@ -224,11 +234,11 @@ func WriteTable(w io.Writer, p *Plan, o Output) error {
 		var rows [][]string
 		for i := range min(nb, max) {
 			batch := p.Batch(i)
-			row := []string{batch.ID, count(len(batch.Recipients)), string(batch.Encoding),
-				fmt.Sprintf("%s (%d each)", count(batch.TotalSegments()), batch.Segments),
+			row := []string{batch.ID, words.Count(len(batch.Recipients)), string(batch.Encoding),
+				fmt.Sprintf("%s (%d each)", words.Count(batch.TotalSegments()), batch.Segments),
 				strings.Join(strings.Fields(batch.Body), " ")}
 			if p.Schedule != nil {
-				row = append(row, p.Schedule.Batch(i).short())
+				row = append(row, short(p.Schedule.Batch(i)))
 			}
 			rows = append(rows, row)
 		}
@@ -242,12 +252,12 @@ func WriteTable(w io.Writer, p *Plan, o Output) error {
 			return err
 		}
 		if n := nb - max; n > 0 {
-			fmt.Fprintf(&b, "... and %s more %s (smsform plan --json lists them all)\n", count(n), plural(n, "batch", "batches"))
+			fmt.Fprintf(&b, "... and %s more %s (smsform plan --json lists them all)\n", words.Count(n), words.Plural(n, "batch", "batches"))
 		}
 		b.WriteString("\n")
 	}
 	if len(p.Invalid) > 0 {
-		fmt.Fprintf(&b, "Invalid numbers (%s), skipped:\n", count(len(p.Invalid)))
+		fmt.Fprintf(&b, "Invalid numbers (%s), skipped:\n", words.Count(len(p.Invalid)))
 		t := NewTable(&b, o.Plain)
 		t.Header("Source", "Number", "Reason")
 		for i, inv := range p.Invalid {
@@ -262,7 +272,7 @@ func WriteTable(w io.Writer, p *Plan, o Output) error {
 			return err
 		}
 		if n := len(p.Invalid) - maxListed; n > 0 {
-			fmt.Fprintf(&b, "... and %s more\n", count(n))
+			fmt.Fprintf(&b, "... and %s more\n", words.Count(n))
 		}
 		b.WriteString("\n")
 	}
@@ -278,14 +288,14 @@ func WriteTable(w io.Writer, p *Plan, o Output) error {
 	return err
 }
 
-func writeHeld(b *strings.Builder, title string, held []Held, o Output) {
+func writeHeld(b *strings.Builder, title string, held []plan.Held, o Output) {
 	if len(held) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "%s: %s\n", title, count(len(held)))
+	fmt.Fprintf(b, "%s: %s\n", title, words.Count(len(held)))
 	for i, h := range held {
 		if i == maxListed {
-			fmt.Fprintf(b, "  ... and %s more\n", count(len(held)-maxListed))
+			fmt.Fprintf(b, "  ... and %s more\n", words.Count(len(held)-maxListed))
 			break
 		}
 		fmt.Fprintf(b, "  %s  batch %s", o.number(h.Phone), h.BatchID)
@@ -299,28 +309,28 @@ func writeHeld(b *strings.Builder, title string, held []Held, o Output) {
 
 // jsonPlan is the JSON document of a plan (format_version 1).
 type jsonPlan struct {
-	FormatVersion string        `json:"format_version"`
-	Campaign      string        `json:"campaign"`
-	Sender        string        `json:"sender"`
-	Summary       Summary       `json:"summary"`
-	Batches       []jsonBatch   `json:"batches"`
-	Invalid       []Invalid     `json:"invalid"`
-	InDoubt       []Held        `json:"in_doubt"`
-	Failed        []Held        `json:"failed"`
-	Removed       []string      `json:"removed"`
-	BodyChanged   int           `json:"body_changed"`
-	Warnings      []string      `json:"warnings"`
-	State         StateStamp    `json:"state"`
-	Schedule      *jsonSchedule `json:"schedule,omitempty"`
+	FormatVersion string          `json:"format_version"`
+	Campaign      string          `json:"campaign"`
+	Sender        string          `json:"sender"`
+	Summary       plan.Summary    `json:"summary"`
+	Batches       []jsonBatch     `json:"batches"`
+	Invalid       []plan.Invalid  `json:"invalid"`
+	InDoubt       []plan.Held     `json:"in_doubt"`
+	Failed        []plan.Held     `json:"failed"`
+	Removed       []string        `json:"removed"`
+	BodyChanged   int             `json:"body_changed"`
+	Warnings      []string        `json:"warnings"`
+	State         plan.StateStamp `json:"state"`
+	Schedule      *jsonSchedule   `json:"schedule,omitempty"`
 
-	Template       string         `json:"template"`
-	Samples        []Sample       `json:"samples"`
-	Countries      []CountryCount `json:"countries"`
-	Distribution   []SegmentCount `json:"distribution"`
-	Cost           *Cost          `json:"cost,omitempty"`
-	Budget         *BudgetCheck   `json:"budget,omitempty"`
-	EmptyVariables EmptyVariables `json:"empty_variables"`
-	DuplicateRows  []Duplicate    `json:"duplicate_rows"`
+	Template       string              `json:"template"`
+	Samples        []plan.Sample       `json:"samples"`
+	Countries      []plan.CountryCount `json:"countries"`
+	Distribution   []plan.SegmentCount `json:"distribution"`
+	Cost           *plan.Cost          `json:"cost,omitempty"`
+	Budget         *plan.BudgetCheck   `json:"budget,omitempty"`
+	EmptyVariables plan.EmptyVariables `json:"empty_variables"`
+	DuplicateRows  []plan.Duplicate    `json:"duplicate_rows"`
 }
 
 type jsonBatch struct {
@@ -335,14 +345,14 @@ type jsonBatch struct {
 }
 
 // WriteJSON writes the plan as one JSON document.
-func WriteJSON(w io.Writer, p *Plan, o Output) error {
+func WriteJSON(w io.Writer, p *plan.Plan, o Output) error {
 	doc := jsonPlan{
-		FormatVersion: FormatVersion,
+		FormatVersion: plan.FormatVersion,
 		Campaign:      p.Campaign,
 		Sender:        p.Sender,
 		Summary:       p.Summary,
 		Batches:       []jsonBatch{},
-		Invalid:       make([]Invalid, 0, len(p.Invalid)),
+		Invalid:       make([]plan.Invalid, 0, len(p.Invalid)),
 		InDoubt:       o.held(p.InDoubt),
 		Failed:        o.held(p.Failed),
 		Removed:       make([]string, 0, len(p.Removed)),
@@ -352,16 +362,16 @@ func WriteJSON(w io.Writer, p *Plan, o Output) error {
 		Schedule:      scheduleJSON(p.Schedule),
 
 		Template:       p.Template,
-		Samples:        make([]Sample, 0, len(p.Samples)),
-		Countries:      append([]CountryCount{}, p.Countries...),
-		Distribution:   append([]SegmentCount{}, p.Distribution...),
+		Samples:        make([]plan.Sample, 0, len(p.Samples)),
+		Countries:      append([]plan.CountryCount{}, p.Countries...),
+		Distribution:   append([]plan.SegmentCount{}, p.Distribution...),
 		Cost:           p.Cost,
 		Budget:         p.Budget,
-		EmptyVariables: EmptyVariables{Recipients: p.EmptyVariables.Recipients, Rows: append([]string{}, p.EmptyVariables.Rows...)},
-		DuplicateRows:  make([]Duplicate, 0, len(p.DuplicateRows)),
+		EmptyVariables: plan.EmptyVariables{Recipients: p.EmptyVariables.Recipients, Rows: append([]string{}, p.EmptyVariables.Rows...)},
+		DuplicateRows:  make([]plan.Duplicate, 0, len(p.DuplicateRows)),
 	}
 	for _, s := range p.Samples {
-		doc.Samples = append(doc.Samples, s.masked(o))
+		doc.Samples = append(doc.Samples, o.sample(s))
 	}
 	for _, d := range p.DuplicateRows {
 		d.Phone = o.number(d.Phone)
@@ -398,7 +408,7 @@ func WriteJSON(w io.Writer, p *Plan, o Output) error {
 		oenc := json.NewEncoder(&one)
 		oenc.SetIndent("    ", "  ")
 		oenc.SetEscapeHTML(false)
-		err := p.EachBatch(func(i int, b Batch) error {
+		err := p.EachBatch(func(i int, b plan.Batch) error {
 			nums := make([]string, len(b.Recipients))
 			for j, r := range b.Recipients {
 				nums[j] = o.number(r)
@@ -413,7 +423,7 @@ func WriteJSON(w io.Writer, p *Plan, o Output) error {
 			jb := jsonBatch{ID: b.ID, Recipients: nums, Body: b.Body,
 				Encoding: string(b.Encoding), Segments: b.TotalSegments(), SegmentsPerMessage: b.Segments, Zones: b.Zones}
 			if p.Schedule != nil {
-				jb.When = p.Schedule.Batch(i).jsonWhen()
+				jb.When = whenJSON(p.Schedule.Batch(i))
 			}
 			if err := oenc.Encode(jb); err != nil {
 				return err
@@ -430,8 +440,8 @@ func WriteJSON(w io.Writer, p *Plan, o Output) error {
 	return bw.Flush()
 }
 
-func (o Output) held(h []Held) []Held {
-	out := make([]Held, len(h))
+func (o Output) held(h []plan.Held) []plan.Held {
+	out := make([]plan.Held, len(h))
 	for i, x := range h {
 		x.Phone = o.number(x.Phone)
 		out[i] = x

@@ -1,10 +1,13 @@
-package plan
+package report
 
 import (
 	"fmt"
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/smsform/smsform/internal/words"
+	"github.com/smsform/smsform/plan"
 )
 
 // githubCommentLimit is the largest comment GitHub accepts, in characters;
@@ -18,7 +21,7 @@ const githubCommentLimit = 65536
 // masked unless o.ShowNumbers) inside <details>. When the comment would
 // pass o.MarkdownLimit, batches are cut from the middle, never the top, and
 // the comment says how much was left out.
-func WriteMarkdown(w io.Writer, p *Plan, o Output) error {
+func WriteMarkdown(w io.Writer, p *plan.Plan, o Output) error {
 	limit := o.MarkdownLimit
 	if limit <= 0 {
 		limit = githubCommentLimit
@@ -38,17 +41,17 @@ type mdBlock struct {
 
 // markdownBlock renders one batch; blocks are made one at a time, so that
 // a million-batch plan never has its whole comment in memory.
-func markdownBlock(b Batch, o Output) mdBlock {
+func markdownBlock(b plan.Batch, o Output) mdBlock {
 	fence := codeFence(b.Body)
 	header := fmt.Sprintf("#### Message (%s, %d %s each)\n\n%s\n%s\n%s\n\n",
-		b.Encoding, b.Segments, plural(b.Segments, "segment", "segments"), fence, b.Body, fence)
+		b.Encoding, b.Segments, words.Plural(b.Segments, "segment", "segments"), fence, b.Body, fence)
 	nums := make([]string, len(b.Recipients))
 	for j, r := range b.Recipients {
 		nums[j] = o.number(r)
 	}
 	text := fmt.Sprintf("- `%s`: %s %s, %s %s: %s\n\n", b.ID,
-		count(len(b.Recipients)), plural(len(b.Recipients), "recipient", "recipients"),
-		count(b.TotalSegments()), plural(b.TotalSegments(), "segment", "segments"),
+		words.Count(len(b.Recipients)), words.Plural(len(b.Recipients), "recipient", "recipients"),
+		words.Count(b.TotalSegments()), words.Plural(b.TotalSegments(), "segment", "segments"),
 		strings.Join(nums, ", "))
 	return mdBlock{body: b.Body, header: header, text: text}
 }
@@ -57,7 +60,7 @@ func markdownBlock(b Batch, o Output) mdBlock {
 // what a reviewer reads in a minute (the summary, the budget, the template
 // and samples, by country, by encoding, the warnings); after them, the
 // numbers skipped and held.
-func markdownFrame(p *Plan, o Output) (head, foot string) {
+func markdownFrame(p *plan.Plan, o Output) (head, foot string) {
 	var h strings.Builder
 	fmt.Fprintf(&h, "**%s** %s\n\n", Headline(p), resumeWords(p))
 	fmt.Fprintf(&h, "Campaign `%s`, sender `%s`.\n\n", p.Campaign, p.Sender)
@@ -77,7 +80,7 @@ func markdownFrame(p *Plan, o Output) (head, foot string) {
 		h.WriteString("\n")
 	}
 	if nb := p.NumBatches(); nb > 0 {
-		fmt.Fprintf(&h, "<details><summary>%s %s to send</summary>\n\n", count(nb), plural(nb, "batch", "batches"))
+		fmt.Fprintf(&h, "<details><summary>%s %s to send</summary>\n\n", words.Count(nb), words.Plural(nb, "batch", "batches"))
 	}
 	head = h.String()
 
@@ -87,10 +90,10 @@ func markdownFrame(p *Plan, o Output) (head, foot string) {
 	}
 	if len(p.Invalid) > 0 {
 		fmt.Fprintf(&f, "<details><summary>%s invalid %s, skipped</summary>\n\n| Source | Number | Reason |\n|---|---|---|\n",
-			count(len(p.Invalid)), plural(len(p.Invalid), "number", "numbers"))
+			words.Count(len(p.Invalid)), words.Plural(len(p.Invalid), "number", "numbers"))
 		for i, inv := range p.Invalid {
 			if i == maxListed {
-				fmt.Fprintf(&f, "\n… and %s more\n", count(len(p.Invalid)-maxListed))
+				fmt.Fprintf(&f, "\n… and %s more\n", words.Count(len(p.Invalid)-maxListed))
 				break
 			}
 			fmt.Fprintf(&f, "| %s | `%s` | %s |\n", cell(inv.Source), o.number(inv.Value), cell(inv.Reason))
@@ -99,7 +102,7 @@ func markdownFrame(p *Plan, o Output) (head, foot string) {
 	}
 	if n := p.Summary.Duplicates; n > 0 {
 		fmt.Fprintf(&f, "<details><summary>%s %s, sent once</summary>\n\n| Row dropped | Row kept | Number |\n|---|---|---|\n",
-			count(n), plural(n, "duplicate", "duplicates"))
+			words.Count(n), words.Plural(n, "duplicate", "duplicates"))
 		for _, d := range p.DuplicateRows {
 			kept := cell(d.Kept)
 			if d.Kept == "" {
@@ -108,26 +111,26 @@ func markdownFrame(p *Plan, o Output) (head, foot string) {
 			fmt.Fprintf(&f, "| %s | %s | `%s` |\n", cell(d.Row), kept, o.number(d.Phone))
 		}
 		if more := n - len(p.DuplicateRows); more > 0 {
-			fmt.Fprintf(&f, "\n… and %s more\n", count(more))
+			fmt.Fprintf(&f, "\n… and %s more\n", words.Count(more))
 		}
 		f.WriteString("\n</details>\n\n")
 	}
 	if n := len(p.InDoubt); n > 0 {
 		fmt.Fprintf(&f, "⚠️ %s %s in doubt: not sent again until an operator runs `smsform state resolve --in-doubt --as sent|unsent`.\n\n",
-			count(n), plural(n, "recipient is", "recipients are"))
+			words.Count(n), words.Plural(n, "recipient is", "recipients are"))
 	}
 	return head, f.String()
 }
 
 // resumeWords says whether the campaign sends for the first time.
-func resumeWords(p *Plan) string {
+func resumeWords(p *plan.Plan) string {
 	if p.State.Lineage == "" {
 		return "First send." // the notice below says where no state was found
 	}
 	return fmt.Sprintf("Resumed: the state (serial %d) records what was sent, which is not sent again.", p.State.Serial)
 }
 
-func writeBudget(h *strings.Builder, p *Plan) {
+func writeBudget(h *strings.Builder, p *plan.Plan) {
 	b := p.Budget
 	if b == nil {
 		return
@@ -136,13 +139,13 @@ func writeBudget(h *strings.Builder, p *Plan) {
 	if b.MaxTotal != nil {
 		spent := ""
 		if p.Cost != nil {
-			spent = money(p.Cost.Currency, p.Cost.Total.Add(p.Cost.AlreadySpent)) + " of "
+			spent = words.Money(p.Cost.Currency, p.Cost.Total.Add(p.Cost.AlreadySpent)) + " of "
 		}
 		currency := ""
 		if p.Cost != nil {
 			currency = p.Cost.Currency
 		}
-		limits = append(limits, fmt.Sprintf("cost %s%s", spent, money(currency, *b.MaxTotal)))
+		limits = append(limits, fmt.Sprintf("cost %s%s", spent, words.Money(currency, *b.MaxTotal)))
 	}
 	if b.MaxSegmentsPerMessage > 0 {
 		most := 0
@@ -152,7 +155,7 @@ func writeBudget(h *strings.Builder, p *Plan) {
 		limits = append(limits, fmt.Sprintf("%d of %d segments per message", most, b.MaxSegmentsPerMessage))
 	}
 	if b.MaxRecipients > 0 {
-		limits = append(limits, fmt.Sprintf("%s of %s recipients", count(p.Summary.ToSend+p.Summary.AlreadySent), count(b.MaxRecipients)))
+		limits = append(limits, fmt.Sprintf("%s of %s recipients", words.Count(p.Summary.ToSend+p.Summary.AlreadySent), words.Count(b.MaxRecipients)))
 	}
 	if len(b.Exceeded) == 0 {
 		fmt.Fprintf(h, "**Budget:** ✅ within budget: %s.\n\n", strings.Join(limits, "; "))
@@ -166,7 +169,7 @@ func writeBudget(h *strings.Builder, p *Plan) {
 }
 
 // writeMessage shows the template and the samples.
-func writeMessage(h *strings.Builder, p *Plan, o Output) {
+func writeMessage(h *strings.Builder, p *plan.Plan, o Output) {
 	if p.Template == "" && len(p.Samples) == 0 {
 		return
 	}
@@ -182,19 +185,19 @@ func writeMessage(h *strings.Builder, p *Plan, o Output) {
 	if o.ShowNumbers {
 		numbers = ""
 	}
-	fmt.Fprintf(h, "%s%s:\n\n", plural(len(p.Samples), "As sent", "Samples as sent"), numbers)
+	fmt.Fprintf(h, "%s%s:\n\n", words.Plural(len(p.Samples), "As sent", "Samples as sent"), numbers)
 	for _, s := range p.Samples {
-		s = s.masked(o)
+		s = o.sample(s)
 		fence := codeFence(s.Body)
 		fmt.Fprintf(h, "- **%s**: `%s`, %s, %d %s, %s %s\n\n  %s\n  %s\n  %s\n\n",
-			strings.Join(s.Why, ", "), s.Phone, s.Encoding, s.Segments, plural(s.Segments, "segment", "segments"),
-			count(s.Characters), plural(s.Characters, "character", "characters"),
+			strings.Join(s.Why, ", "), s.Phone, s.Encoding, s.Segments, words.Plural(s.Segments, "segment", "segments"),
+			words.Count(s.Characters), words.Plural(s.Characters, "character", "characters"),
 			fence, strings.ReplaceAll(clip(s.Body), "\n", "\n  "), fence)
 	}
 }
 
 // writeCountries shows what goes to each country, and what it costs.
-func writeCountries(h *strings.Builder, p *Plan) {
+func writeCountries(h *strings.Builder, p *plan.Plan) {
 	if len(p.Countries) == 0 {
 		return
 	}
@@ -203,42 +206,42 @@ func writeCountries(h *strings.Builder, p *Plan) {
 	if c == nil {
 		h.WriteString("| Country | Recipients | Segments |\n|---|---:|---:|\n")
 		for _, cc := range p.Countries {
-			fmt.Fprintf(h, "| %s | %s | %s |\n", cc.Country, count(cc.Recipients), count(cc.Segments))
+			fmt.Fprintf(h, "| %s | %s | %s |\n", cc.Country, words.Count(cc.Recipients), words.Count(cc.Segments))
 		}
 		fmt.Fprintf(h, "| **Total** | **%s** | **%s** |\n\nNo price table: add `prices: FILE.csv` to the campaign to see the cost.\n\n",
-			count(p.Summary.ToSend), count(p.Summary.Segments))
+			words.Count(p.Summary.ToSend), words.Count(p.Summary.Segments))
 		return
 	}
 	h.WriteString("| Country | Recipients | Segments | Cost |\n|---|---:|---:|---:|\n")
 	for _, cc := range c.ByCountry {
-		fmt.Fprintf(h, "| %s | %s | %s | %s |\n", cc.Country, count(cc.Recipients), count(cc.Segments), money(c.Currency, cc.Cost))
+		fmt.Fprintf(h, "| %s | %s | %s | %s |\n", cc.Country, words.Count(cc.Recipients), words.Count(cc.Segments), words.Money(c.Currency, cc.Cost))
 	}
 	for _, u := range c.Unpriced {
-		fmt.Fprintf(h, "| %s | %s | %s | **no price** |\n", u.Country, count(u.Recipients), count(u.Segments))
+		fmt.Fprintf(h, "| %s | %s | %s | **no price** |\n", u.Country, words.Count(u.Recipients), words.Count(u.Segments))
 	}
-	total := money(c.Currency, c.Total)
+	total := words.Money(c.Currency, c.Total)
 	if len(c.Unpriced) > 0 {
 		total += " + no price"
 	}
-	fmt.Fprintf(h, "| **Total** | **%s** | **%s** | **%s** |\n\n", count(p.Summary.ToSend), count(p.Summary.Segments), total)
+	fmt.Fprintf(h, "| **Total** | **%s** | **%s** | **%s** |\n\n", words.Count(p.Summary.ToSend), words.Count(p.Summary.Segments), total)
 	if p.Summary.AlreadySent > 0 {
-		fmt.Fprintf(h, "Already spent: %s for %s %s recorded as sent", money(c.Currency, c.AlreadySpent),
-			count(p.Summary.AlreadySent), plural(p.Summary.AlreadySent, "message", "messages"))
+		fmt.Fprintf(h, "Already spent: %s for %s %s recorded as sent", words.Money(c.Currency, c.AlreadySpent),
+			words.Count(p.Summary.AlreadySent), words.Plural(p.Summary.AlreadySent, "message", "messages"))
 		if n := c.AlreadySpentEstimated; n > 0 {
-			fmt.Fprintf(h, " (%s of them sent an earlier body, priced as today's: the state keeps a body's hash, not its text)", count(n))
+			fmt.Fprintf(h, " (%s of them sent an earlier body, priced as today's: the state keeps a body's hash, not its text)", words.Count(n))
 		}
 		h.WriteString(".\n\n")
 	}
 }
 
 // writeDistribution shows the messages by encoding and segments.
-func writeDistribution(h *strings.Builder, p *Plan) {
+func writeDistribution(h *strings.Builder, p *plan.Plan) {
 	if len(p.Distribution) == 0 {
 		return
 	}
 	h.WriteString("#### Encoding and segments\n\n| Encoding | Segments per message | Messages | Segments |\n|---|---:|---:|---:|\n")
 	for _, d := range p.Distribution {
-		fmt.Fprintf(h, "| %s | %d | %s | %s |\n", d.Encoding, d.SegmentsPerMessage, count(d.Messages), count(d.Segments))
+		fmt.Fprintf(h, "| %s | %d | %s | %s |\n", d.Encoding, d.SegmentsPerMessage, words.Count(d.Messages), words.Count(d.Segments))
 	}
 	h.WriteString("\n")
 }
@@ -310,7 +313,7 @@ func fitMarkdown(head string, n int, block func(int) mdBlock, foot string, limit
 	out.WriteString(head)
 	writeBlocks(&out, block, 0, lo)
 	fmt.Fprintf(&out, "**… %s %s (%s characters) left out to fit GitHub's comment limit; `smsform show PLANFILE` shows them all. …**\n\n",
-		count(hi-lo), plural(hi-lo, "batch", "batches"), count(cutChars))
+		words.Count(hi-lo), words.Plural(hi-lo, "batch", "batches"), words.Count(cutChars))
 	writeBlocks(&out, block, hi, n)
 	out.WriteString(foot)
 	s := out.String()
@@ -335,7 +338,7 @@ func clip(text string) string {
 	}
 	r := []rune(text)
 	return fmt.Sprintf("%s… (%s more characters: smsform show PLANFILE --recipient NUMBER shows a message whole)",
-		string(r[:maxShown]), count(len(r)-maxShown))
+		string(r[:maxShown]), words.Count(len(r)-maxShown))
 }
 
 // codeFence returns a fence longer than any run of backticks in body.

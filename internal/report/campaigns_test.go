@@ -1,0 +1,82 @@
+package report
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/state"
+)
+
+// The campaigns these tests plan: written on the fly, or those of
+// testdata/campaigns, whose plans plan's own tests check figure by figure.
+
+const header = "version: 1\nname: t\nsender: ACME\n"
+
+// windowNumbers are recipients in Europe, the Americas and Asia, one of
+// them in a prefix that spans two zones and one with no zone at all.
+const windowNumbers = `recipients:
+  - numbers: ["+12125550101", "+33612345678", "+819012345678", "+12125550102", "+12085550100", "+14155550101", "+447400123459", "+80012345678", "+33612345679"]
+`
+
+// writeCampaign writes a campaign file and its lists into a new folder and
+// loads it.
+func writeCampaign(t *testing.T, yaml string, files map[string]string) *campaign.Campaign {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := campaign.Load(path)
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	return c
+}
+
+// loadGolden loads one of testdata/campaigns.
+func loadGolden(t *testing.T, name string) *campaign.Campaign {
+	t.Helper()
+	c, err := campaign.Load(filepath.Join("testdata", "campaigns", name+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// resumedState records, for testdata/campaigns/resumed.yaml: Ann sent
+// the body she would get today, Ben an earlier one, Cid in doubt.
+func resumedState() *memRecorded {
+	return &memRecorded{rs: []state.Recipient{
+		{Phone: "+447800123456", Status: state.Sent, BatchID: "b-1", BodyHash: state.BodyHash("Hi Ann, see you soon")},
+		{Phone: "+447400123459", Status: state.Sent, BatchID: "b-1", BodyHash: state.BodyHash("Hi Ben, an earlier body")},
+		{Phone: "+447400123564", Status: state.InDoubt, BatchID: "b-2"},
+	}}
+}
+
+// memRecorded is a state held in memory.
+type memRecorded struct{ rs []state.Recipient }
+
+func (m *memRecorded) Lineage() string { return "bench" }
+func (m *memRecorded) Path() string    { return "memory" }
+func (m *memRecorded) Serial() int64   { return 1 }
+func (m *memRecorded) EachRecipient(ctx context.Context, fn func(state.Recipient) error) error {
+	for _, r := range m.rs {
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,139 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/smsform/smsform/internal/window"
+	"github.com/smsform/smsform/internal/words"
+	"github.com/smsform/smsform/plan"
+)
+
+// label words a group as seen at the schedule's moment: "now", "window
+// opens 09:00 America/New_York, in 3 h 10 min".
+func label(s *plan.Schedule, w plan.When) string {
+	if w.Reason != window.ReasonWindow {
+		return w.Describe(s.At)
+	}
+	zones := w.Zones
+	more := ""
+	if len(zones) > 3 {
+		more = fmt.Sprintf(" and %d more zones", len(zones)-3)
+		zones = zones[:3]
+	}
+	return fmt.Sprintf("window opens %s %s%s, in %s", w.Local, strings.Join(zones, ", "), more, window.Wait(w.At.Sub(s.At)))
+}
+
+// short words when a batch may go in a few characters, for a table column:
+// "now", "2026-11-23 14:00 UTC", "never".
+func short(w plan.When) string {
+	switch w.Reason {
+	case window.ReasonNow:
+		return "now"
+	case window.ReasonWindow, window.ReasonNotBefore:
+		return w.At.UTC().Format("2006-01-02 15:04 UTC")
+	case window.ReasonEnded:
+		return "ended"
+	}
+	return "never"
+}
+
+// describeWindow words the campaign's window for a person: "09:00-20:00 mon-fri,
+// recipients' local time; not after 2026-12-24T18:00:00Z".
+func describeWindow(w window.Spec) string {
+	var parts []string
+	if w.HasWindow() {
+		days := "every day"
+		if len(w.Days) > 0 && len(w.Days) < 7 {
+			days = strings.Join(w.Days, ", ")
+		}
+		parts = append(parts, fmt.Sprintf("send window %s-%s %s in each recipient's local time", w.From, w.To, days))
+		if w.Fallback != "" {
+			parts = append(parts, "unknown zones in "+w.Fallback)
+		}
+	}
+	if !w.NotBefore.IsZero() {
+		parts = append(parts, "not before "+w.NotBefore.UTC().Format(time.RFC3339))
+	}
+	if !w.NotAfter.IsZero() {
+		parts = append(parts, "not after "+w.NotAfter.UTC().Format(time.RFC3339))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// writeScheduleText writes the groups of p.Schedule, one line each, as
+// plan's table shows them.
+func writeScheduleText(b *strings.Builder, p *plan.Plan, bullet string) {
+	s := p.Schedule
+	if s == nil {
+		return
+	}
+	fmt.Fprintf(b, "When, as at %s (%s):\n", s.At.UTC().Format("2006-01-02 15:04 UTC"), describeWindow(s.Window))
+	if bullet == "- " {
+		b.WriteString("\n")
+	}
+	for _, w := range s.Groups {
+		fmt.Fprintf(b, "%s%s %s: %s", bullet, words.Count(w.Recipients), words.Plural(w.Recipients, "recipient", "recipients"), label(s, w))
+		if w.Reason == window.ReasonWindow || w.Reason == window.ReasonNotBefore {
+			fmt.Fprintf(b, " (%s)", short(w))
+		}
+		b.WriteString("\n")
+	}
+	if n := p.Summary.NoTimezone; n > 0 {
+		fmt.Fprintf(b, "%s%s %s: held back, no known time zone (set fallback_timezone)\n", bullet, words.Count(n), words.Plural(n, "recipient", "recipients"))
+	}
+	b.WriteString("\n")
+}
+
+// withWhen adds to a markdown batch when it may go.
+func withWhen(bl mdBlock, p *plan.Plan, i int) mdBlock {
+	if p.Schedule != nil {
+		bl.text = strings.Replace(bl.text, "`: ", "` ("+short(p.Schedule.Batch(i))+"): ", 1)
+	}
+	return bl
+}
+
+// jsonSchedule is the schedule in plan's JSON.
+type jsonSchedule struct {
+	At     time.Time   `json:"at"`
+	Window window.Spec `json:"window"`
+	Groups []jsonWhen  `json:"groups"`
+}
+
+type jsonWhen struct {
+	When       string    `json:"when"` // now, an RFC 3339 time, ended or never
+	Reason     string    `json:"reason"`
+	At         time.Time `json:"at,omitzero"`
+	InNS       int64     `json:"in_ns,omitempty"`
+	Zones      []string  `json:"zones,omitempty"`
+	LocalTime  string    `json:"local_time,omitempty"`
+	Label      string    `json:"label"`
+	Recipients int       `json:"recipients"`
+	Batches    int       `json:"batches"`
+}
+
+func scheduleJSON(s *plan.Schedule) *jsonSchedule {
+	if s == nil {
+		return nil
+	}
+	out := &jsonSchedule{At: s.At.UTC(), Window: s.Window, Groups: []jsonWhen{}}
+	for _, w := range s.Groups {
+		j := jsonWhen{When: whenJSON(w), Reason: string(w.Reason), Zones: w.Zones, LocalTime: w.Local,
+			Label: label(s, w), Recipients: w.Recipients, Batches: w.Batches}
+		if !w.At.IsZero() {
+			j.At = w.At.UTC()
+			j.InNS = int64(w.At.Sub(s.At))
+		}
+		out.Groups = append(out.Groups, j)
+	}
+	return out
+}
+
+// whenJSON is short for programs: "now", an RFC 3339 time, "ended" or "never".
+func whenJSON(w plan.When) string {
+	if w.Reason == window.ReasonWindow || w.Reason == window.ReasonNotBefore {
+		return w.At.UTC().Format(time.RFC3339)
+	}
+	return short(w)
+}

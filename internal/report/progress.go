@@ -144,7 +144,7 @@ func WriteResult(w io.Writer, r *apply.Result, plain bool) error {
 		return nil
 	}
 	fmt.Fprintln(w)
-	t := NewTable(w, plain)
+	t := newTable(w, plain)
 	t.Header("Sent", "Failed", "In doubt", "Skipped", "Segments", "Retries", "Time")
 	if err := t.Append(words.Count(r.Sent), words.Count(r.Failed), words.Count(r.InDoubt), words.Count(r.Skipped),
 		words.Count(r.Segments), words.Count(r.Retries), r.Duration.Round(time.Millisecond).String()); err != nil {

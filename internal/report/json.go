@@ -1,0 +1,153 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+
+	"github.com/smsform/smsform/plan"
+)
+
+// jsonPlan is the JSON document of a plan (format_version 1).
+type jsonPlan struct {
+	FormatVersion string          `json:"format_version"`
+	Campaign      string          `json:"campaign"`
+	Sender        string          `json:"sender"`
+	Summary       plan.Summary    `json:"summary"`
+	Batches       []jsonBatch     `json:"batches"`
+	Invalid       []plan.Invalid  `json:"invalid"`
+	InDoubt       []plan.Held     `json:"in_doubt"`
+	Failed        []plan.Held     `json:"failed"`
+	Removed       []string        `json:"removed"`
+	BodyChanged   int             `json:"body_changed"`
+	Warnings      []string        `json:"warnings"`
+	State         plan.StateStamp `json:"state"`
+	Schedule      *jsonSchedule   `json:"schedule,omitempty"`
+
+	Template       string              `json:"template"`
+	Samples        []plan.Sample       `json:"samples"`
+	Countries      []plan.CountryCount `json:"countries"`
+	Distribution   []plan.SegmentCount `json:"distribution"`
+	Cost           *plan.Cost          `json:"cost,omitempty"`
+	Budget         *plan.BudgetCheck   `json:"budget,omitempty"`
+	EmptyVariables plan.EmptyVariables `json:"empty_variables"`
+	DuplicateRows  []plan.Duplicate    `json:"duplicate_rows"`
+}
+
+type jsonBatch struct {
+	ID                 string   `json:"id"`
+	Recipients         []string `json:"recipients"`
+	Body               string   `json:"body"`
+	Encoding           string   `json:"encoding"`
+	Segments           int      `json:"segments"`
+	SegmentsPerMessage int      `json:"segments_per_message"`
+	Zones              []string `json:"zones,omitempty"`
+	When               string   `json:"when,omitempty"` // with a schedule: now, an RFC 3339 time, ended or never
+}
+
+// WriteJSON writes the plan as one JSON document.
+func WriteJSON(w io.Writer, p *plan.Plan, o Output) error {
+	doc := jsonPlan{
+		FormatVersion: plan.FormatVersion,
+		Campaign:      p.Campaign,
+		Sender:        p.Sender,
+		Summary:       p.Summary,
+		Batches:       []jsonBatch{},
+		Invalid:       make([]plan.Invalid, 0, len(p.Invalid)),
+		InDoubt:       o.held(p.InDoubt),
+		Failed:        o.held(p.Failed),
+		Removed:       make([]string, 0, len(p.Removed)),
+		BodyChanged:   p.BodyChanged,
+		Warnings:      append([]string{}, p.Warnings...),
+		State:         p.State,
+		Schedule:      scheduleJSON(p.Schedule),
+
+		Template:       p.Template,
+		Samples:        make([]plan.Sample, 0, len(p.Samples)),
+		Countries:      append([]plan.CountryCount{}, p.Countries...),
+		Distribution:   append([]plan.SegmentCount{}, p.Distribution...),
+		Cost:           p.Cost,
+		Budget:         p.Budget,
+		EmptyVariables: plan.EmptyVariables{Recipients: p.EmptyVariables.Recipients, Rows: append([]string{}, p.EmptyVariables.Rows...)},
+		DuplicateRows:  make([]plan.Duplicate, 0, len(p.DuplicateRows)),
+	}
+	for _, s := range p.Samples {
+		doc.Samples = append(doc.Samples, o.sample(s))
+	}
+	for _, d := range p.DuplicateRows {
+		d.Phone = o.number(d.Phone)
+		doc.DuplicateRows = append(doc.DuplicateRows, d)
+	}
+	for _, inv := range p.Invalid {
+		inv.Value = o.number(inv.Value)
+		doc.Invalid = append(doc.Invalid, inv)
+	}
+	for _, r := range p.Removed {
+		doc.Removed = append(doc.Removed, o.number(r))
+	}
+	var frame bytes.Buffer
+	enc := json.NewEncoder(&frame)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	// The batches, a million for a personalised campaign, are streamed one
+	// by one into the frame's empty list, so that the document is never
+	// whole in memory; the bytes are those of encoding it at once.
+	before, after, ok := bytes.Cut(frame.Bytes(), []byte(`"batches": [],`))
+	if !ok {
+		return errors.New("plan JSON: batches missing from the frame")
+	}
+	bw := bufio.NewWriter(w)
+	bw.Write(before)
+	if p.NumBatches() == 0 {
+		bw.WriteString(`"batches": [],`)
+	} else {
+		bw.WriteString("\"batches\": [\n")
+		var one bytes.Buffer
+		oenc := json.NewEncoder(&one)
+		oenc.SetIndent("    ", "  ")
+		oenc.SetEscapeHTML(false)
+		err := p.EachBatch(func(i int, b plan.Batch) error {
+			nums := make([]string, len(b.Recipients))
+			for j, r := range b.Recipients {
+				nums[j] = o.number(r)
+			}
+			if i > 0 {
+				bw.WriteString(",\n")
+			}
+			bw.WriteString("    ")
+			// Encode ends each value with a newline, which the list's own
+			// separators replace.
+			one.Reset()
+			jb := jsonBatch{ID: b.ID, Recipients: nums, Body: b.Body,
+				Encoding: string(b.Encoding), Segments: b.TotalSegments(), SegmentsPerMessage: b.Segments, Zones: b.Zones}
+			if p.Schedule != nil {
+				jb.When = whenJSON(p.Schedule.Batch(i))
+			}
+			if err := oenc.Encode(jb); err != nil {
+				return err
+			}
+			bw.Write(bytes.TrimSuffix(one.Bytes(), []byte("\n")))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		bw.WriteString("\n  ],")
+	}
+	bw.Write(after)
+	return bw.Flush()
+}
+
+func (o Output) held(h []plan.Held) []plan.Held {
+	out := make([]plan.Held, len(h))
+	for i, x := range h {
+		x.Phone = o.number(x.Phone)
+		out[i] = x
+	}
+	return out
+}

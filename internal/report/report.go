@@ -1,0 +1,92 @@
+// Package report is everything smsform shows people and programs: a plan
+// as a table for a terminal, as markdown for a pull request, as one JSON
+// document ([WriteTable], [WriteMarkdown], [WriteJSON]); and an apply as it
+// runs, as progress lines or JSON events, and its summary ([Progress],
+// [WriteResult]). It computes nothing: plan and apply hand it their
+// values, and internal/cli picks the output from the command line.
+//
+// Phone numbers are masked unless [Output.ShowNumbers] says otherwise.
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/smsform/smsform/internal/e164"
+	"github.com/smsform/smsform/internal/words"
+	"github.com/smsform/smsform/plan"
+)
+
+// Output says how a plan is shown.
+type Output struct {
+	// ShowNumbers prints phone numbers whole; by default they are masked,
+	// because plans are pasted into pull requests.
+	ShowNumbers bool
+	// MaxBatches caps the batches the table lists (0: 50).
+	MaxBatches int
+	// Width is the width the table must fit, by cutting the body preview
+	// short; 0 leaves the preview whole (--wide, or JSON-like use).
+	Width int
+	// Plain writes tables as aligned columns without rules, for logs,
+	// pipes and files; rules are for terminals.
+	Plain bool
+	// Colour marks the summary line and the in-doubt recipients for a
+	// terminal (ANSI bold and yellow).
+	Colour bool
+	// MarkdownLimit caps markdown output in bytes (0: 65,536, GitHub's
+	// comment limit); the middle is cut, never the summary at the top.
+	MarkdownLimit int
+}
+
+func (o Output) number(phone string) string {
+	if o.ShowNumbers {
+		return phone
+	}
+	return e164.Mask(phone)
+}
+
+// Headline counts everything in one line, e.g. "Plan: 1,204 messages in 13
+// batches (1,310 segments, EUR 45.85); 3 invalid, 12 excluded, 0 already
+// sent, 0 in doubt." (the cost with a price table only).
+func Headline(p *plan.Plan) string {
+	s := p.Summary
+	var b strings.Builder
+	cost := ""
+	if c := p.Cost; c != nil {
+		cost = ", " + words.Money(c.Currency, c.Total)
+		if len(c.Unpriced) > 0 {
+			cost += " + no price"
+		}
+	}
+	fmt.Fprintf(&b, "Plan: %s %s in %s %s (%s %s%s); %s invalid, %s excluded, %s already sent, %s in doubt",
+		words.Count(s.ToSend), words.Plural(s.ToSend, "message", "messages"),
+		words.Count(s.Batches), words.Plural(s.Batches, "batch", "batches"),
+		words.Count(s.Segments), words.Plural(s.Segments, "segment", "segments"), cost,
+		words.Count(s.Invalid), words.Count(s.Excluded), words.Count(s.AlreadySent), words.Count(s.InDoubt))
+	if s.Failed > 0 {
+		fmt.Fprintf(&b, ", %s failed", words.Count(s.Failed))
+	}
+	if s.Duplicates > 0 {
+		fmt.Fprintf(&b, ", %s %s", words.Count(s.Duplicates), words.Plural(s.Duplicates, "duplicate", "duplicates"))
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+// maxListed is how many invalid numbers, or recipients held back, a table
+// lists.
+const maxListed = 20
+
+const (
+	ansiBold   = "\x1b[1m"
+	ansiYellow = "\x1b[1;33m"
+	ansiReset  = "\x1b[0m"
+)
+
+// paint wraps s in an ANSI style when the output is coloured.
+func (o Output) paint(style, s string) string {
+	if !o.Colour {
+		return s
+	}
+	return style + s + ansiReset
+}

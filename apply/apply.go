@@ -3,6 +3,11 @@
 // is durable before it is sent and its outcome right after, a batch is
 // retried only when the API provably did not act on it, and anything the API
 // may have acted on is left in doubt for an operator, never resent silently.
+//
+// [Start] is where an apply begins, for a campaign or a saved plan: it makes
+// every check before anything is asked, recorded or sent, and returns a
+// [Pending] whose plan the caller shows and approves before
+// [Pending.Send]. [Run] is the send loop itself.
 package apply
 
 import (

@@ -18,9 +18,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// ErrStalePlan is returned when a saved plan no longer matches the state.
-var ErrStalePlan = errors.New("stale plan: state changed since it was made, plan again")
-
 func newApplyCmd(env Env) *cobra.Command {
 	cmd := &cobra.Command{Use: "apply CAMPAIGN.yaml|PLANFILE"}
 	fs := cmd.Flags()
@@ -60,66 +57,27 @@ func newApplyCmd(env Env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		sender, err := connection(c, env, *insecure, *timeout)
+		client, err := connection(c, env, *insecure, *timeout)
 		if err != nil {
 			return err
 		}
-		next.base, next.baseFrom = sender.Client.BaseURL, baseURLSource(c, env)
-		if saved != nil {
-			if err := saved.CheckFiles(); err != nil {
-				return withHint(err, "make a new plan (%s) and have it reviewed", next.newPlan())
-			}
-			// The campaign file is the one planned (CheckFiles), so is its
-			// budget; the plan is held to it again before anything is recorded.
-			if _, err := plan.CheckBudget(saved.Plan, c.Budget); err != nil {
-				return withHint(err, "nothing was sent or recorded; raise the budget in %s, or send less, and make a new plan (%s)", campaignPath, next.newPlan())
-			}
-		}
-
-		// The token is had before anything is written or asked (retried
-		// while the API may answer later, each wait said), so that a wrong
-		// base URL or credentials stop the run at once with the state, and
-		// a saved plan, as they were (see markApplied).
-		if err := apply.Prepare(ctx, sender, apply.Options{Events: newProgress(env, *jsonOut, 0).Event}); err != nil {
-			return next.tokenRefused(err)
-		}
-
+		next.base, next.baseFrom = client.Client.BaseURL, baseURLSource(c, env)
 		var si savedInfo
 		if saved != nil {
 			si = savedInfo{file: pos[0], lineage: saved.Plan.State.Lineage, serial: saved.Plan.State.Serial}
 		}
-		st, err := state.Open(ctx, sp, state.Options{Campaign: c.Name, LockTimeout: *lockTimeout, LockWait: sayLockWait(env), RunURL: runURL(env),
-			NewState: *newState, Signs: earlierStateSigns(ctx, si, campaignPath, c.Name, sp)})
-		switch {
-		case errors.Is(err, state.ErrLocked):
-			return lockedHint(err, *lockTimeout)
-		case errors.Is(err, state.ErrEarlierState):
-			return earlierStateHint(err, sp)
-		case err != nil:
-			return err
+		pending, err := apply.Start(ctx, apply.Request{Campaign: c, Saved: saved, PlanFile: pos[0], Client: client, State: sp,
+			StateOptions: state.Options{LockTimeout: *lockTimeout, LockWait: sayLockWait(env), RunURL: runURL(env), NewState: *newState,
+				Signs: earlierStateSigns(ctx, si, campaignPath, c.Name, sp)},
+			Clock: env.Clock, Events: newProgress(env, *jsonOut, 0).Event, Warn: func(err error) { warnf(env, "%v", err) }})
+		if err != nil {
+			return next.startError(err, *lockTimeout, sp)
 		}
-		defer st.Close()
+		defer pending.Close()
 
-		out := report.Output{ShowNumbers: *showNumbers, Width: tableWidth(env, *wide), Plain: !env.IsTerminal(env.Stdout), Colour: colour(env, env.Stdout)}
-		var p *plan.Plan
-		if saved != nil {
-			if applied, err := st.PlanApplied(ctx, saved.ID); err != nil {
-				return err
-			} else if applied {
-				return withHint(fmt.Errorf("%w: %s", state.ErrPlanApplied, pos[0]),
-					"a saved plan is applied once: to send what is left, make a new plan (%s) and have it reviewed", next.newPlan())
-			}
-			if err := checkStamp(saved.Plan.State, st, next); err != nil {
-				return err
-			}
-			p = saved.Plan
-		} else {
-			if p, err = plan.Compute(ctx, c, st); err != nil {
-				return err
-			}
-			if err := p.ScheduleAt(env.Clock.Now()); err != nil {
-				return err
-			}
+		p := pending.Plan
+		if saved == nil {
+			out := report.Output{ShowNumbers: *showNumbers, Width: tableWidth(env, *wide), Plain: !env.IsTerminal(env.Stdout), Colour: colour(env, env.Stdout)}
 			if !*jsonOut {
 				if err := report.WriteTable(env.Stdout, p, out); err != nil {
 					return err
@@ -145,21 +103,9 @@ func newApplyCmd(env Env) *cobra.Command {
 		env.Interrupt.set(fmt.Sprintf("up to %d batch(es) in flight when it quit are in doubt: see them with smsform state list %s%s, check with the provider, then smsform state resolve %s%s --in-doubt --as sent|unsent",
 			c.Concurrency, next.campaign, next.stateArg(), next.campaign, next.stateArg()))
 		defer env.Interrupt.set("")
-		serial := st.Serial()
-		res, err := apply.Run(ctx, p, st, sender, apply.Options{
-			From:          c.Sender,
-			RatePerSecond: c.Rate.PerSecond(),
-			Concurrency:   c.Concurrency,
-			MaxErrors:     *maxErrors,
-			Events:        prog.Event,
-			Clock:         env.Clock,
-			Wait:          *wait,
-		})
+		res, err := pending.Send(ctx, apply.Options{MaxErrors: *maxErrors, Events: prog.Event, Wait: *wait})
 		prog.Done()
-		next.recorded = st.Serial() != serial
-		if saved != nil && next.recorded {
-			markApplied(ctx, env, st, saved, pos[0])
-		}
+		next.recorded = pending.Recorded()
 		if !*jsonOut {
 			if werr := report.WriteResult(env.Stdout, res, !env.IsTerminal(env.Stdout)); werr != nil {
 				return errors.Join(werr, err)
@@ -172,39 +118,6 @@ func newApplyCmd(env Env) *cobra.Command {
 		return next.runError(err)
 	}
 	return cmd
-}
-
-// markApplied records that the saved plan was applied; runApply calls it
-// only when the run recorded something. A run that recorded nothing leaves
-// the plan as good as new, so that a mistake found before the first send
-// (wrong credentials, say) does not use up a reviewed plan.
-//
-// Marking after the run cannot let a plan be applied twice. The plan holds
-// the state's lineage and serial at plan time, apply refuses a plan whose
-// serial is not the state's (checkStamp), and every change to the state
-// (each intent, outcome, forgotten intent) bumps the serial in the
-// transaction that makes the change. So the commit of this run's first
-// intent is the instant the plan goes stale for every later apply, marked
-// or not:
-//
-//   - kill -9 before that commit: nothing was recorded, and nothing was
-//     sent, since a batch is sent only once its intent is durable. The
-//     serial is the plan's, and applying the plan again is right.
-//   - kill -9 after it, before the mark: the serial moved, so the plan is
-//     refused as stale ("plan again"), never sent twice.
-//   - after the mark: refused as already applied. The clearer message is
-//     all that plans_applied adds.
-//
-// Two applies of one plan cannot interleave: the state lock is held from
-// state.Open (which reads the serial) to Close, so the second one reads the
-// serial, or the mark, that the first one left.
-//
-// The mark is written even after an interrupt; if it cannot be written, the
-// moved serial still refuses the plan, so that is only a warning.
-func markApplied(ctx context.Context, env Env, st *state.State, saved *plan.Saved, planFile string) {
-	if err := st.MarkPlanApplied(context.WithoutCancel(ctx), saved.ID); err != nil {
-		warnf(env, "could not record that %s was applied (%v); it cannot be applied again anyway: the state changed since it was made", planFile, err)
-	}
 }
 
 // nextStep words the hints of an apply that stopped: where to look, and
@@ -267,6 +180,32 @@ func (n nextStep) tokenRefused(err error) error {
 		return withHint(err, "the API could not issue a token now; %s", again)
 	}
 	return withHint(err, "%s", again)
+}
+
+// startError adds to an error from apply.Start what to do about it.
+// waited is how long it waited for the state's lock, loc where the state is.
+func (n nextStep) startError(err error, waited time.Duration, loc string) error {
+	var refused *apply.PlanRefusedError
+	var noToken *apply.NoTokenError
+	switch {
+	case errors.As(err, &noToken):
+		return n.tokenRefused(noToken.Err)
+	case errors.Is(err, state.ErrLocked):
+		return lockedHint(err, waited)
+	case errors.Is(err, state.ErrEarlierState):
+		return earlierStateHint(err, loc)
+	case !errors.As(err, &refused):
+		return err
+	}
+	switch refused.Why {
+	case apply.OverBudget:
+		return withHint(err, "nothing was sent or recorded; raise the budget in %s, or send less, and make a new plan (%s)", n.campaign, n.newPlan())
+	case apply.AlreadyApplied:
+		return withHint(err, "a saved plan is applied once: to send what is left, make a new plan (%s) and have it reviewed", n.newPlan())
+	case apply.OtherLineage:
+		return withHint(err, "apply the plan with the state it was made against (--state), or make a new plan (%s)", n.newPlan())
+	}
+	return withHint(err, "make a new plan (%s) and have it reviewed", n.newPlan())
 }
 
 // runError adds to an error from apply.Run what to look at and what to do.
@@ -352,21 +291,6 @@ func applyTarget(path string) (*plan.Saved, string, error) {
 		return nil, "", withHint(err, "apply takes a campaign file (.yaml) or a plan saved with smsform plan --out")
 	}
 	return saved, saved.CampaignPath, nil
-}
-
-// checkStamp refuses a saved plan made against another state, or against
-// this state before it changed.
-func checkStamp(s plan.StateStamp, st *state.State, n nextStep) error {
-	switch {
-	case s.Lineage == "" && st.Serial() == 0:
-		return nil // planned before any state existed, and none was written since
-	case s.Lineage != "" && s.Lineage != st.Lineage():
-		return withHint(fmt.Errorf("%w: the plan was made against state lineage %s, this state is %s", state.ErrLineage, s.Lineage, st.Lineage()),
-			"apply the plan with the state it was made against (--state), or make a new plan (%s)", n.newPlan())
-	case s.Serial != st.Serial():
-		return withHint(ErrStalePlan, "make a new plan (%s) and have it reviewed", n.newPlan())
-	}
-	return nil
 }
 
 // confirm asks for "yes" on the terminal (runApply has made sure there is one).

@@ -1,0 +1,215 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/plan"
+	"github.com/smsform/smsform/state"
+)
+
+// Request is one apply: a campaign planned now, or a saved plan made from
+// it and reviewed.
+type Request struct {
+	Campaign *campaign.Campaign
+	Saved    *plan.Saved // nil: plan Campaign now
+	PlanFile string      // the file Saved was read from, as messages name it
+	Client   Client
+	State    string // a state file or a postgres:// URL
+	// StateOptions open the state; Campaign is set from the campaign.
+	StateOptions state.Options
+	// Clock tells the time a fresh plan is scheduled at, and is the run's
+	// unless its Options say otherwise; nil is the system clock.
+	Clock Clock
+	// Events receives the waits for a token (retry events); nil discards
+	// them.
+	Events func(Event)
+	// Warn receives what went wrong but changes nothing of the outcome;
+	// nil discards it.
+	Warn func(error)
+}
+
+// Client is what an apply needs of the API: a [Sender] whose token can be
+// had before the run. *api.Authenticated is one.
+type Client interface {
+	Sender
+	TokenSource
+}
+
+// ErrStalePlan refuses a saved plan made against the state before it
+// changed.
+var ErrStalePlan = errors.New("stale plan: state changed since it was made, plan again")
+
+// Refusal says which check refused a saved plan ([PlanRefusedError]).
+type Refusal int
+
+const (
+	FilesChanged   Refusal = iota + 1 // the campaign file or a list changed (or could not be read) since the plan
+	OverBudget                        // the plan breaks the campaign's budget
+	AlreadyApplied                    // the state records the plan as applied
+	OtherLineage                      // the plan was made against another state
+	StateChanged                      // the state changed since the plan was made ([ErrStalePlan])
+)
+
+// PlanRefusedError is returned by [Start] for a saved plan that must not
+// be applied; nothing was sent or recorded.
+type PlanRefusedError struct {
+	Why Refusal
+	Err error
+}
+
+func (e *PlanRefusedError) Error() string { return e.Err.Error() }
+func (e *PlanRefusedError) Unwrap() error { return e.Err }
+
+// NoTokenError is returned by [Start] when no token could be had: nothing
+// was sent or recorded, and a saved plan is not used up.
+type NoTokenError struct{ Err error }
+
+func (e *NoTokenError) Error() string { return e.Err.Error() }
+func (e *NoTokenError) Unwrap() error { return e.Err }
+
+// Pending is an apply that passed every check and holds the state's lock:
+// its Plan is what [Pending.Send] sends. The caller shows it, asks whoever
+// must approve it, then sends, and closes it in any case.
+type Pending struct {
+	Plan *plan.Plan
+
+	req    Request
+	st     *state.State
+	serial int64 // the state's serial before the run
+}
+
+// Start checks everything an apply needs before anything is asked, recorded
+// or sent, in this order: a saved plan's files and budget; a token (so that
+// a wrong base URL or wrong credentials stop it with the state, and a saved
+// plan, as they were); the state, opened and locked; then a saved plan not
+// yet applied and made against this state as it is, or the campaign planned
+// now. A refused saved plan is a [*PlanRefusedError], a token not had a
+// [*NoTokenError]; state.Open's errors are returned as they are.
+func Start(ctx context.Context, r Request) (*Pending, error) {
+	if r.Clock == nil {
+		r.Clock = SystemClock()
+	}
+	c, saved := r.Campaign, r.Saved
+	if saved != nil {
+		if err := saved.CheckFiles(); err != nil {
+			return nil, &PlanRefusedError{Why: FilesChanged, Err: err}
+		}
+		// The campaign file is the one planned (CheckFiles), so is its
+		// budget; the plan is held to it again before anything is recorded.
+		if _, err := plan.CheckBudget(saved.Plan, c.Budget); err != nil {
+			return nil, &PlanRefusedError{Why: OverBudget, Err: err}
+		}
+	}
+	if err := Prepare(ctx, r.Client, Options{Events: r.Events}); err != nil {
+		return nil, &NoTokenError{Err: err}
+	}
+	opts := r.StateOptions
+	opts.Campaign = c.Name
+	st, err := state.Open(ctx, r.State, opts)
+	if err != nil {
+		return nil, err
+	}
+	p, err := planFor(ctx, r, st)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &Pending{Plan: p, req: r, st: st, serial: st.Serial()}, nil
+}
+
+// planFor is the saved plan, if this state may apply it, else the
+// campaign's plan against st, scheduled now.
+func planFor(ctx context.Context, r Request, st *state.State) (*plan.Plan, error) {
+	if r.Saved == nil {
+		p, err := plan.Compute(ctx, r.Campaign, st)
+		if err != nil {
+			return nil, err
+		}
+		return p, p.ScheduleAt(r.Clock.Now())
+	}
+	if applied, err := st.PlanApplied(ctx, r.Saved.ID); err != nil {
+		return nil, err
+	} else if applied {
+		return nil, &PlanRefusedError{Why: AlreadyApplied, Err: fmt.Errorf("%w: %s", state.ErrPlanApplied, r.PlanFile)}
+	}
+	if err := checkStamp(r.Saved.Plan.State, st); err != nil {
+		return nil, err
+	}
+	return r.Saved.Plan, nil
+}
+
+// checkStamp refuses a saved plan made against another state, or against
+// this state before it changed.
+func checkStamp(s plan.StateStamp, st *state.State) error {
+	switch {
+	case s.Lineage == "" && st.Serial() == 0:
+		return nil // planned before any state existed, and none was written since
+	case s.Lineage != "" && s.Lineage != st.Lineage():
+		return &PlanRefusedError{Why: OtherLineage,
+			Err: fmt.Errorf("%w: the plan was made against state lineage %s, this state is %s", state.ErrLineage, s.Lineage, st.Lineage())}
+	case s.Serial != st.Serial():
+		return &PlanRefusedError{Why: StateChanged, Err: ErrStalePlan}
+	}
+	return nil
+}
+
+// Send sends the plan as [Run] does, with the campaign's sender, rate and
+// concurrency (whatever o says of them) and the Request's clock unless o
+// names one. A saved plan is then marked applied if the run recorded
+// anything (see markApplied).
+func (p *Pending) Send(ctx context.Context, o Options) (*Result, error) {
+	c := p.req.Campaign
+	o.From, o.RatePerSecond, o.Concurrency = c.Sender, c.Rate.PerSecond(), c.Concurrency
+	if o.Clock == nil {
+		o.Clock = p.req.Clock
+	}
+	res, err := Run(ctx, p.Plan, p.st, p.req.Client, o)
+	if p.req.Saved != nil && p.Recorded() {
+		p.markApplied(ctx)
+	}
+	return res, err
+}
+
+// Recorded reports whether sending changed the state, and so used up a
+// saved plan.
+func (p *Pending) Recorded() bool { return p.st.Serial() != p.serial }
+
+// Close releases the state.
+func (p *Pending) Close() error { return p.st.Close() }
+
+// markApplied records that the saved plan was applied; Send calls it only
+// when the run recorded something. A run that recorded nothing leaves the
+// plan as good as new, so that a mistake found before the first send
+// (wrong credentials, say) does not use up a reviewed plan.
+//
+// Marking after the run cannot let a plan be applied twice. The plan holds
+// the state's lineage and serial at plan time, Start refuses a plan whose
+// serial is not the state's (checkStamp), and every change to the state
+// (each intent, outcome, forgotten intent) bumps the serial in the
+// transaction that makes the change. So the commit of this run's first
+// intent is the instant the plan goes stale for every later apply, marked
+// or not:
+//
+//   - kill -9 before that commit: nothing was recorded, and nothing was
+//     sent, since a batch is sent only once its intent is durable. The
+//     serial is the plan's, and applying the plan again is right.
+//   - kill -9 after it, before the mark: the serial moved, so the plan is
+//     refused as stale ("plan again"), never sent twice.
+//   - after the mark: refused as already applied. The clearer message is
+//     all that plans_applied adds.
+//
+// Two applies of one plan cannot interleave: the state lock is held from
+// state.Open (which reads the serial) to Close, so the second one reads the
+// serial, or the mark, that the first one left.
+//
+// The mark is written even after an interrupt; if it cannot be written, the
+// moved serial still refuses the plan, so that is only a warning.
+func (p *Pending) markApplied(ctx context.Context) {
+	err := p.st.MarkPlanApplied(context.WithoutCancel(ctx), p.req.Saved.ID)
+	if err != nil && p.req.Warn != nil {
+		p.req.Warn(fmt.Errorf("could not record that %s was applied (%v); it cannot be applied again anyway: the state changed since it was made", p.req.PlanFile, err))
+	}
+}

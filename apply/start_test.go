@@ -1,0 +1,201 @@
+package apply_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/smsform/smsform/api"
+	"github.com/smsform/smsform/apply"
+	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/internal/testharness"
+	"github.com/smsform/smsform/plan"
+	"github.com/smsform/smsform/sandbox"
+	"github.com/smsform/smsform/state"
+)
+
+// startRig is a campaign file, a sandbox and a state path that does not
+// exist yet: what smsform apply starts from.
+type startRig struct {
+	dir, path, state string
+	srv              *testharness.Server
+	camp             *campaign.Campaign
+}
+
+func newStartRig(t *testing.T) *startRig {
+	t.Helper()
+	dir := t.TempDir()
+	path, _ := testharness.WriteCampaign(t, dir, testharness.Campaign{Recipients: 5, BatchSize: 2})
+	camp, err := campaign.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &startRig{dir: dir, path: path, state: filepath.Join(dir, "c.smsstate"), srv: testharness.Start(t, sandbox.Config{}), camp: camp}
+}
+
+func (r *startRig) request(secret string, saved *plan.Saved) apply.Request {
+	client := &api.Client{BaseURL: r.srv.URL, ClientID: testharness.ClientID, ClientSecret: secret}
+	return apply.Request{Campaign: r.camp, Saved: saved, PlanFile: "plan.gz", State: r.state,
+		Client: &api.Authenticated{Client: client}}
+}
+
+// apply starts and sends req as smsform apply --auto-approve does.
+func (r *startRig) apply(t *testing.T, req apply.Request) *apply.Result {
+	t.Helper()
+	p, err := apply.Start(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	res, err := p.Send(context.Background(), apply.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Recorded() {
+		t.Error("Recorded() = false after a run that sent")
+	}
+	return res
+}
+
+// save saves a plan of the campaign against the state as it is, as smsform
+// plan --out does, and opens it as smsform apply PLANFILE does.
+func (r *startRig) save(t *testing.T, statePath string) *plan.Saved {
+	t.Helper()
+	st, err := state.OpenReadOnly(context.Background(), statePath, r.camp.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	p, err := plan.Compute(context.Background(), r.camp, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := plan.NewSaved(p, "test", r.path, statePath, r.camp.Files())
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "plan.gz")
+	if err := plan.Save(file, s); err != nil {
+		t.Fatal(err)
+	}
+	opened, err := plan.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { opened.Close() })
+	return opened
+}
+
+func TestStartCampaign(t *testing.T) {
+	r := newStartRig(t)
+	if res := r.apply(t, r.request(testharness.ClientSecret, nil)); res.Sent != 5 {
+		t.Fatalf("sent %d, want 5", res.Sent)
+	}
+	p, err := apply.Start(context.Background(), r.request(testharness.ClientSecret, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if p.Plan.Summary.ToSend != 0 || p.Plan.Summary.AlreadySent != 5 {
+		t.Errorf("second plan: %d to send, %d already sent; want 0 and 5", p.Plan.Summary.ToSend, p.Plan.Summary.AlreadySent)
+	}
+	if got := r.srv.Stats().Messages; got != 5 {
+		t.Errorf("the sandbox recorded %d messages, want 5", got)
+	}
+}
+
+// A saved plan is sent once, then refused as applied.
+func TestStartSavedPlanOnce(t *testing.T) {
+	r := newStartRig(t)
+	saved := r.save(t, r.state)
+	if res := r.apply(t, r.request(testharness.ClientSecret, saved)); res.Sent != 5 {
+		t.Fatalf("sent %d, want 5", res.Sent)
+	}
+	_, err := apply.Start(context.Background(), r.request(testharness.ClientSecret, saved))
+	var refused *apply.PlanRefusedError
+	if !errors.As(err, &refused) || refused.Why != apply.AlreadyApplied || !errors.Is(err, state.ErrPlanApplied) {
+		t.Fatalf("second Start: %v, want the plan refused as applied", err)
+	}
+	if got := r.srv.Stats().Messages; got != 5 {
+		t.Errorf("the sandbox recorded %d messages, want 5", got)
+	}
+}
+
+// Every refusal comes before anything is sent, and those before the state
+// is opened leave no state behind.
+func TestStartRefuses(t *testing.T) {
+	tests := []struct {
+		name string
+		// setup returns the request to start, after doing what makes it wrong.
+		setup    func(t *testing.T, r *startRig) apply.Request
+		why      apply.Refusal // 0: not a refused plan
+		noToken  bool
+		noState  bool // no state file may exist after Start
+		wantSent int  // messages the sandbox holds (from the setup)
+	}{
+		{name: "wrong credentials", noToken: true, noState: true,
+			setup: func(t *testing.T, r *startRig) apply.Request { return r.request("not-the-secret", nil) }},
+		{name: "wrong credentials with a saved plan", noToken: true, noState: true,
+			setup: func(t *testing.T, r *startRig) apply.Request { return r.request("not-the-secret", r.save(t, r.state)) }},
+		{name: "a list changed after the plan", why: apply.FilesChanged, noState: true,
+			setup: func(t *testing.T, r *startRig) apply.Request {
+				saved := r.save(t, r.state)
+				if err := os.WriteFile(filepath.Join(r.dir, "recipients.txt"), []byte("+447700900999\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				return r.request(testharness.ClientSecret, saved)
+			}},
+		{name: "over the budget", why: apply.OverBudget, noState: true,
+			setup: func(t *testing.T, r *startRig) apply.Request {
+				saved := r.save(t, r.state)
+				r.camp.Budget.MaxRecipients = 4
+				return r.request(testharness.ClientSecret, saved)
+			}},
+		{name: "the state changed after the plan", why: apply.StateChanged, wantSent: 5,
+			setup: func(t *testing.T, r *startRig) apply.Request {
+				saved := r.save(t, r.state)
+				r.apply(t, r.request(testharness.ClientSecret, nil))
+				return r.request(testharness.ClientSecret, saved)
+			}},
+		{name: "planned against another state", why: apply.OtherLineage,
+			setup: func(t *testing.T, r *startRig) apply.Request {
+				other := filepath.Join(t.TempDir(), "other.smsstate")
+				st, err := state.Open(context.Background(), other, state.Options{Campaign: r.camp.Name})
+				if err != nil {
+					t.Fatal(err)
+				}
+				st.Close()
+				return r.request(testharness.ClientSecret, r.save(t, other))
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newStartRig(t)
+			req := tt.setup(t, r)
+			sends := r.srv.Stats().SendRequests
+			p, err := apply.Start(context.Background(), req)
+			if err == nil {
+				p.Close()
+				t.Fatal("Start succeeded")
+			}
+			var refused *apply.PlanRefusedError
+			if got := errors.As(err, &refused); got != (tt.why != 0) || got && refused.Why != tt.why {
+				t.Errorf("err = %v (%T), want a plan refused with %d: %v", err, err, tt.why, got)
+			}
+			if got := errors.As(err, new(*apply.NoTokenError)); got != tt.noToken {
+				t.Errorf("err = %v (%T), a NoTokenError: %v, want %v", err, err, got, tt.noToken)
+			}
+			if got := r.srv.Stats().SendRequests; got != sends {
+				t.Errorf("%d send request(s) during Start, want none", got-sends)
+			}
+			if got := r.srv.Stats().Messages; got != tt.wantSent {
+				t.Errorf("the sandbox recorded %d messages, want %d", got, tt.wantSent)
+			}
+			if _, err := os.Stat(r.state); tt.noState && !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the state %s exists (%v), want none", r.state, err)
+			}
+		})
+	}
+}

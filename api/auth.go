@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
 )
 
 // Authenticated sends through a [Client] with a valid token, so that the
@@ -16,10 +15,10 @@ import (
 // cannot message anyone twice).
 type Authenticated struct {
 	Client *Client
-	Store  TokenStore // nil: keep tokens in memory only
-	Static string            // SMSFORM_TOKEN: used as given, never stored
-	Hours  int               // valid_hour of issued tokens
-	Now    func() time.Time  // nil: time.Now
+	Store  TokenStore       // nil: keep tokens in memory only
+	Static string           // SMSFORM_TOKEN: used as given, never stored
+	Hours  int              // valid_hour of issued tokens
+	Now    func() time.Time // nil: time.Now
 
 	mu      sync.Mutex
 	basic   string // the Basic form that worked last, from the store

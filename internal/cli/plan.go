@@ -10,8 +10,6 @@ import (
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/report"
-	"github.com/smsform/smsform/internal/sms"
-	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/state"
 	"github.com/spf13/cobra"
@@ -206,18 +204,7 @@ func showRecipient(env Env, p *plan.Plan, planFile, number string) error {
 		if !slices.Contains(b.Recipients, n.E164) {
 			continue
 		}
-		a := sms.Analyze(b.Body)
-		units := "septets"
-		if a.Encoding == sms.UCS2 {
-			units = "UTF-16 units"
-		}
-		fmt.Fprintf(env.Stdout, "Recipient %s, batch %s: %s, %d %s, %d %s\n\n%s\n",
-			n.E164, b.ID, a.Encoding, a.Segments, words.Plural(a.Segments, "segment", "segments"), a.Units, units, b.Body)
-		if len(a.Forcing) > 0 {
-			fmt.Fprintf(env.Stdout, "\nUCS-2 because of %q: in GSM-7 it would be %d %s.\n",
-				string(a.Forcing), a.SegmentsIfGSM7, words.Plural(a.SegmentsIfGSM7, "segment", "segments"))
-		}
-		return nil
+		return report.WriteMessage(env.Stdout, n.E164, b)
 	}
 	return withHint(fmt.Errorf("%s is not to be sent by %s", e164.Mask(n.E164), planFile),
 		"it may be invalid, excluded, a duplicate or already sent: smsform show %s lists what the plan holds", planFile)

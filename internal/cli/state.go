@@ -1,18 +1,12 @@
 package cli
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"time"
 
 	"github.com/smsform/smsform/campaign"
-	"github.com/smsform/smsform/internal/e164"
-	"github.com/smsform/smsform/plan"
+	"github.com/smsform/smsform/internal/report"
 	"github.com/smsform/smsform/state"
 	"github.com/spf13/cobra"
 )
@@ -54,24 +48,6 @@ func stateTarget(ctx context.Context, env Env, pos []string, flagValue string) (
 	return loc, name, nil
 }
 
-type stateListJSON struct {
-	FormatVersion string               `json:"format_version"`
-	Campaign      string               `json:"campaign"`
-	Lineage       string               `json:"lineage"`
-	Serial        int64                `json:"serial"`
-	Counts        map[state.Status]int `json:"counts"`
-	// recipients follow, streamed one by one (see jsonList)
-}
-
-type stateRecipientJSON struct {
-	Phone    string       `json:"phone"`
-	Status   state.Status `json:"status"`
-	BatchID  string       `json:"batch"`
-	BodyHash string       `json:"body_sha256"`
-	At       time.Time    `json:"at"`
-	Reason   string       `json:"reason,omitempty"`
-}
-
 func newStateListCmd(env Env) *cobra.Command {
 	cmd := &cobra.Command{Use: "list [CAMPAIGN.yaml]"}
 	fs := cmd.Flags()
@@ -98,50 +74,15 @@ func newStateListCmd(env Env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		number := func(p string) string {
-			if *show {
-				return p
-			}
-			return e164.Mask(p)
-		}
-		doc := stateListJSON{FormatVersion: plan.FormatVersion, Campaign: st.Campaign(), Lineage: st.Lineage(), Serial: st.Serial(),
-			Counts: map[state.Status]int{state.Sent: counts[state.Sent], state.Failed: counts[state.Failed], state.InDoubt: counts[state.InDoubt]}}
-		var list *jsonList
+		l := report.StateList{Path: path, Campaign: st.Campaign(), Lineage: st.Lineage(), Serial: st.Serial(), Counts: counts}
+		out := report.Output{ShowNumbers: *show}
 		if *jsonOut {
-			if list, err = startJSONList(env.Stdout, doc, "recipients"); err != nil {
-				return err
-			}
+			// JSON, for programs, comes in the order the state holds its
+			// records, so that it streams in constant memory however many
+			// recipients there are; the table is sorted by number.
+			return report.WriteStateJSON(env.Stdout, l, func(fn func(state.Recipient) error) error { return st.EachRecipient(ctx, fn) }, out)
 		}
-		if !*jsonOut {
-			fmt.Fprintf(env.Stdout, "State %s: campaign %s, lineage %s, serial %d\n%d sent, %d failed, %d in doubt\n\n",
-				path, st.Campaign(), st.Lineage(), st.Serial(), counts[state.Sent], counts[state.Failed], counts[state.InDoubt])
-			if counts[state.Sent]+counts[state.Failed]+counts[state.InDoubt] > 0 {
-				fmt.Fprintf(env.Stdout, "%-18s %-8s %-18s %-20s %s\n", "PHONE", "STATUS", "BATCH", "AT", "REASON")
-			}
-		}
-		// The table is sorted by number; JSON, for programs, comes in the
-		// order the state holds its records, so that it streams in
-		// constant memory however many recipients there are.
-		walk := st.Recipients
-		if list != nil {
-			walk = st.EachRecipient
-		}
-		err = walk(ctx, func(r state.Recipient) error {
-			if list != nil {
-				return list.add(stateRecipientJSON{Phone: number(r.Phone), Status: r.Status,
-					BatchID: r.BatchID, BodyHash: r.BodyHash, At: r.At, Reason: r.Reason})
-			}
-			line := fmt.Sprintf("%-18s %-8s %-18s %-20s", number(r.Phone), r.Status, r.BatchID, r.At.UTC().Format(time.RFC3339))
-			if r.Reason != "" {
-				line += "  " + r.Reason
-			}
-			_, err := fmt.Fprintln(env.Stdout, line)
-			return err
-		})
-		if err != nil || list == nil {
-			return err
-		}
-		return list.end()
+		return report.WriteStateTable(env.Stdout, l, func(fn func(state.Recipient) error) error { return st.Recipients(ctx, fn) }, out)
 	}
 	return cmd
 }
@@ -247,46 +188,4 @@ func newStateMigrateCmd(env Env) *cobra.Command {
 		return nil
 	}
 	return cmd
-}
-
-// jsonList writes a JSON document whose last field is a list, one item at a
-// time, so that a list of ten million takes no more memory than one item.
-type jsonList struct {
-	w     *bufio.Writer
-	items int
-}
-
-// startJSONList writes head (a struct) as an indented object left open,
-// followed by the key of the list.
-func startJSONList(w io.Writer, head any, key string) (*jsonList, error) {
-	b, err := json.MarshalIndent(head, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	l := &jsonList{w: bufio.NewWriter(w)}
-	l.w.Write(bytes.TrimSuffix(b, []byte("\n}")))
-	fmt.Fprintf(l.w, ",\n  %q: [", key)
-	return l, nil
-}
-
-func (l *jsonList) add(item any) error {
-	b, err := json.MarshalIndent(item, "    ", "  ")
-	if err != nil {
-		return err
-	}
-	if l.items > 0 {
-		l.w.WriteByte(',')
-	}
-	l.items++
-	l.w.WriteString("\n    ")
-	_, err = l.w.Write(b)
-	return err
-}
-
-func (l *jsonList) end() error {
-	if l.items > 0 {
-		l.w.WriteString("\n  ")
-	}
-	l.w.WriteString("]\n}\n")
-	return l.w.Flush()
 }

@@ -1,0 +1,124 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/smsform/smsform/plan"
+	"github.com/smsform/smsform/state"
+)
+
+// StateList is what `state list` shows of a state besides its recipients.
+type StateList struct {
+	Path     string // where the state is, as it may be shown
+	Campaign string
+	Lineage  string
+	Serial   int64
+	Counts   map[state.Status]int
+}
+
+// Recipients walks a state's records, calling fn with each.
+type Recipients func(fn func(state.Recipient) error) error
+
+type stateListJSON struct {
+	FormatVersion string               `json:"format_version"`
+	Campaign      string               `json:"campaign"`
+	Lineage       string               `json:"lineage"`
+	Serial        int64                `json:"serial"`
+	Counts        map[state.Status]int `json:"counts"`
+	// recipients follow, streamed one by one (see jsonList)
+}
+
+type stateRecipientJSON struct {
+	Phone    string       `json:"phone"`
+	Status   state.Status `json:"status"`
+	BatchID  string       `json:"batch"`
+	BodyHash string       `json:"body_sha256"`
+	At       time.Time    `json:"at"`
+	Reason   string       `json:"reason,omitempty"`
+}
+
+// WriteStateTable writes the state's counts and a line per recipient, in
+// the order walk gives them.
+func WriteStateTable(w io.Writer, l StateList, walk Recipients, o Output) error {
+	sent, failed, inDoubt := l.Counts[state.Sent], l.Counts[state.Failed], l.Counts[state.InDoubt]
+	fmt.Fprintf(w, "State %s: campaign %s, lineage %s, serial %d\n%d sent, %d failed, %d in doubt\n\n",
+		l.Path, l.Campaign, l.Lineage, l.Serial, sent, failed, inDoubt)
+	if sent+failed+inDoubt > 0 {
+		fmt.Fprintf(w, "%-18s %-8s %-18s %-20s %s\n", "PHONE", "STATUS", "BATCH", "AT", "REASON")
+	}
+	return walk(func(r state.Recipient) error {
+		line := fmt.Sprintf("%-18s %-8s %-18s %-20s", o.number(r.Phone), r.Status, r.BatchID, r.At.UTC().Format(time.RFC3339))
+		if r.Reason != "" {
+			line += "  " + r.Reason
+		}
+		_, err := fmt.Fprintln(w, line)
+		return err
+	})
+}
+
+// WriteStateJSON writes the state as one JSON document whose recipients,
+// in the order walk gives them, are streamed one by one: memory does not
+// grow with the state.
+func WriteStateJSON(w io.Writer, l StateList, walk Recipients, o Output) error {
+	doc := stateListJSON{FormatVersion: plan.FormatVersion, Campaign: l.Campaign, Lineage: l.Lineage, Serial: l.Serial,
+		Counts: map[state.Status]int{state.Sent: l.Counts[state.Sent], state.Failed: l.Counts[state.Failed], state.InDoubt: l.Counts[state.InDoubt]}}
+	list, err := startJSONList(w, doc, "recipients")
+	if err != nil {
+		return err
+	}
+	err = walk(func(r state.Recipient) error {
+		return list.add(stateRecipientJSON{Phone: o.number(r.Phone), Status: r.Status,
+			BatchID: r.BatchID, BodyHash: r.BodyHash, At: r.At, Reason: r.Reason})
+	})
+	if err != nil {
+		return err
+	}
+	return list.end()
+}
+
+// jsonList writes a JSON document whose last field is a list, one item at a
+// time, so that a list of ten million takes no more memory than one item.
+type jsonList struct {
+	w     *bufio.Writer
+	items int
+}
+
+// startJSONList writes head (a struct) as an indented object left open,
+// followed by the key of the list.
+func startJSONList(w io.Writer, head any, key string) (*jsonList, error) {
+	b, err := json.MarshalIndent(head, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	l := &jsonList{w: bufio.NewWriter(w)}
+	l.w.Write(bytes.TrimSuffix(b, []byte("\n}")))
+	fmt.Fprintf(l.w, ",\n  %q: [", key)
+	return l, nil
+}
+
+func (l *jsonList) add(item any) error {
+	b, err := json.MarshalIndent(item, "    ", "  ")
+	if err != nil {
+		return err
+	}
+	if l.items > 0 {
+		l.w.WriteByte(',')
+	}
+	l.items++
+	l.w.WriteString("\n    ")
+	_, err = l.w.Write(b)
+	return err
+}
+
+func (l *jsonList) end() error {
+	if l.items > 0 {
+		l.w.WriteString("\n  ")
+	}
+	l.w.WriteString("]\n}\n")
+	return l.w.Flush()
+}

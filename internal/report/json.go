@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"io"
 
 	"github.com/smsform/smsform/plan"
@@ -87,58 +87,71 @@ func WriteJSON(w io.Writer, p *plan.Plan, o Output) error {
 	for _, r := range p.Removed {
 		doc.Removed = append(doc.Removed, o.number(r))
 	}
-	var frame bytes.Buffer
-	enc := json.NewEncoder(&frame)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
 	// The batches, a million for a personalised campaign, are streamed one
-	// by one into the frame's empty list, so that the document is never
-	// whole in memory; the bytes are those of encoding it at once.
-	before, after, ok := bytes.Cut(frame.Bytes(), []byte(`"batches": [],`))
-	if !ok {
-		return errors.New("plan JSON: batches missing from the frame")
-	}
-	bw := bufio.NewWriter(w)
-	bw.Write(before)
-	if p.NumBatches() == 0 {
-		bw.WriteString(`"batches": [],`)
-	} else {
-		bw.WriteString("\"batches\": [\n")
-		var one bytes.Buffer
-		oenc := json.NewEncoder(&one)
-		oenc.SetIndent("    ", "  ")
-		oenc.SetEscapeHTML(false)
-		err := p.EachBatch(func(i int, b plan.Batch) error {
+	// by one: the document is never whole in memory.
+	return streamJSON(w, doc, "batches", false, func(add func(any) error) error {
+		return p.EachBatch(func(i int, b plan.Batch) error {
 			nums := make([]string, len(b.Recipients))
 			for j, r := range b.Recipients {
 				nums[j] = o.number(r)
 			}
-			if i > 0 {
-				bw.WriteString(",\n")
-			}
-			bw.WriteString("    ")
-			// Encode ends each value with a newline, which the list's own
-			// separators replace.
-			one.Reset()
 			jb := jsonBatch{ID: b.ID, Recipients: nums, Body: b.Body,
 				Encoding: string(b.Encoding), Segments: b.TotalSegments(), SegmentsPerMessage: b.Segments, Zones: b.Zones}
 			if p.Schedule != nil {
 				jb.When = whenJSON(p.Schedule.Batch(i))
 			}
-			if err := oenc.Encode(jb); err != nil {
-				return err
-			}
-			bw.Write(bytes.TrimSuffix(one.Bytes(), []byte("\n")))
-			return nil
+			return add(jb)
 		})
-		if err != nil {
+	})
+}
+
+// streamJSON writes doc as indented JSON, filling its empty list at key in
+// place with the items given to add: the bytes are those of encoding the
+// whole document at once, but one item at a time is in memory (a plan's
+// batches, a state's recipients: millions of them). escapeHTML is as
+// [json.Encoder.SetEscapeHTML] has it.
+func streamJSON(w io.Writer, doc any, key string, escapeHTML bool, items func(add func(item any) error) error) error {
+	var frame bytes.Buffer
+	enc := json.NewEncoder(&frame)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(escapeHTML)
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	before, after, ok := bytes.Cut(frame.Bytes(), []byte(fmt.Sprintf("%q: []", key)))
+	if !ok {
+		return fmt.Errorf("JSON document: no empty list %q to fill", key)
+	}
+	bw := bufio.NewWriter(w)
+	bw.Write(before)
+	fmt.Fprintf(bw, "%q: [", key)
+	var one bytes.Buffer
+	ienc := json.NewEncoder(&one)
+	ienc.SetIndent("    ", "  ")
+	ienc.SetEscapeHTML(escapeHTML)
+	n := 0
+	err := items(func(item any) error {
+		one.Reset()
+		if err := ienc.Encode(item); err != nil {
 			return err
 		}
-		bw.WriteString("\n  ],")
+		if n > 0 {
+			bw.WriteByte(',')
+		}
+		n++
+		bw.WriteString("\n    ")
+		// Encode ends each value with a newline, which the list's own
+		// separators replace.
+		_, err := bw.Write(bytes.TrimSuffix(one.Bytes(), []byte("\n")))
+		return err
+	})
+	if err != nil {
+		return err
 	}
+	if n > 0 {
+		bw.WriteString("\n  ")
+	}
+	bw.WriteByte(']')
 	bw.Write(after)
 	return bw.Flush()
 }

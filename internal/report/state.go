@@ -1,9 +1,6 @@
 package report
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -30,7 +27,7 @@ type stateListJSON struct {
 	Lineage       string               `json:"lineage"`
 	Serial        int64                `json:"serial"`
 	Counts        map[state.Status]int `json:"counts"`
-	// recipients follow, streamed one by one (see jsonList)
+	Recipients    []stateRecipientJSON `json:"recipients"` // empty: streamed in its place
 }
 
 type stateRecipientJSON struct {
@@ -67,58 +64,11 @@ func WriteStateTable(w io.Writer, l StateList, walk Recipients, o Output) error 
 func WriteStateJSON(w io.Writer, l StateList, walk Recipients, o Output) error {
 	doc := stateListJSON{FormatVersion: plan.FormatVersion, Campaign: l.Campaign, Lineage: l.Lineage, Serial: l.Serial,
 		Counts: map[state.Status]int{state.Sent: l.Counts[state.Sent], state.Failed: l.Counts[state.Failed], state.InDoubt: l.Counts[state.InDoubt]}}
-	list, err := startJSONList(w, doc, "recipients")
-	if err != nil {
-		return err
-	}
-	err = walk(func(r state.Recipient) error {
-		return list.add(stateRecipientJSON{Phone: o.number(r.Phone), Status: r.Status,
-			BatchID: r.BatchID, BodyHash: r.BodyHash, At: r.At, Reason: r.Reason})
+	doc.Recipients = []stateRecipientJSON{}
+	return streamJSON(w, doc, "recipients", true, func(add func(any) error) error {
+		return walk(func(r state.Recipient) error {
+			return add(stateRecipientJSON{Phone: o.number(r.Phone), Status: r.Status,
+				BatchID: r.BatchID, BodyHash: r.BodyHash, At: r.At, Reason: r.Reason})
+		})
 	})
-	if err != nil {
-		return err
-	}
-	return list.end()
-}
-
-// jsonList writes a JSON document whose last field is a list, one item at a
-// time, so that a list of ten million takes no more memory than one item.
-type jsonList struct {
-	w     *bufio.Writer
-	items int
-}
-
-// startJSONList writes head (a struct) as an indented object left open,
-// followed by the key of the list.
-func startJSONList(w io.Writer, head any, key string) (*jsonList, error) {
-	b, err := json.MarshalIndent(head, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	l := &jsonList{w: bufio.NewWriter(w)}
-	l.w.Write(bytes.TrimSuffix(b, []byte("\n}")))
-	fmt.Fprintf(l.w, ",\n  %q: [", key)
-	return l, nil
-}
-
-func (l *jsonList) add(item any) error {
-	b, err := json.MarshalIndent(item, "    ", "  ")
-	if err != nil {
-		return err
-	}
-	if l.items > 0 {
-		l.w.WriteByte(',')
-	}
-	l.items++
-	l.w.WriteString("\n    ")
-	_, err = l.w.Write(b)
-	return err
-}
-
-func (l *jsonList) end() error {
-	if l.items > 0 {
-		l.w.WriteString("\n  ")
-	}
-	l.w.WriteString("]\n}\n")
-	return l.w.Flush()
 }

@@ -1,41 +1,57 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
-	"reflect"
-	"strings"
+	"fmt"
 	"testing"
 )
 
-// TestJSONList: a streamed list makes the same document as encoding it
-// whole, empty or not.
-func TestJSONList(t *testing.T) {
-	type head struct {
-		A string `json:"a"`
+// TestStreamJSON: a list streamed into its place makes the bytes of
+// encoding the whole document at once, empty or not, wherever the list is,
+// with HTML escaped or not.
+func TestStreamJSON(t *testing.T) {
+	type item struct {
+		I    int    `json:"i"`
+		Text string `json:"text"`
 	}
-	for _, n := range []int{0, 1, 3} {
-		var b strings.Builder
-		l, err := startJSONList(&b, head{A: "x"}, "items")
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := []map[string]int{}
-		for i := range n {
-			l.add(map[string]int{"i": i})
-			want = append(want, map[string]int{"i": i})
-		}
-		if err := l.end(); err != nil {
-			t.Fatal(err)
-		}
-		var got struct {
-			A     string           `json:"a"`
-			Items []map[string]int `json:"items"`
-		}
-		if err := json.Unmarshal([]byte(b.String()), &got); err != nil {
-			t.Fatalf("%d items: %v\n%s", n, err, b.String())
-		}
-		if got.A != "x" || !reflect.DeepEqual(got.Items, want) {
-			t.Errorf("%d items: %+v\n%s", n, got, b.String())
+	type doc struct {
+		A     string `json:"a"`
+		Items []item `json:"items"`
+		Z     []int  `json:"z"`
+	}
+	for _, escape := range []bool{false, true} {
+		for _, n := range []int{0, 1, 3} {
+			t.Run(fmt.Sprintf("escape %v, %d items", escape, n), func(t *testing.T) {
+				whole := doc{A: "<x>", Items: []item{}, Z: []int{1}}
+				for i := range n {
+					whole.Items = append(whole.Items, item{I: i, Text: "a & <b>"})
+				}
+				var want bytes.Buffer
+				enc := json.NewEncoder(&want)
+				enc.SetIndent("", "  ")
+				enc.SetEscapeHTML(escape)
+				if err := enc.Encode(whole); err != nil {
+					t.Fatal(err)
+				}
+				frame := whole
+				frame.Items = []item{}
+				var got bytes.Buffer
+				err := streamJSON(&got, frame, "items", escape, func(add func(any) error) error {
+					for _, it := range whole.Items {
+						if err := add(it); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.String() != want.String() {
+					t.Errorf("streamed:\n%s\nwhole:\n%s", got.String(), want.String())
+				}
+			})
 		}
 	}
 }

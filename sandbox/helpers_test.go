@@ -70,8 +70,6 @@ type env struct {
 	clock  *clock
 	log    *syncBuffer
 	outbox *syncBuffer
-
-	rawClient *http.Client // for hand-made requests (see openapi_test.go)
 }
 
 // start serves a sandbox made from cfg, filling in credentials, a clock

@@ -1,12 +1,14 @@
-package sandbox_test
+package apispec_test
 
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -22,7 +24,75 @@ import (
 )
 
 // specPath is the OpenAPI description of the API as the sandbox serves it.
-const specPath = "../api/openapi.yaml"
+const specPath = "../../api/openapi.yaml"
+
+const (
+	clientID     = "sandbox-client"
+	clientSecret = "Sandbox-Secret-4f9a2c81"
+)
+
+var basicB64 = "Basic " + base64.StdEncoding.EncodeToString([]byte(clientID+":"+clientSecret))
+
+// env is a sandbox behind a loopback httptest server, with a client and a
+// settable clock.
+type env struct {
+	hs        *httptest.Server
+	client    *api.Client
+	clock     *clock
+	rawClient *http.Client // for hand-made requests
+}
+
+func start(t *testing.T, cfg sandbox.Config) *env {
+	t.Helper()
+	e := &env{clock: &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}}
+	cfg.ClientID, cfg.ClientSecret, cfg.Now = clientID, clientSecret, e.clock.Now
+	srv, err := sandbox.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.hs = httptest.NewServer(srv)
+	t.Cleanup(e.hs.Close)
+	e.client = &api.Client{BaseURL: e.hs.URL, ClientID: clientID, ClientSecret: clientSecret, Timeout: 10 * time.Second, Now: e.clock.Now}
+	return e
+}
+
+// token issues a token with the client.
+func (e *env) token(t *testing.T) string {
+	t.Helper()
+	tok, err := e.client.IssueToken(context.Background(), 0)
+	if err != nil {
+		t.Fatalf("issue token: %v", err)
+	}
+	return tok.Value
+}
+
+// clock is a settable time source.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// numbers returns n distinct valid French mobile numbers starting at the
+// i-th (the sandbox refuses numbers that are not valid).
+func numbers(_ *testing.T, i, n int) []string {
+	out := make([]string, n)
+	for k := range out {
+		out[k] = fmt.Sprintf("+3361234%04d", i+k)
+	}
+	return out
+}
 
 // conformance checks each request and response that passes through it
 // against the OpenAPI description.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/plan"
+	"github.com/smsform/smsform/plan/planfile"
 	"github.com/smsform/smsform/state"
 )
 
@@ -14,8 +15,8 @@ import (
 // it and reviewed.
 type Request struct {
 	Campaign *campaign.Campaign
-	Saved    *plan.Saved // nil: plan Campaign now
-	PlanFile string      // the file Saved was read from, as messages name it
+	Saved    *planfile.Saved // nil: plan Campaign now
+	PlanFile string          // the file Saved was read from, as messages name it
 	Client   Client
 	State    string // a state file or a postgres:// URL
 	// StateOptions open the state; Campaign is set from the campaign.

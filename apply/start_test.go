@@ -12,6 +12,7 @@ import (
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/testharness"
 	"github.com/smsform/smsform/plan"
+	"github.com/smsform/smsform/plan/planfile"
 	"github.com/smsform/smsform/sandbox"
 	"github.com/smsform/smsform/state"
 )
@@ -35,7 +36,7 @@ func newStartRig(t *testing.T) *startRig {
 	return &startRig{dir: dir, path: path, state: filepath.Join(dir, "c.smsstate"), srv: testharness.Start(t, sandbox.Config{}), camp: camp}
 }
 
-func (r *startRig) request(secret string, saved *plan.Saved) apply.Request {
+func (r *startRig) request(secret string, saved *planfile.Saved) apply.Request {
 	client := &api.Client{BaseURL: r.srv.URL, ClientID: testharness.ClientID, ClientSecret: secret}
 	return apply.Request{Campaign: r.camp, Saved: saved, PlanFile: "plan.gz", State: r.state,
 		Client: &api.Authenticated{Client: client}}
@@ -61,7 +62,7 @@ func (r *startRig) apply(t *testing.T, req apply.Request) *apply.Result {
 
 // save saves a plan of the campaign against the state as it is, as smsform
 // plan --out does, and opens it as smsform apply PLANFILE does.
-func (r *startRig) save(t *testing.T, statePath string) *plan.Saved {
+func (r *startRig) save(t *testing.T, statePath string) *planfile.Saved {
 	t.Helper()
 	st, err := state.OpenReadOnly(context.Background(), statePath, r.camp.Name)
 	if err != nil {
@@ -72,15 +73,15 @@ func (r *startRig) save(t *testing.T, statePath string) *plan.Saved {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := plan.NewSaved(p, "test", r.path, statePath, r.camp.Files())
+	s, err := planfile.NewSaved(p, "test", r.path, statePath, r.camp.Files())
 	if err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(t.TempDir(), "plan.gz")
-	if err := plan.Save(file, s); err != nil {
+	if err := planfile.Save(file, s); err != nil {
 		t.Fatal(err)
 	}
-	opened, err := plan.Open(file)
+	opened, err := planfile.Open(file)
 	if err != nil {
 		t.Fatal(err)
 	}

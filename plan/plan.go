@@ -287,6 +287,13 @@ func hashStrings(scratch *[]byte, body string, phones []string) [8]byte {
 	return batchHash(scratch, body, len(phones), func(buf []byte, i int) []byte { return append(buf, phones[i]...) })
 }
 
+// BatchID is the id of the batch that sends body to phones, as Compute
+// derives it: saved plans are checked against it.
+func BatchID(body string, phones []string) string {
+	var scratch []byte
+	return batchID(hashStrings(&scratch, body, phones))
+}
+
 // batchID is the id of the batch whose hash is h: "b-" and h in hex.
 func batchID(h [8]byte) string {
 	return string(hex.AppendEncode([]byte("b-"), h[:]))

@@ -1,10 +1,7 @@
 package plan
 
 import (
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -163,83 +160,4 @@ func TestComputeLarge(t *testing.T) {
 	if p.Summary.Invalid != 0 || strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("recipients out of order or missing: %d of %d, %d invalid", len(got), len(want), p.Summary.Invalid)
 	}
-}
-
-func TestSavedPlan(t *testing.T) {
-	c := writeCampaign(t, header+"recipients:\n  - file: l.txt\nbody: hi\n", map[string]string{"l.txt": "+447400123459\n"})
-	p, err := Compute(context.Background(), c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	saved, err := NewSaved(p, "test", c.Path, "", c.Files())
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "p.plan")
-	if err := Save(path, saved); err != nil {
-		t.Fatal(err)
-	}
-	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
-		t.Errorf("plan file mode %v, want 0600: it holds phone numbers", fi.Mode().Perm())
-	}
-	back, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if back.ID != saved.ID || back.Plan.Batches[0].Recipients[0] != "+447400123459" || len(back.Files) != 2 {
-		t.Fatalf("round trip lost data: %+v", back)
-	}
-	if err := back.CheckFiles(); err != nil {
-		t.Fatalf("unchanged files: %v", err)
-	}
-
-	raw, _ := os.ReadFile(path)
-	damaged := func(name string, data []byte) {
-		t.Run(name, func(t *testing.T) {
-			p := filepath.Join(t.TempDir(), "bad.plan")
-			os.WriteFile(p, data, 0o600)
-			if _, err := Load(p); !errors.Is(err, ErrNotPlan) {
-				t.Fatalf("err = %v, want ErrNotPlan", err)
-			}
-		})
-	}
-	damaged("truncated", raw[:len(raw)/2])
-	damaged("empty", nil)
-	damaged("not gzip", []byte("version: 1\n"))
-	flipped := bytes.Clone(raw)
-	flipped[len(flipped)/2] ^= 0xff
-	damaged("a flipped byte", flipped)
-
-	os.WriteFile(c.Files()[1], []byte("+447400123564\n"), 0o644)
-	if err := back.CheckFiles(); !errors.Is(err, ErrCampaignChanged) || !strings.Contains(err.Error(), "l.txt") {
-		t.Fatalf("edited list: err = %v, want ErrCampaignChanged naming l.txt", err)
-	}
-}
-
-// FuzzDecodeSaved feeds arbitrary bytes to the plan-file reader: it must
-// return a plan or an ErrNotPlan, never panic. Seeds: a real plan file and
-// the broken ones of the catalogue.
-func FuzzDecodeSaved(f *testing.F) {
-	b := newBatch("hi", "+447400123459")
-	p := &Plan{Campaign: "t", Sender: "ACME", Summary: Summary{Batches: 1, ToSend: 1}, Batches: []Batch{b}}
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	json.NewEncoder(zw).Encode(&Saved{FormatVersion: FormatVersion, ID: "x", Plan: p})
-	zw.Close()
-	f.Add(buf.Bytes())
-	bad, _ := filepath.Glob(filepath.Join("..", "testdata", "bad", "*.plan"))
-	for _, path := range bad {
-		if data, err := os.ReadFile(path); err == nil {
-			f.Add(data)
-		}
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := openSaved("fuzz.plan", bytes.NewReader(data), nil)
-		if err != nil && !errors.Is(err, ErrNotPlan) {
-			t.Fatalf("error %v is not ErrNotPlan", err)
-		}
-		if err == nil && (s.Plan == nil || s.ID == "") {
-			t.Fatalf("accepted a plan without content")
-		}
-	})
 }

@@ -3,7 +3,6 @@ package plan
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -91,37 +90,6 @@ func TestComputeWithoutWindowLooksUpNoZone(t *testing.T) {
 	}
 	if err := p.ScheduleAt(time.Now()); err != nil || p.Schedule != nil {
 		t.Errorf("ScheduleAt: %v, %+v; want no schedule", err, p.Schedule)
-	}
-}
-
-// TestSavedPlanKeepsWindow: a saved plan carries what apply needs to check
-// the windows at send time.
-func TestSavedPlanKeepsWindow(t *testing.T) {
-	c := writeCampaign(t, header+windowNumbers+"send_window: {days: [sat, sun], from: \"10:00\", to: \"18:00\"}\nnot_before: 2026-12-01T00:00:00Z\nbody: hi\n", nil)
-	p, err := Compute(context.Background(), c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	saved, err := NewSaved(p, "test", c.Path, "", c.Files())
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "p.plan")
-	if err := Save(path, saved); err != nil {
-		t.Fatal(err)
-	}
-	back, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := back.Plan.Window
-	if strings.Join(w.Days, ",") != "sat,sun" || w.From != "10:00" || w.To != "18:00" || !w.NotBefore.Equal(c.Window.NotBefore) {
-		t.Errorf("window after a round trip: %+v", w)
-	}
-	for i, b := range back.Plan.Batches {
-		if strings.Join(b.Zones, ",") != strings.Join(p.AllBatches()[i].Zones, ",") {
-			t.Errorf("batch %d zones %v, want %v", i, b.Zones, p.AllBatches()[i].Zones)
-		}
 	}
 }
 

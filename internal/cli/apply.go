@@ -13,7 +13,7 @@ import (
 	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/report"
-	"github.com/smsform/smsform/plan"
+	"github.com/smsform/smsform/plan/planfile"
 	"github.com/smsform/smsform/state"
 	"github.com/spf13/cobra"
 )
@@ -124,7 +124,7 @@ func newApplyCmd(env Env) *cobra.Command {
 // how to carry on.
 type nextStep struct {
 	env      Env
-	saved    *plan.Saved // nil when applying a campaign file
+	saved    *planfile.Saved // nil when applying a campaign file
 	planFile string
 	campaign string
 	state    string // as shown: a URL's password masked
@@ -281,12 +281,12 @@ func canConfirm(env Env, jsonOut bool, n nextStep) error {
 
 // applyTarget tells a saved plan from a campaign file: plans are gzip,
 // campaigns are YAML. A saved plan is checked whole, then read again batch
-// by batch as they are sent (plan.Open): the caller closes it.
-func applyTarget(path string) (*plan.Saved, string, error) {
+// by batch as they are sent (planfile.Open): the caller closes it.
+func applyTarget(path string) (*planfile.Saved, string, error) {
 	if strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml") {
 		return nil, path, nil
 	}
-	saved, err := plan.Open(path)
+	saved, err := planfile.Open(path)
 	if err != nil {
 		return nil, "", withHint(err, "apply takes a campaign file (.yaml) or a plan saved with smsform plan --out")
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/report"
 	"github.com/smsform/smsform/plan"
+	"github.com/smsform/smsform/plan/planfile"
 	"github.com/smsform/smsform/state"
 	"github.com/spf13/cobra"
 )
@@ -134,11 +135,11 @@ func newPlanCmd(env Env) *cobra.Command {
 			if hasPassword(sp) {
 				warnf(env, "the plan records the state URL without its password: apply takes it from PGPASSWORD or ~/.pgpass (or from --state or %s)", envState)
 			}
-			saved, err := plan.NewSaved(p, Version, pos[0], savedStatePath(sp), c.Files())
+			saved, err := planfile.NewSaved(p, Version, pos[0], savedStatePath(sp), c.Files())
 			if err != nil {
 				return err
 			}
-			if err := plan.Save(*outFile, saved); err != nil {
+			if err := planfile.Save(*outFile, saved); err != nil {
 				return err
 			}
 		}
@@ -175,7 +176,7 @@ func newShowCmd(env Env) *cobra.Command {
 	recipient := fs.String("recipient", "", "print exactly what this number would be sent (+44…): body, encoding, segments")
 	cmd.Args = positional(1, 1, "one plan file")
 	cmd.RunE = func(_ *cobra.Command, pos []string) error {
-		saved, err := plan.Load(pos[0])
+		saved, err := planfile.Load(pos[0])
 		if err != nil {
 			return withHint(err, "make a new one with smsform plan CAMPAIGN.yaml --out %s", pos[0])
 		}

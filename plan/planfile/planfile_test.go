@@ -1,8 +1,9 @@
-package plan
+package planfile
 
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -12,6 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/plan"
 )
 
 // TestSaveStreamsSameBytes checks that Save, which encodes the batches one
@@ -20,27 +24,27 @@ import (
 // the list it splices the batches into or that JSON escapes.
 func TestSaveStreamsSameBytes(t *testing.T) {
 	tricky := `"batches":[],"x":"<a href='&'>` + "\u2028\"\\\n"
-	batches := []Batch{
+	batches := []plan.Batch{
 		{ID: "b-1", Body: "hi " + tricky, Encoding: "UCS-2", Segments: 2, Recipients: []string{"+447400123459", "+12015550133"}},
 		{ID: "b-2", Body: tricky, Encoding: "GSM-7", Segments: 1, Recipients: []string{"+33612345702"}},
 		{ID: "b-3", Body: "", Recipients: []string{"+447400123460"}},
 	}
-	plan := func(bs []Batch) *Plan {
-		return &Plan{Campaign: tricky, Sender: "ACME", Summary: Summary{Batches: len(bs), Recipients: 4},
-			Batches: bs, Invalid: []Invalid{{Source: "l.csv:2", Value: tricky, Reason: "x"}},
-			Warnings: []string{tricky}, Removed: []string{"+447400123401"}, InDoubt: []Held{{Phone: "+1", BatchID: "b-0"}},
-			State: StateStamp{Lineage: tricky, Serial: 3}}
+	planOf := func(bs []plan.Batch) *plan.Plan {
+		return &plan.Plan{Campaign: tricky, Sender: "ACME", Summary: plan.Summary{Batches: len(bs), Recipients: 4},
+			Batches: bs, Invalid: []plan.Invalid{{Source: "l.csv:2", Value: tricky, Reason: "x"}},
+			Warnings: []string{tricky}, Removed: []string{"+447400123401"}, InDoubt: []plan.Held{{Phone: "+1", BatchID: "b-0"}},
+			State: plan.StateStamp{Lineage: tricky, Serial: 3}}
 	}
-	for name, p := range map[string]*Plan{
+	for name, p := range map[string]*plan.Plan{
 		"no plan":       nil,
-		"nil batches":   plan(nil),
-		"empty batches": plan([]Batch{}),
-		"one batch":     plan(batches[:1]),
-		"several":       plan(batches),
+		"nil batches":   planOf(nil),
+		"empty batches": planOf([]plan.Batch{}),
+		"one batch":     planOf(batches[:1]),
+		"several":       planOf(batches),
 		"nothing else":  {Batches: batches},
 	} {
 		t.Run(name, func(t *testing.T) {
-			s := &Saved{FormatVersion: FormatVersion, SmsformVersion: tricky, ID: "abc", CreatedAt: time.Unix(1e9, 0).UTC(),
+			s := &Saved{FormatVersion: plan.FormatVersion, SmsformVersion: tricky, ID: "abc", CreatedAt: time.Unix(1e9, 0).UTC(),
 				CampaignPath: `"batches":[]`, Files: []FileSum{{Path: tricky, SHA256: "00"}}, Plan: p}
 			var want bytes.Buffer
 			if err := json.NewEncoder(&want).Encode(s); err != nil {
@@ -71,23 +75,22 @@ func TestSaveStreamsSameBytes(t *testing.T) {
 }
 
 // newBatch is a batch as plan makes it, its id from its content.
-func newBatch(body string, phones ...string) Batch {
-	var scratch []byte
-	return Batch{ID: batchID(hashStrings(&scratch, body, phones)), Body: body, Encoding: "GSM-7", Segments: 1, Recipients: phones}
+func newBatch(body string, phones ...string) plan.Batch {
+	return plan.Batch{ID: plan.BatchID(body, phones), Body: body, Encoding: "GSM-7", Segments: 1, Recipients: phones}
 }
 
 // savedForTest saves a plan of three batches and returns its path and the
 // batches.
-func savedForTest(t *testing.T) (string, []Batch) {
+func savedForTest(t *testing.T) (string, []plan.Batch) {
 	t.Helper()
-	batches := []Batch{
+	batches := []plan.Batch{
 		newBatch("hi", "+447400123459", "+12015550133"),
 		newBatch("héllo", "+33612345702"),
 		newBatch("", "+447400123460"),
 	}
-	p := &Plan{Campaign: "c", Sender: "ACME", Batches: batches,
-		Summary: Summary{Recipients: 4, ToSend: 4, Batches: 3}, Invalid: []Invalid{{Source: "l.csv:2", Value: "x", Reason: "y"}}}
-	s := &Saved{FormatVersion: FormatVersion, ID: "abc", CreatedAt: time.Unix(1e9, 0).UTC(), Plan: p}
+	p := &plan.Plan{Campaign: "c", Sender: "ACME", Batches: batches,
+		Summary: plan.Summary{Recipients: 4, ToSend: 4, Batches: 3}, Invalid: []plan.Invalid{{Source: "l.csv:2", Value: "x", Reason: "y"}}}
+	s := &Saved{FormatVersion: plan.FormatVersion, ID: "abc", CreatedAt: time.Unix(1e9, 0).UTC(), Plan: p}
 	path := filepath.Join(t.TempDir(), "p.plan")
 	if err := Save(path, s); err != nil {
 		t.Fatal(err)
@@ -144,8 +147,8 @@ func TestOpenStreams(t *testing.T) {
 		t.Errorf("BatchedRecipients = %d, want 4", got)
 	}
 	for walk := range 2 {
-		var got []Batch
-		if err := s.Plan.EachBatch(func(i int, b Batch) error {
+		var got []plan.Batch
+		if err := s.Plan.EachBatch(func(i int, b plan.Batch) error {
 			if i != len(got) {
 				t.Errorf("walk %d: batch numbered %d, want %d", walk, i, len(got))
 			}
@@ -221,9 +224,146 @@ func TestOpenRefuses(t *testing.T) {
 		defer s.Close()
 		rewrite(t, path, func(doc string) string { return strings.Replace(doc, "+33612345702", "+33612345703", 1) })
 		n := 0
-		err = s.Plan.EachBatch(func(int, Batch) error { n++; return nil })
+		err = s.Plan.EachBatch(func(int, plan.Batch) error { n++; return nil })
 		if err == nil || !strings.Contains(err.Error(), "changed after plan --out") || n != 1 {
 			t.Errorf("walk after the change: %d batch(es), error %v; want 1 and the change named", n, err)
 		}
 	})
+}
+
+// writeCampaign writes a campaign file (and the files it reads) into a
+// temporary folder and loads it.
+func writeCampaign(t *testing.T, yaml string, files map[string]string) *campaign.Campaign {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := campaign.Load(path)
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	return c
+}
+
+const header = "version: 1\nname: t\nsender: ACME\n"
+
+const windowNumbers = `recipients:
+  - numbers: ["+12125550101", "+33612345678", "+819012345678", "+12125550102", "+12085550100", "+14155550101", "+447400123459", "+80012345678", "+33612345679"]
+`
+
+func TestSavedPlan(t *testing.T) {
+	c := writeCampaign(t, header+"recipients:\n  - file: l.txt\nbody: hi\n", map[string]string{"l.txt": "+447400123459\n"})
+	p, err := plan.Compute(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, err := NewSaved(p, "test", c.Path, "", c.Files())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "p.plan")
+	if err := Save(path, saved); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("plan file mode %v, want 0600: it holds phone numbers", fi.Mode().Perm())
+	}
+	back, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.ID != saved.ID || back.Plan.Batches[0].Recipients[0] != "+447400123459" || len(back.Files) != 2 {
+		t.Fatalf("round trip lost data: %+v", back)
+	}
+	if err := back.CheckFiles(); err != nil {
+		t.Fatalf("unchanged files: %v", err)
+	}
+
+	raw, _ := os.ReadFile(path)
+	damaged := func(name string, data []byte) {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "bad.plan")
+			os.WriteFile(p, data, 0o600)
+			if _, err := Load(p); !errors.Is(err, ErrNotPlan) {
+				t.Fatalf("err = %v, want ErrNotPlan", err)
+			}
+		})
+	}
+	damaged("truncated", raw[:len(raw)/2])
+	damaged("empty", nil)
+	damaged("not gzip", []byte("version: 1\n"))
+	flipped := bytes.Clone(raw)
+	flipped[len(flipped)/2] ^= 0xff
+	damaged("a flipped byte", flipped)
+
+	os.WriteFile(c.Files()[1], []byte("+447400123564\n"), 0o644)
+	if err := back.CheckFiles(); !errors.Is(err, ErrCampaignChanged) || !strings.Contains(err.Error(), "l.txt") {
+		t.Fatalf("edited list: err = %v, want ErrCampaignChanged naming l.txt", err)
+	}
+}
+
+// FuzzDecodeSaved feeds arbitrary bytes to the plan-file reader: it must
+// return a plan or an ErrNotPlan, never panic. Seeds: a real plan file and
+// the broken ones of the catalogue.
+func FuzzDecodeSaved(f *testing.F) {
+	b := newBatch("hi", "+447400123459")
+	p := &plan.Plan{Campaign: "t", Sender: "ACME", Summary: plan.Summary{Batches: 1, ToSend: 1}, Batches: []plan.Batch{b}}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	json.NewEncoder(zw).Encode(&Saved{FormatVersion: plan.FormatVersion, ID: "x", Plan: p})
+	zw.Close()
+	f.Add(buf.Bytes())
+	bad, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "bad", "*.plan"))
+	for _, path := range bad {
+		if data, err := os.ReadFile(path); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := openSaved("fuzz.plan", bytes.NewReader(data), nil)
+		if err != nil && !errors.Is(err, ErrNotPlan) {
+			t.Fatalf("error %v is not ErrNotPlan", err)
+		}
+		if err == nil && (s.Plan == nil || s.ID == "") {
+			t.Fatalf("accepted a plan without content")
+		}
+	})
+}
+
+// TestSavedPlanKeepsWindow: a saved plan carries what apply needs to check
+// the windows at send time.
+func TestSavedPlanKeepsWindow(t *testing.T) {
+	c := writeCampaign(t, header+windowNumbers+"send_window: {days: [sat, sun], from: \"10:00\", to: \"18:00\"}\nnot_before: 2026-12-01T00:00:00Z\nbody: hi\n", nil)
+	p, err := plan.Compute(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, err := NewSaved(p, "test", c.Path, "", c.Files())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "p.plan")
+	if err := Save(path, saved); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := back.Plan.Window
+	if strings.Join(w.Days, ",") != "sat,sun" || w.From != "10:00" || w.To != "18:00" || !w.NotBefore.Equal(c.Window.NotBefore) {
+		t.Errorf("window after a round trip: %+v", w)
+	}
+	for i, b := range back.Plan.Batches {
+		if strings.Join(b.Zones, ",") != strings.Join(p.AllBatches()[i].Zones, ",") {
+			t.Errorf("batch %d zones %v, want %v", i, b.Zones, p.AllBatches()[i].Zones)
+		}
+	}
 }

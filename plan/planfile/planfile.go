@@ -1,6 +1,13 @@
-package plan
+// Package planfile reads and writes saved plans: what `smsform plan --out`
+// writes, reviewed, and `smsform apply PLANFILE` sends exactly. A saved plan
+// is gzip-compressed JSON; it is written and read a batch at a time, so that
+// ten million recipients are never whole in memory, and checked whole before
+// anything is sent.
+package planfile
 
 import (
+	"github.com/smsform/smsform/plan"
+
 	"bufio"
 	"bytes"
 	"compress/gzip"
@@ -22,14 +29,14 @@ import (
 // it was reviewed. It holds the recipients' numbers (personal data) but never
 // a token or secret.
 type Saved struct {
-	FormatVersion  string    `json:"format_version"`
-	SmsformVersion string    `json:"smsform_version"`
-	ID             string    `json:"id"` // random: a saved plan is applied at most once
-	CreatedAt      time.Time `json:"created_at"`
-	CampaignPath   string    `json:"campaign_path"` // as given to plan
-	StatePath      string    `json:"state_path"`
-	Files          []FileSum `json:"files"` // the campaign file and every list it reads
-	Plan           *Plan     `json:"plan"`
+	FormatVersion  string     `json:"format_version"`
+	SmsformVersion string     `json:"smsform_version"`
+	ID             string     `json:"id"` // random: a saved plan is applied at most once
+	CreatedAt      time.Time  `json:"created_at"`
+	CampaignPath   string     `json:"campaign_path"` // as given to plan
+	StatePath      string     `json:"state_path"`
+	Files          []FileSum  `json:"files"` // the campaign file and every list it reads
+	Plan           *plan.Plan `json:"plan"`
 
 	file *os.File // the file Open reads the batches from
 }
@@ -41,7 +48,7 @@ type FileSum struct {
 }
 
 // NewSaved wraps p for saving, with checksums of files.
-func NewSaved(p *Plan, version, campaignPath, statePath string, files []string) (*Saved, error) {
+func NewSaved(p *plan.Plan, version, campaignPath, statePath string, files []string) (*Saved, error) {
 	sums, err := HashFiles(files)
 	if err != nil {
 		return nil, err
@@ -51,7 +58,7 @@ func NewSaved(p *Plan, version, campaignPath, statePath string, files []string) 
 		return nil, err
 	}
 	return &Saved{
-		FormatVersion:  FormatVersion,
+		FormatVersion:  plan.FormatVersion,
 		SmsformVersion: version,
 		ID:             hex.EncodeToString(id),
 		CreatedAt:      time.Now().UTC().Truncate(time.Second),
@@ -133,7 +140,7 @@ func encodeSaved(w io.Writer, s *Saved) error {
 		return json.NewEncoder(w).Encode(s)
 	}
 	p := *s.Plan
-	p.Batches = []Batch{}
+	p.Batches = []plan.Batch{}
 	frame := *s
 	frame.Plan = &p
 	var buf bytes.Buffer
@@ -153,7 +160,7 @@ func encodeSaved(w io.Writer, s *Saved) error {
 		return err
 	}
 	rest := bytes.Clone(buf.Bytes()[split:]) // buf is reused for the batches
-	err := s.Plan.EachBatch(func(i int, b Batch) error {
+	err := s.Plan.EachBatch(func(i int, b plan.Batch) error {
 		buf.Reset()
 		if i > 0 {
 			buf.WriteByte(',')
@@ -210,8 +217,8 @@ func Load(path string) (*Saved, error) {
 		return nil, fmt.Errorf("open plan: %w", err)
 	}
 	defer f.Close()
-	var batches []Batch
-	s, err := openSaved(path, f, func(_ int, b Batch) error {
+	var batches []plan.Batch
+	s, err := openSaved(path, f, func(_ int, b plan.Batch) error {
 		batches = append(batches, b)
 		return nil
 	})
@@ -232,10 +239,10 @@ func (s *Saved) Close() error {
 
 // openSaved reads and checks the whole file, handing each batch to batch
 // (which may be nil), and returns the frame with a Stream over r.
-func openSaved(path string, r io.ReadSeeker, batch func(int, Batch) error) (*Saved, error) {
+func openSaved(path string, r io.ReadSeeker, batch func(int, plan.Batch) error) (*Saved, error) {
 	bad := func(why string) error { return fmt.Errorf("%s: %w: %s", path, ErrNotPlan, why) }
 	var n, recipients int
-	s, err := readSaved(path, r, true, func(i int, b Batch) error {
+	s, err := readSaved(path, r, true, func(i int, b plan.Batch) error {
 		n++
 		recipients += len(b.Recipients)
 		if batch != nil {
@@ -247,8 +254,8 @@ func openSaved(path string, r io.ReadSeeker, batch func(int, Batch) error) (*Sav
 		return nil, err
 	}
 	switch {
-	case s.FormatVersion != FormatVersion:
-		return nil, bad(fmt.Sprintf("format version %q; this smsform reads %q", s.FormatVersion, FormatVersion))
+	case s.FormatVersion != plan.FormatVersion:
+		return nil, bad(fmt.Sprintf("format version %q; this smsform reads %q", s.FormatVersion, plan.FormatVersion))
 	case s.Plan == nil || s.ID == "":
 		return nil, bad("it holds no plan")
 	case s.Plan.Summary.Batches != n || s.Plan.Summary.ToSend != recipients:
@@ -268,7 +275,7 @@ type fileStream struct {
 	r    io.ReadSeeker
 }
 
-func (f *fileStream) Each(fn func(int, Batch) error) error {
+func (f *fileStream) Each(fn func(int, plan.Batch) error) error {
 	_, err := readSaved(f.path, f.r, false, fn)
 	return err
 }
@@ -277,7 +284,7 @@ func (f *fileStream) Each(fn func(int, Batch) error) error {
 // batch goes to fn as it is read, checked against its id. With whole it
 // reads to the end (gzip's checksum included) and returns the frame;
 // otherwise it stops after the batches and returns nil.
-func readSaved(path string, r io.ReadSeeker, whole bool, fn func(int, Batch) error) (*Saved, error) {
+func readSaved(path string, r io.ReadSeeker, whole bool, fn func(int, plan.Batch) error) (*Saved, error) {
 	bad := func(why string) error { return fmt.Errorf("%s: %w: %s", path, ErrNotPlan, why) }
 	damaged := func(err error) error {
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, errValueSize) {
@@ -304,8 +311,8 @@ func readSaved(path string, r io.ReadSeeker, whole bool, fn func(int, Batch) err
 				return err
 			}
 			var v string
-			if json.Unmarshal(top[key], &v) != nil || v != FormatVersion {
-				return bad(fmt.Sprintf("format version %s; this smsform reads %q", top[key], FormatVersion))
+			if json.Unmarshal(top[key], &v) != nil || v != plan.FormatVersion {
+				return bad(fmt.Sprintf("format version %s; this smsform reads %q", top[key], plan.FormatVersion))
 			}
 			return nil
 		}
@@ -318,7 +325,7 @@ func readSaved(path string, r io.ReadSeeker, whole bool, fn func(int, Batch) err
 				return d.value(lim, fields, key)
 			}
 			if err := d.list(lim, func(i int) error {
-				var b Batch
+				var b plan.Batch
 				if err := d.dec.Decode(&b); err != nil {
 					return err
 				}
@@ -360,7 +367,7 @@ func readSaved(path string, r io.ReadSeeker, whole bool, fn func(int, Batch) err
 		return nil, damaged(err)
 	}
 	if hasPlan {
-		s.Plan = &Plan{}
+		s.Plan = &plan.Plan{}
 		if err := unmarshalFields(fields, s.Plan); err != nil {
 			return nil, damaged(err)
 		}
@@ -374,12 +381,11 @@ var errBatchesDone = errors.New("batches read")
 // checkBatch refuses a batch that is not what plan wrote: without
 // recipients, or whose id is not its content's, as when a file was edited
 // by hand after its review.
-func checkBatch(b Batch) error {
+func checkBatch(b plan.Batch) error {
 	if len(b.Recipients) == 0 {
 		return errors.New("no recipients")
 	}
-	var scratch []byte
-	if id := batchID(hashStrings(&scratch, b.Body, b.Recipients)); id != b.ID {
+	if id := plan.BatchID(b.Body, b.Recipients); id != b.ID {
 		return fmt.Errorf("its id %q is not its content's: the file was changed after plan --out", b.ID)
 	}
 	return nil

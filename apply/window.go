@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/dustin/go-humanize"
-
 	"github.com/smsform/smsform/internal/window"
+	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/plan"
 )
 
@@ -39,9 +38,9 @@ type ClosedError struct {
 
 func (e *ClosedError) Error() string {
 	msg := fmt.Sprintf("nothing more may be sent now: %s recipient(s) wait; next: %s (%s)",
-		humanize.Comma(int64(e.Waiting)), e.Label, e.Next.UTC().Format(time.RFC3339))
+		words.Count(e.Waiting), e.Label, e.Next.UTC().Format(time.RFC3339))
 	if e.Expired > 0 {
-		msg += fmt.Sprintf("; %s recipient(s) will not be sent: their window does not open before not_after", humanize.Comma(int64(e.Expired)))
+		msg += fmt.Sprintf("; %s recipient(s) will not be sent: their window does not open before not_after", words.Count(e.Expired))
 	}
 	return msg
 }
@@ -55,7 +54,7 @@ type ExpiredError struct {
 }
 
 func (e *ExpiredError) Error() string {
-	return fmt.Sprintf("%s recipient(s) left unsent: %s", humanize.Comma(int64(e.Left)), e.Reason)
+	return fmt.Sprintf("%s recipient(s) left unsent: %s", words.Count(e.Left), e.Reason)
 }
 
 // gate checks each batch's send window at send time.

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dustin/go-humanize"
 	"github.com/smsform/smsform/api"
 	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/campaign"
@@ -107,12 +106,8 @@ func newApplyCmd(env Env) *cobra.Command {
 		prog.Done()
 		next.recorded = pending.Recorded()
 		if !*jsonOut {
-			if werr := report.WriteResult(env.Stdout, res, !env.IsTerminal(env.Stdout)); werr != nil {
+			if werr := report.WriteResult(env.Stdout, res, err == nil, !env.IsTerminal(env.Stdout)); werr != nil {
 				return errors.Join(werr, err)
-			}
-			if err == nil && res != nil {
-				fmt.Fprintf(env.Stdout, "\nApply complete: %s recipient(s) sent in %s batch(es); nothing is left to send.\n",
-					humanize.Comma(int64(res.Sent)), humanize.Comma(int64(res.Batches)))
 			}
 		}
 		return next.runError(err)

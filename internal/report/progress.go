@@ -138,8 +138,9 @@ func (p *Progress) Done() {
 	}
 }
 
-// WriteResult prints the summary table of a run.
-func WriteResult(w io.Writer, r *apply.Result, plain bool) error {
+// WriteResult prints the summary table of a run and, when it is complete
+// (it ended with nothing left to send), a sentence that says so.
+func WriteResult(w io.Writer, r *apply.Result, complete, plain bool) error {
 	if r == nil {
 		return nil
 	}
@@ -150,5 +151,10 @@ func WriteResult(w io.Writer, r *apply.Result, plain bool) error {
 		words.Count(r.Segments), words.Count(r.Retries), r.Duration.Round(time.Millisecond).String()); err != nil {
 		return err
 	}
-	return t.Render()
+	if err := t.Render(); err != nil || !complete {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\nApply complete: %s recipient(s) sent in %s batch(es); nothing is left to send.\n",
+		words.Count(r.Sent), words.Count(r.Batches))
+	return err
 }

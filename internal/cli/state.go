@@ -54,6 +54,7 @@ func newStateListCmd(env Env) *cobra.Command {
 	stateFlag := fs.String("state", "", "state file or postgres:// URL (default: $SMSFORM_STATE, else next to the campaign)")
 	jsonOut := fs.Bool("json", false, "print one JSON document")
 	show := fs.Bool("show-numbers", false, "show phone numbers whole (they are masked by default)")
+	wide := fs.Bool("wide", false, "show failure reasons whole instead of fitting the terminal's width")
 	cmd.Args = positional(0, 1, "at most one campaign file")
 	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
 		ctx := cmd.Context()
@@ -76,6 +77,11 @@ func newStateListCmd(env Env) *cobra.Command {
 		}
 		l := report.StateList{Path: path, Campaign: st.Campaign(), Lineage: st.Lineage(), Serial: st.Serial(), Counts: counts}
 		out := report.Output{ShowNumbers: *show}
+		// Reasons are what a reader of a CI log came for: they are cut to
+		// fit only on a terminal, or when COLUMNS asks for a width.
+		if env.IsTerminal(env.Stdout) || env.Getenv("COLUMNS") != "" {
+			out.Width = tableWidth(env, *wide)
+		}
 		if *jsonOut {
 			// JSON, for programs, comes in the order the state holds its
 			// records, so that it streams in constant memory however many

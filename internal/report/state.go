@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/clipperhouse/displaywidth"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/state"
 )
@@ -45,13 +46,20 @@ func WriteStateTable(w io.Writer, l StateList, walk Recipients, o Output) error 
 	sent, failed, inDoubt := l.Counts[state.Sent], l.Counts[state.Failed], l.Counts[state.InDoubt]
 	fmt.Fprintf(w, "State %s: campaign %s, lineage %s, serial %d\n%d sent, %d failed, %d in doubt\n\n",
 		l.Path, l.Campaign, l.Lineage, l.Serial, sent, failed, inDoubt)
+	// Columns of fixed width, written as the recipients stream in (a
+	// table that measured them first would hold them all); a line longer
+	// than o.Width has its reason cut.
+	const row = "%-16s  %-8s  %-18s  %-20s"
 	if sent+failed+inDoubt > 0 {
-		fmt.Fprintf(w, "%-18s %-8s %-18s %-20s %s\n", "PHONE", "STATUS", "BATCH", "AT", "REASON")
+		fmt.Fprintf(w, row+"  %s\n", "PHONE", "STATUS", "BATCH", "AT", "REASON")
 	}
 	return walk(func(r state.Recipient) error {
-		line := fmt.Sprintf("%-18s %-8s %-18s %-20s", o.number(r.Phone), r.Status, r.BatchID, r.At.UTC().Format(time.RFC3339))
+		line := fmt.Sprintf(row, o.number(r.Phone), r.Status, r.BatchID, r.At.UTC().Format(time.RFC3339))
 		if r.Reason != "" {
 			line += "  " + r.Reason
+			if o.Width > 0 {
+				line = displaywidth.TruncateString(line, o.Width, "…")
+			}
 		}
 		_, err := fmt.Fprintln(w, line)
 		return err

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"github.com/smsform/smsform/internal/testharness"
+
 	"context"
 	"slices"
 	"strconv"
@@ -15,7 +17,7 @@ import (
 // excluded, and recorded but no longer in the campaign.
 func TestComputeHeld(t *testing.T) {
 	list := "phone,name\n+447400123401,Ann\n+447400123402,Bob\n+447400123403,Cid\n+447400123404,Dee\n+447400123405,Eve\n+447400123406,Fay\n+447400123407,Gus\n"
-	c := writeCampaign(t, header+"recipients:\n  - file: l.csv\nexclude:\n  - numbers: [\"+447400123406\"]\nbody: \"Hi {{ .name }}\"\nbatch_size: 10\n",
+	c := testharness.LoadCampaign(t, header+"recipients:\n  - file: l.csv\nexclude:\n  - numbers: [\"+447400123406\"]\nbody: \"Hi {{ .name }}\"\nbatch_size: 10\n",
 		map[string]string{"l.csv": list})
 	rec := &memRecorded{rs: []state.Recipient{
 		{Phone: "+447400123401", Status: state.Sent, BatchID: "b-1", BodyHash: state.BodyHash("Hi Ann")},
@@ -62,7 +64,7 @@ func TestComputeGroupsBodies(t *testing.T) {
 	for i := range 50 {
 		list.WriteString("+" + strconv.Itoa(447400123400+i) + "," + string(rune('a'+i%3)) + "\n")
 	}
-	c := writeCampaign(t, header+"recipients:\n  - file: l.csv\nbody: \"code {{ .n }}\"\nbatch_size: 7\n", map[string]string{"l.csv": list.String()})
+	c := testharness.LoadCampaign(t, header+"recipients:\n  - file: l.csv\nbody: \"code {{ .n }}\"\nbatch_size: 7\n", map[string]string{"l.csv": list.String()})
 	p, err := Compute(context.Background(), c, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +101,7 @@ func TestComputeGroupsBodies(t *testing.T) {
 // campaign lists twice.
 func TestComputeHeldEdges(t *testing.T) {
 	list := "phone\n+447400123401\n+447400123402\n+447400123402\n+447400123403\n"
-	c := writeCampaign(t, header+"recipients:\n  - file: l.csv\nexclude:\n  - numbers: [\"+447400123403\", \"+447400123409\"]\nbody: hi\nbatch_size: 10\n",
+	c := testharness.LoadCampaign(t, header+"recipients:\n  - file: l.csv\nexclude:\n  - numbers: [\"+447400123403\", \"+447400123409\"]\nbody: hi\nbatch_size: 10\n",
 		map[string]string{"l.csv": list})
 	rec := &memRecorded{rs: []state.Recipient{
 		{Phone: "+447400123401", Status: state.Failed, BatchID: "b-1", Reason: "HTTP 400"},

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"github.com/smsform/smsform/internal/testharness"
+
 	"context"
 	"errors"
 	"fmt"
@@ -94,7 +96,7 @@ func TestCostUCS2(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// Three GB numbers on the 0.05 range, one on the country's 0.1:
 			// 3 × 0.05 + 0.1 = 0.25 a segment each.
-			c := writeCampaign(t, header+"prices: p.csv\nrecipients:\n  - numbers: [\"+447400123459\", \"+447400123564\", \"+447400123669\", \"+447800123456\"]\nbody: \""+tt.body+"\"\n", prices)
+			c := testharness.LoadCampaign(t, header+"prices: p.csv\nrecipients:\n  - numbers: [\"+447400123459\", \"+447400123564\", \"+447400123669\", \"+447800123456\"]\nbody: \""+tt.body+"\"\n", prices)
 			p, err := Compute(context.Background(), c, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -134,7 +136,7 @@ func TestBudget(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := writeCampaign(t, header+"prices: p.csv\nrecipients:\n  - file: l.csv\nbody: \"{{ .n }}\"\nbudget:\n"+tt.budget,
+			c := testharness.LoadCampaign(t, header+"prices: p.csv\nrecipients:\n  - file: l.csv\nbody: \"{{ .n }}\"\nbudget:\n"+tt.budget,
 				map[string]string{"p.csv": prices, "l.csv": list})
 			var rec Recorded
 			if tt.state != nil {
@@ -163,7 +165,7 @@ func TestBudget(t *testing.T) {
 	}
 
 	t.Run("no price", func(t *testing.T) {
-		c := writeCampaign(t, header+"prices: p.csv\nrecipients:\n  - numbers: [\"+447800123456\", \"+33612345678\"]\nbody: hi\nbudget:\n  max_total: 100\n",
+		c := testharness.LoadCampaign(t, header+"prices: p.csv\nrecipients:\n  - numbers: [\"+447800123456\", \"+33612345678\"]\nbody: hi\nbudget:\n  max_total: 100\n",
 			map[string]string{"p.csv": prices})
 		_, err := Compute(context.Background(), c, nil)
 		if err == nil || !strings.Contains(err.Error(), "1 recipient in FR has no price, so the cost cannot be held against max_total EUR 100.00") {
@@ -174,7 +176,7 @@ func TestBudget(t *testing.T) {
 
 func TestEmptyVariables(t *testing.T) {
 	list := "phone,name\n+447800123456,Ann\n+447400123459,\n+447400123564,  \n"
-	c := writeCampaign(t, header+"recipients:\n  - file: l.csv\nbody: \"Hi {{ .name }}\"\n", map[string]string{"l.csv": list})
+	c := testharness.LoadCampaign(t, header+"recipients:\n  - file: l.csv\nbody: \"Hi {{ .name }}\"\n", map[string]string{"l.csv": list})
 	p, err := Compute(context.Background(), c, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -190,7 +192,7 @@ func TestEmptyVariables(t *testing.T) {
 		t.Errorf("samples %+v show no message with the empty variable", p.Samples)
 	}
 
-	c = writeCampaign(t, header+"empty_variables: error\nrecipients:\n  - file: l.csv\nbody: \"Hi {{ .name }}\"\n", map[string]string{"l.csv": list})
+	c = testharness.LoadCampaign(t, header+"empty_variables: error\nrecipients:\n  - file: l.csv\nbody: \"Hi {{ .name }}\"\n", map[string]string{"l.csv": list})
 	_, err = Compute(context.Background(), c, nil)
 	var ce *campaign.Error
 	if !errors.As(err, &ce) || !strings.HasSuffix(ce.File, "l.csv") || ce.Line != 3 || ce.Field != "name" || !strings.Contains(err.Error(), "l.csv:4: name") {
@@ -199,7 +201,7 @@ func TestEmptyVariables(t *testing.T) {
 }
 
 func TestDuplicateRows(t *testing.T) {
-	c := writeCampaign(t, header+"recipients:\n  - file: l.txt\n  - numbers: [\"+447400123459\", \"+447800123456\"]\nexclude:\n  - numbers: [\"+447800123456\"]\nbody: hi\n",
+	c := testharness.LoadCampaign(t, header+"recipients:\n  - file: l.txt\n  - numbers: [\"+447400123459\", \"+447800123456\"]\nexclude:\n  - numbers: [\"+447800123456\"]\nbody: hi\n",
 		map[string]string{"l.txt": "+447400123459\n+447800123456\n\n+44 7400 123459\n"})
 	p, err := Compute(context.Background(), c, nil)
 	if err != nil {

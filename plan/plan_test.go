@@ -1,41 +1,14 @@
 package plan
 
 import (
+	"github.com/smsform/smsform/internal/testharness"
+
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/smsform/smsform/campaign"
 )
-
-// writeCampaign writes a campaign file and its lists into a new folder and
-// loads it.
-func writeCampaign(t *testing.T, yaml string, files map[string]string) *campaign.Campaign {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	path := filepath.Join(dir, "c.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c, err := campaign.Load(path)
-	if err != nil {
-		t.Fatalf("load: %v", err)
-	}
-	return c
-}
 
 const header = "version: 1\nname: t\nsender: ACME\n"
 
@@ -89,7 +62,7 @@ func TestCompute(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := writeCampaign(t, tt.yaml, tt.files)
+			c := testharness.LoadCampaign(t, tt.yaml, tt.files)
 			p, err := Compute(context.Background(), c, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -119,7 +92,7 @@ func TestCompute(t *testing.T) {
 }
 
 func TestComputeStrict(t *testing.T) {
-	c := writeCampaign(t, header+"strict: true\nrecipients:\n  - file: l.txt\nbody: hi\n",
+	c := testharness.LoadCampaign(t, header+"strict: true\nrecipients:\n  - file: l.txt\nbody: hi\n",
 		map[string]string{"l.txt": "+447400123459\n+4412\n"})
 	_, err := Compute(context.Background(), c, nil)
 	var strict *StrictError
@@ -129,7 +102,7 @@ func TestComputeStrict(t *testing.T) {
 }
 
 func TestComputeTemplateErrorNamesTheRow(t *testing.T) {
-	c := writeCampaign(t, header+"recipients:\n  - file: l.csv\nbody: \"hi {{ .name }}\"\n",
+	c := testharness.LoadCampaign(t, header+"recipients:\n  - file: l.csv\nbody: \"hi {{ .name }}\"\n",
 		map[string]string{"l.csv": "phone,nom\n+447400123459,Ann\n"})
 	_, err := Compute(context.Background(), c, nil)
 	if err == nil || !strings.Contains(err.Error(), "l.csv:2") || !strings.Contains(err.Error(), "name") {
@@ -148,7 +121,7 @@ func TestComputeLarge(t *testing.T) {
 		list.WriteString(n + "\n")
 		want = append(want, n)
 	}
-	c := writeCampaign(t, header+"batch_size: 1000\nrecipients:\n  - file: l.csv\nbody: hi\n", map[string]string{"l.csv": list.String()})
+	c := testharness.LoadCampaign(t, header+"batch_size: 1000\nrecipients:\n  - file: l.csv\nbody: hi\n", map[string]string{"l.csv": list.String()})
 	p, err := Compute(context.Background(), c, nil)
 	if err != nil {
 		t.Fatal(err)

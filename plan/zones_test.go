@@ -18,7 +18,7 @@ const windowNumbers = `recipients:
 `
 
 func TestComputeSplitsByZone(t *testing.T) {
-	c := writeCampaign(t, header+windowNumbers+"send_window: {days: [mon, tue, wed, thu, fri], from: \"09:00\", to: \"20:00\"}\nbody: hi\n", nil)
+	c := testharness.LoadCampaign(t, header+windowNumbers+"send_window: {days: [mon, tue, wed, thu, fri], from: \"09:00\", to: \"20:00\"}\nbody: hi\n", nil)
 	p, err := Compute(context.Background(), c, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +63,7 @@ func TestComputeSplitsByZone(t *testing.T) {
 	}
 
 	// A fallback zone takes in the number without one, with Paris.
-	c = writeCampaign(t, header+windowNumbers+"send_window: {from: \"09:00\", to: \"20:00\"}\nfallback_timezone: Europe/Paris\nbody: hi\n", nil)
+	c = testharness.LoadCampaign(t, header+windowNumbers+"send_window: {from: \"09:00\", to: \"20:00\"}\nfallback_timezone: Europe/Paris\nbody: hi\n", nil)
 	if p, err = Compute(context.Background(), c, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestComputeSplitsByZone(t *testing.T) {
 // TestComputeWithoutWindowLooksUpNoZone: a campaign without a send window
 // plans as before: no zones, no schedule.
 func TestComputeWithoutWindowLooksUpNoZone(t *testing.T) {
-	c := writeCampaign(t, header+windowNumbers+"body: hi\n", nil)
+	c := testharness.LoadCampaign(t, header+windowNumbers+"body: hi\n", nil)
 	p, err := Compute(context.Background(), c, nil)
 	if err != nil {
 		t.Fatal(err)

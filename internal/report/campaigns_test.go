@@ -2,7 +2,6 @@ package report
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -20,31 +19,6 @@ const header = "version: 1\nname: t\nsender: ACME\n"
 const windowNumbers = `recipients:
   - numbers: ["+12125550101", "+33612345678", "+819012345678", "+12125550102", "+12085550100", "+14155550101", "+447400123459", "+80012345678", "+33612345679"]
 `
-
-// writeCampaign writes a campaign file and its lists into a new folder and
-// loads it.
-func writeCampaign(t *testing.T, yaml string, files map[string]string) *campaign.Campaign {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	path := filepath.Join(dir, "c.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c, err := campaign.Load(path)
-	if err != nil {
-		t.Fatalf("load: %v", err)
-	}
-	return c
-}
 
 // loadGolden loads one of testdata/campaigns.
 func loadGolden(t *testing.T, name string) *campaign.Campaign {

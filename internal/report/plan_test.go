@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/smsform/smsform/internal/testharness"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -75,7 +77,7 @@ func checkGolden(t *testing.T, path string, got []byte) {
 }
 
 func TestMasking(t *testing.T) {
-	c := writeCampaign(t, header+"recipients:\n  - numbers: [\"+447400123459\", \"+4412345\"]\nbody: hi\n", nil)
+	c := testharness.LoadCampaign(t, header+"recipients:\n  - numbers: [\"+447400123459\", \"+4412345\"]\nbody: hi\n", nil)
 	p, err := plan.Compute(context.Background(), c, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +108,7 @@ func personalisedPlan(t *testing.T, n int) *plan.Plan {
 	for i := range n {
 		fmt.Fprintf(&list, "+4474001%05d,%d\n", i, i)
 	}
-	c := writeCampaign(t, header+"recipients:\n  - file: l.csv\nbody: \"code {{ .n }}\"\n", map[string]string{"l.csv": list.String()})
+	c := testharness.LoadCampaign(t, header+"recipients:\n  - file: l.csv\nbody: \"code {{ .n }}\"\n", map[string]string{"l.csv": list.String()})
 	p, err := plan.Compute(context.Background(), c, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -266,7 +268,7 @@ func TestCostIsExact(t *testing.T) {
 	for i := range 10 {
 		nums = append(nums, fmt.Sprintf("\"+4478001234%02d\"", i))
 	}
-	c := writeCampaign(t, header+"prices: p.csv\nrecipients:\n  - numbers: ["+strings.Join(nums, ", ")+"]\nbody: hi\nbudget:\n  max_total: 1\n",
+	c := testharness.LoadCampaign(t, header+"prices: p.csv\nrecipients:\n  - numbers: ["+strings.Join(nums, ", ")+"]\nbody: hi\nbudget:\n  max_total: 1\n",
 		map[string]string{"p.csv": "country,prefix,price_per_segment,currency\nGB,,0.1,EUR\n"})
 	p, err := plan.Compute(context.Background(), c, nil)
 	if err != nil {
@@ -322,7 +324,7 @@ func TestGoldenReview(t *testing.T) {
 }
 
 func TestScheduleAt(t *testing.T) {
-	c := writeCampaign(t, header+windowNumbers+"send_window: {days: [mon, tue, wed, thu, fri], from: \"09:00\", to: \"20:00\"}\nbody: hi\n", nil)
+	c := testharness.LoadCampaign(t, header+windowNumbers+"send_window: {days: [mon, tue, wed, thu, fri], from: \"09:00\", to: \"20:00\"}\nbody: hi\n", nil)
 	p, err := plan.Compute(context.Background(), c, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -368,7 +370,7 @@ func TestScheduleAt(t *testing.T) {
 // TestGoldenWindow fixes the three outputs of a plan with a send window,
 // as at a fixed moment.
 func TestGoldenWindow(t *testing.T) {
-	c := writeCampaign(t, header+windowNumbers+"send_window: {days: [mon, tue, wed, thu, fri], from: \"09:00\", to: \"20:00\"}\nnot_after: 2026-12-24T18:00:00Z\nbody: hi\n", nil)
+	c := testharness.LoadCampaign(t, header+windowNumbers+"send_window: {days: [mon, tue, wed, thu, fri], from: \"09:00\", to: \"20:00\"}\nnot_after: 2026-12-24T18:00:00Z\nbody: hi\n", nil)
 	p, err := plan.Compute(context.Background(), c, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -9,9 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"testing"
 
 	"github.com/nyaruka/phonenumbers"
 
+	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/e164"
 )
 
@@ -181,4 +183,29 @@ func invalidNumber(rng *rand.Rand, g *numberGen) string {
 		return "n/a"
 	}
 	return "+999" + strconv.Itoa(100000+rng.IntN(900000)) // no such country code
+}
+
+// LoadCampaign writes a campaign file (c.yaml) of the given YAML and the
+// files it reads into a new temporary folder, and loads it.
+func LoadCampaign(t testing.TB, yaml string, files map[string]string) *campaign.Campaign {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := campaign.Load(path)
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	return c
 }

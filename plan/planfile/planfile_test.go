@@ -1,6 +1,9 @@
 package planfile
 
 import (
+	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/internal/testharness"
+
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -14,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/plan"
 )
 
@@ -231,35 +233,16 @@ func TestOpenRefuses(t *testing.T) {
 	})
 }
 
-// writeCampaign writes a campaign file (and the files it reads) into a
-// temporary folder and loads it.
-func writeCampaign(t *testing.T, yaml string, files map[string]string) *campaign.Campaign {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	path := filepath.Join(dir, "c.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c, err := campaign.Load(path)
-	if err != nil {
-		t.Fatalf("load: %v", err)
-	}
-	return c
-}
-
 const header = "version: 1\nname: t\nsender: ACME\n"
 
 const windowNumbers = `recipients:
   - numbers: ["+12125550101", "+33612345678", "+819012345678", "+12125550102", "+12085550100", "+14155550101", "+447400123459", "+80012345678", "+33612345679"]
 `
 
-func TestSavedPlan(t *testing.T) {
-	c := writeCampaign(t, header+"recipients:\n  - file: l.txt\nbody: hi\n", map[string]string{"l.txt": "+447400123459\n"})
+// planAndSave plans c and saves the plan; it returns the plan, what was
+// saved and where.
+func planAndSave(t *testing.T, c *campaign.Campaign) (*plan.Plan, *Saved, string) {
+	t.Helper()
 	p, err := plan.Compute(context.Background(), c, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -272,6 +255,12 @@ func TestSavedPlan(t *testing.T) {
 	if err := Save(path, saved); err != nil {
 		t.Fatal(err)
 	}
+	return p, saved, path
+}
+
+func TestSavedPlan(t *testing.T) {
+	c := testharness.LoadCampaign(t, header+"recipients:\n  - file: l.txt\nbody: hi\n", map[string]string{"l.txt": "+447400123459\n"})
+	_, saved, path := planAndSave(t, c)
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
 		t.Errorf("plan file mode %v, want 0600: it holds phone numbers", fi.Mode().Perm())
 	}
@@ -340,19 +329,8 @@ func FuzzDecodeSaved(f *testing.F) {
 // TestSavedPlanKeepsWindow: a saved plan carries what apply needs to check
 // the windows at send time.
 func TestSavedPlanKeepsWindow(t *testing.T) {
-	c := writeCampaign(t, header+windowNumbers+"send_window: {days: [sat, sun], from: \"10:00\", to: \"18:00\"}\nnot_before: 2026-12-01T00:00:00Z\nbody: hi\n", nil)
-	p, err := plan.Compute(context.Background(), c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	saved, err := NewSaved(p, "test", c.Path, "", c.Files())
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "p.plan")
-	if err := Save(path, saved); err != nil {
-		t.Fatal(err)
-	}
+	c := testharness.LoadCampaign(t, header+windowNumbers+"send_window: {days: [sat, sun], from: \"10:00\", to: \"18:00\"}\nnot_before: 2026-12-01T00:00:00Z\nbody: hi\n", nil)
+	p, _, path := planAndSave(t, c)
 	back, err := Load(path)
 	if err != nil {
 		t.Fatal(err)

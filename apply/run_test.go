@@ -242,13 +242,15 @@ func TestRunFaults(t *testing.T) {
 			},
 		},
 		{
+			// Tokens of 2 s over a 4 s run: valid_till has a resolution of
+			// a second, and 1 s tokens left too little room around it.
 			name: "token expiry mid-campaign: a new token, no duplicates",
-			cfg:  sandbox.Config{TokenTTL: time.Second},
-			camp: testharness.Campaign{Recipients: 400, BatchSize: 10, Concurrency: 2, Rate: "20/s"},
+			cfg:  sandbox.Config{TokenTTL: 2 * time.Second},
+			camp: testharness.Campaign{Recipients: 400, BatchSize: 10, Concurrency: 2, Rate: "10/s"},
 			want: testharness.Tally{Sent: 400, Delivered: 400},
 			check: func(t *testing.T, r *rig, res *apply.Result) {
 				if n := r.srv.Stats().TokenRequests; n < 2 {
-					t.Errorf("%d token requests over a 2 s run with 1 s tokens", n)
+					t.Errorf("%d token requests over a 4 s run with 2 s tokens", n)
 				}
 			},
 		},

@@ -44,7 +44,37 @@ var pg = pgtest.New(pgtest.Options{Fsync: true})
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	os.Exit(pg.Run(m))
+	code := pg.Run(m)
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	built     string
+	buildErr  error
+)
+
+// binary is the smsform to measure: -bench.bin, or one built for this test
+// binary's tests to share (race-built under make test, like this binary:
+// see BuildSmsform; plain for the full runs).
+func binary(t *testing.T) string {
+	t.Helper()
+	if *bin != "" {
+		return *bin
+	}
+	buildOnce.Do(func() {
+		if binDir, buildErr = os.MkdirTemp("", "smsform-bench-"); buildErr == nil {
+			built, buildErr = testharness.BuildSmsform(binDir, !*full && !*scaleFull && testharness.RaceBuild)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return built
 }
 
 // sizes of one harness run.
@@ -68,14 +98,7 @@ func TestBench(t *testing.T) {
 	}
 	ctx := context.Background()
 	dir := t.TempDir()
-	smsform := *bin
-	if smsform == "" {
-		var err error
-		// Race-built under make test, like this binary: see BuildSmsform.
-		if smsform, err = testharness.BuildSmsform(dir, !*full && testharness.RaceBuild); err != nil {
-			t.Fatal(err)
-		}
-	}
+	smsform := binary(t)
 	var tab table
 
 	// Plan, fresh: a body per recipient, the headline figure.

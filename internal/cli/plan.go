@@ -103,13 +103,9 @@ func newPlanCmd(env Env) *cobra.Command {
 		sp, _ := stateLoc(env, pos[0], *stateFlag)
 		st, err := state.OpenReadOnly(ctx, sp, c.Name)
 		if err != nil {
-			return err
+			return lineageHint(err)
 		}
 		defer st.Close()
-		if st.Lineage() != "" && st.Campaign() != c.Name {
-			return withHint(fmt.Errorf("%w: %s records campaign %q, not %q", state.ErrLineage, shownState(sp), st.Campaign(), c.Name),
-				"give this campaign its own state file with --state")
-		}
 		p, err := plan.Compute(ctx, c, st)
 		if p != nil {
 			if serr := p.ScheduleAt(at); serr != nil {

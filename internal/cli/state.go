@@ -38,7 +38,9 @@ func stateTarget(ctx context.Context, env Env, pos []string, flagValue string) (
 	default:
 		return "", "", withHint(fmt.Errorf("%w: which state? give a campaign file or --state PATH", ErrUsage), "smsform state list campaign.yaml")
 	}
-	if len(pos) == 1 && state.IsURL(loc) {
+	if len(pos) == 1 {
+		// The campaign names its record in a database, and a state file
+		// of another campaign is refused (state.ErrLineage).
 		c, err := campaign.Load(pos[0])
 		if err != nil {
 			return "", "", err
@@ -46,6 +48,14 @@ func stateTarget(ctx context.Context, env Env, pos []string, flagValue string) (
 		name = c.Name
 	}
 	return loc, name, nil
+}
+
+// lineageHint adds what to do to a state that belongs to another campaign.
+func lineageHint(err error) error {
+	if errors.Is(err, state.ErrLineage) {
+		return withHint(err, "give each campaign its own state file (--state), or name the campaign whose state this is")
+	}
+	return err
 }
 
 func newStateListCmd(env Env) *cobra.Command {
@@ -64,7 +74,7 @@ func newStateListCmd(env Env) *cobra.Command {
 		}
 		st, err := state.OpenReadOnly(ctx, loc, name)
 		if err != nil {
-			return err
+			return lineageHint(err)
 		}
 		defer st.Close()
 		path := shownState(loc)
@@ -123,7 +133,7 @@ func newStateResolveCmd(env Env) *cobra.Command {
 		}
 		ro, err := state.OpenReadOnly(ctx, loc, name)
 		if err != nil {
-			return err
+			return lineageHint(err)
 		}
 		name = ro.Campaign()
 		ro.Close()

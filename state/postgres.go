@@ -52,11 +52,8 @@ func Redact(loc string) string {
 	if !IsURL(loc) {
 		return loc
 	}
-	u, err := url.Parse(loc)
-	rest := loc[strings.Index(loc, "://")+3:]
-	if err != nil || (u.User == nil && strings.Contains(rest, "@")) {
-		// A password holding / ? or # ends the authority early, and
-		// the rest may parse as a path: mask everything up to the last @.
+	u, ok := parseURL(loc)
+	if !ok {
 		return redact.URL(loc)
 	}
 	if q := u.Query(); q.Has("password") {
@@ -526,12 +523,20 @@ func (lk *pgLock) release() error {
 	return nil
 }
 
+// parseURL parses a state URL, reporting false when it does not parse or
+// parses wrongly: a password holding / ? or # ends the authority early, and
+// the rest may then parse as a path with the credentials in it.
+func parseURL(loc string) (*url.URL, bool) {
+	u, err := url.Parse(loc)
+	rest := loc[min(len(loc), strings.Index(loc, "://")+3):]
+	return u, err == nil && (u.User != nil || !strings.Contains(rest, "@"))
+}
+
 // WithoutPassword is the URL loc with any password removed, to be kept in
 // a saved plan; "" when loc does not parse well enough to tell.
 func WithoutPassword(loc string) string {
-	u, err := url.Parse(loc)
-	rest := loc[min(len(loc), strings.Index(loc, "://")+3):]
-	if err != nil || (u.User == nil && strings.Contains(rest, "@")) {
+	u, ok := parseURL(loc)
+	if !ok {
 		return ""
 	}
 	if u.User != nil {

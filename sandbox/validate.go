@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -43,15 +44,13 @@ func (s *Server) parseSendRequest(body []byte) (req api.SendRequest, status int,
 	}
 	seen := make(map[string]int, len(in.To))
 	for i, to := range in.To {
-		if _, ok := e164.Pack(to); !ok {
-			return bad("to[%d]: %s is not an E.164 number (+ then up to 15 digits, the first not 0)", i, strconv.Quote(to))
-		}
-		num, err := e164.NewNormalizer("").Normalize(to)
-		if err != nil {
+		switch canon, err := e164.Strict(to); {
+		case errors.Is(err, e164.ErrNotE164):
+			return bad("to[%d]: %s is %v", i, strconv.Quote(to), err)
+		case err != nil:
 			return bad("to[%d]: %s is not a valid phone number: %v", i, strconv.Quote(to), err)
-		}
-		if num.E164 != to {
-			return bad("to[%d]: %s is not in E.164 form (%s)", i, strconv.Quote(to), num.E164)
+		case canon != to:
+			return bad("to[%d]: %s is not in E.164 form (%s)", i, strconv.Quote(to), canon)
 		}
 		if j, dup := seen[to]; dup {
 			return bad("to[%d]: %s repeats to[%d]", i, strconv.Quote(to), j)

@@ -1,5 +1,7 @@
 package e164
 
+import "errors"
+
 // Packed is a number in E.164 form ("+" and 1 to 15 digits, the first not 0)
 // packed into 60 bits: each digit plus one in four bits, the first digit
 // highest, zeros after the last. Packed numbers compare as their strings do,
@@ -171,4 +173,24 @@ func (m *Map[V]) resize(n int) {
 			m.slots[m.find(s.key)] = s
 		}
 	}
+}
+
+// ErrNotE164 is Strict's error for a string that is not "+" and 1 to 15
+// digits, the first not 0.
+var ErrNotE164 = errors.New("not an E.164 number (+ then up to 15 digits, the first not 0)")
+
+// Strict checks a number that must already be written in E.164, as an API
+// request or a sender must: it returns ErrNotE164 when s is not of that
+// form, the Normalizer's error when no such number exists, and otherwise
+// the number as E.164 writes it, which the caller compares with s (a
+// national prefix kept after the country code writes it otherwise).
+func Strict(s string) (string, error) {
+	if _, ok := Pack(s); !ok {
+		return "", ErrNotE164
+	}
+	num, err := NewNormalizer("").Normalize(s)
+	if err != nil {
+		return "", err
+	}
+	return num.E164, nil
 }

@@ -1,6 +1,7 @@
 package e164
 
 import (
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -121,6 +122,35 @@ func BenchmarkMapRef(b *testing.B) {
 		for _, k := range keys {
 			v, _ := m.RefPacked(k)
 			*v = 1
+		}
+	}
+}
+
+func TestStrict(t *testing.T) {
+	for _, tc := range []struct {
+		in, canon string
+		notE164   bool
+		invalid   bool
+	}{
+		{in: "+447400123459", canon: "+447400123459"},
+		{in: "+4407400123459", canon: "+447400123459"}, // the national 0 kept
+		{in: "+44 7400 123459", notE164: true},
+		{in: "+0447400123459", notE164: true},
+		{in: "447400123459", notE164: true},
+		{in: "+12", invalid: true},
+	} {
+		canon, err := Strict(tc.in)
+		switch {
+		case tc.notE164:
+			if !errors.Is(err, ErrNotE164) {
+				t.Errorf("Strict(%q) = %q, %v; want ErrNotE164", tc.in, canon, err)
+			}
+		case tc.invalid:
+			if err == nil || errors.Is(err, ErrNotE164) {
+				t.Errorf("Strict(%q) = %q, %v; want the number refused", tc.in, canon, err)
+			}
+		case err != nil || canon != tc.canon:
+			t.Errorf("Strict(%q) = %q, %v; want %q", tc.in, canon, err, tc.canon)
 		}
 	}
 }

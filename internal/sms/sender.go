@@ -1,6 +1,7 @@
 package sms
 
 import (
+	"errors"
 	"fmt"
 	"unicode/utf8"
 
@@ -49,15 +50,13 @@ func CheckSender(s string) error {
 }
 
 func checkE164Sender(s string) error {
-	if !isDigits(s[1:]) {
+	switch canon, err := e164.Strict(s); {
+	case errors.Is(err, e164.ErrNotE164):
 		return fmt.Errorf("sender %q starts with + but is not in E.164; write + and the digits only, without spaces or dashes", s)
-	}
-	num, err := e164.NewNormalizer("").Normalize(s)
-	if err != nil {
+	case err != nil:
 		return fmt.Errorf("sender %q is not a valid phone number: %w", s, err)
-	}
-	if num.E164 != s {
-		return fmt.Errorf("sender %q is not in E.164; write it as %s", s, num.E164)
+	case canon != s:
+		return fmt.Errorf("sender %q is not in E.164; write it as %s", s, canon)
 	}
 	return nil
 }

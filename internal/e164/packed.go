@@ -5,9 +5,9 @@ import "errors"
 // Packed is a number in E.164 form ("+" and 1 to 15 digits, the first not 0)
 // packed into 60 bits: each digit plus one in four bits, the first digit
 // highest, zeros after the last. Packed numbers compare as their strings do,
-// no number packs to 0, and the top four bits are free. Plan, state and the
-// sandbox hold numbers this way: 8 bytes instead of a string's 16 and its
-// text, and sets of them in a [Map].
+// no number packs to 0, and the top four bits are free. Plan and the state
+// hold numbers this way (8 bytes instead of a string's 16 and its text) and
+// keep sets of them in a [Map]; [Strict] checks a number's form with it.
 type Packed uint64
 
 // maxDigits is E.164's longest number.

@@ -63,10 +63,10 @@ func BenchmarkComputeResume(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			rec := &memRecorded{}
+			var rec testharness.Recorded
 			for _, batch := range p.AllBatches() {
 				for _, phone := range batch.Recipients {
-					rec.rs = append(rec.rs, state.Recipient{Phone: phone, Status: state.Sent, BatchID: batch.ID, BodyHash: state.BodyHash(batch.Body)})
+					rec = append(rec, state.Recipient{Phone: phone, Status: state.Sent, BatchID: batch.ID, BodyHash: state.BodyHash(batch.Body)})
 				}
 			}
 			b.ReportAllocs()
@@ -108,21 +108,6 @@ func BenchmarkCut(b *testing.B) {
 		t := newBatchTable(&g, 100)
 		t.each(func(int, Batch) error { return nil })
 	}
-}
-
-// memRecorded is a state held in memory.
-type memRecorded struct{ rs []state.Recipient }
-
-func (m *memRecorded) Lineage() string { return "bench" }
-func (m *memRecorded) Path() string    { return "memory" }
-func (m *memRecorded) Serial() int64   { return 1 }
-func (m *memRecorded) EachRecipient(ctx context.Context, fn func(state.Recipient) error) error {
-	for _, r := range m.rs {
-		if err := fn(r); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // BenchmarkComputeScale plans a personalised campaign at each size listed

@@ -19,7 +19,7 @@ func TestComputeHeld(t *testing.T) {
 	list := "phone,name\n+447400123401,Ann\n+447400123402,Bob\n+447400123403,Cid\n+447400123404,Dee\n+447400123405,Eve\n+447400123406,Fay\n+447400123407,Gus\n"
 	c := testharness.LoadCampaign(t, header+"recipients:\n  - file: l.csv\nexclude:\n  - numbers: [\"+447400123406\"]\nbody: \"Hi {{ .name }}\"\nbatch_size: 10\n",
 		map[string]string{"l.csv": list})
-	rec := &memRecorded{rs: []state.Recipient{
+	rec := testharness.Recorded{
 		{Phone: "+447400123401", Status: state.Sent, BatchID: "b-1", BodyHash: state.BodyHash("Hi Ann")},
 		{Phone: "+447400123402", Status: state.Sent, BatchID: "b-1", BodyHash: state.BodyHash("Hello Bob")},
 		{Phone: "+447400123403", Status: state.Sent, BatchID: "b-1", BodyHash: strings.ToUpper(state.BodyHash("Hi Cid"))},
@@ -28,7 +28,7 @@ func TestComputeHeld(t *testing.T) {
 		{Phone: "+447400123406", Status: state.Sent, BatchID: "b-4", BodyHash: state.BodyHash("Hi Fay")},
 		{Phone: "+447400123499", Status: state.Sent, BatchID: "b-5", BodyHash: state.BodyHash("Hi Zed")},
 		{Phone: "not-e164", Status: state.Sent, BatchID: "b-6", BodyHash: "x"},
-	}}
+	}
 	p, err := Compute(context.Background(), c, rec)
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func TestComputeHeldEdges(t *testing.T) {
 	list := "phone\n+447400123401\n+447400123402\n+447400123402\n+447400123403\n"
 	c := testharness.LoadCampaign(t, header+"recipients:\n  - file: l.csv\nexclude:\n  - numbers: [\"+447400123403\", \"+447400123409\"]\nbody: hi\nbatch_size: 10\n",
 		map[string]string{"l.csv": list})
-	rec := &memRecorded{rs: []state.Recipient{
+	rec := testharness.Recorded{
 		{Phone: "+447400123401", Status: state.Failed, BatchID: "b-1", Reason: "HTTP 400"},
 		{Phone: "+447400123409", Status: state.Sent, BatchID: "b-2", BodyHash: state.BodyHash("hi")},
 		{Phone: "+447400123402", Status: state.InDoubt, BatchID: "b-3"},
@@ -112,7 +112,7 @@ func TestComputeHeldEdges(t *testing.T) {
 		{Phone: "+447400123499", Status: state.Failed, BatchID: "b-6"},
 		{Phone: "not-e164", Status: state.Sent, BatchID: "b-7", BodyHash: "x"},
 		{Phone: "not-e164", Status: state.Sent, BatchID: "b-8", BodyHash: "x"},
-	}}
+	}
 	p, err := Compute(context.Background(), c, rec)
 	if err != nil {
 		t.Fatal(err)

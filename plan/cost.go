@@ -145,24 +145,12 @@ func (t tally) price(prices *campaign.Prices) (countries []CountryCount, byCount
 	for k, n := range t {
 		country := unpackRegion(k.region)
 		segs := n * int(k.segs)
-		c := all[country]
-		if c == nil {
-			c = &CountryCount{Country: country}
-			all[country] = c
-		}
-		c.Recipients += n
-		c.Segments += segs
+		addCount(all, country, n, segs)
 		if prices == nil {
 			continue
 		}
 		if k.row == 0 {
-			u := none[country]
-			if u == nil {
-				u = &CountryCount{Country: country}
-				none[country] = u
-			}
-			u.Recipients += n
-			u.Segments += segs
+			addCount(none, country, n, segs)
 			continue
 		}
 		cost := prices.Rows[k.row-1].Price.Mul(decimal.NewFromInt(int64(segs)))
@@ -190,6 +178,17 @@ func (t tally) price(prices *campaign.Prices) (countries []CountryCount, byCount
 		return strings.Compare(a.Country, b.Country)
 	})
 	return countries, byCountry, unpriced, total
+}
+
+// addCount adds n recipients and segs segments to country's count in m.
+func addCount(m map[string]*CountryCount, country string, n, segs int) {
+	c := m[country]
+	if c == nil {
+		c = &CountryCount{Country: country}
+		m[country] = c
+	}
+	c.Recipients += n
+	c.Segments += segs
 }
 
 func sortedCounts(m map[string]*CountryCount) []CountryCount {

@@ -27,12 +27,12 @@ func loadGolden(t *testing.T, name string) *campaign.Campaign {
 
 // resumedState records, for internal/report/testdata/campaigns/resumed.yaml: Ann sent the
 // body she would get today, Ben an earlier one, Cid in doubt.
-func resumedState() *memRecorded {
-	return &memRecorded{rs: []state.Recipient{
+func resumedState() testharness.Recorded {
+	return testharness.Recorded{
 		{Phone: "+447800123456", Status: state.Sent, BatchID: "b-1", BodyHash: state.BodyHash("Hi Ann, see you soon")},
 		{Phone: "+447400123459", Status: state.Sent, BatchID: "b-1", BodyHash: state.BodyHash("Hi Ben, an earlier body")},
 		{Phone: "+447400123564", Status: state.InDoubt, BatchID: "b-2"},
-	}}
+	}
 }
 
 // TestCostByHand holds the plan's cost to figures worked out by hand from
@@ -119,7 +119,7 @@ func TestBudget(t *testing.T) {
 	// message has 2.
 	tests := []struct {
 		name, budget string
-		state        *memRecorded
+		state        testharness.Recorded
 		want         []string // what is exceeded; none: within budget
 	}{
 		{"within", "  max_total: 0.185\n  max_segments_per_message: 2\n  max_recipients: 3\n", nil, nil},
@@ -131,7 +131,7 @@ func TestBudget(t *testing.T) {
 			"1 message needs more than max_segments_per_message 1: up to 2, 1 over",
 			"3 recipients (to send + already sent) exceed max_recipients 1 by 2"}},
 		// What the state records as sent counts against the campaign's budget.
-		{"spent counts", "  max_total: 0.15\n", &memRecorded{rs: []state.Recipient{{Phone: "+447800123456", Status: state.Sent, BodyHash: state.BodyHash("a")}}},
+		{"spent counts", "  max_total: 0.15\n", testharness.Recorded{{Phone: "+447800123456", Status: state.Sent, BodyHash: state.BodyHash("a")}},
 			[]string{"cost EUR 0.185 (EUR 0.15 to send + EUR 0.035 already spent) exceeds max_total EUR 0.15 by EUR 0.035"}},
 	}
 	for _, tt := range tests {

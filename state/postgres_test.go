@@ -205,7 +205,10 @@ func TestPostgresConnectionLost(t *testing.T) {
 				t.Fatalf("outcome after the connection went: %v, want a write error", err)
 			}
 			// The lock went with the connection: the next apply proceeds.
-			s2, err := Open(ctx, db, Options{Campaign: "spring"})
+			// The server ends the terminated backend, and frees its lock,
+			// a moment after pg_terminate_backend returns: the next Open
+			// may wait for it, as an apply with --lock-timeout does.
+			s2, err := Open(ctx, db, Options{Campaign: "spring", LockTimeout: 10 * time.Second})
 			must(t, err)
 			defer s2.Close()
 			if s2.Serial() != serial {

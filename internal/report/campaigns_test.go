@@ -1,7 +1,8 @@
 package report
 
 import (
-	"context"
+	"github.com/smsform/smsform/internal/testharness"
+
 	"path/filepath"
 	"testing"
 
@@ -32,25 +33,10 @@ func loadGolden(t *testing.T, name string) *campaign.Campaign {
 
 // resumedState records, for testdata/campaigns/resumed.yaml: Ann sent
 // the body she would get today, Ben an earlier one, Cid in doubt.
-func resumedState() *memRecorded {
-	return &memRecorded{rs: []state.Recipient{
+func resumedState() testharness.Recorded {
+	return testharness.Recorded{
 		{Phone: "+447800123456", Status: state.Sent, BatchID: "b-1", BodyHash: state.BodyHash("Hi Ann, see you soon")},
 		{Phone: "+447400123459", Status: state.Sent, BatchID: "b-1", BodyHash: state.BodyHash("Hi Ben, an earlier body")},
 		{Phone: "+447400123564", Status: state.InDoubt, BatchID: "b-2"},
-	}}
-}
-
-// memRecorded is a state held in memory.
-type memRecorded struct{ rs []state.Recipient }
-
-func (m *memRecorded) Lineage() string { return "bench" }
-func (m *memRecorded) Path() string    { return "memory" }
-func (m *memRecorded) Serial() int64   { return 1 }
-func (m *memRecorded) EachRecipient(ctx context.Context, fn func(state.Recipient) error) error {
-	for _, r := range m.rs {
-		if err := fn(r); err != nil {
-			return err
-		}
 	}
-	return nil
 }

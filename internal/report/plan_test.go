@@ -42,20 +42,27 @@ func TestGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range []struct {
-			ext   string
-			write func(*bytes.Buffer) error
-		}{
-			{"table.txt", func(b *bytes.Buffer) error { return WriteTable(b, p, Output{Width: 80}) }},
-			{"md", func(b *bytes.Buffer) error { return WriteMarkdown(b, p, Output{}) }},
-			{"json", func(b *bytes.Buffer) error { return WriteJSON(b, p, Output{}) }},
-		} {
-			var b bytes.Buffer
-			if err := f.write(&b); err != nil {
-				t.Fatal(err)
-			}
-			checkGolden(t, filepath.Join("testdata", "golden", name+"."+f.ext), b.Bytes())
+		checkGoldens(t, name, p)
+	}
+}
+
+// checkGoldens holds p's table (80 columns), markdown and JSON to
+// testdata/golden/NAME.table.txt, .md and .json.
+func checkGoldens(t *testing.T, name string, p *plan.Plan) {
+	t.Helper()
+	for _, f := range []struct {
+		ext   string
+		write func(*bytes.Buffer) error
+	}{
+		{"table.txt", func(b *bytes.Buffer) error { return WriteTable(b, p, Output{Width: 80}) }},
+		{"md", func(b *bytes.Buffer) error { return WriteMarkdown(b, p, Output{}) }},
+		{"json", func(b *bytes.Buffer) error { return WriteJSON(b, p, Output{}) }},
+	} {
+		var b bytes.Buffer
+		if err := f.write(&b); err != nil {
+			t.Fatal(err)
 		}
+		checkGolden(t, filepath.Join("testdata", "golden", name+"."+f.ext), b.Bytes())
 	}
 }
 
@@ -378,18 +385,5 @@ func TestGoldenWindow(t *testing.T) {
 	if err := p.ScheduleAt(time.Date(2026, 11, 23, 11, 30, 0, 0, time.UTC)); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []struct {
-		ext   string
-		write func(*bytes.Buffer) error
-	}{
-		{"table.txt", func(b *bytes.Buffer) error { return WriteTable(b, p, Output{Width: 80}) }},
-		{"md", func(b *bytes.Buffer) error { return WriteMarkdown(b, p, Output{}) }},
-		{"json", func(b *bytes.Buffer) error { return WriteJSON(b, p, Output{}) }},
-	} {
-		var b bytes.Buffer
-		if err := f.write(&b); err != nil {
-			t.Fatal(err)
-		}
-		checkGolden(t, filepath.Join("testdata", "golden", "window."+f.ext), b.Bytes())
-	}
+	checkGoldens(t, "window", p)
 }

@@ -4,6 +4,7 @@ package testharness
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/e164"
+	"github.com/smsform/smsform/state"
 )
 
 // Spec describes a generated campaign.
@@ -208,4 +210,23 @@ func LoadCampaign(t testing.TB, yaml string, files map[string]string) *campaign.
 		t.Fatalf("load: %v", err)
 	}
 	return c
+}
+
+// Recorded is a state held in memory, as plan.Compute reads one: the
+// recipients are given in the order it walks them. Its lineage is "bench"
+// and its location "memory", as golden files show them.
+type Recorded []state.Recipient
+
+func (Recorded) Lineage() string { return "bench" }
+func (Recorded) Path() string    { return "memory" }
+func (Recorded) Serial() int64   { return 1 }
+
+// EachRecipient calls fn for each recipient in order.
+func (r Recorded) EachRecipient(_ context.Context, fn func(state.Recipient) error) error {
+	for _, x := range r {
+		if err := fn(x); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -95,18 +95,28 @@ func reportPerRecipient(b *testing.B, n int) {
 // makes each batch once, as writing the plan does.
 func BenchmarkCut(b *testing.B) {
 	var g groups
+	bodies := &bodyStore{}
 	for i := range 100_000 {
 		phone := "+" + strconv.Itoa(447400000000+i)
 		k, _ := e164.Pack(phone)
-		g.phones = append(g.phones, k)
-		g.bodies = append(g.bodies, "Hi Ada, your code is "+phone[7:])
-		g.meta = append(g.meta, recMeta{segs: 1})
+		g.phones.append(k)
+		body := "Hi Ada, your code is " + phone[7:]
+		id, err := bodies.add(body, sumBody(body), metaOf(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		g.bodies = append(g.bodies, id)
 		g.ends = append(g.ends, int32(i+1))
+	}
+	if err := bodies.done(); err != nil {
+		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		t := newBatchTable(&g, 100)
-		t.each(func(int, Batch) error { return nil })
+		t := newBatchTable(&g, bodies, 100)
+		if err := t.each(func(int, Batch) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

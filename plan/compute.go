@@ -6,7 +6,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/e164"
@@ -21,31 +20,20 @@ const collectBefore = 100_000
 // recorded yet). With a strict campaign that lists invalid numbers it returns
 // the plan and a *StrictError.
 //
-// The state is read while the lists are, on another goroutine: what it
-// records is only needed once every recipient is known.
+// What a plan keeps of each recipient is a few fixed-size values in columns
+// that hold no pointers, and the text of each distinct body goes to a spool
+// (see bodyStore): ten million recipients must fit in well under a
+// gigabyte. The state is read once every recipient is known, each record
+// matched as it comes rather than kept.
 func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	b := &builder{
-		c:       c,
-		p:       &Plan{Campaign: c.Name, Sender: c.Sender, Window: c.Window, Template: c.Body},
-		norm:    e164.NewNormalizer(c.DefaultRegion),
-		numbers: e164.NewMap[int32](0),
+		c:      c,
+		p:      &Plan{Campaign: c.Name, Sender: c.Sender, Window: c.Window, Template: c.Body},
+		norm:   e164.NewNormalizer(c.DefaultRegion),
+		bodies: &bodyStore{},
 	}
-	loaded := make(chan error, 1)
 	if rec != nil {
 		b.p.State = StateStamp{Lineage: rec.Lineage(), Serial: rec.Serial(), Location: rec.Path(), FirstSend: rec.Lineage() == ""}
-		go func() { loaded <- b.loadRecorded(ctx, rec) }()
-		// On an early return the loader is cancelled and waited for, so
-		// that it never outlives Compute.
-		defer func() {
-			cancel()
-			if loaded != nil {
-				<-loaded
-			}
-		}()
-	} else {
-		loaded <- nil
 	}
 	for _, src := range c.Exclude {
 		b.warnEscape("exclude", src)
@@ -59,10 +47,11 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 	if err != nil {
 		return nil, err
 	}
-	var sharedMeta recMeta
 	if shared != nil {
-		b.shared, b.sharedText = true, *shared
-		sharedMeta = bodyMeta(*shared)
+		b.shared = true
+		if _, err := b.bodies.add(*shared, sumBody(*shared), metaOf(*shared)); err != nil {
+			return nil, err
+		}
 	}
 	process := func(items []item) {
 		for i := range items {
@@ -71,31 +60,27 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 			if it.err != nil {
 				continue
 			}
-			it.meta = sharedMeta
 			if shared == nil {
 				it.body, it.renderErr = c.RenderRow(it.entry, it.num.E164)
 				if it.renderErr == nil {
-					it.meta = bodyMeta(it.body)
+					it.meta, it.sum = metaOf(it.body), sumBody(it.body)
 				}
 				if it.empty = c.EmptyVariable(it.entry); it.empty != "" {
 					it.meta.flags |= flagEmpty
 				}
 			}
-			it.meta.region = packRegion(it.num.Region)
+			it.place.region = packRegion(it.num.Region)
 			if c.Prices != nil {
 				if row, ok := c.Prices.Lookup(it.num.E164, it.num.Region); ok {
-					it.meta.row = uint16(row + 1)
+					it.place.row = uint16(row + 1)
 				}
 			}
 			it.entry.Values = nil // rendered: the row's other columns are not needed any more
 		}
-		if shared == nil {
-			packBodies(items)
-		}
 	}
 	for _, src := range c.Recipients {
 		b.warnEscape("recipients", src)
-		b.sources = append(b.sources, sourceStart{file: src.Path, first: int32(len(b.phones))})
+		b.sources = append(b.sources, sourceStart{file: src.Path, first: int32(b.phones.len())})
 		if src.Kind == campaign.KindInline {
 			b.sources[len(b.sources)-1].file = c.Path
 		}
@@ -107,12 +92,15 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 	if err := b.noteEmpty(); err != nil {
 		return nil, err
 	}
-	err = <-loaded
-	loaded = nil
-	if err != nil {
+	if rec != nil {
+		if err := b.loadRecorded(ctx, rec); err != nil {
+			return nil, err
+		}
+	}
+	b.numbers, b.excluded = index{}, nil
+	if err := b.bodies.done(); err != nil {
 		return nil, err
 	}
-	b.matchHeld()
 	b.collect()
 	b.settle()
 	if c.Window.HasWindow() {
@@ -121,7 +109,9 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 		}
 	}
 	b.collect()
-	b.finish()
+	if err := b.finish(); err != nil {
+		return nil, err
+	}
 	if c.Strict && len(b.p.Invalid) > 0 {
 		return b.p, &StrictError{Invalid: b.p.Invalid}
 	}
@@ -130,47 +120,50 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 	return b.p, err
 }
 
-// groups are the recipients to send, by body: group i sends bodies[i] to
-// phones[ends[i-1]:ends[i]], in file order. Parallel slices rather than a
-// slice of structs keep a million groups of one small.
+// groups are the recipients to send, by body: group i sends body bodies[i]
+// to phones [ends[i-1], ends[i]), in file order.
 type groups struct {
-	bodies []string
-	meta   []recMeta // of each group's body (the region and price are its first recipient's)
+	bodies []int32 // ids in the bodyStore
 	ends   []int32
-	phones []e164.Packed
+	phones column[e164.Packed]
 }
 
 func (g *groups) len() int { return len(g.bodies) }
 
-func (g *groups) members(i int) []e164.Packed {
-	start := int32(0)
+// members returns where group i's recipients are in phones.
+func (g *groups) members(i int) (start, end int) {
 	if i > 0 {
-		start = g.ends[i-1]
+		start = int(g.ends[i-1])
 	}
-	return g.phones[start:g.ends[i]:g.ends[i]]
+	return start, int(g.ends[i])
+}
+
+// place is what pricing needs of a recipient's number.
+type place struct {
+	region uint16 // packRegion of the number's country
+	row    uint16 // the price row + 1; 0: no price
 }
 
 type builder struct {
-	c    *campaign.Campaign
-	p    *Plan
-	norm *e164.Normalizer
-	held heldSet
-	// numbers holds every distinct number of the recipients and the
-	// exclusions: its value is the number's index in phones, or one of
-	// excludedOnly and excludedSeen.
-	numbers *e164.Map[int32]
+	c      *campaign.Campaign
+	p      *Plan
+	norm   *e164.Normalizer
+	shared bool // one body for everyone: bodies holds it, bodyOf nothing
 
 	// The recipients that are neither duplicates nor excluded, in file
-	// order, with their bodies (none when the body is shared): settle
-	// splits them into what the state holds and what is to send.
-	shared     bool
-	sharedText string
-	phones     []e164.Packed
-	bodies     []string
-	meta       []recMeta // per recipient of phones
-	lines      []uint32  // per recipient of phones: its line in its source
-	sources    []sourceStart
-	heldAt     []int32 // per recipient of phones: the index of its state record, or -1
+	// order: settle splits them into what the state holds and what is to
+	// send.
+	phones  column[e164.Packed]
+	bodyOf  column[int32] // a personalised body's id in bodies
+	places  column[place]
+	lines   lineIndex
+	sources []sourceStart
+	numbers index // finds a number among phones
+	// excluded holds the exclusions' numbers: true once one was met among
+	// the recipients.
+	excluded   *e164.Map[bool]
+	bodies     *bodyStore
+	held       heldSet
 	groups     groups
 	groupZones []*window.Zones // per group, with a send window (see splitByZone)
 
@@ -180,8 +173,7 @@ type builder struct {
 	estimate  int            // of spent: recipients sent another body than today's
 	sampler   sampler
 
-	emptyRows []string // the first maxListed rows that print an empty variable
-	emptyAt   []*campaign.Error
+	emptyAt []*campaign.Error // the first maxListed rows that print an empty variable
 
 	badExclusions []string // warnings, all of them counted, the first maxListed kept
 	fixedLines    []string
@@ -202,7 +194,27 @@ func (b *builder) location(i int32) string {
 		}
 		src = s
 	}
-	return fmt.Sprintf("%s:%d", src.file, b.lines[i])
+	return fmt.Sprintf("%s:%d", src.file, b.lines.at(i))
+}
+
+// lineIndex is the line of each recipient in its source, written down only
+// where it is not the line after the previous recipient's: rows mostly
+// follow each other.
+type lineIndex struct {
+	from []int32  // recipients where the run of lines breaks
+	line []uint32 // the line of each of them
+}
+
+func (x *lineIndex) add(i int32, line uint32) {
+	if len(x.from) > 0 && x.at(i) == line {
+		return
+	}
+	x.from, x.line = append(x.from, i), append(x.line, line)
+}
+
+func (x *lineIndex) at(i int32) uint32 {
+	k := sort.Search(len(x.from), func(k int) bool { return x.from[k] > i }) - 1
+	return x.line[k] + uint32(i-x.from[k])
 }
 
 // sharedBody renders a body that uses no per-recipient variable once, for
@@ -228,50 +240,43 @@ func (b *builder) normalizeAll(items []item) {
 	}
 }
 
-// packBodies moves the bodies of a chunk's valid items into one string.
-// What a plan keeps of a million bodies then lives in a few hundred blocks
-// rather than among the rows' garbage, which the collector can then give
-// back whole. (Numbers are kept packed, as e164.Packed.)
-func packBodies(items []item) {
-	size := 0
-	for i := range items {
-		if it := &items[i]; it.err == nil {
-			size += len(it.body)
-		}
-	}
-	var sb strings.Builder
-	sb.Grow(size)
-	for i := range items {
-		if it := &items[i]; it.err == nil {
-			sb.WriteString(it.body)
-		}
-	}
-	block, off := sb.String(), 0
-	for i := range items {
-		if it := &items[i]; it.err == nil {
-			it.body = block[off : off+len(it.body)]
-			off += len(it.body)
-		}
-	}
-}
-
 func (b *builder) exclude(it *item) error {
 	if it.err != nil {
 		b.badExclusions = append(b.badExclusions, fmt.Sprintf("%s:%d: ignoring invalid exclusion %q: %v",
 			it.entry.File, it.entry.Line, e164.Mask(it.entry.Raw), it.err))
 		return nil
 	}
-	if v, added := b.numbers.Ref(it.num.E164); added {
-		*v = excludedOnly
+	if b.excluded == nil {
+		b.excluded = e164.NewMap[bool](0)
 	}
+	b.excluded.Ref(it.num.E164)
 	return nil
 }
 
-// Values in builder.numbers of numbers that are not in phones.
-const (
-	excludedOnly int32 = -1 // excluded, not (yet) among the recipients
-	excludedSeen int32 = -2 // excluded, and among the recipients
-)
+// hashNumber spreads a packed number's bits over a hash (murmur3's
+// finaliser): packed digits differ mostly in a few low nibbles.
+func hashNumber(k e164.Packed) uint64 {
+	h := uint64(k)
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	return h ^ h>>33
+}
+
+// recipient returns the index in b.phones of the recipient of number k.
+func (b *builder) recipient(k e164.Packed) (int32, bool) {
+	return b.numbers.find(hashNumber(k), func(id int32) bool { return b.phones.at(int(id)) == k })
+}
+
+// excludedSeen says whether k is excluded and among the recipients.
+func (b *builder) excludedSeen(k e164.Packed) bool {
+	if b.excluded == nil {
+		return false
+	}
+	seen, _ := b.excluded.GetPacked(k)
+	return seen
+}
 
 func (b *builder) add(it *item) error {
 	s := &b.p.Summary
@@ -289,25 +294,33 @@ func (b *builder) add(it *item) error {
 	if !ok { // a Normalizer's E.164 always packs
 		return fmt.Errorf("%s:%d: %s: not in E.164 form", it.entry.File, it.entry.Line, e164.Mask(phone))
 	}
-	v, added := b.numbers.RefPacked(k)
-	if !added && *v != excludedOnly {
+	kept, dup := b.recipient(k)
+	excluded := false
+	if !dup && b.excluded != nil {
+		if seen, ok := b.excluded.GetPacked(k); ok {
+			excluded, dup, kept = true, seen, -1
+			if !seen {
+				v, _ := b.excluded.RefPacked(k)
+				*v = true
+			}
+		}
+	}
+	if dup {
 		s.Duplicates++
 		if len(b.p.DuplicateRows) < maxListed {
 			d := Duplicate{Row: fmt.Sprintf("%s:%d", it.entry.File, it.entry.Line), Phone: phone}
-			if *v >= 0 {
-				d.Kept = b.location(*v)
+			if kept >= 0 {
+				d.Kept = b.location(kept)
 			}
 			b.p.DuplicateRows = append(b.p.DuplicateRows, d)
 		}
 		return nil
 	}
 	s.Recipients++
-	if !added {
-		*v = excludedSeen
+	if excluded {
 		s.Excluded++
 		return nil
 	}
-	*v = int32(len(b.phones))
 	if it.renderErr != nil {
 		return &campaign.Error{File: it.entry.File, Line: it.entry.Line, Field: "body",
 			Msg:  it.renderErr.Error(),
@@ -327,11 +340,22 @@ func (b *builder) add(it *item) error {
 		b.fixedLines = append(b.fixedLines, fmt.Sprintf("%s:%d: %s is a fixed-line number and may not receive SMS",
 			it.entry.File, it.entry.Line, e164.Mask(phone)))
 	}
-	b.phones = append(b.phones, k)
-	b.meta = append(b.meta, it.meta)
-	b.lines = append(b.lines, uint32(it.entry.Line))
+	id := int32(b.phones.len())
+	if err := b.numbers.add(hashNumber(k), id, func(id int32) uint64 { return hashNumber(b.phones.at(int(id))) }); err != nil {
+		return err
+	}
+	b.phones.append(k)
+	b.places.append(it.place)
+	b.lines.add(id, uint32(it.entry.Line))
 	if !b.shared {
-		b.bodies = append(b.bodies, it.body)
+		body, err := b.bodies.add(it.body, it.sum, it.meta)
+		if err != nil {
+			return err
+		}
+		// Two rows can render one body, only one of them with an empty
+		// variable: the body is marked if any is.
+		b.bodies.meta.ptr(int(body)).flags |= it.meta.flags & flagEmpty
+		b.bodyOf.append(body)
 	}
 	return nil
 }
@@ -342,95 +366,81 @@ func (b *builder) add(it *item) error {
 func (b *builder) settle() {
 	s := &b.p.Summary
 	// Pass one: which group each recipient to send joins. The recipients
-	// to send are compacted in place at the front of b.phones.
-	var (
-		index   bodyIndex
-		gidx    = make([]int32, 0, max(len(b.phones)-b.held.len(), 0))
-		counts  []int32
-		ngroups int
-		sorted  = true // every group's recipients already follow each other
-	)
-	n := 0
-	b.toSend = tally{}
-	for i, phone := range b.phones {
-		if b.heldAt != nil && b.heldAt[i] >= 0 {
-			b.hold(phone.String(), &b.held.recs[b.heldAt[i]])
+	// to send are compacted in place at the front of b.phones, their
+	// group in b.bodyOf.
+	groupOf := make([]int32, b.bodies.len()) // group+1 of each body, 0 for none yet
+	var counts []int32
+	sorted := true // every group's recipients already follow each other
+	last, n := int32(0), 0
+	b.toSend, b.spent = tally{}, tally{}
+	for i := range b.phones.len() {
+		phone := b.phones.at(i)
+		body := int32(0)
+		if !b.shared {
+			body = b.bodyOf.at(i)
+		}
+		m := b.bodies.meta.at(int(body))
+		key := costKeyOf(b.places.at(i), m)
+		if st := b.held.of(i); st != notHeld {
+			b.hold(phone, int32(i), st, key)
 			continue
 		}
-		m := b.meta[i]
-		b.toSend[m.key()]++
+		b.toSend[key]++
 		if m.flags&flagUCS2 != 0 && m.segs > m.gsm {
 			if b.ucs2Extra == nil {
 				b.ucs2Extra = map[uint16]int{}
 			}
-			b.ucs2Extra[m.row] += int(m.segs - m.gsm)
-		}
-		body := b.sharedText
-		if !b.shared {
-			body = b.bodies[i]
+			b.ucs2Extra[key.row] += int(m.segs - m.gsm)
 		}
 		b.sampler.consider(phone, body, m)
-		gi := 0
-		if !b.shared {
-			// The groups' bodies are kept at the front of b.bodies: there
-			// are never more groups than recipients seen.
-			body := b.bodies[i]
-			var ok bool
-			if gi, ok = index.find(body, b.bodies[:ngroups]); !ok {
-				gi = ngroups
-				b.bodies[gi] = body
-				ngroups++
-				counts = append(counts, 0)
-				b.groups.meta = append(b.groups.meta, m)
-				index.note(gi, b.bodies[:ngroups])
-			}
-		} else if len(counts) == 0 {
+		g := groupOf[body]
+		if g == 0 {
+			b.groups.bodies = append(b.groups.bodies, body)
 			counts = append(counts, 0)
-			b.groups.meta = append(b.groups.meta, m)
+			g = int32(len(counts))
+			groupOf[body] = g
 		}
-		if len(gidx) > 0 && int32(gi) < gidx[len(gidx)-1] {
+		if g < last {
 			sorted = false
 		}
-		gidx = append(gidx, int32(gi))
-		counts[gi]++
-		b.phones[n] = phone
+		last = g
+		counts[g-1]++
+		*b.phones.ptr(n) = phone
+		if !b.shared {
+			*b.bodyOf.ptr(n) = g - 1
+		}
 		n++
 	}
-	if b.shared {
-		if n > 0 {
-			b.groups.bodies = []string{b.sharedText}
-		}
-	} else {
-		clear(b.bodies[ngroups:])
-		b.groups.bodies = b.bodies[:ngroups:ngroups]
-	}
 	s.ToSend = n
-	phones := b.phones[:n:n]
-	clear(b.phones[n:])
-	b.bodies, b.heldAt, b.held, b.meta, b.lines = nil, nil, heldSet{}, nil, nil
-	index = bodyIndex{}
-	// Pass two: each group's recipients side by side in one array.
+	b.phones.truncate(n)
+	b.places, b.held = column[place]{}, heldSet{}
+	// Pass two: each group's recipients side by side.
 	if !sorted {
-		ordered := make([]e164.Packed, n)
+		var ordered column[e164.Packed]
+		for range n {
+			ordered.append(0)
+		}
 		next := make([]int32, len(counts))
 		off := int32(0)
 		for gi, c := range counts {
 			next[gi] = off
 			off += c
 		}
-		for k, phone := range phones {
-			ordered[next[gidx[k]]] = phone
-			next[gidx[k]]++
+		for k := range n {
+			g := b.bodyOf.at(k)
+			*ordered.ptr(int(next[g])) = b.phones.at(k)
+			next[g]++
 		}
-		phones = ordered
+		b.phones = ordered
 	}
+	b.bodyOf = column[int32]{}
 	off := int32(0)
 	for gi, c := range counts {
 		off += c
 		counts[gi] = off
 	}
-	b.groups.ends, b.groups.phones = counts, phones
-	b.phones = nil
+	b.groups.ends, b.groups.phones = counts, b.phones
+	b.phones = column[e164.Packed]{}
 }
 
 // collect runs the garbage collector in a large plan and gives the memory
@@ -440,21 +450,26 @@ func (b *builder) settle() {
 // last one cannot hold. Collecting between steps keeps the peak near what
 // the plan keeps rather than the sum of every step's garbage.
 func (b *builder) collect() {
-	if len(b.phones)+len(b.groups.phones) >= collectBefore {
+	if b.phones.len()+b.groups.phones.len() >= collectBefore {
 		debug.FreeOSMemory()
 	}
 }
 
-func (b *builder) finish() {
+func (b *builder) finish() error {
 	p := b.p
-	p.cut = newBatchTable(&b.groups, b.c.BatchSize)
+	p.cut = newBatchTable(&b.groups, b.bodies, b.c.BatchSize)
 	p.cut.zones = b.groupZones
-	b.price()
+	if err := b.price(); err != nil {
+		return err
+	}
 	p.Summary.Batches = p.cut.n
 	for gi := range b.groups.len() {
-		p.Summary.Segments += int(b.groups.meta[gi].segs) * len(b.groups.members(gi))
+		start, end := b.groups.members(gi)
+		p.Summary.Segments += int(b.bodies.meta.at(int(b.groups.bodies[gi])).segs) * (end - start)
 	}
-	b.warnUCS2()
+	if err := b.warnUCS2(); err != nil {
+		return err
+	}
 	sort.Strings(p.Removed)
 	p.Removed = slices.Compact(p.Removed) // a state that records a number twice
 	sortHeld(p.InDoubt)
@@ -467,4 +482,5 @@ func (b *builder) finish() {
 		p.Warnings = append(p.Warnings, fmt.Sprintf(
 			"%d recipient(s) recorded in state are no longer in the campaign", n))
 	}
+	return nil
 }

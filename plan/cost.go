@@ -59,33 +59,22 @@ type SegmentCount struct {
 	Segments           int          `json:"segments"`
 }
 
-// recMeta is what the plan keeps of each recipient besides the number, to
-// price it and choose samples: twelve bytes, for a million recipients.
-type recMeta struct {
-	region uint16 // packRegion of the number's country
-	row    uint16 // the price row + 1; 0: no price
-	chars  uint16 // characters of the body
-	segs   uint16 // segments of the body
-	gsm    uint16 // segments of the body were it GSM-7 (see sms.Analysis.SegmentsIfGSM7)
-	flags  uint8
-}
-
 const (
 	flagUCS2  uint8 = 1 << iota // the body is sent as UCS-2
 	flagEmpty                   // the body prints an empty variable
 )
 
-func (m recMeta) encoding() sms.Encoding {
+func (m bodyMeta) encoding() sms.Encoding {
 	if m.flags&flagUCS2 != 0 {
 		return sms.UCS2
 	}
 	return sms.GSM7
 }
 
-// bodyMeta is the part of a recMeta that depends on the body alone.
-func bodyMeta(body string) recMeta {
+// metaOf analyses a body.
+func metaOf(body string) bodyMeta {
 	a := sms.Analyze(body)
-	m := recMeta{chars: clamp16(utf8.RuneCountInString(body)), segs: clamp16(a.Segments), gsm: clamp16(a.SegmentsIfGSM7)}
+	m := bodyMeta{chars: clamp16(utf8.RuneCountInString(body)), segs: clamp16(a.Segments), gsm: clamp16(a.SegmentsIfGSM7)}
 	if a.Encoding == sms.UCS2 {
 		m.flags |= flagUCS2
 	}
@@ -124,8 +113,8 @@ type costKey struct {
 	ucs2              bool
 }
 
-func (m recMeta) key() costKey {
-	return costKey{region: m.region, row: m.row, segs: m.segs, ucs2: m.flags&flagUCS2 != 0}
+func costKeyOf(p place, m bodyMeta) costKey {
+	return costKey{region: p.region, row: p.row, segs: m.segs, ucs2: m.flags&flagUCS2 != 0}
 }
 
 // tally counts recipients by costKey.
@@ -322,25 +311,29 @@ func CheckBudget(p *Plan, b campaign.Budget) (*BudgetCheck, error) {
 
 // price fills in what the plan shows of the recipients to send: by
 // country, by encoding and segments, the cost, and the samples.
-func (b *builder) price() {
+func (b *builder) price() error {
 	p := b.p
 	countries, byCountry, unpriced, total := b.toSend.price(b.c.Prices)
 	p.Countries = countries
 	p.Distribution = b.toSend.distribution()
-	p.Samples = b.sampler.samples()
+	samples, err := b.sampler.samples(b.bodies.spool.reader())
+	if err != nil {
+		return err
+	}
+	p.Samples = samples
 	if b.shared && len(p.Samples) > 0 {
 		p.Samples = p.Samples[:1]
 		p.Samples[0].Why = []string{"every recipient"}
 	}
 	prices := b.c.Prices
 	if prices == nil {
-		return
+		return nil
 	}
 	p.Cost = &Cost{
 		Currency:              prices.Currency,
 		Total:                 total,
 		AlreadySpent:          b.spent.spent(prices),
-		AlreadySpentEstimated: b.estimate,
+		AlreadySpentEstimated: p.BodyChanged,
 		ByCountry:             byCountry,
 		Unpriced:              unpriced,
 	}
@@ -354,6 +347,7 @@ func (b *builder) price() {
 			"%s %s no price in %s: %s; the total leaves them out (add a row for each country)",
 			words.Count(n), words.Plural(n, "recipient has", "recipients have"), prices.File, strings.Join(names, ", ")))
 	}
+	return nil
 }
 
 // ucs2Cost is what sending UCS-2 rather than GSM-7 costs more, from the

@@ -3,93 +3,119 @@ package plan
 import (
 	"context"
 	"crypto/sha256"
-	"runtime"
-	"sync"
 
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/state"
 )
 
-// heldRec is the little the plan keeps of a state record: a million of them
-// must stay small.
-type heldRec struct {
-	key    e164.Packed // the phone packed; 0 when it does not pack (see heldSet.other)
-	sum    int32       // index in heldSet.sums of the body hash, or -1 when it is in heldSet.raw
-	raw    int32       // index in heldSet.raw of a body hash that is not 64 hex digits, else -1
-	more   int32       // index in heldSet.more for in-doubt and failed records, else -1
-	status state.Status
-}
+// heldStatus is what the state records of one of the campaign's recipients.
+type heldStatus uint8
+
+const (
+	notHeld       heldStatus = iota
+	heldSent                 // sent the body it would get now
+	heldSentOther            // sent another body: the body changed since
+	heldInDoubt
+	heldFailed
+)
 
 type heldMore struct{ batch, reason string }
 
-// heldSet is what the state records, in the order it gave it.
+// heldSet is what the state records of the campaign's recipients: a byte
+// each, and the batch and reason of those in doubt or failed.
 type heldSet struct {
-	recs  []heldRec
-	other map[int32]string // phones of the records that do not pack, by index in recs
-	sums  [][sha256.Size]byte
-	raw   []string
-	more  []heldMore
-
-	// The records of one attempt share its body hash: it is decoded once.
-	lastHash     string
-	lastSum      int32
-	lastRaw      int32
-	haveLastHash bool
+	status []heldStatus // per recipient of builder.phones; nil when the state records none
+	more   map[int32]heldMore
 }
 
-func (h *heldSet) len() int { return len(h.recs) }
-
-func (h *heldSet) put(r state.Recipient) {
-	rec := heldRec{more: -1, status: r.Status}
-	if rec.status == state.InDoubt || rec.status == state.Failed {
-		rec.more = int32(len(h.more))
-		h.more = append(h.more, heldMore{batch: r.BatchID, reason: r.Reason})
+func (h *heldSet) of(i int) heldStatus {
+	if h.status == nil {
+		return notHeld
 	}
-	if !h.haveLastHash || r.BodyHash != h.lastHash {
-		h.lastHash, h.lastSum, h.lastRaw, h.haveLastHash = r.BodyHash, -1, -1, true
-		var sum [sha256.Size]byte
-		if decodeHash(r.BodyHash, &sum) {
-			h.lastSum = int32(len(h.sums))
-			h.sums = append(h.sums, sum)
-		} else {
-			h.lastRaw = int32(len(h.raw))
-			h.raw = append(h.raw, r.BodyHash)
+	return h.status[i]
+}
+
+// loadRecorded reads what rec records, matching each record to the
+// campaign's recipients as it comes: nothing of the state is kept but a
+// status per recipient. A number the campaign no longer has (excluded ones
+// are still the campaign's) is listed as removed; of two records of one
+// number, which a real state never gives, the later counts.
+func (b *builder) loadRecorded(ctx context.Context, rec Recorded) error {
+	var (
+		lastHash string
+		lastSum  bodySum
+		lastOK   bool
+	)
+	return rec.EachRecipient(ctx, func(r state.Recipient) error {
+		var st heldStatus
+		switch r.Status {
+		case state.Sent:
+			st = heldSent
+		case state.InDoubt:
+			st = heldInDoubt
+		case state.Failed:
+			st = heldFailed
+		default:
+			return nil // unsent: the same as no record
 		}
-	}
-	rec.sum, rec.raw = h.lastSum, h.lastRaw
-	if k, ok := e164.Pack(r.Phone); ok {
-		rec.key = k
-	} else {
-		if h.other == nil {
-			h.other = make(map[int32]string)
+		k, ok := e164.Pack(r.Phone)
+		v, found := int32(0), false
+		if ok {
+			v, found = b.recipient(k)
 		}
-		h.other[int32(len(h.recs))] = r.Phone
-	}
-	h.recs = append(h.recs, rec)
+		if !found {
+			if !ok || !b.excludedSeen(k) {
+				b.p.Removed = append(b.p.Removed, r.Phone)
+			}
+			return nil
+		}
+		h := &b.held
+		if h.status == nil {
+			h.status = make([]heldStatus, b.phones.len())
+			h.more = map[int32]heldMore{}
+		}
+		switch st {
+		case heldSent:
+			// The records of one attempt share a body hash, and those of a
+			// shared body all do: it is decoded once.
+			if r.BodyHash != lastHash || lastHash == "" {
+				lastHash, lastOK = r.BodyHash, decodeSum(r.BodyHash, &lastSum)
+			}
+			if !lastOK || lastSum != b.sumOf(v) {
+				st = heldSentOther
+			}
+		default:
+			h.more[v] = heldMore{batch: r.BatchID, reason: r.Reason}
+		}
+		h.status[v] = st
+		return nil
+	})
 }
 
-// phone is the phone of record i.
-func (h *heldSet) phone(i int) string {
-	if k := h.recs[i].key; k != 0 {
-		return k.String()
+// sumOf is the sum of the body of recipient i.
+func (b *builder) sumOf(i int32) bodySum {
+	if b.shared {
+		return b.bodies.sums.at(0)
 	}
-	return h.other[int32(i)]
+	return b.bodies.sums.at(int(b.bodyOf.at(int(i))))
 }
 
-// decodeHash decodes a hash written as BodyHash writes it: 64 lower-case
-// hex digits. Anything else is compared as written.
-func decodeHash(s string, dst *[sha256.Size]byte) bool {
+// decodeSum reads the first half of a hash written as state.BodyHash
+// writes it: 64 lower-case hex digits. Anything else is no body's.
+func decodeSum(s string, dst *bodySum) bool {
 	if len(s) != 2*sha256.Size {
 		return false
 	}
-	for i := range dst {
+	var full [sha256.Size]byte
+	for i := range full {
 		hi, ok1 := lowerHex(s[2*i])
 		lo, ok2 := lowerHex(s[2*i+1])
 		if !ok1 || !ok2 {
 			return false
 		}
-		dst[i] = hi<<4 | lo
+		full[i] = hi<<4 | lo
 	}
+	*dst = bodySum(full[:16])
 	return true
 }
 
@@ -103,135 +129,25 @@ func lowerHex(c byte) (byte, bool) {
 	return 0, false
 }
 
-func (b *builder) loadRecorded(ctx context.Context, rec Recorded) error {
-	return rec.EachRecipient(ctx, func(r state.Recipient) error {
-		b.held.put(r)
-		return nil
-	})
-}
-
-// matchHeld finds which recipients the state holds (b.heldAt), lists the
-// numbers it holds that the campaign no longer has (excluded ones are still
-// the campaign's) and counts those recorded as sent with a body other than
-// the one they would get now. The campaign's numbers are not needed after
-// it.
-func (b *builder) matchHeld() {
-	defer func() { b.numbers = nil }()
-	recs := b.held.recs
-	if len(recs) == 0 {
-		return
-	}
-	// Each record's value in b.numbers, looked up on every core.
-	const absent = excludedOnly // not a recipient: to the plan, the same
-	at := make([]int32, len(recs))
-	onEveryCore(len(recs), func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			var v int32
-			var ok bool
-			if k := recs[i].key; k != 0 {
-				v, ok = b.numbers.GetPacked(k)
-			} else {
-				v, ok = b.numbers.Get(b.held.other[int32(i)])
-			}
-			if !ok {
-				v = absent
-			}
-			at[i] = v
-		}
-	})
-	// In the state's order, so that of two records of a number (which a
-	// real state never gives) the later one counts.
-	b.heldAt = make([]int32, len(b.phones))
-	for i := range b.heldAt {
-		b.heldAt[i] = -1
-	}
-	for i, v := range at {
-		switch {
-		case v >= 0:
-			b.heldAt[v] = int32(i)
-		case v == absent:
-			b.p.Removed = append(b.p.Removed, b.held.phone(i))
-		}
-	}
-	b.p.BodyChanged = b.countBodyChanged()
-}
-
-// countBodyChanged counts, on every core, the recipients recorded as sent
-// with a body other than the one they would get now, and tallies what was
-// sent for its cost (b.spent). The state keeps the hash of a body, not the
-// body: one sent another body is tallied as today's (b.estimate counts them).
-func (b *builder) countBodyChanged() int {
-	workers := runtime.GOMAXPROCS(0)
-	counts := make([]int, workers)
-	spent := make([]tally, workers)
-	onEveryCore(len(b.phones), func(w, lo, hi int) {
-		var last string
-		var lastSum [sha256.Size]byte
-		haveLast := false
-		spent[w] = tally{}
-		for i := lo; i < hi; i++ {
-			at := b.heldAt[i]
-			if at < 0 || b.held.recs[at].status != state.Sent {
-				continue
-			}
-			spent[w][b.meta[i].key()]++
-			r := &b.held.recs[at]
-			body := b.sharedText
-			if !b.shared {
-				body = b.bodies[i]
-			}
-			if r.raw >= 0 {
-				if b.held.raw[r.raw] != state.BodyHash(body) {
-					counts[w]++
-				}
-				continue
-			}
-			// Neighbours often share a body (a shared one always).
-			if !haveLast || body != last {
-				last, lastSum, haveLast = body, sha256.Sum256([]byte(body)), true
-			}
-			if lastSum != b.held.sums[r.sum] {
-				counts[w]++
-			}
-		}
-	})
-	total := 0
-	b.spent = tally{}
-	for w, c := range counts {
-		total += c
-		b.spent.add(spent[w])
-	}
-	b.estimate = total
-	return total
-}
-
-// onEveryCore splits [0, n) into one range per core and runs fn on each,
-// w being the range's number, less than GOMAXPROCS.
-func onEveryCore(n int, fn func(w, lo, hi int)) {
-	workers := runtime.GOMAXPROCS(0)
-	per := (n + workers - 1) / workers
-	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := min(w*per, n), min((w+1)*per, n)
-		wg.Go(func() { fn(w, lo, hi) })
-	}
-	wg.Wait()
-}
-
 // hold accounts for a recipient the state already records: whatever the
-// campaign says now, it is not planned again. (Sent recipients whose body
-// changed are counted by matchHeld.)
-func (b *builder) hold(phone string, r *heldRec) {
+// campaign says now, it is not planned again.
+func (b *builder) hold(phone e164.Packed, i int32, st heldStatus, key costKey) {
 	s := &b.p.Summary
-	switch r.status {
-	case state.Sent:
+	switch st {
+	case heldSent, heldSentOther:
 		s.AlreadySent++
-	case state.InDoubt:
+		// The state keeps the hash of a body, not the body: one sent
+		// another body is priced as today's (Cost.AlreadySpentEstimated).
+		b.spent[key]++
+		if st == heldSentOther {
+			b.p.BodyChanged++
+		}
+	case heldInDoubt:
 		s.InDoubt++
-		b.p.InDoubt = append(b.p.InDoubt, Held{Phone: phone, BatchID: b.held.more[r.more].batch})
-	case state.Failed:
+		b.p.InDoubt = append(b.p.InDoubt, Held{Phone: phone.String(), BatchID: b.held.more[i].batch})
+	case heldFailed:
 		s.Failed++
-		m := b.held.more[r.more]
-		b.p.Failed = append(b.p.Failed, Held{Phone: phone, BatchID: m.batch, Reason: m.reason})
+		m := b.held.more[i]
+		b.p.Failed = append(b.p.Failed, Held{Phone: phone.String(), BatchID: m.batch, Reason: m.reason})
 	}
 }

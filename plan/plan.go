@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/sms"
@@ -150,11 +151,11 @@ func (p *Plan) AllBatches() []Batch {
 }
 
 // Batch returns batch i of a plan that is not a Stream.
-func (p *Plan) Batch(i int) Batch {
+func (p *Plan) Batch(i int) (Batch, error) {
 	if p.cut != nil {
 		return p.cut.at(i)
 	}
-	return p.Batches[i]
+	return p.Batches[i], nil
 }
 
 // BatchedRecipients counts the recipients in the batches. A stream is not
@@ -237,61 +238,49 @@ func (e *StrictError) Error() string {
 func (b Batch) TotalSegments() int { return b.Segments * len(b.Recipients) }
 
 // batchTable is a plan's batches as Compute left them: the groups of
-// recipients by body, cut into batches of at most size.
+// recipients by body, cut into batches of at most size. A batch, its id
+// included, is made when asked for.
 type batchTable struct {
-	g     *groups
-	size  int
-	zones []*window.Zones // per group, with a send window
-	first []int32         // per group: the number of its first batch
-	ids   [][8]byte       // per batch: its id's hash, which costs a SHA-256 of the batch to make
-	n     int
+	g      *groups
+	bodies *bodyStore
+	size   int
+	zones  []*window.Zones // per group, with a send window
+	first  []int32         // per group: the number of its first batch
+	n      int
+
+	mu     sync.Mutex // over reader, which at shares
+	reader *spoolReader
 }
 
-// newBatchTable cuts g into batches of at most size and derives their ids.
-func newBatchTable(g *groups, size int) *batchTable {
-	t := &batchTable{g: g, size: size, first: make([]int32, g.len())}
+// newBatchTable cuts g into batches of at most size.
+func newBatchTable(g *groups, bodies *bodyStore, size int) *batchTable {
+	t := &batchTable{g: g, bodies: bodies, size: size, first: make([]int32, g.len())}
 	for i := range g.len() {
 		t.first[i] = int32(t.n)
-		t.n += (len(g.members(i)) + size - 1) / size
-	}
-	t.ids = make([][8]byte, 0, t.n)
-	var scratch []byte
-	for gi, body := range g.bodies {
-		members := g.members(gi)
-		for start := 0; start < len(members); start += size {
-			t.ids = append(t.ids, hashPacked(&scratch, body, members[start:min(start+size, len(members))]))
-		}
+		start, end := g.members(i)
+		t.n += (end - start + size - 1) / size
 	}
 	return t
 }
 
-// batchHash is the first 8 bytes of the SHA-256 of a body and each of its n
+// batchHash is the first 8 bytes of the SHA-256 of a body and each of its
 // phones after a zero byte: a batch's id, the same for the same inputs.
-// phone appends phone i; scratch is reused between calls.
-func batchHash(scratch *[]byte, body string, n int, phone func(buf []byte, i int) []byte) [8]byte {
+// scratch is reused between calls.
+func batchHash(scratch *[]byte, body string, phones []string) [8]byte {
 	buf := append((*scratch)[:0], body...)
-	for i := range n {
-		buf = phone(append(buf, 0), i)
+	for _, p := range phones {
+		buf = append(append(buf, 0), p...)
 	}
 	*scratch = buf
 	sum := sha256.Sum256(buf)
 	return [8]byte(sum[:8])
 }
 
-// hashPacked and hashStrings are batchHash of packed and written phones.
-func hashPacked(scratch *[]byte, body string, phones []e164.Packed) [8]byte {
-	return batchHash(scratch, body, len(phones), func(buf []byte, i int) []byte { return phones[i].Append(buf) })
-}
-
-func hashStrings(scratch *[]byte, body string, phones []string) [8]byte {
-	return batchHash(scratch, body, len(phones), func(buf []byte, i int) []byte { return append(buf, phones[i]...) })
-}
-
 // BatchID is the id of the batch that sends body to phones, as Compute
 // derives it: saved plans are checked against it.
 func BatchID(body string, phones []string) string {
 	var scratch []byte
-	return batchID(hashStrings(&scratch, body, phones))
+	return batchID(batchHash(&scratch, body, phones))
 }
 
 // batchID is the id of the batch whose hash is h: "b-" and h in hex.
@@ -299,34 +288,52 @@ func batchID(h [8]byte) string {
 	return string(hex.AppendEncode([]byte("b-"), h[:]))
 }
 
-// make returns batch i, chunk k of group gi.
-func (t *batchTable) make(i, gi, k int) Batch {
-	members := t.g.members(gi)
-	start := k * t.size
-	end := min(start+t.size, len(members))
-	m := t.g.meta[gi]
-	phones := make([]string, end-start)
-	for j, k := range members[start:end] {
-		phones[j] = k.String()
+// make returns chunk k of group gi, reading its body with r.
+func (t *batchTable) make(r *spoolReader, scratch *[]byte, gi, k int) (Batch, error) {
+	start, end := t.g.members(gi)
+	start += k * t.size
+	end = min(end, start+t.size)
+	id := t.g.bodies[gi]
+	body, err := r.at(int(id))
+	if err != nil {
+		return Batch{}, err
 	}
-	b := Batch{ID: batchID(t.ids[i]), Body: t.g.bodies[gi], Encoding: m.encoding(), Segments: int(m.segs),
+	m := t.bodies.meta.at(int(id))
+	phones := make([]string, end-start)
+	for j := range phones {
+		phones[j] = t.g.phones.at(start + j).String()
+	}
+	b := Batch{ID: batchID(batchHash(scratch, body, phones)), Body: body, Encoding: m.encoding(), Segments: int(m.segs),
 		Recipients: phones}
 	if t.zones != nil {
 		b.Zones = t.zones[gi].Names()
 	}
-	return b
+	return b, nil
 }
 
-func (t *batchTable) at(i int) Batch {
+func (t *batchTable) at(i int) (Batch, error) {
 	gi := sort.Search(len(t.first), func(g int) bool { return int(t.first[g]) > i }) - 1
-	return t.make(i, gi, i-int(t.first[gi]))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.reader == nil {
+		t.reader = t.bodies.spool.reader()
+	}
+	var scratch []byte
+	return t.make(t.reader, &scratch, gi, i-int(t.first[gi]))
 }
 
 func (t *batchTable) each(fn func(int, Batch) error) error {
+	r := t.bodies.spool.reader()
+	var scratch []byte
 	i := 0
 	for gi := range t.g.len() {
-		for k := 0; k*t.size < len(t.g.members(gi)); k++ {
-			if err := fn(i, t.make(i, gi, k)); err != nil {
+		start, end := t.g.members(gi)
+		for k := 0; k*t.size < end-start; k++ {
+			b, err := t.make(r, &scratch, gi, k)
+			if err != nil {
+				return err
+			}
+			if err := fn(i, b); err != nil {
 				return err
 			}
 			i++

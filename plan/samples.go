@@ -22,8 +22,8 @@ type Sample struct {
 type candidate struct {
 	ok    bool
 	phone e164.Packed
-	body  string
-	meta  recMeta
+	body  int32 // its id in the bodyStore
+	meta  bodyMeta
 }
 
 // sampler picks the informative messages among those to send as they go
@@ -33,7 +33,7 @@ type sampler struct {
 	longest, shortest, ucs2, most, empty candidate
 }
 
-func (s *sampler) consider(phone e164.Packed, body string, m recMeta) {
+func (s *sampler) consider(phone e164.Packed, body int32, m bodyMeta) {
 	c := candidate{ok: true, phone: phone, body: body, meta: m}
 	if !s.longest.ok || m.chars > s.longest.meta.chars {
 		s.longest = c
@@ -53,8 +53,9 @@ func (s *sampler) consider(phone e164.Packed, body string, m recMeta) {
 	}
 }
 
-// samples lists the candidates, each recipient once with all its reasons.
-func (s *sampler) samples() []Sample {
+// samples lists the candidates, each recipient once with all its reasons,
+// their bodies read from r.
+func (s *sampler) samples(bodies *spoolReader) ([]Sample, error) {
 	out := []Sample{}
 	for _, r := range []struct {
 		why string
@@ -74,9 +75,13 @@ func (s *sampler) samples() []Sample {
 			}
 		}
 		if !found {
-			out = append(out, Sample{Why: []string{r.why}, Phone: r.c.phone.String(), Body: r.c.body,
+			body, err := bodies.at(int(r.c.body))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, Sample{Why: []string{r.why}, Phone: r.c.phone.String(), Body: body,
 				Encoding: r.c.meta.encoding(), Segments: int(r.c.meta.segs), Characters: int(r.c.meta.chars)})
 		}
 	}
-	return out
+	return out, nil
 }

@@ -13,11 +13,13 @@ import (
 type item struct {
 	entry     campaign.Row
 	num       e164.Number
-	err       error // the number is invalid
-	body      string
+	err       error  // the number is invalid
+	body      string // rendered, for a personalised body
+	sum       bodySum
+	meta      bodyMeta
 	renderErr error
-	meta      recMeta
 	empty     string // a variable the body prints empty
+	place     place
 }
 
 // chunkSize is how many entries travel together through scan: enough that

@@ -48,17 +48,21 @@ const maxNamed = 5
 // cost, once per distinct set of characters so that a personalised campaign
 // does not repeat itself a million times. It analyses again only the UCS-2
 // bodies.
-func (b *builder) warnUCS2() {
+func (b *builder) warnUCS2() error {
 	type cost struct{ bodies, extra int }
 	costs := map[string]*cost{}
 	var order []string
-	for gi, body := range b.groups.bodies {
-		members := len(b.groups.members(gi))
-		if b.groups.meta[gi].encoding() != sms.UCS2 {
+	bodies := b.bodies.spool.reader()
+	for gi, id := range b.groups.bodies {
+		if b.bodies.meta.at(int(id)).encoding() != sms.UCS2 {
 			continue
 		}
-		repeat := gi > 0 && body == b.groups.bodies[gi-1] // one body split by zones
-
+		start, end := b.groups.members(gi)
+		repeat := gi > 0 && id == b.groups.bodies[gi-1] // one body split by zones
+		body, err := bodies.at(int(id))
+		if err != nil {
+			return err
+		}
 		a := sms.Analyze(body)
 		key := string(a.Forcing)
 		c, ok := costs[key]
@@ -70,7 +74,7 @@ func (b *builder) warnUCS2() {
 		if !repeat {
 			c.bodies++
 		}
-		c.extra += (a.Segments - a.SegmentsIfGSM7) * members
+		c.extra += (a.Segments - a.SegmentsIfGSM7) * (end - start)
 	}
 	for _, key := range order {
 		c := costs[key]
@@ -92,6 +96,7 @@ func (b *builder) warnUCS2() {
 				"UCS-2 costs %s more than the same messages in GSM-7 would%s", words.Money(b.c.Prices.Currency, extra), more))
 		}
 	}
+	return nil
 }
 
 func (b *builder) warnEscape(field string, src campaign.Source) {

@@ -23,27 +23,26 @@ func (b *builder) splitByZone() error {
 	if err != nil {
 		return fmt.Errorf("send window: %w", err)
 	}
-	g := b.groups
-	zs, fallbacks := lookUpZones(sc, g.phones)
-	out := groups{phones: make([]e164.Packed, 0, len(g.phones))}
+	g := &b.groups
+	zs, fallbacks := lookUpZones(sc, &g.phones)
 	var (
+		out     groups
 		zones   []*window.Zones // of each new group
 		unknown []string        // warnings, the first maxListed kept
 		sets    []*window.Zones // of the group being split, by first appearance
-		at      int             // index in g.phones of the group's first member
 		local   = map[*window.Zones]int{}
 		of      []int32 // per member: its index in sets
 	)
 	for gi := range g.len() {
-		members := g.members(gi)
+		start, end := g.members(gi)
 		sets, of = sets[:0], of[:0]
 		clear(local)
-		for k, phone := range members {
-			z := zs[at+k]
+		for k := start; k < end; k++ {
+			z := zs[k]
 			if z == nil {
 				b.p.Summary.NoTimezone++
 				if len(unknown) < maxListed+1 {
-					unknown = append(unknown, e164.Mask(phone.String()))
+					unknown = append(unknown, e164.Mask(g.phones.at(k).String()))
 				}
 				of = append(of, -1)
 				continue
@@ -56,10 +55,9 @@ func (b *builder) splitByZone() error {
 			}
 			of = append(of, int32(i))
 		}
-		at += len(members)
 		// Members of each set side by side, in file order within the set:
 		// a counting sort by set.
-		start := len(out.phones)
+		first := out.phones.len()
 		counts := make([]int32, len(sets)+1)
 		for _, si := range of {
 			if si >= 0 {
@@ -69,14 +67,15 @@ func (b *builder) splitByZone() error {
 		for si := range sets {
 			counts[si+1] += counts[si]
 			out.bodies = append(out.bodies, g.bodies[gi])
-			out.meta = append(out.meta, g.meta[gi])
-			out.ends = append(out.ends, int32(start)+counts[si+1])
+			out.ends = append(out.ends, int32(first)+counts[si+1])
 			zones = append(zones, sets[si])
 		}
-		out.phones = out.phones[:start+int(counts[len(sets)])]
+		for range counts[len(sets)] {
+			out.phones.append(0)
+		}
 		for k, si := range of {
 			if si >= 0 {
-				out.phones[start+int(counts[si])] = members[k]
+				*out.phones.ptr(first + int(counts[si])) = g.phones.at(start + k)
 				counts[si]++
 			}
 		}
@@ -102,28 +101,35 @@ func (b *builder) splitByZone() error {
 // lookUpZones finds the zones of each phone on every core, each goroutine
 // with a Finder of its own (they share the schedule's Zones values), and
 // counts the phones that got the fallback zone.
-func lookUpZones(sc *window.Schedule, phones []e164.Packed) ([]*window.Zones, int) {
-	zs := make([]*window.Zones, len(phones))
+func lookUpZones(sc *window.Schedule, phones *column[e164.Packed]) ([]*window.Zones, int) {
+	zs := make([]*window.Zones, phones.len())
 	workers := runtime.GOMAXPROCS(0)
-	per := (len(phones) + workers - 1) / max(workers, 1)
 	fallbacks := make([]int, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := min(w*per, len(phones)), min((w+1)*per, len(phones))
-		wg.Go(func() {
-			f := sc.Finder()
-			for i := lo; i < hi; i++ {
-				var fb bool
-				if zs[i], fb = f.Zones(phones[i].String()); fb {
-					fallbacks[w]++
-				}
+	onEveryCore(phones.len(), func(w, lo, hi int) {
+		f := sc.Finder()
+		for i := lo; i < hi; i++ {
+			var fb bool
+			if zs[i], fb = f.Zones(phones.at(i).String()); fb {
+				fallbacks[w]++
 			}
-		})
-	}
-	wg.Wait()
+		}
+	})
 	n := 0
 	for _, c := range fallbacks {
 		n += c
 	}
 	return zs, n
+}
+
+// onEveryCore splits [0, n) into one range per core and runs fn on each,
+// w being the range's number, less than GOMAXPROCS.
+func onEveryCore(n int, fn func(w, lo, hi int)) {
+	workers := runtime.GOMAXPROCS(0)
+	per := (n + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := min(w*per, n), min((w+1)*per, n)
+		wg.Go(func() { fn(w, lo, hi) })
+	}
+	wg.Wait()
 }

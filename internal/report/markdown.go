@@ -27,8 +27,21 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, o Output) error {
 		limit = githubCommentLimit
 	}
 	head, foot := markdownFrame(p, o)
-	block := func(i int) mdBlock { return withWhen(markdownBlock(p.Batch(i), o), p, i) }
-	_, err := io.WriteString(w, fitMarkdown(head, p.NumBatches(), block, foot, limit))
+	// A batch that cannot be read (its body is read back from a temporary
+	// file) fails the whole comment: the first such error is returned.
+	var readErr error
+	block := func(i int) mdBlock {
+		b, err := p.Batch(i)
+		if err != nil && readErr == nil {
+			readErr = err
+		}
+		return withWhen(markdownBlock(b, o), p, i)
+	}
+	text := fitMarkdown(head, p.NumBatches(), block, foot, limit)
+	if readErr != nil {
+		return readErr
+	}
+	_, err := io.WriteString(w, text)
 	return err
 }
 

@@ -146,7 +146,10 @@ func WriteTable(w io.Writer, p *plan.Plan, o Output) error {
 		t.Header(cols)
 		var rows [][]string
 		for i := range min(nb, max) {
-			batch := p.Batch(i)
+			batch, err := p.Batch(i)
+			if err != nil {
+				return err
+			}
 			row := []string{batch.ID, words.Count(len(batch.Recipients)), string(batch.Encoding),
 				fmt.Sprintf("%s (%d each)", words.Count(batch.TotalSegments()), batch.Segments),
 				strings.Join(strings.Fields(batch.Body), " ")}

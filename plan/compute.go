@@ -206,7 +206,7 @@ type lineIndex struct {
 }
 
 func (x *lineIndex) add(i int32, line uint32) {
-	if len(x.from) > 0 && x.at(i) == line {
+	if k := len(x.from) - 1; k >= 0 && x.line[k]+uint32(i-x.from[k]) == line {
 		return
 	}
 	x.from, x.line = append(x.from, i), append(x.line, line)

@@ -220,3 +220,25 @@ func TestDuplicateRows(t *testing.T) {
 		t.Errorf("duplicates (%d) = %q\nwant %q", p.Summary.Duplicates, got, want)
 	}
 }
+
+// TestDuplicateKeptLines names the kept row of each duplicate across gaps
+// (blank lines, invalid numbers) and sources: the plan writes a line down
+// only where rows stop following each other.
+func TestDuplicateKeptLines(t *testing.T) {
+	c := testharness.LoadCampaign(t, header+"recipients:\n  - file: l.txt\n  - file: m.txt\nbody: hi\n", map[string]string{
+		"l.txt": "+447400123451\n\nnonsense\n+447400123452\n+447400123453\n",
+		"m.txt": "+447400123454\n+447400123453\n+447400123452\n+447400123454\n+447400123451\n",
+	})
+	p, err := Compute(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range p.DuplicateRows {
+		got = append(got, filepath.Base(d.Row)+" kept "+filepath.Base(d.Kept))
+	}
+	want := []string{"m.txt:2 kept l.txt:5", "m.txt:3 kept l.txt:4", "m.txt:4 kept m.txt:1", "m.txt:5 kept l.txt:1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("duplicates = %q\nwant %q", got, want)
+	}
+}

@@ -23,8 +23,8 @@ const collectBefore = 100_000
 // What a plan keeps of each recipient is a few fixed-size values in columns
 // that hold no pointers, and the text of each distinct body goes to a spool
 // (see bodyStore): ten million recipients must fit in well under a
-// gigabyte. The state is read once every recipient is known, each record
-// matched as it comes rather than kept.
+// gigabyte. The state's records are matched to the recipients once every
+// recipient is known, and kept only as a status per recipient.
 func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, error) {
 	b := &builder{
 		c:      c,
@@ -32,8 +32,23 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 		norm:   e164.NewNormalizer(c.DefaultRegion),
 		bodies: &bodyStore{},
 	}
+	// The state is read on another goroutine while the lists are, a
+	// bounded way ahead (see readRecorded), and matched once every
+	// recipient is known.
+	var (
+		recorded     <-chan *heldChunk
+		recordedDone func() error
+	)
 	if rec != nil {
 		b.p.State = StateStamp{Lineage: rec.Lineage(), Serial: rec.Serial(), Location: rec.Path(), FirstSend: rec.Lineage() == ""}
+		readCtx, cancel := context.WithCancel(ctx)
+		recorded, recordedDone = readRecorded(readCtx, rec)
+		// On any return the reader is stopped and waited for, so that it
+		// never outlives Compute.
+		defer func() {
+			cancel()
+			recordedDone()
+		}()
 	}
 	for _, src := range c.Exclude {
 		b.warnEscape("exclude", src)
@@ -93,7 +108,8 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 		return nil, err
 	}
 	if rec != nil {
-		if err := b.loadRecorded(ctx, rec); err != nil {
+		b.matchRecorded(recorded)
+		if err := recordedDone(); err != nil {
 			return nil, err
 		}
 	}

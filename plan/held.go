@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"crypto/sha256"
+	"sync"
 
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/state"
@@ -35,61 +36,133 @@ func (h *heldSet) of(i int) heldStatus {
 	return h.status[i]
 }
 
-// loadRecorded reads what rec records, matching each record to the
-// campaign's recipients as it comes: nothing of the state is kept but a
-// status per recipient. A number the campaign no longer has (excluded ones
-// are still the campaign's) is listed as removed; of two records of one
-// number, which a real state never gives, the later counts.
-func (b *builder) loadRecorded(ctx context.Context, rec Recorded) error {
-	var (
-		lastHash string
-		lastSum  bodySum
-		lastOK   bool
-	)
-	return rec.EachRecipient(ctx, func(r state.Recipient) error {
-		var st heldStatus
-		switch r.Status {
-		case state.Sent:
-			st = heldSent
-		case state.InDoubt:
-			st = heldInDoubt
-		case state.Failed:
-			st = heldFailed
-		default:
-			return nil // unsent: the same as no record
+// heldRecord is a state record as read ahead: what matching it needs.
+type heldRecord struct {
+	key    e164.Packed // 0 when the phone does not pack (see heldChunk.odd)
+	sum    bodySum
+	sumOK  bool // sum is a body's: the record's hash was written as BodyHash writes one
+	status heldStatus
+	more   int32 // index in heldChunk.more of an in-doubt or failed record's batch and reason
+}
+
+// heldChunk is a run of state records in the order the state gave them.
+type heldChunk struct {
+	recs []heldRecord
+	more []heldMore
+	odd  []string // the phones that do not pack, in order
+}
+
+const (
+	heldChunkLen = 4096
+	// readAhead is how many chunks of records (32 bytes each) are read
+	// while the lists still are: 64 MB, a million shared-body records
+	// read in the scan's shadow, while the state of ten million waits
+	// rather than doubling what the plan holds.
+	readAhead = 64 << 20 / (heldChunkLen * 32)
+)
+
+// readRecorded reads what rec records on another goroutine, up to
+// readAhead chunks ahead of matchRecorded, which takes them in order; wait
+// returns the reader's error once the chunks are all taken, or after the
+// context is cancelled.
+func readRecorded(ctx context.Context, rec Recorded) (chunks <-chan *heldChunk, wait func() error) {
+	out := make(chan *heldChunk, readAhead)
+	done := make(chan error, 1)
+	go func() {
+		defer close(out)
+		var (
+			cur      = &heldChunk{}
+			lastHash string
+			lastSum  bodySum
+			lastOK   bool
+		)
+		send := func() error {
+			select {
+			case out <- cur:
+				cur = &heldChunk{recs: make([]heldRecord, 0, heldChunkLen)}
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
-		k, ok := e164.Pack(r.Phone)
-		v, found := int32(0), false
-		if ok {
-			v, found = b.recipient(k)
-		}
-		if !found {
-			if !ok || !b.excludedSeen(k) {
-				b.p.Removed = append(b.p.Removed, r.Phone)
+		err := rec.EachRecipient(ctx, func(r state.Recipient) error {
+			hr := heldRecord{more: -1}
+			switch r.Status {
+			case state.Sent:
+				hr.status = heldSent
+				// The records of one attempt share a body hash, and those
+				// of a shared body all do: it is decoded once.
+				if r.BodyHash != lastHash || lastHash == "" {
+					lastHash, lastOK = r.BodyHash, decodeSum(r.BodyHash, &lastSum)
+				}
+				hr.sum, hr.sumOK = lastSum, lastOK
+			case state.InDoubt, state.Failed:
+				hr.status = heldInDoubt
+				if r.Status == state.Failed {
+					hr.status = heldFailed
+				}
+				hr.more = int32(len(cur.more))
+				cur.more = append(cur.more, heldMore{batch: r.BatchID, reason: r.Reason})
+			default:
+				return nil // unsent: the same as no record
+			}
+			var ok bool
+			if hr.key, ok = e164.Pack(r.Phone); !ok {
+				cur.odd = append(cur.odd, r.Phone)
+			}
+			cur.recs = append(cur.recs, hr)
+			if len(cur.recs) == heldChunkLen {
+				return send()
 			}
 			return nil
+		})
+		if err == nil && len(cur.recs) > 0 {
+			err = send()
 		}
-		h := &b.held
-		if h.status == nil {
-			h.status = make([]heldStatus, b.phones.len())
-			h.more = map[int32]heldMore{}
+		done <- err
+	}()
+	return out, sync.OnceValue(func() error {
+		for range out { // what is left after a cancel
 		}
-		switch st {
-		case heldSent:
-			// The records of one attempt share a body hash, and those of a
-			// shared body all do: it is decoded once.
-			if r.BodyHash != lastHash || lastHash == "" {
-				lastHash, lastOK = r.BodyHash, decodeSum(r.BodyHash, &lastSum)
-			}
-			if !lastOK || lastSum != b.sumOf(v) {
-				st = heldSentOther
-			}
-		default:
-			h.more[v] = heldMore{batch: r.BatchID, reason: r.Reason}
-		}
-		h.status[v] = st
-		return nil
+		return <-done
 	})
+}
+
+// matchRecorded matches the state's records to the campaign's recipients,
+// keeping a status per recipient. A number the campaign no longer has
+// (excluded ones are still the campaign's) is listed as removed; of two
+// records of one number, which a real state never gives, the later counts.
+func (b *builder) matchRecorded(chunks <-chan *heldChunk) {
+	h := &b.held
+	for ch := range chunks {
+		odd := ch.odd
+		for _, r := range ch.recs {
+			if r.key == 0 {
+				b.p.Removed = append(b.p.Removed, odd[0])
+				odd = odd[1:]
+				continue
+			}
+			v, found := b.recipient(r.key)
+			if !found {
+				if !b.excludedSeen(r.key) {
+					b.p.Removed = append(b.p.Removed, r.key.String())
+				}
+				continue
+			}
+			if h.status == nil {
+				h.status = make([]heldStatus, b.phones.len())
+				h.more = map[int32]heldMore{}
+			}
+			st := r.status
+			switch {
+			case st == heldSent && (!r.sumOK || r.sum != b.sumOf(v)):
+				st = heldSentOther
+			case r.more >= 0:
+				h.more[v] = ch.more[r.more]
+			}
+			h.status[v] = st
+		}
+	}
 }
 
 // sumOf is the sum of the body of recipient i.

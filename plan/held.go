@@ -36,29 +36,30 @@ func (h *heldSet) of(i int) heldStatus {
 	return h.status[i]
 }
 
-// heldRecord is a state record as read ahead: what matching it needs.
+// heldRecord is a state record as read ahead: what matching it needs, in
+// 16 bytes.
 type heldRecord struct {
 	key    e164.Packed // 0 when the phone does not pack (see heldChunk.odd)
-	sum    bodySum
-	sumOK  bool // sum is a body's: the record's hash was written as BodyHash writes one
+	ref    int32       // sent: index in heldChunk.sums, -1 for a hash that is no body's; else in heldChunk.more
 	status heldStatus
-	more   int32 // index in heldChunk.more of an in-doubt or failed record's batch and reason
 }
 
 // heldChunk is a run of state records in the order the state gave them.
 type heldChunk struct {
 	recs []heldRecord
+	sums []bodySum // one per run of records that share a body hash
 	more []heldMore
 	odd  []string // the phones that do not pack, in order
 }
 
 const (
 	heldChunkLen = 4096
-	// readAhead is how many chunks of records (32 bytes each) are read
-	// while the lists still are: 64 MB, a million shared-body records
-	// read in the scan's shadow, while the state of ten million waits
-	// rather than doubling what the plan holds.
-	readAhead = 64 << 20 / (heldChunkLen * 32)
+	// readAhead is how many chunks are read while the lists still are: at
+	// most 32 MB (16 bytes a record, and 16 more where each has a body
+	// of its own), enough for a million records to be read in the scan's
+	// shadow, while the state of ten million waits rather than add much
+	// to what the plan holds.
+	readAhead = 32 << 20 / (heldChunkLen * 32)
 )
 
 // readRecorded reads what rec records on another goroutine, up to
@@ -72,36 +73,41 @@ func readRecorded(ctx context.Context, rec Recorded) (chunks <-chan *heldChunk, 
 		defer close(out)
 		var (
 			cur      = &heldChunk{}
-			lastHash string
-			lastSum  bodySum
-			lastOK   bool
+			lastHash string // of the chunk's last sent record, whose sum is at lastRef
+			lastRef  int32
+			haveLast bool
 		)
 		send := func() error {
 			select {
 			case out <- cur:
-				cur = &heldChunk{recs: make([]heldRecord, 0, heldChunkLen)}
+				cur, haveLast = &heldChunk{recs: make([]heldRecord, 0, heldChunkLen)}, false
 				return nil
 			case <-ctx.Done():
 				return ctx.Err()
 			}
 		}
 		err := rec.EachRecipient(ctx, func(r state.Recipient) error {
-			hr := heldRecord{more: -1}
+			var hr heldRecord
 			switch r.Status {
 			case state.Sent:
 				hr.status = heldSent
 				// The records of one attempt share a body hash, and those
-				// of a shared body all do: it is decoded once.
-				if r.BodyHash != lastHash || lastHash == "" {
-					lastHash, lastOK = r.BodyHash, decodeSum(r.BodyHash, &lastSum)
+				// of a shared body all do: it is decoded and kept once.
+				if !haveLast || r.BodyHash != lastHash {
+					lastHash, lastRef, haveLast = r.BodyHash, -1, true
+					var sum bodySum
+					if decodeSum(r.BodyHash, &sum) {
+						lastRef = int32(len(cur.sums))
+						cur.sums = append(cur.sums, sum)
+					}
 				}
-				hr.sum, hr.sumOK = lastSum, lastOK
+				hr.ref = lastRef
 			case state.InDoubt, state.Failed:
 				hr.status = heldInDoubt
 				if r.Status == state.Failed {
 					hr.status = heldFailed
 				}
-				hr.more = int32(len(cur.more))
+				hr.ref = int32(len(cur.more))
 				cur.more = append(cur.more, heldMore{batch: r.BatchID, reason: r.Reason})
 			default:
 				return nil // unsent: the same as no record
@@ -155,10 +161,10 @@ func (b *builder) matchRecorded(chunks <-chan *heldChunk) {
 			}
 			st := r.status
 			switch {
-			case st == heldSent && (!r.sumOK || r.sum != b.sumOf(v)):
+			case st != heldSent:
+				h.more[v] = ch.more[r.ref]
+			case r.ref < 0 || ch.sums[r.ref] != b.sumOf(v):
 				st = heldSentOther
-			case r.more >= 0:
-				h.more[v] = ch.more[r.more]
 			}
 			h.status[v] = st
 		}

@@ -1,14 +1,15 @@
 package plan
 
 import (
-	"github.com/smsform/smsform/internal/testharness"
-
 	"context"
+	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/smsform/smsform/internal/testharness"
 	"github.com/smsform/smsform/state"
 )
 
@@ -129,5 +130,59 @@ func TestComputeHeldEdges(t *testing.T) {
 	}
 	if !slices.Equal(p.Removed, []string{"+447400123409", "+447400123499", "not-e164"}) {
 		t.Errorf("removed = %q", p.Removed)
+	}
+}
+
+// TestComputeHeldChunks resumes a campaign whose state records span several
+// chunks of the read-ahead, the body hash runs crossing their bounds.
+func TestComputeHeldChunks(t *testing.T) {
+	var list strings.Builder
+	list.WriteString("phone,name\n")
+	var rec testharness.Recorded
+	const n = 3*heldChunkLen + 100
+	for i := range n {
+		phone := fmt.Sprintf("+4474%08d", i)
+		name := []string{"Ann", "Ben"}[i/1000%2] // runs of a thousand records share a body
+		fmt.Fprintf(&list, "%s,%s\n", phone, name)
+		rec = append(rec, state.Recipient{Phone: phone, Status: state.Sent, BatchID: "b", BodyHash: state.BodyHash("hi " + name)})
+	}
+	rec[n-1].BodyHash = state.BodyHash("an older body")
+	c := testharness.LoadCampaign(t, header+"recipients:\n  - file: l.csv\nbody: hi {{ .name }}\n", map[string]string{"l.csv": list.String()})
+	p, err := Compute(context.Background(), c, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Summary.AlreadySent != n || p.Summary.ToSend != 0 || p.BodyChanged != 1 {
+		t.Fatalf("already sent %d of %d, to send %d, body changed %d (want 1)", p.Summary.AlreadySent, n, p.Summary.ToSend, p.BodyChanged)
+	}
+}
+
+// TestComputeStopsReadingState: a plan that fails while its lists are read
+// stops the state's reader, which never outlives Compute.
+func TestComputeStopsReadingState(t *testing.T) {
+	c := testharness.LoadCampaign(t, header+"recipients:\n  - file: l.csv\nbody: hi {{ .name }}\n",
+		map[string]string{"l.csv": "phone,name\n+447400123401,Ann\n+447400123402\n"})
+	before := runtime.NumGoroutine()
+	_, err := Compute(context.Background(), c, endlessState{})
+	if err == nil || !strings.Contains(err.Error(), "l.csv:3") {
+		t.Fatalf("err = %v, want the row without a name", err)
+	}
+	if after := runtime.NumGoroutine(); after > before {
+		t.Fatalf("%d goroutines after Compute, %d before", after, before)
+	}
+}
+
+// endlessState is a state that records more than a plan ever reads: it
+// stops only when its context ends.
+type endlessState struct{ testharness.Recorded }
+
+func (endlessState) EachRecipient(ctx context.Context, fn func(state.Recipient) error) error {
+	for i := 0; ; i++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fn(state.Recipient{Phone: fmt.Sprintf("+1201555%04d", i%10000), Status: state.Sent, BodyHash: "x"}); err != nil {
+			return err
+		}
 	}
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -118,11 +119,25 @@ func TestScale(t *testing.T) {
 	tab.add(row{figure: "  batches/s, last 10% vs first 10%", smsform: fmt.Sprintf("%.0f", ma.last), rss: ma.rss,
 		comparison: fmt.Sprintf("%.0f first", ma.first), ratio: ma.last / ma.first, target: "≥ 0.9", pass: ma.last >= 0.9*ma.first})
 
-	one := gen("apply", applied, false, url)
-	m1 := applyRates(t, smsform, env, "--auto-approve", one.Campaign)
+	// Three rounds, each a campaign with a state of its own: a tenth of a
+	// thousand batches lasts about half a second, which one hiccup of a
+	// shared machine can move. The round of median ratio is the figure,
+	// the peak RSS the largest of the three.
+	var rounds []rates
+	for r := range 3 {
+		one := gen(fmt.Sprintf("apply%d", r+1), applied, false, url)
+		m := applyRates(t, smsform, env, "--auto-approve", one.Campaign)
+		t.Logf("apply round %d: %.0f batches/s in the first tenth, %.0f in the last", r+1, m.first, m.last)
+		rounds = append(rounds, m)
+	}
+	slices.SortFunc(rounds, func(a, b rates) int { return cmp.Compare(a.last/a.first, b.last/b.first) })
+	m1 := rounds[1]
+	for _, r := range rounds {
+		m1.rss = max(m1.rss, r.rss)
+	}
 	tab.add(row{figure: fmt.Sprintf("apply %s, batches of %s: peak RSS", count(applied), count(batch)), smsform: mb(m1.rss), rss: m1.rss,
 		comparison: "1 GB", ratio: float64(m1.rss) / gb, target: "≤ 1", pass: m1.rss <= gb})
-	tab.add(row{figure: "  batches/s, last 10% vs first 10%", smsform: fmt.Sprintf("%.0f", m1.last), rss: m1.rss,
+	tab.add(row{figure: "  batches/s, last 10% vs first 10% (median of 3 rounds)", smsform: fmt.Sprintf("%.0f", m1.last), rss: m1.rss,
 		comparison: fmt.Sprintf("%.0f first", m1.first), ratio: m1.last / m1.first, target: "≥ 0.9", pass: m1.last >= 0.9*m1.first})
 
 	tab.print(os.Stdout, "bench-scale", *scaleFull)

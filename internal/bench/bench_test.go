@@ -540,7 +540,11 @@ func (tb *table) print(w io.Writer, target string, judged bool) {
 		if !judged {
 			result = "-"
 		}
-		cells = append(cells, []string{r.figure, r.smsform, r.comparison, fmt.Sprintf("%.2f", r.ratio), r.target, result, mb(r.rss)})
+		rss := "" // a figure measured in the test process, not of a command
+		if r.rss > 0 {
+			rss = mb(r.rss)
+		}
+		cells = append(cells, []string{r.figure, r.smsform, r.comparison, fmt.Sprintf("%.2f", r.ratio), r.target, result, rss})
 	}
 	widths := make([]int, len(header))
 	for _, row := range cells {

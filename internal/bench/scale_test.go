@@ -140,7 +140,61 @@ func TestScale(t *testing.T) {
 	tab.add(row{figure: "  batches/s, last 10% vs first 10% (median of 3 rounds)", smsform: fmt.Sprintf("%.0f", m1.last), rss: m1.rss,
 		comparison: fmt.Sprintf("%.0f first", m1.first), ratio: m1.last / m1.first, target: "≥ 0.9", pass: m1.last >= 0.9*m1.first})
 
+	// The state alone, as apply journals: what a batch costs it, early and
+	// late, without the HTTP round trip and the sandbox around it.
+	cost := gen("statecost", applied, false, "")
+	first, last, err := stateCost(ctx, cost.Campaign, filepath.Join(dir, "statecost.smsstate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab.add(row{figure: fmt.Sprintf("state journaling %s in batches of %s: median ms a batch, last 10%% vs first 10%%", count(applied), count(batch)),
+		smsform: fmt.Sprintf("%.2f", millis(last)), comparison: fmt.Sprintf("%.2f first", millis(first)),
+		ratio: millis(last) / millis(first), target: "≤ 1.1", pass: last <= first*11/10})
+
 	tab.print(os.Stdout, "bench-scale", *scaleFull)
+}
+
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// stateCost journals every batch of the campaign's plan in a new state as
+// apply does (each outcome in the commit of the next intent) and returns
+// the median time a batch took in the first and in the last tenth.
+func stateCost(ctx context.Context, campaignPath, statePath string) (first, last time.Duration, err error) {
+	p, st, err := planAndState(ctx, campaignPath, statePath)
+	if err != nil {
+		return 0, 0, err
+	}
+	var took []time.Duration
+	prev := ""
+	err = p.EachBatch(func(_ int, b plan.Batch) error {
+		start := time.Now()
+		in := state.Intent{BatchID: b.ID, Phones: b.Recipients, BodyHash: state.BodyHash(b.Body)}
+		var err error
+		if prev == "" {
+			err = st.RecordIntent(ctx, in)
+		} else {
+			err = st.RecordOutcomeAndIntent(ctx, prev, state.Outcome{Status: state.Sent, HTTPStatus: 200, RequestID: prev}, in)
+		}
+		took = append(took, time.Since(start))
+		prev = b.ID
+		return err
+	})
+	if cerr := st.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(took) < 10 {
+		return 0, 0, fmt.Errorf("%d batches: too few to take tenths of", len(took))
+	}
+	tenth := len(took) / 10
+	median := func(d []time.Duration) time.Duration {
+		d = slices.Clone(d)
+		slices.Sort(d)
+		return d[len(d)/2]
+	}
+	return median(took[:tenth]), median(took[len(took)-tenth:]), nil
 }
 
 // rates is an apply's peak RSS and its pace at the start and at the end.

@@ -53,10 +53,16 @@ func TestScale(t *testing.T) {
 		g.Numbers = nil // not needed here; ten million strings are a lot of test memory
 		return g
 	}
+	// Full runs repeat each figure that a busy moment can move, and take
+	// the median.
+	rounds := 1
+	if *scaleFull {
+		rounds = 3
+	}
 	s := gen("small", small, true, "")
-	ms := run(t, smsform, nil, "plan", s.Campaign)
+	ms := medianRun(t, rounds, smsform, nil, "plan", s.Campaign)
 	l := gen("large", large, true, "")
-	ml := run(t, smsform, nil, "plan", l.Campaign)
+	ml := medianRun(t, rounds, smsform, nil, "plan", l.Campaign)
 	usS, usL := perRecipient(ms, small), perRecipient(ml, large)
 	tab.add(row{figure: fmt.Sprintf("plan %s personalised: µs a recipient", count(small)), smsform: fmt.Sprintf("%.2f", usS), rss: ms.rss,
 		comparison: "", ratio: 1, target: "", pass: true})
@@ -74,7 +80,7 @@ func TestScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("state of %s recipients recorded in %s", count(large), time.Since(start).Round(time.Second))
-	mr := run(t, smsform, nil, "plan", l.Campaign)
+	mr := medianRun(t, rounds, smsform, nil, "plan", l.Campaign)
 	if !strings.Contains(mr.stdout, "Plan: 0 messages") {
 		t.Fatalf("resumed plan still sends:\n%s", firstLines(mr.stdout, 3))
 	}
@@ -108,36 +114,43 @@ func TestScale(t *testing.T) {
 	defer stop()
 	env := []string{"SMSFORM_CLIENT_ID=" + id, "SMSFORM_CLIENT_SECRET=" + secret, "SMSFORM_BASE_URL=" + url,
 		"SMSFORM_TOKEN_DIR=" + filepath.Join(dir, "tokens"), "CI=true"}
+	// Each round saves the plan against a state of its own and applies it:
+	// a tenth of the batches lasts seconds, which a busy moment of a shared
+	// machine can move. The round of median pace is the figure, the peak
+	// RSS of each command the largest of its rounds.
 	national := gen("national", large, false, url)
-	planFile := filepath.Join(dir, "national.plan")
-	mo := run(t, smsform, env, "plan", "--out", planFile, national.Campaign)
+	var mo measured
+	var applies []rates
+	for r := range rounds {
+		planFile := filepath.Join(dir, fmt.Sprintf("national%d.plan", r+1))
+		stateFile := filepath.Join(dir, fmt.Sprintf("national%d.smsstate", r+1))
+		m := run(t, smsform, env, "plan", "--state", stateFile, "--out", planFile, national.Campaign)
+		mo.rss = max(mo.rss, m.rss)
+		a := applyRates(t, smsform, env, "--state", stateFile, planFile)
+		t.Logf("apply PLANFILE round %d: %.0f batches/s in the first tenth, %.0f in the last", r+1, a.first, a.last)
+		applies = append(applies, a)
+	}
+	ma := medianRates(applies)
 	tab.add(row{figure: fmt.Sprintf("plan --out %s, one body: peak RSS", count(large)), smsform: mb(mo.rss), rss: mo.rss,
 		comparison: "1 GB", ratio: float64(mo.rss) / gb, target: "≤ 1", pass: mo.rss <= gb})
-	ma := applyRates(t, smsform, env, planFile)
 	tab.add(row{figure: fmt.Sprintf("apply PLANFILE %s, batches of %s: peak RSS", count(large), count(batch)), smsform: mb(ma.rss), rss: ma.rss,
 		comparison: "1 GB", ratio: float64(ma.rss) / gb, target: "≤ 1", pass: ma.rss <= gb})
-	tab.add(row{figure: "  batches/s, last 10% vs first 10%", smsform: fmt.Sprintf("%.0f", ma.last), rss: ma.rss,
+	tab.add(row{figure: fmt.Sprintf("  batches/s, last 10%% vs first 10%% (median of %d)", rounds), smsform: fmt.Sprintf("%.0f", ma.last), rss: ma.rss,
 		comparison: fmt.Sprintf("%.0f first", ma.first), ratio: ma.last / ma.first, target: "≥ 0.9", pass: ma.last >= 0.9*ma.first})
 
-	// Three rounds, each a campaign with a state of its own: a tenth of a
-	// thousand batches lasts about half a second, which one hiccup of a
-	// shared machine can move. The round of median ratio is the figure,
-	// the peak RSS the largest of the three.
-	var rounds []rates
-	for r := range 3 {
+	// The same for a campaign applied directly, each round a campaign of
+	// its own.
+	applies = nil
+	for r := range rounds {
 		one := gen(fmt.Sprintf("apply%d", r+1), applied, false, url)
-		m := applyRates(t, smsform, env, "--auto-approve", one.Campaign)
-		t.Logf("apply round %d: %.0f batches/s in the first tenth, %.0f in the last", r+1, m.first, m.last)
-		rounds = append(rounds, m)
+		a := applyRates(t, smsform, env, "--auto-approve", one.Campaign)
+		t.Logf("apply round %d: %.0f batches/s in the first tenth, %.0f in the last", r+1, a.first, a.last)
+		applies = append(applies, a)
 	}
-	slices.SortFunc(rounds, func(a, b rates) int { return cmp.Compare(a.last/a.first, b.last/b.first) })
-	m1 := rounds[1]
-	for _, r := range rounds {
-		m1.rss = max(m1.rss, r.rss)
-	}
+	m1 := medianRates(applies)
 	tab.add(row{figure: fmt.Sprintf("apply %s, batches of %s: peak RSS", count(applied), count(batch)), smsform: mb(m1.rss), rss: m1.rss,
 		comparison: "1 GB", ratio: float64(m1.rss) / gb, target: "≤ 1", pass: m1.rss <= gb})
-	tab.add(row{figure: "  batches/s, last 10% vs first 10% (median of 3 rounds)", smsform: fmt.Sprintf("%.0f", m1.last), rss: m1.rss,
+	tab.add(row{figure: fmt.Sprintf("  batches/s, last 10%% vs first 10%% (median of %d)", rounds), smsform: fmt.Sprintf("%.0f", m1.last), rss: m1.rss,
 		comparison: fmt.Sprintf("%.0f first", m1.first), ratio: m1.last / m1.first, target: "≥ 0.9", pass: m1.last >= 0.9*m1.first})
 
 	// The state alone, as apply journals: what a batch costs it, early and
@@ -195,6 +208,18 @@ func stateCost(ctx context.Context, campaignPath, statePath string) (first, last
 		return d[len(d)/2]
 	}
 	return median(took[:tenth]), median(took[len(took)-tenth:]), nil
+}
+
+// medianRates is the round of median pace ratio, with the largest peak RSS
+// of all rounds.
+func medianRates(rounds []rates) rates {
+	rounds = slices.Clone(rounds)
+	slices.SortFunc(rounds, func(a, b rates) int { return cmp.Compare(a.last/a.first, b.last/b.first) })
+	m := rounds[len(rounds)/2]
+	for _, r := range rounds {
+		m.rss = max(m.rss, r.rss)
+	}
+	return m
 }
 
 // rates is an apply's peak RSS and its pace at the start and at the end.

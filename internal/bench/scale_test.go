@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/testharness"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/state"
@@ -126,7 +127,9 @@ func TestScale(t *testing.T) {
 		stateFile := filepath.Join(dir, fmt.Sprintf("national%d.smsstate", r+1))
 		m := run(t, smsform, env, "plan", "--state", stateFile, "--out", planFile, national.Campaign)
 		mo.rss = max(mo.rss, m.rss)
-		a := applyRates(t, smsform, env, "--state", stateFile, planFile)
+		// --new-state: apply rightly refuses a new state where an earlier
+		// round's state shows the campaign was sent; here that is the point.
+		a := applyRates(t, smsform, env, "--state", stateFile, "--new-state", planFile)
 		t.Logf("apply PLANFILE round %d: %.0f batches/s in the first tenth, %.0f in the last", r+1, a.first, a.last)
 		applies = append(applies, a)
 	}
@@ -154,15 +157,26 @@ func TestScale(t *testing.T) {
 		comparison: fmt.Sprintf("%.0f first", m1.first), ratio: m1.last / m1.first, target: "≥ 0.9", pass: m1.last >= 0.9*m1.first})
 
 	// The state alone, as apply journals: what a batch costs it, early and
-	// late, without the HTTP round trip and the sandbox around it.
+	// late, without the HTTP round trip and the sandbox around it; for a
+	// campaign of 1,000,000 (the target) and for the national one.
 	cost := gen("statecost", applied, false, "")
-	first, last, err := stateCost(ctx, cost.Campaign, filepath.Join(dir, "statecost.smsstate"))
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		path   string
+		n      int
+		target bool
+	}{{cost.Campaign, applied, true}, {national.Campaign, large, false}} {
+		first, last, err := stateCost(ctx, c.path, filepath.Join(dir, fmt.Sprintf("cost%d.smsstate", c.n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := row{figure: fmt.Sprintf("state journaling %s in batches of %s: median ms a batch, last 10%% vs first 10%%", count(c.n), count(batch)),
+			smsform: fmt.Sprintf("%.2f", millis(last)), comparison: fmt.Sprintf("%.2f first", millis(first)),
+			ratio: millis(last) / millis(first), target: "≤ 1.1", pass: last <= first*11/10}
+		if !c.target {
+			r.target, r.pass = "(info)", true
+		}
+		tab.add(r)
 	}
-	tab.add(row{figure: fmt.Sprintf("state journaling %s in batches of %s: median ms a batch, last 10%% vs first 10%%", count(applied), count(batch)),
-		smsform: fmt.Sprintf("%.2f", millis(last)), comparison: fmt.Sprintf("%.2f first", millis(first)),
-		ratio: millis(last) / millis(first), target: "≤ 1.1", pass: last <= first*11/10})
 
 	tab.print(os.Stdout, "bench-scale", *scaleFull)
 }
@@ -173,7 +187,17 @@ func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // apply does (each outcome in the commit of the next intent) and returns
 // the median time a batch took in the first and in the last tenth.
 func stateCost(ctx context.Context, campaignPath, statePath string) (first, last time.Duration, err error) {
-	p, st, err := planAndState(ctx, campaignPath, statePath)
+	c, err := campaign.Load(campaignPath)
+	if err != nil {
+		return 0, 0, err
+	}
+	p, err := plan.Compute(ctx, c, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	// NewState: other states of the campaign lie in the folder, which the
+	// state rightly takes as signs of an earlier one; this one is new.
+	st, err := state.Open(ctx, statePath, state.Options{Campaign: c.Name, NewState: true})
 	if err != nil {
 		return 0, 0, err
 	}

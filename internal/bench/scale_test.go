@@ -12,9 +12,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/smsform/smsform/api"
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/testharness"
 	"github.com/smsform/smsform/plan"
@@ -151,10 +153,25 @@ func TestScale(t *testing.T) {
 		applies = append(applies, a)
 	}
 	m1 := medianRates(applies)
+	// A control: the same campaigns sent by a bare loop (no plan file, no
+	// state), to see how much of a slower end is the sandbox and the
+	// machine rather than smsform.
+	var bares []rates
+	for r := range rounds {
+		b, err := bareRates(ctx, url, id, secret, filepath.Join(dir, fmt.Sprintf("apply%d.yaml", r+1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("bare round %d: %.0f batches/s in the first tenth, %.0f in the last", r+1, b.first, b.last)
+		bares = append(bares, b)
+	}
+	mb1 := medianRates(bares)
 	tab.add(row{figure: fmt.Sprintf("apply %s, batches of %s: peak RSS", count(applied), count(batch)), smsform: mb(m1.rss), rss: m1.rss,
 		comparison: "1 GB", ratio: float64(m1.rss) / gb, target: "≤ 1", pass: m1.rss <= gb})
 	tab.add(row{figure: fmt.Sprintf("  batches/s, last 10%% vs first 10%% (median of %d)", rounds), smsform: fmt.Sprintf("%.0f", m1.last), rss: m1.rss,
 		comparison: fmt.Sprintf("%.0f first", m1.first), ratio: m1.last / m1.first, target: "≥ 0.9", pass: m1.last >= 0.9*m1.first})
+	tab.add(row{figure: fmt.Sprintf("  bare sender, same campaigns (control): batches/s, last 10%% vs first 10%% (median of %d)", rounds), smsform: fmt.Sprintf("%.0f", mb1.last),
+		comparison: fmt.Sprintf("%.0f first", mb1.first), ratio: mb1.last / mb1.first, target: "(info)", pass: true})
 
 	// The state alone, as apply journals: what a batch costs it, early and
 	// late, without the HTTP round trip and the sandbox around it; for a
@@ -286,11 +303,18 @@ func applyRates(t *testing.T, smsform string, env []string, args ...string) rate
 	if len(at) < 20 {
 		t.Fatalf("apply sent %d batches; the harness needs at least 20", len(at))
 	}
+	r := tenths(at)
+	r.rss = rss
+	return r
+}
+
+// tenths is the pace of the first and of the last tenth of events at
+// these times: each the median pace of five equal slices of the tenth, so
+// that a stall (a checkpoint of the state, another process on the cores)
+// moves one slice, not the figure, while a cost that grows per batch moves
+// them all.
+func tenths(at []time.Time) rates {
 	tenth := len(at) / 10
-	// pace is the median pace of five equal slices of the tenth from lo:
-	// a stall (a checkpoint of the state, another process on the cores)
-	// moves one slice, not the figure, while a state that grows dearer
-	// per batch moves them all.
 	pace := func(lo int) float64 {
 		n := min(5, tenth)
 		per := tenth / n
@@ -301,7 +325,61 @@ func applyRates(t *testing.T, smsform string, env []string, args ...string) rate
 		slices.Sort(r)
 		return r[n/2]
 	}
-	return rates{rss: rss, first: pace(0), last: pace(len(at) - 1 - tenth)}
+	return rates{first: pace(0), last: pace(len(at) - 1 - tenth)}
+}
+
+// bareRates sends the campaign's batches to the sandbox with a bare loop,
+// as many at once as the campaign says, and times each answer.
+func bareRates(ctx context.Context, url, id, secret, campaignPath string) (rates, error) {
+	c, err := campaign.Load(campaignPath)
+	if err != nil {
+		return rates{}, err
+	}
+	p, err := plan.Compute(ctx, c, nil)
+	if err != nil {
+		return rates{}, err
+	}
+	client := &api.Client{BaseURL: url, ClientID: id, ClientSecret: secret, Timeout: 30 * time.Second}
+	tok, err := client.IssueToken(ctx, 0)
+	if err != nil {
+		return rates{}, err
+	}
+	var (
+		mu      sync.Mutex
+		at      []time.Time
+		sendErr error
+		wg      sync.WaitGroup
+	)
+	work := make(chan plan.Batch)
+	for range c.Concurrency {
+		wg.Go(func() {
+			for b := range work {
+				_, err := client.Send(ctx, tok.Value, api.SendRequest{From: c.Sender, To: b.Recipients, Body: b.Body})
+				mu.Lock()
+				at = append(at, time.Now())
+				if err != nil {
+					sendErr = err
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	err = p.EachBatch(func(_ int, b plan.Batch) error {
+		work <- b
+		return nil
+	})
+	close(work)
+	wg.Wait()
+	if err == nil {
+		err = sendErr
+	}
+	if err != nil {
+		return rates{}, fmt.Errorf("bare sender: %w", err)
+	}
+	if len(at) < 20 {
+		return rates{}, fmt.Errorf("bare sender sent %d batches; the harness needs at least 20", len(at))
+	}
+	return tenths(at), nil
 }
 
 // recordChunked records everyone the campaign's plan sends as sent, through

@@ -100,16 +100,17 @@ func (s *spool) write(text string) error {
 		if len(s.mem) <= spillAfter {
 			return nil
 		}
-		if err := s.spill(); err != nil {
-			return err
-		}
-		return nil
+		return s.spill()
 	}
-	s.w.Write(head[:h])
+	s.w.Write(head[:h]) // bufio keeps the first error for the next write
 	if _, err := s.w.WriteString(text); err != nil {
-		return fmt.Errorf("writing rendered bodies to a temporary file: %w (set TMPDIR to a folder with room)", err)
+		return spillError(err)
 	}
 	return nil
+}
+
+func spillError(err error) error {
+	return fmt.Errorf("writing rendered bodies to a temporary file: %w (set TMPDIR to a folder with room)", err)
 }
 
 // spill moves the texts to a temporary file, which later ones join.
@@ -129,7 +130,7 @@ func (s *spool) spill() error {
 	}, f)
 	s.file, s.w = f, bufio.NewWriterSize(f, 1<<20)
 	if _, err := s.w.Write(s.mem); err != nil {
-		return fmt.Errorf("writing rendered bodies to a temporary file: %w (set TMPDIR to a folder with room)", err)
+		return spillError(err)
 	}
 	s.mem = nil
 	return nil
@@ -140,7 +141,7 @@ func (s *spool) flush() error {
 		return nil
 	}
 	if err := s.w.Flush(); err != nil {
-		return fmt.Errorf("writing rendered bodies to a temporary file: %w (set TMPDIR to a folder with room)", err)
+		return spillError(err)
 	}
 	s.w = nil
 	return nil

@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -100,5 +101,18 @@ func TestComputeSpilled(t *testing.T) {
 	err = spilled.EachBatch(func(int, Batch) error { return nil })
 	if err == nil || !strings.Contains(err.Error(), "reading rendered bodies back: unexpected EOF") {
 		t.Fatalf("walk of a truncated spool: %v", err)
+	}
+}
+
+// TestComputeSpillRefused: a plan whose bodies cannot go to a temporary
+// file fails, saying where it tried and what to do.
+func TestComputeSpillRefused(t *testing.T) {
+	spillAll(t)
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	c := testharness.LoadCampaign(t, "version: 1\nname: t\nsender: ACME\nrecipients:\n  - file: l.csv\nbody: hi {{ .name }}\n",
+		map[string]string{"l.csv": "phone,name\n+447400123401,Ann\n"})
+	_, err := Compute(context.Background(), c, nil)
+	if err == nil || !strings.Contains(err.Error(), "missing") || !strings.Contains(err.Error(), "set TMPDIR to a writable folder") {
+		t.Fatalf("err = %v", err)
 	}
 }

@@ -40,7 +40,7 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 		recordedDone func() error
 	)
 	if rec != nil {
-		b.p.State = StateStamp{Lineage: rec.Lineage(), Serial: rec.Serial(), Location: rec.Path(), FirstSend: rec.Lineage() == ""}
+		b.p.State = StateStamp{Lineage: rec.Lineage(), Serial: rec.Serial(), Location: rec.Path(), FirstSend: rec.Lineage() == "" || rec.Serial() == 0}
 		readCtx, cancel := context.WithCancel(ctx)
 		recorded, recordedDone = readRecorded(readCtx, rec)
 		// On any return the reader is stopped and waited for, so that it

@@ -186,3 +186,23 @@ func (endlessState) EachRecipient(ctx context.Context, fn func(state.Recipient) 
 		}
 	}
 }
+
+// TestComputeEmptyState: a state that records nothing yet (an apply failed
+// before sending, after making it) is a first send to the reviewer, not a
+// resume.
+func TestComputeEmptyState(t *testing.T) {
+	c := testharness.LoadCampaign(t, header+"recipients:\n  - numbers: [\"+447400123401\"]\nbody: hi\n", nil)
+	p, err := Compute(context.Background(), c, emptyState{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := p.State.FirstSendNotice(p.Campaign)
+	if !p.State.FirstSend || !strings.Contains(n, "the state at memory records nothing yet: this is the first send") {
+		t.Fatalf("first send %v, notice %q", p.State.FirstSend, n)
+	}
+}
+
+// emptyState is a state just made: a lineage, serial 0, no record.
+type emptyState struct{ testharness.Recorded }
+
+func (emptyState) Serial() int64 { return 0 }

@@ -202,8 +202,10 @@ type StateStamp struct {
 	Lineage string `json:"lineage"`
 	Serial  int64  `json:"serial"`
 	// Location is where the state is (a path, or a URL without its
-	// password); FirstSend says that nothing was there: nobody is
-	// treated as already messaged, which a reviewer must see.
+	// password); FirstSend says that nothing was there, or a state that
+	// records nothing yet (serial 0: made by an apply that failed before
+	// sending): nobody is treated as already messaged, which a reviewer
+	// must see.
 	Location  string `json:"location,omitempty"`
 	FirstSend bool   `json:"first_send"`
 }
@@ -214,7 +216,11 @@ func (s StateStamp) FirstSendNotice(campaign string) string {
 	if !s.FirstSend {
 		return ""
 	}
-	return fmt.Sprintf("no state at %s: this is the first send of campaign %s; nobody will be treated as already messaged", s.Location, campaign)
+	where := "no state at " + s.Location
+	if s.Lineage != "" {
+		where = "the state at " + s.Location + " records nothing yet"
+	}
+	return fmt.Sprintf("%s: this is the first send of campaign %s; nobody will be treated as already messaged", where, campaign)
 }
 
 // Recorded is what the plan needs of the state: *state.State satisfies it.

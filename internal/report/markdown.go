@@ -137,8 +137,8 @@ func markdownFrame(p *plan.Plan, o Output) (head, foot string) {
 
 // resumeWords says whether the campaign sends for the first time.
 func resumeWords(p *plan.Plan) string {
-	if p.State.Lineage == "" {
-		return "First send." // the notice below says where no state was found
+	if p.State.Lineage == "" || p.State.FirstSend {
+		return "First send." // the notice below says what was found
 	}
 	return fmt.Sprintf("Resumed: the state (serial %d) records what was sent, which is not sent again.", p.State.Serial)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/window"
+	"github.com/smsform/smsform/internal/words"
 )
 
 // collectBefore is the number of recipients from which Compute collects
@@ -492,11 +493,11 @@ func (b *builder) finish() error {
 	sortHeld(p.Failed)
 	if p.BodyChanged > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf(
-			"%d recipient(s) already sent an earlier version of the body; they are not sent again", p.BodyChanged))
+			"%s %s already sent an earlier version of the body: not sent again", words.Count(p.BodyChanged), words.Plural(p.BodyChanged, "recipient", "recipients")))
 	}
 	if n := len(p.Removed); n > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf(
-			"%d recipient(s) recorded in state are no longer in the campaign", n))
+			"%s %s recorded in state %s no longer in the campaign", words.Count(n), words.Plural(n, "recipient", "recipients"), words.Plural(n, "is", "are")))
 	}
 	return nil
 }

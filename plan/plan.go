@@ -150,7 +150,8 @@ func (p *Plan) AllBatches() []Batch {
 	return all
 }
 
-// Batch returns batch i of a plan that is not a Stream.
+// Batch returns batch i of a plan that is not a Stream; the error is one of
+// reading its body back from where Compute spooled it.
 func (p *Plan) Batch(i int) (Batch, error) {
 	if p.cut != nil {
 		return p.cut.at(i)

@@ -10,6 +10,7 @@ import (
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/report"
+	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/plan/planfile"
 	"github.com/smsform/smsform/state"
@@ -27,7 +28,15 @@ func newValidateCmd(env Env) *cobra.Command {
 		}
 		p, err := plan.Compute(ctx, c, nil)
 		if p != nil {
-			for _, inv := range p.Invalid {
+			// As plan's table does: the first ones, then a count, so that a
+			// list of a million bad rows is not a million lines.
+			const shown = 20
+			for i, inv := range p.Invalid {
+				if i == shown {
+					n := len(p.Invalid) - shown
+					warnf(env, "... and %s more invalid %s (smsform plan --json lists them all)", words.Count(n), words.Plural(n, "number", "numbers"))
+					break
+				}
 				warnf(env, "%s: invalid number: %s", inv.Source, inv.Reason)
 			}
 			for _, w := range p.Warnings {

@@ -408,28 +408,8 @@ func applyRound(t *testing.T, ctx context.Context, smsform, dir string, sz sizes
 	start := time.Now()
 	var ru0 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
-	work := make(chan plan.Batch)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var sendErr error
-	for range c.Concurrency {
-		wg.Go(func() {
-			for b := range work {
-				if _, err := client.Send(ctx, tok.Value, api.SendRequest{From: c.Sender, To: b.Recipients, Body: b.Body}); err != nil {
-					mu.Lock()
-					sendErr = err
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	for _, b := range p.AllBatches() {
-		work <- b
-	}
-	close(work)
-	wg.Wait()
-	if sendErr != nil {
-		t.Fatalf("bare sender: %v", sendErr)
+	if err := sendBare(ctx, client, tok.Value, c, p, func() {}); err != nil {
+		t.Fatal(err)
 	}
 	bare.wall = time.Since(start)
 	bare.rps = float64(p.NumBatches()) / bare.wall.Seconds()
@@ -452,6 +432,44 @@ func applyRound(t *testing.T, ctx context.Context, smsform, dir string, sz sizes
 	applied.wall = m.wall
 	applied.rss = m.rss
 	return bare, applied
+}
+
+// sendBare sends p's batches to the sandbox with a bare loop (no state, no
+// retries), as many at once as the campaign says, calling answered after
+// each answer (from the sending goroutine, one at a time).
+func sendBare(ctx context.Context, client *api.Client, token string, c *campaign.Campaign, p *plan.Plan, answered func()) error {
+	var (
+		mu      sync.Mutex
+		sendErr error
+		wg      sync.WaitGroup
+	)
+	work := make(chan plan.Batch)
+	for range c.Concurrency {
+		wg.Go(func() {
+			for b := range work {
+				_, err := client.Send(ctx, token, api.SendRequest{From: c.Sender, To: b.Recipients, Body: b.Body})
+				mu.Lock()
+				answered()
+				if err != nil {
+					sendErr = err
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	err := p.EachBatch(func(_ int, b plan.Batch) error {
+		work <- b
+		return nil
+	})
+	close(work)
+	wg.Wait()
+	if err == nil {
+		err = sendErr
+	}
+	if err != nil {
+		return fmt.Errorf("bare sender: %w", err)
+	}
+	return nil
 }
 
 // sendingPhase reads apply --json's summary event: how long the send loop

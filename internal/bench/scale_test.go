@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -344,37 +343,9 @@ func bareRates(ctx context.Context, url, id, secret, campaignPath string) (rates
 	if err != nil {
 		return rates{}, err
 	}
-	var (
-		mu      sync.Mutex
-		at      []time.Time
-		sendErr error
-		wg      sync.WaitGroup
-	)
-	work := make(chan plan.Batch)
-	for range c.Concurrency {
-		wg.Go(func() {
-			for b := range work {
-				_, err := client.Send(ctx, tok.Value, api.SendRequest{From: c.Sender, To: b.Recipients, Body: b.Body})
-				mu.Lock()
-				at = append(at, time.Now())
-				if err != nil {
-					sendErr = err
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	err = p.EachBatch(func(_ int, b plan.Batch) error {
-		work <- b
-		return nil
-	})
-	close(work)
-	wg.Wait()
-	if err == nil {
-		err = sendErr
-	}
-	if err != nil {
-		return rates{}, fmt.Errorf("bare sender: %w", err)
+	var at []time.Time
+	if err := sendBare(ctx, client, tok.Value, c, p, func() { at = append(at, time.Now()) }); err != nil {
+		return rates{}, err
 	}
 	if len(at) < 20 {
 		return rates{}, fmt.Errorf("bare sender sent %d batches; the harness needs at least 20", len(at))

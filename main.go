@@ -188,5 +188,9 @@ func hint(err error) string {
 	case *campaign.Error:
 		return e.Hint
 	}
+	var h interface{ Hint() string } // a library error that knows (plan.SpillError)
+	if errors.As(err, &h) {
+		return h.Hint()
+	}
 	return ""
 }

@@ -104,20 +104,31 @@ func (s *spool) write(text string) error {
 	}
 	s.w.Write(head[:h]) // bufio keeps the first error for the next write
 	if _, err := s.w.WriteString(text); err != nil {
-		return spillError(err)
+		return &SpillError{Err: err}
 	}
 	return nil
 }
 
-func spillError(err error) error {
-	return fmt.Errorf("writing rendered bodies to a temporary file: %w (set TMPDIR to a folder with room)", err)
+// SpillError is a plan that could not keep its rendered bodies in a
+// temporary file.
+type SpillError struct{ Err error }
+
+func (e *SpillError) Error() string {
+	return "keeping rendered bodies in a temporary file: " + e.Err.Error()
+}
+
+func (e *SpillError) Unwrap() error { return e.Err }
+
+// Hint says what to do about it.
+func (e *SpillError) Hint() string {
+	return "a plan keeps the bodies of a personalised campaign in a temporary file once they pass 32 MB, about as large as the bodies: set TMPDIR to a writable folder with room for them"
 }
 
 // spill moves the texts to a temporary file, which later ones join.
 func (s *spool) spill() error {
 	f, err := os.CreateTemp("", "smsform-bodies-*")
 	if err != nil {
-		return fmt.Errorf("keeping rendered bodies in a temporary file: %w (set TMPDIR to a writable folder)", err)
+		return &SpillError{Err: err}
 	}
 	// Removed now, the file lives until it is closed, by the cleanup below
 	// or at exit. Where an open file cannot be removed, the cleanup does.
@@ -130,7 +141,7 @@ func (s *spool) spill() error {
 	}, f)
 	s.file, s.w = f, bufio.NewWriterSize(f, 1<<20)
 	if _, err := s.w.Write(s.mem); err != nil {
-		return spillError(err)
+		return &SpillError{Err: err}
 	}
 	s.mem = nil
 	return nil
@@ -141,7 +152,7 @@ func (s *spool) flush() error {
 		return nil
 	}
 	if err := s.w.Flush(); err != nil {
-		return spillError(err)
+		return &SpillError{Err: err}
 	}
 	s.w = nil
 	return nil

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -112,7 +113,8 @@ func TestComputeSpillRefused(t *testing.T) {
 	c := testharness.LoadCampaign(t, "version: 1\nname: t\nsender: ACME\nrecipients:\n  - file: l.csv\nbody: hi {{ .name }}\n",
 		map[string]string{"l.csv": "phone,name\n+447400123401,Ann\n"})
 	_, err := Compute(context.Background(), c, nil)
-	if err == nil || !strings.Contains(err.Error(), "missing") || !strings.Contains(err.Error(), "set TMPDIR to a writable folder") {
+	var spill *SpillError
+	if !errors.As(err, &spill) || !strings.Contains(err.Error(), "missing") || !strings.Contains(spill.Hint(), "set TMPDIR to a writable folder") {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -66,6 +66,11 @@ func (o *outputFlags) register(fs interface {
 	fs.BoolVar(&o.wide, "wide", false, "table: show message bodies whole instead of fitting the terminal's width")
 }
 
+// markdown says whether the output is the markdown comment.
+func (o *outputFlags) markdown() bool {
+	return !o.json && (o.format == "markdown" || o.format == "md")
+}
+
 func (o *outputFlags) write(env Env, w io.Writer, p *plan.Plan) error {
 	format := o.format
 	if o.json {
@@ -181,10 +186,19 @@ func newShowCmd(env Env) *cobra.Command {
 	recipient := fs.String("recipient", "", "print exactly what this number would be sent (+44…): body, encoding, segments")
 	cmd.Args = positional(1, 1, "one plan file")
 	cmd.RunE = func(_ *cobra.Command, pos []string) error {
-		saved, err := planfile.Load(pos[0])
+		// The table, JSON and one recipient walk the batches as a stream
+		// from the file, as apply does, so that a plan of millions is
+		// never in memory; the markdown comment, cut from its middle,
+		// needs them at hand.
+		open := planfile.Open
+		if out.markdown() {
+			open = planfile.Load
+		}
+		saved, err := open(pos[0])
 		if err != nil {
 			return withHint(err, "make a new one with smsform plan CAMPAIGN.yaml --out %s", pos[0])
 		}
+		defer saved.Close()
 		if *recipient != "" {
 			return showRecipient(env, saved.Plan, pos[0], *recipient)
 		}
@@ -198,6 +212,9 @@ func newShowCmd(env Env) *cobra.Command {
 	return cmd
 }
 
+// errFound stops a walk of the batches at the one sought.
+var errFound = errors.New("found")
+
 // showRecipient prints the one message a saved plan would send to number,
 // exactly as it would go: the body, its encoding and segments.
 func showRecipient(env Env, p *plan.Plan, planFile, number string) error {
@@ -206,11 +223,19 @@ func showRecipient(env Env, p *plan.Plan, planFile, number string) error {
 		return withHint(fmt.Errorf("%w: --recipient %q is not a valid number: %v", ErrUsage, number, err),
 			"write it in E.164, with + and the country code, e.g. --recipient +447400123459")
 	}
-	for _, b := range p.Batches {
-		if !slices.Contains(b.Recipients, n.E164) {
-			continue
+	var found *plan.Batch
+	err = p.EachBatch(func(_ int, b plan.Batch) error {
+		if slices.Contains(b.Recipients, n.E164) {
+			found = &b
+			return errFound
 		}
-		return report.WriteMessage(env.Stdout, n.E164, b)
+		return nil
+	})
+	if err != nil && !errors.Is(err, errFound) {
+		return err
+	}
+	if found != nil {
+		return report.WriteMessage(env.Stdout, n.E164, *found)
 	}
 	return withHint(fmt.Errorf("%s is not to be sent by %s", e164.Mask(n.E164), planFile),
 		"it may be invalid, excluded, a duplicate or already sent: smsform show %s lists what the plan holds", planFile)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -94,6 +95,9 @@ func preview(body string, n int) string {
 	return displaywidth.TruncateString(strings.Join(strings.Fields(body), " "), n, "…")
 }
 
+// errEnough stops a walk of the batches that has what it came for.
+var errEnough = errors.New("enough batches")
+
 // WriteTable writes the plan for a terminal: the headline, a table of
 // batches, the invalid numbers (first 20) and the warnings.
 func WriteTable(w io.Writer, p *plan.Plan, o Output) error {
@@ -144,11 +148,12 @@ func WriteTable(w io.Writer, p *plan.Plan, o Output) error {
 			cols = append(cols, "When")
 		}
 		t.Header(cols)
+		// The first batches, walked: a saved plan's are read from its file
+		// as a stream, and the walk stops once the table has its rows.
 		var rows [][]string
-		for i := range min(nb, max) {
-			batch, err := p.Batch(i)
-			if err != nil {
-				return err
+		err := p.EachBatch(func(i int, batch plan.Batch) error {
+			if i == max {
+				return errEnough
 			}
 			row := []string{batch.ID, words.Count(len(batch.Recipients)), string(batch.Encoding),
 				fmt.Sprintf("%s (%d each)", words.Count(batch.TotalSegments()), batch.Segments),
@@ -157,6 +162,10 @@ func WriteTable(w io.Writer, p *plan.Plan, o Output) error {
 				row = append(row, short(p.Schedule.Batch(i)))
 			}
 			rows = append(rows, row)
+			return nil
+		})
+		if err != nil && !errors.Is(err, errEnough) {
+			return err
 		}
 		fitPreview(rows, cols, 4, o.Width, o.Plain)
 		for _, row := range rows {

@@ -332,7 +332,10 @@ func readSaved(path string, r io.ReadSeeker, whole bool, fn func(int, plan.Batch
 				if err := checkBatch(b); err != nil {
 					return bad(fmt.Sprintf("batch %d: %v", i+1, err))
 				}
-				return fn(i, b)
+				if err := fn(i, b); err != nil {
+					return &walkError{err}
+				}
+				return nil
 			}); err != nil {
 				return err
 			}
@@ -344,6 +347,9 @@ func readSaved(path string, r io.ReadSeeker, whole bool, fn func(int, plan.Batch
 	})
 	if errors.Is(err, errBatchesDone) {
 		return nil, nil
+	}
+	if we, ok := errors.AsType[*walkError](err); ok {
+		return nil, we.err // the caller's, as it gave it: not the file's
 	}
 	if err == nil && !whole {
 		return nil, nil // a plan without batches
@@ -377,6 +383,12 @@ func readSaved(path string, r io.ReadSeeker, whole bool, fn func(int, plan.Batch
 
 // errBatchesDone ends a walk of the batches early.
 var errBatchesDone = errors.New("batches read")
+
+// walkError is an error of the function a walk hands the batches to: it
+// stops the walk and is returned as is, never taken for damage.
+type walkError struct{ err error }
+
+func (e *walkError) Error() string { return e.err.Error() }
 
 // checkBatch refuses a batch that is not what plan wrote: without
 // recipients, or whose id is not its content's, as when a file was edited

@@ -163,6 +163,17 @@ func TestOpenStreams(t *testing.T) {
 			t.Errorf("walk %d read %+v, want %+v", walk, got, batches)
 		}
 	}
+	// A walk the caller stops ends with the caller's error, as it gave it:
+	// not taken for a damaged file.
+	stop := errors.New("seen enough")
+	n := 0
+	err = s.Plan.EachBatch(func(int, plan.Batch) error {
+		n++
+		return stop
+	})
+	if err != stop || n != 1 {
+		t.Errorf("stopped walk: %v after %d batches, want %v after 1", err, n, stop)
+	}
 	whole, err := Load(path)
 	if err != nil {
 		t.Fatal(err)

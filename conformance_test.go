@@ -67,15 +67,15 @@ const (
 // events and state list) and what the person is told.
 func TestProviderConformance(t *testing.T) {
 	type want struct {
-		exit                   int
-		sent, failed, inDoubt  int
-		status                 int    // http_status of the batch event
-		requestID              string // of the batch event
-		reason, stderr         string // substrings
-		noState                bool   // nothing was written: no state file
-		sendRequests           int    // 0: do not check
-		campaignExtra, literal string
-		tokenRetries           int // retry events without a batch: waits for a token
+		exit                  int
+		sent, failed, inDoubt int
+		status                int    // http_status of the batch event
+		requestID             string // of the batch event
+		reason, stderr        string // substrings
+		noState               bool   // nothing was written: no state file
+		sendRequests          int    // 0: do not check
+		campaignExtra         string
+		tokenRetries          int // retry events without a batch: waits for a token
 	}
 	rows := []struct {
 		name string

@@ -187,7 +187,6 @@ type builder struct {
 	toSend    tally          // what is to send, priced and counted in settle
 	ucs2Extra map[uint16]int // of toSend: the segments UCS-2 adds, by price row + 1
 	spent     tally          // what the state records as sent, still in the campaign
-	estimate  int            // of spent: recipients sent another body than today's
 	sampler   sampler
 
 	emptyAt []*campaign.Error // the first maxListed rows that print an empty variable

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/smsform/smsform/internal/testharness"
 	"github.com/smsform/smsform/state"
@@ -167,7 +168,13 @@ func TestComputeStopsReadingState(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "l.csv:3") {
 		t.Fatalf("err = %v, want the row without a name", err)
 	}
-	if after := runtime.NumGoroutine(); after > before {
+	// Goroutines that have returned may take a moment to be gone; one
+	// blocked for good never is.
+	after := runtime.NumGoroutine()
+	for deadline := time.Now().Add(2 * time.Second); after > before && time.Now().Before(deadline); after = runtime.NumGoroutine() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if after > before {
 		t.Fatalf("%d goroutines after Compute, %d before", after, before)
 	}
 }

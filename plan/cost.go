@@ -120,12 +120,6 @@ func costKeyOf(p place, m bodyMeta) costKey {
 // tally counts recipients by costKey.
 type tally map[costKey]int
 
-func (t tally) add(o tally) {
-	for k, n := range o {
-		t[k] += n
-	}
-}
-
 // price sums a tally: by country, unpriced, and the total. prices may be nil.
 func (t tally) price(prices *campaign.Prices) (countries []CountryCount, byCountry []CountryCost, unpriced []CountryCount, total decimal.Decimal) {
 	all := map[string]*CountryCount{}

@@ -1,8 +1,6 @@
 package plan
 
 import (
-	"github.com/smsform/smsform/internal/testharness"
-
 	"context"
 	"errors"
 	"fmt"
@@ -12,33 +10,14 @@ import (
 	"testing"
 
 	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/internal/testharness"
 	"github.com/smsform/smsform/state"
 )
-
-func loadGolden(t *testing.T, name string) *campaign.Campaign {
-	t.Helper()
-	// The campaigns whose outputs internal/report holds as golden files.
-	c, err := campaign.Load(filepath.Join("..", "internal", "report", "testdata", "campaigns", name+".yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// resumedState records, for internal/report/testdata/campaigns/resumed.yaml: Ann sent the
-// body she would get today, Ben an earlier one, Cid in doubt.
-func resumedState() testharness.Recorded {
-	return testharness.Recorded{
-		{Phone: "+447800123456", Status: state.Sent, BatchID: "b-1", BodyHash: state.BodyHash("Hi Ann, see you soon")},
-		{Phone: "+447400123459", Status: state.Sent, BatchID: "b-1", BodyHash: state.BodyHash("Hi Ben, an earlier body")},
-		{Phone: "+447400123564", Status: state.InDoubt, BatchID: "b-2"},
-	}
-}
 
 // TestCostByHand holds the plan's cost to figures worked out by hand from
 // internal/report/testdata/campaigns (prices: GB 0.035, GB +447400 0.05, US 0.0079, no FR).
 func TestCostByHand(t *testing.T) {
-	p, err := Compute(context.Background(), loadGolden(t, "personalised"), nil)
+	p, err := Compute(context.Background(), testharness.GoldenCampaign(t, "personalised"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +52,7 @@ func TestCostByHand(t *testing.T) {
 	// exactly, 0.035), Ben's changed (priced as today's, 0.10, and counted
 	// as an estimate); Cid is in doubt, neither spent nor to send. To send:
 	// the empty name 0.05, Eve 0.0079, Gus 0.05, Fay no price.
-	p, err = Compute(context.Background(), loadGolden(t, "resumed"), resumedState())
+	p, err = Compute(context.Background(), testharness.GoldenCampaign(t, "resumed"), testharness.ResumedState())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -282,8 +282,10 @@ func naiveLoop(numbers []string, region string) time.Duration {
 }
 
 // planAndState plans a campaign as if nothing were sent, and opens the
-// state at statePath to record it in.
-func planAndState(ctx context.Context, campaignPath, statePath string) (*plan.Plan, *state.State, error) {
+// state at statePath to record it in; with newState, even where other
+// states of the campaign lie in the folder (which the state rightly takes
+// as signs of an earlier one).
+func planAndState(ctx context.Context, campaignPath, statePath string, newState bool) (*plan.Plan, *state.State, error) {
 	c, err := campaign.Load(campaignPath)
 	if err != nil {
 		return nil, nil, err
@@ -292,14 +294,14 @@ func planAndState(ctx context.Context, campaignPath, statePath string) (*plan.Pl
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := state.Open(ctx, statePath, state.Options{Campaign: c.Name})
+	st, err := state.Open(ctx, statePath, state.Options{Campaign: c.Name, NewState: newState})
 	return p, st, err
 }
 
 // recordAllSent records every batch of the campaign's plan as sent, through
 // the state's own API, as an apply would have.
 func recordAllSent(ctx context.Context, campaignPath, statePath string) error {
-	p, st, err := planAndState(ctx, campaignPath, statePath)
+	p, st, err := planAndState(ctx, campaignPath, statePath, false)
 	if err != nil {
 		return err
 	}

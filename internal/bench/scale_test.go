@@ -203,17 +203,7 @@ func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // apply does (each outcome in the commit of the next intent) and returns
 // the median time a batch took in the first and in the last tenth.
 func stateCost(ctx context.Context, campaignPath, statePath string) (first, last time.Duration, err error) {
-	c, err := campaign.Load(campaignPath)
-	if err != nil {
-		return 0, 0, err
-	}
-	p, err := plan.Compute(ctx, c, nil)
-	if err != nil {
-		return 0, 0, err
-	}
-	// NewState: other states of the campaign lie in the folder, which the
-	// state rightly takes as signs of an earlier one; this one is new.
-	st, err := state.Open(ctx, statePath, state.Options{Campaign: c.Name, NewState: true})
+	p, st, err := planAndState(ctx, campaignPath, statePath, true)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -360,7 +350,7 @@ func bareRates(ctx context.Context, url, id, secret, campaignPath string) (rates
 // personalised campaign's recipients count as sent an earlier version of
 // their body: the resumed plan reads and compares each one all the same.
 func recordChunked(ctx context.Context, campaignPath, statePath string, chunk int) error {
-	p, st, err := planAndState(ctx, campaignPath, statePath)
+	p, st, err := planAndState(ctx, campaignPath, statePath, false)
 	if err != nil {
 		return err
 	}

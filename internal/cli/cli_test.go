@@ -249,8 +249,6 @@ func TestHelpSaysEverything(t *testing.T) {
 	}
 }
 
-var flagRef = regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
-
 // TestREADMEListsEveryFlag checks README's command reference (the commands
 // table, and the sandbox's own section) names every flag of every command.
 func TestREADMEListsEveryFlag(t *testing.T) {

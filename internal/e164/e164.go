@@ -151,20 +151,6 @@ func invalidReason(p parsed) string {
 	return reasonInvalidNumber + " for " + p.code.main.id
 }
 
-func itoa(v int) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			break
-		}
-	}
-	return string(b[i:])
-}
-
 // ValidRegion reports whether region is a region code phonenumbers knows.
 // Codes are upper case ISO 3166 ("GB"); "gb" is not a region, so callers
 // should tell people to write the code in upper case.

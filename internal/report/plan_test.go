@@ -309,10 +309,10 @@ func TestGoldenReview(t *testing.T) {
 		name  string
 		state plan.Recorded
 	}{
-		{"personalised", nil}, {"shared", nil}, {"overbudget", nil}, {"resumed", resumedState()},
+		{"personalised", nil}, {"shared", nil}, {"overbudget", nil}, {"resumed", testharness.ResumedState()},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := plan.Compute(context.Background(), loadGolden(t, tt.name), tt.state)
+			p, err := plan.Compute(context.Background(), testharness.GoldenCampaign(t, tt.name), tt.state)
 			var be *plan.BudgetError
 			if (tt.name == "overbudget") != errors.As(err, &be) || (err != nil && be == nil) {
 				t.Fatalf("err = %v", err)

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -229,4 +230,38 @@ func (r Recorded) EachRecipient(_ context.Context, fn func(state.Recipient) erro
 		}
 	}
 	return nil
+}
+
+// GoldenCampaign loads one of the campaigns whose plans internal/report
+// holds as golden files (internal/report/testdata/campaigns/NAME.yaml);
+// plan's tests compute from the same ones.
+func GoldenCampaign(t testing.TB, name string) *campaign.Campaign {
+	t.Helper()
+	_, here, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("golden campaigns: this source file is not known")
+	}
+	path := filepath.Join(filepath.Dir(here), "..", "report", "testdata", "campaigns", name+".yaml")
+	// Relative to the test's folder, as the golden files write the lists.
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, path); err == nil {
+			path = rel
+		}
+	}
+	c, err := campaign.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// ResumedState is what the state records for the golden campaign
+// "resumed": Ann sent the body she would get today, Ben an earlier one, Cid
+// in doubt.
+func ResumedState() Recorded {
+	return Recorded{
+		{Phone: "+447800123456", Status: state.Sent, BatchID: "b-1", BodyHash: state.BodyHash("Hi Ann, see you soon")},
+		{Phone: "+447400123459", Status: state.Sent, BatchID: "b-1", BodyHash: state.BodyHash("Hi Ben, an earlier body")},
+		{Phone: "+447400123564", Status: state.InDoubt, BatchID: "b-2"},
+	}
 }

@@ -12,6 +12,7 @@ package campaign
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"text/template"
 	"time"
 
@@ -45,6 +46,12 @@ type Campaign struct {
 	// EmptyVariables is what a message that prints an empty variable is:
 	// "warn" (the default) or "error".
 	EmptyVariables string
+	// Project is the project file that governs the campaign's folder; nil
+	// outside a project.
+	Project *Project
+	// FrequencyCap is the campaign's own cap, at least as strict as the
+	// project's; nil: the project's alone.
+	FrequencyCap *FrequencyCap
 
 	tmpl    *template.Template
 	printed []string // the variables the body prints as they are (see printedFields)
@@ -57,15 +64,6 @@ type Budget struct {
 	MaxTotal              *decimal.Decimal // in the price table's currency
 	MaxSegmentsPerMessage int
 	MaxRecipients         int
-}
-
-// Provider is where and how the messaging API is reached. Secrets never live
-// here: they come from the environment.
-type Provider struct {
-	BaseURL         string // may be overridden by SMSFORM_BASE_URL (the CLI does that)
-	BasicAuth       string // "auto" (base64, then literal once on a 401), "base64" (RFC 7617) or "literal"
-	TokenValidHours int    // 1..168, default 24
-	RequestIDField  string // JSON pointer to the request id in a send's success body; "" looks in the usual places
 }
 
 // Rate is a number of requests per Per.
@@ -113,10 +111,20 @@ type Entry struct {
 	Line int               // 1-based line in File
 }
 
-// Load reads and checks the campaign file at path. It does not read the list
-// files (that is [Source.Read]'s job) but checks that they exist and are readable.
+// Load reads and checks the campaign file at path, with the project file
+// that governs its folder, if any ([FindProject]): its provider block lies
+// under the campaign's. It does not read the list files (that is
+// [Source.Read]'s job) but checks that they exist and are readable.
 func Load(path string) (*Campaign, error) {
-	l := &loader{file: path}
+	if filepath.Base(path) == ProjectFile {
+		return nil, &Error{File: path, Msg: "this is the project file, not a campaign",
+			Hint: "give a campaign file; " + ProjectFile + " holds what every campaign of the project shares"}
+	}
+	proj, err := ProjectFor(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	l := &loader{file: path, project: proj}
 	c := l.load()
 	if err := l.err(); err != nil {
 		return nil, err
@@ -186,12 +194,16 @@ func (c *Campaign) Personalised() bool {
 	return c.personalised()
 }
 
-// Files returns the campaign file, its price table and every list file it
-// reads, in the order they appear, without repeats (for the saved plan's
-// checksums).
+// Files returns the campaign file, its project file, its price table and
+// every list file it reads, in the order they appear, without repeats (for
+// the saved plan's checksums).
 func (c *Campaign) Files() []string {
 	files := []string{c.Path}
 	seen := map[string]bool{c.Path: true}
+	if c.Project != nil {
+		files = append(files, c.Project.Path)
+		seen[c.Project.Path] = true
+	}
 	if c.Prices != nil {
 		files = append(files, c.Prices.Path)
 		seen[c.Prices.Path] = true

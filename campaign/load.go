@@ -50,15 +50,10 @@ type rawCampaign struct {
 	Prices        string         `yaml:"prices"`
 	Budget        rawBudget      `yaml:"budget"`
 	EmptyVars     string         `yaml:"empty_variables" validate:"oneof=warn error"`
+	FrequencyCap  *FrequencyCap  `yaml:"-"`
+	capLine       int
 	bodyNode      *yaml.Node     // for template error lines
 	sourceNodes   [2][]sourcePos // recipients, exclude
-}
-
-type rawProvider struct {
-	BaseURL         string `yaml:"base_url" validate:"omitempty,base_url"`
-	BasicAuth       string `yaml:"basic_auth" validate:"oneof=auto base64 literal"`
-	TokenValidHours int    `yaml:"token_valid_hours" validate:"min=1,max=168"`
-	RequestIDField  string `yaml:"request_id_field" validate:"omitempty,startswith=/"`
 }
 
 // rawBudget is budget: as written; max_total keeps its text, so that no
@@ -87,7 +82,7 @@ type sourcePos struct {
 
 func defaults() rawCampaign {
 	return rawCampaign{
-		Provider:    rawProvider{BasicAuth: "auto", TokenValidHours: 24},
+		Provider:    defaultProvider(),
 		BatchSize:   100,
 		Concurrency: 1,
 		EmptyVars:   "warn",
@@ -96,7 +91,8 @@ func defaults() rawCampaign {
 
 // loader collects the problems of one campaign file.
 type loader struct {
-	file  string
+	file    string
+	project *Project // the campaign's project, nil outside one
 	errs  []*Error
 	lines map[string]int  // dotted path -> line of its key (or list item)
 	bad   map[string]bool // paths the walk already reported, so validation keeps quiet about them
@@ -166,6 +162,9 @@ func (l *loader) load() *Campaign {
 		return nil
 	}
 	rc := defaults()
+	if l.project != nil {
+		l.project.provider.overlay(&rc.Provider)
+	}
 	l.walkCampaign(root, &rc)
 	l.validate(&rc)
 	l.checkWindow(&rc.window)
@@ -445,9 +444,8 @@ func editDistance(a, b string) int {
 
 var (
 	topKeys = []string{"version", "name", "sender", "provider", "default_region", "recipients", "exclude", "body", "batch_size", "rate", "concurrency", "strict",
-		"send_window", "fallback_timezone", "not_before", "not_after", "prices", "budget", "empty_variables"}
+		"send_window", "fallback_timezone", "not_before", "not_after", "prices", "budget", "empty_variables", "frequency_cap"}
 	budgetKeys   = []string{"max_total", "max_segments_per_message", "max_recipients"}
-	providerKeys = []string{"base_url", "basic_auth", "token_valid_hours", "request_id_field"}
 	sourceKeys   = []string{"numbers", "file", "phone_column"}
 )
 
@@ -461,19 +459,7 @@ func (l *loader) walkCampaign(root *yaml.Node, rc *rawCampaign) {
 		case "sender":
 			l.str(v, path, &rc.Sender)
 		case "provider":
-			l.mapping(v, path, providerKeys, func(key, path string, v *yaml.Node) bool {
-				switch key {
-				case "base_url":
-					l.str(v, path, &rc.Provider.BaseURL)
-				case "basic_auth":
-					l.str(v, path, &rc.Provider.BasicAuth)
-				case "token_valid_hours":
-					l.int(v, path, &rc.Provider.TokenValidHours)
-				case "request_id_field":
-					l.str(v, path, &rc.Provider.RequestIDField)
-				}
-				return true
-			})
+			l.provider(v, path, &rc.Provider)
 		case "default_region":
 			l.str(v, path, &rc.DefaultRegion)
 		case "recipients":
@@ -520,6 +506,8 @@ func (l *loader) walkCampaign(root *yaml.Node, rc *rawCampaign) {
 			})
 		case "empty_variables":
 			l.str(v, path, &rc.EmptyVars)
+		case "frequency_cap":
+			rc.FrequencyCap, rc.capLine = l.frequencyCap(v, path), v.Line
 		}
 		return true
 	})
@@ -670,7 +658,7 @@ func (l *loader) build(rc *rawCampaign) *Campaign {
 		Version:        rc.Version,
 		Name:           rc.Name,
 		Sender:         rc.Sender,
-		Provider:       Provider(rc.Provider),
+		Provider:       rc.Provider.provider(),
 		DefaultRegion:  rc.DefaultRegion,
 		Body:           strings.TrimRight(rc.Body, "\r\n"),
 		BatchSize:      rc.BatchSize,
@@ -683,6 +671,8 @@ func (l *loader) build(rc *rawCampaign) *Campaign {
 		},
 	}
 	c.Rate, _ = parseRate(rc.Rate) // validated
+	c.Project = l.project
+	c.FrequencyCap = l.checkCap(rc.FrequencyCap, rc.capLine)
 	c.Window = rc.window.spec
 	if rc.Budget.MaxTotal != "" {
 		d := decimal.RequireFromString(rc.Budget.MaxTotal) // amount checked its pattern
@@ -726,4 +716,21 @@ func parseRate(s string) (Rate, bool) {
 	}
 	per := map[string]time.Duration{"s": time.Second, "m": time.Minute, "h": time.Hour}[m[2]]
 	return Rate{N: n, Per: per}, true
+}
+
+// checkCap refuses a campaign's frequency_cap outside a project, or looser
+// than the project's: caps concern people, so the project's holds for every
+// campaign, and a campaign may only ask for less.
+func (l *loader) checkCap(f *FrequencyCap, line int) *FrequencyCap {
+	switch {
+	case f == nil:
+		return nil
+	case l.project == nil:
+		l.add(line, "frequency_cap", "create "+ProjectFile+" with a state beside or above the campaign: caps are kept across the campaigns of a project",
+			"a frequency cap needs a project file")
+	case l.project.FrequencyCap != nil && !f.AtLeastAsStrict(*l.project.FrequencyCap):
+		l.add(line, "frequency_cap", fmt.Sprintf("set at most %d per at least %s, or leave it out to use the project's", l.project.FrequencyCap.Max, shortDuration(l.project.FrequencyCap.Per)),
+			"%s is looser than the project's %s (%s): a campaign may only be stricter", f, l.project.FrequencyCap, l.project.Path)
+	}
+	return f
 }

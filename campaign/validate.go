@@ -45,10 +45,18 @@ var newValidator = sync.OnceValue(func() *validator.Validate {
 // validate applies the value rules of rawCampaign's tags, then the rules that
 // tie several keys together (what a source is).
 func (l *loader) validate(rc *rawCampaign) {
-	err := newValidator().Struct(rc)
+	l.validateStruct(rc)
+	l.validateSources("recipients", rc.Recipients, rc.sourceNodes[0])
+	l.validateSources("exclude", rc.Exclude, rc.sourceNodes[1])
+}
+
+// validateStruct applies the value rules of a raw file's tags, reporting
+// each failure at the line of its key.
+func (l *loader) validateStruct(raw any) {
+	err := newValidator().Struct(raw)
 	var verrs validator.ValidationErrors
 	if err != nil && !errors.As(err, &verrs) {
-		l.add(0, "", "", "check campaign: %v", err)
+		l.add(0, "", "", "check %s: %v", l.file, err)
 		return
 	}
 	for _, fe := range verrs {
@@ -63,8 +71,6 @@ func (l *loader) validate(rc *rawCampaign) {
 		msg, hint := words(fe, present)
 		l.add(line, path, hint, "%s", msg)
 	}
-	l.validateSources("recipients", rc.Recipients, rc.sourceNodes[0])
-	l.validateSources("exclude", rc.Exclude, rc.sourceNodes[1])
 }
 
 // words turns a validator failure into a sentence for the person who wrote

@@ -33,7 +33,7 @@ func connection(c *campaign.Campaign, env Env, insecureHTTP bool, timeout time.D
 		ClientID:       env.Getenv(envClientID),
 		ClientSecret:   env.Getenv(envClientSecret),
 		Basic:          basicForm(c.Provider.BasicAuth),
-		RequestIDField: c.Provider.RequestIDField,
+		RequestIDField: pointerText(c.Provider.RequestIDField),
 		Timeout:        timeout,
 	}
 	static := env.Getenv(envToken)
@@ -95,4 +95,12 @@ func basicForm(basicAuth string) string {
 		return ""
 	}
 	return basicAuth
+}
+
+// pointerText is a pointer as the client takes it; "" when there is none.
+func pointerText(p *api.Pointer) string {
+	if p == nil {
+		return ""
+	}
+	return p.String()
 }

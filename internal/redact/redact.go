@@ -21,3 +21,68 @@ func URL(raw string) string {
 	}
 	return raw[:start] + "xxxxx" + raw[start+at:]
 }
+
+// Keywords is a libpq keyword/value string ("host=db password=x dbname=y")
+// with the value of its password keyword replaced by xxxxx, quoted or not.
+func Keywords(s string) string {
+	var b strings.Builder
+	for rest := s; rest != ""; {
+		i := strings.Index(rest, "password")
+		if i < 0 {
+			b.WriteString(rest)
+			break
+		}
+		after := strings.TrimLeft(rest[i+len("password"):], " \t")
+		if (i > 0 && !isSpace(rest[i-1])) || !strings.HasPrefix(after, "=") {
+			b.WriteString(rest[:i+len("password")])
+			rest = rest[i+len("password"):]
+			continue
+		}
+		b.WriteString(rest[:i])
+		b.WriteString("password=xxxxx")
+		value := strings.TrimLeft(after[1:], " \t")
+		rest = value[keywordValueEnd(value):]
+	}
+	return b.String()
+}
+
+// keywordValueEnd is where a keyword's value ends: at its closing quote,
+// or at the first blank of an unquoted value (libpq's rules, \ escapes).
+func keywordValueEnd(v string) int {
+	quoted := strings.HasPrefix(v, "'")
+	for i := 0; i < len(v); i++ {
+		switch {
+		case v[i] == '\\':
+			i++
+		case quoted && i > 0 && v[i] == '\'':
+			return i + 1
+		case !quoted && isSpace(v[i]):
+			return i
+		}
+	}
+	return len(v)
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// HasPassword reports whether a PostgreSQL location holds a password: in a
+// URL's user information or password parameter, or a keyword string's
+// password keyword.
+func HasPassword(loc string) bool {
+	if strings.HasPrefix(loc, "postgres://") || strings.HasPrefix(loc, "postgresql://") {
+		if URL(loc) != loc {
+			authority := loc[strings.Index(loc, "://")+3 : strings.LastIndex(loc, "@")]
+			if strings.Contains(authority, ":") {
+				return true
+			}
+		}
+		_, query, _ := strings.Cut(loc, "?")
+		for _, kv := range strings.Split(query, "&") {
+			if k, _, _ := strings.Cut(kv, "="); k == "password" {
+				return true
+			}
+		}
+		return false
+	}
+	return Keywords(loc) != loc
+}

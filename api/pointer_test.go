@@ -1,0 +1,84 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// decode reads a document as the client does: numbers kept as written.
+func decode(t testing.TB, doc string) any {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(doc))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// The examples of RFC 6901, section 5, and what it forbids.
+func TestPointerRFC6901(t *testing.T) {
+	doc := decode(t, `{"foo": ["bar", "baz"], "": 0, "a/b": 1, "c%d": 2, "e^f": 3, "g|h": 4, "i\\j": 5, "k\"l": 6, " ": 7, "m~n": 8,
+		"id": 12345678901234567890, "nil": null}`)
+	for _, tc := range []struct{ ptr, want string }{
+		{"", ""}, {"/foo", `["bar","baz"]`}, {"/foo/0", `"bar"`}, {"/", "0"}, {"/a~1b", "1"}, {"/c%d", "2"}, {"/e^f", "3"},
+		{"/g|h", "4"}, {"/i\\j", "5"}, {"/k\"l", "6"}, {"/ ", "7"}, {"/m~0n", "8"},
+		{"/id", "12345678901234567890"}, // not rounded through float64
+		{"/nil", "null"},                // null is an answer, not a miss
+	} {
+		p, err := ParsePointer(tc.ptr)
+		if err != nil {
+			t.Fatalf("ParsePointer(%q): %v", tc.ptr, err)
+		}
+		v, err := p.Lookup(doc)
+		if err != nil {
+			t.Errorf("%q: %v", tc.ptr, err)
+			continue
+		}
+		if tc.want == "" {
+			continue
+		}
+		got, _ := json.Marshal(v)
+		if string(got) != tc.want {
+			t.Errorf("%q = %s, want %s", tc.ptr, got, tc.want)
+		}
+	}
+	for _, ptr := range []string{"/foo/01", "/foo/+1", "/foo/-", "/foo/2", "/foo/x", "/missing", "/foo/0/deeper", "/nil/x"} {
+		p, _ := ParsePointer(ptr)
+		_, err := p.Lookup(doc)
+		var pe *PointerError
+		if !errors.As(err, &pe) || !errors.Is(err, ErrPointerMissed) || !strings.Contains(err.Error(), ptr) {
+			t.Errorf("%q: err = %v, want a *PointerError naming it", ptr, err)
+		}
+	}
+	for _, bad := range []string{"foo", "/a~", "/a~2", "~1"} {
+		if _, err := ParsePointer(bad); err == nil {
+			t.Errorf("ParsePointer(%q) accepted", bad)
+		}
+	}
+}
+
+func FuzzPointer(f *testing.F) {
+	for _, s := range []string{"", "/", "/a/0", "/a~1b/~0", "/0/1/2", "/-"} {
+		f.Add(s, `{"a":[{"b":1}],"0":[[1,2,3]]}`)
+	}
+	f.Fuzz(func(t *testing.T, ptr, doc string) {
+		p, err := ParsePointer(ptr)
+		if err != nil {
+			return
+		}
+		if p.String() != ptr {
+			t.Fatalf("String() = %q, want %q", p.String(), ptr)
+		}
+		dec := json.NewDecoder(strings.NewReader(doc))
+		dec.UseNumber()
+		var v any
+		if dec.Decode(&v) != nil {
+			return
+		}
+		p.Lookup(v) // never panics
+	})
+}

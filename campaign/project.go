@@ -1,0 +1,261 @@
+package campaign
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/smsform/smsform/internal/redact"
+)
+
+// ProjectFile is the name of the project file, found in a campaign's folder
+// or the nearest folder above it.
+const ProjectFile = "smsform.yaml"
+
+// Project is a loaded project file: what every campaign of a project
+// shares, declared in git rather than in each operator's environment, the
+// way Terraform's backend block is. A campaign's own values win over the
+// project's, key by key.
+type Project struct {
+	Path string // the project file, absolute
+	Dir  string // its folder: paths in the file are relative to it
+
+	// State is the project's state as written: a PostgreSQL URL or keyword
+	// string, or a path (relative to Dir) to a state file or a folder for
+	// one; "" when the file names none. StateLine is its line.
+	State     string
+	StateLine int
+	// FrequencyCap bounds the messages to one number across every campaign
+	// of the project; nil: none.
+	FrequencyCap *FrequencyCap
+	// TestRecipients are numbers `smsform test` may send to, as written.
+	TestRecipients []string
+	// Campaigns are the globs (relative to Dir) that find the project's
+	// campaign files.
+	Campaigns []string
+
+	provider rawProvider
+}
+
+// FrequencyCap is at most Max messages to one number in any window of Per,
+// across every campaign of the project.
+type FrequencyCap struct {
+	Max int
+	Per time.Duration
+}
+
+// String writes the cap as "3 per 24h".
+func (f FrequencyCap) String() string { return fmt.Sprintf("%d per %s", f.Max, shortDuration(f.Per)) }
+
+// AtLeastAsStrict reports whether f allows no more than g in any window:
+// no more messages, over a window no shorter.
+func (f FrequencyCap) AtLeastAsStrict(g FrequencyCap) bool { return f.Max <= g.Max && f.Per >= g.Per }
+
+// shortDuration writes 24h0m0s as 24h.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}
+
+// DefaultCampaignGlobs find a project's campaigns unless campaigns: says.
+var DefaultCampaignGlobs = []string{"campaigns/*.yaml", "*.yaml"}
+
+// Frequency caps longer than this are refused: the cap's index keeps every
+// send this long, and state prune drops what is older.
+const maxCapWindow = 90 * 24 * time.Hour
+
+var projectKeys = []string{"version", "state", "provider", "frequency_cap", "test_recipients", "campaigns"}
+
+// FindProject returns the project file that governs files in dir: in dir or
+// the nearest folder above it, stopping at the folder that holds .git (a
+// repository's root) or the file system's root. "" when there is none.
+func FindProject(dir string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("find %s: %w", ProjectFile, err)
+	}
+	for {
+		p := filepath.Join(dir, ProjectFile)
+		switch fi, err := os.Stat(p); {
+		case err == nil && fi.Mode().IsRegular():
+			return p, nil
+		case err == nil:
+			return "", fmt.Errorf("find %s: %s is not a regular file", ProjectFile, p)
+		case !errors.Is(err, fs.ErrNotExist):
+			return "", fmt.Errorf("find %s: %w", ProjectFile, err)
+		}
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return "", nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", nil
+		}
+		dir = parent
+	}
+}
+
+// LoadProject reads and checks the project file at path. Like [Load], every
+// problem is an [*Error] with the file and line.
+func LoadProject(path string) (*Project, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	l := &loader{file: path, lines: map[string]int{}, bad: map[string]bool{}}
+	p := l.loadProject(abs)
+	if err := l.err(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// ProjectFor finds and loads the project of the files in dir; nil when
+// there is none.
+func ProjectFor(dir string) (*Project, error) {
+	path, err := FindProject(dir)
+	if err != nil || path == "" {
+		return nil, err
+	}
+	return LoadProject(path)
+}
+
+// rawProject is a project file as written.
+type rawProject struct {
+	Version  int         `yaml:"version" validate:"required,eq=1"`
+	State    string      `yaml:"state"`
+	Provider rawProvider `yaml:"provider"`
+}
+
+func (l *loader) loadProject(abs string) *Project {
+	data, ok := l.read()
+	if !ok {
+		return nil
+	}
+	root, ok := l.parse(data)
+	if !ok || !l.checkTree(root, "", 0) {
+		return nil
+	}
+	// The provider starts from the defaults so that its values validate;
+	// only the keys it writes (set) lie under a campaign's.
+	p := &Project{Path: abs, Dir: filepath.Dir(abs), Campaigns: DefaultCampaignGlobs, provider: defaultProvider()}
+	var rp rawProject
+	l.mapping(root, "", projectKeys, func(key, path string, v *yaml.Node) bool {
+		switch key {
+		case "version":
+			l.int(v, path, &rp.Version)
+		case "state":
+			if l.str(v, path, &rp.State) {
+				p.State, p.StateLine = strings.TrimSpace(rp.State), v.Line
+				l.checkProjectState(p.State, v.Line)
+			}
+		case "provider":
+			l.provider(v, path, &p.provider)
+		case "frequency_cap":
+			p.FrequencyCap = l.frequencyCap(v, path)
+		case "test_recipients":
+			p.TestRecipients, _ = l.numbers(v, path)
+		case "campaigns":
+			p.Campaigns = l.globs(v, path)
+		}
+		return true
+	})
+	rp.Provider = p.provider
+	l.validateStruct(&rp)
+	if len(l.errs) > 0 {
+		return nil
+	}
+	return p
+}
+
+// checkProjectState refuses a state location that holds a password: the
+// project file is kept in git.
+func (l *loader) checkProjectState(s string, line int) {
+	switch {
+	case s == "":
+		l.add(line, "state", "name a PostgreSQL database (postgres://…) or a folder for the state file, or leave the key out", "must not be empty")
+	case redact.HasPassword(s):
+		l.add(line, "state", "remove the password: give it in PGPASSWORD or ~/.pgpass, or in SMSFORM_STATE (the same database with the password)",
+			"a password must not be written in the project file, which is kept in git")
+	}
+}
+
+// frequencyCap reads a frequency_cap block: max and per, both required.
+func (l *loader) frequencyCap(v *yaml.Node, path string) *FrequencyCap {
+	f := &FrequencyCap{}
+	var hasMax, hasPer bool
+	before := len(l.errs)
+	l.mapping(v, path, []string{"max", "per"}, func(key, path string, v *yaml.Node) bool {
+		switch key {
+		case "max":
+			hasMax = true
+			l.positive(v, path, &f.Max)
+		case "per":
+			hasPer = true
+			l.duration(v, path, time.Minute, maxCapWindow, "e.g. 24h: the window, in hours (h) or minutes (m), at most 2160h", &f.Per)
+		}
+		return true
+	})
+	if v.Kind == yaml.MappingNode && (!hasMax || !hasPer) {
+		l.add(v.Line, path, "write frequency_cap: {max: 3, per: 24h}", "needs both max and per")
+	}
+	if len(l.errs) > before {
+		return nil
+	}
+	return f
+}
+
+// globs reads a list of file patterns.
+func (l *loader) globs(v *yaml.Node, path string) []string {
+	if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
+		l.add(v.Line, path, "write campaigns: [\"campaigns/*.yaml\"]", "must be a non-empty list of file patterns, not %s", kindWords(v))
+		return nil
+	}
+	var out []string
+	for i, item := range v.Content {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		var s string
+		if !l.str(item, p, &s) {
+			continue
+		}
+		if _, err := filepath.Match(s, ""); err != nil || s == "" || filepath.IsAbs(s) {
+			l.add(item.Line, p, "write a pattern relative to the project file, e.g. campaigns/*.yaml", "%s is not a file pattern", quoted(s))
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// CampaignFiles lists the project's campaign files, sorted: what its globs
+// match, the project file itself excepted.
+func (p *Project) CampaignFiles() ([]string, error) {
+	var files []string
+	for _, g := range p.Campaigns {
+		matches, err := filepath.Glob(filepath.Join(p.Dir, g))
+		if err != nil {
+			return nil, fmt.Errorf("%s: campaigns: %w", p.Path, err)
+		}
+		for _, m := range matches {
+			if fi, err := os.Stat(m); err != nil || !fi.Mode().IsRegular() || m == p.Path || slices.Contains(files, m) {
+				continue
+			}
+			files = append(files, m)
+		}
+	}
+	slices.Sort(files)
+	return files, nil
+}

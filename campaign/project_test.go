@@ -1,0 +1,216 @@
+package campaign
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// write puts files (path -> content) under dir.
+func write(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+const tinyCampaign = `version: 1
+name: tiny
+sender: ACME
+recipients:
+  - numbers: ["+447400123459"]
+body: Hello.
+`
+
+func TestFindProject(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{
+		"repo/.git/HEAD":                  "ref: refs/heads/main\n",
+		"repo/smsform.yaml":               "version: 1\n",
+		"repo/campaigns/deep/c.yaml":      tinyCampaign,
+		"repo/sub/smsform.yaml":           "version: 1\n",
+		"repo/sub/c.yaml":                 tinyCampaign,
+		"norepo/.git/HEAD":                "",
+		"norepo/campaigns/c.yaml":         tinyCampaign,
+		"above/smsform.yaml":              "version: 1\n",
+		"above/inner/.git/HEAD":           "",
+		"above/inner/campaigns/c.yaml":    tinyCampaign,
+		"above/inner/campaigns/x/d.yaml":  tinyCampaign,
+		"above/inner/campaigns/x/e/f.yml": tinyCampaign,
+	})
+	for _, tc := range []struct{ dir, want string }{
+		{"repo/campaigns/deep", "repo/smsform.yaml"},
+		{"repo/sub", "repo/sub/smsform.yaml"}, // the nearest wins
+		{"repo", "repo/smsform.yaml"},
+		{"norepo/campaigns", ""},          // stops at the repository's root
+		{"above/inner/campaigns/x/e", ""}, // never above .git
+		{"above", "above/smsform.yaml"},   // outside the repository
+		{"above/nonexistent/..", "above/smsform.yaml"},
+	} {
+		got, err := FindProject(filepath.Join(root, tc.dir))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.dir, err)
+		}
+		want := ""
+		if tc.want != "" {
+			want = filepath.Join(root, tc.want)
+		}
+		if got != want {
+			t.Errorf("FindProject(%s) = %q, want %q", tc.dir, got, want)
+		}
+	}
+}
+
+func TestProjectProviderLaidUnderCampaign(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"smsform.yaml": `version: 1
+state: postgres://smsform@db.internal:5432/campaigns?sslmode=verify-full
+provider:
+  base_url: https://sms.example.com
+  basic_auth: literal
+  max_recipients: 100
+  expected_latency: 1.5s
+  results:
+    list: /messages
+    number: /to
+    status: /status/groupName
+    reason: /status/description
+    sent: [PENDING, ACCEPTED]
+    retry: [THROTTLED]
+    duplicate: [DUPLICATE]
+frequency_cap:
+  max: 3
+  per: 24h
+test_recipients: ["+447400123456"]
+`,
+		"campaigns/c.yaml": strings.Replace(tinyCampaign, "body:", "provider:\n  max_recipients: 50\n  token_valid_hours: 12\nfrequency_cap: {max: 1, per: 72h}\nbody:", 1),
+	})
+	c, err := Load(filepath.Join(dir, "campaigns/c.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c.Provider
+	if p.BaseURL != "https://sms.example.com" || p.BasicAuth != "literal" || p.MaxRecipients != 50 || p.TokenValidHours != 12 ||
+		p.ExpectedLatency != 1500*time.Millisecond {
+		t.Errorf("provider = %+v", p)
+	}
+	if p.Results == nil || p.Results.List.String() != "/messages" || p.Results.Reason.String() != "/status/description" ||
+		strings.Join(p.Results.Sent, ",") != "PENDING,ACCEPTED" || strings.Join(p.Results.Duplicate, ",") != "DUPLICATE" {
+		t.Errorf("results = %+v", p.Results)
+	}
+	if c.Project == nil || c.Project.State == "" || c.Project.FrequencyCap.String() != "3 per 24h" || c.FrequencyCap.String() != "1 per 72h" {
+		t.Errorf("project = %+v, cap %v", c.Project, c.FrequencyCap)
+	}
+	files := c.Files()
+	if len(files) < 2 || files[1] != filepath.Join(dir, "smsform.yaml") {
+		t.Errorf("Files() = %v: the project file is one of what a campaign reads", files)
+	}
+}
+
+func TestProjectErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, project, campaign string
+		want                    []string
+	}{
+		{name: "password in URL", project: "version: 1\nstate: postgres://sms:hunter2@db/x\n",
+			want: []string{"smsform.yaml:2: state: a password must not be written in the project file", "PGPASSWORD"}},
+		{name: "password keyword", project: "version: 1\nstate: host=db user=sms password=hunter2 dbname=x\n",
+			want: []string{"smsform.yaml:2: state: a password must not be written"}},
+		{name: "password parameter", project: "version: 1\nstate: postgres://db/x?password=hunter2\n",
+			want: []string{"smsform.yaml:2: state: a password"}},
+		{name: "unknown key", project: "version: 1\nstat: x\n", want: []string{"smsform.yaml:2: stat: unknown key", `did you mean "state"?`}},
+		{name: "secret key", project: "version: 1\nprovider:\n  client_secret: x\n", want: []string{"smsform.yaml:3: provider.client_secret: secrets must not be written"}},
+		{name: "no version", project: "state: x\n", want: []string{"smsform.yaml:1: version: required key is missing"}},
+		{name: "bad provider value", project: "version: 1\nprovider:\n  basic_auth: maybe\n", want: []string{"smsform.yaml:3: provider.basic_auth"}},
+		{name: "bad pointer", project: "version: 1\nprovider:\n  results: {list: messages, number: /to, status: /s, sent: [OK]}\n",
+			want: []string{"smsform.yaml:3: provider.results.list: \"messages\" is not a JSON pointer"}},
+		{name: "results incomplete", project: "version: 1\nprovider:\n  results: {list: /m, number: /to}\n",
+			want: []string{"provider.results.status: required key is missing", "provider.results.sent: required key is missing"}},
+		{name: "status with two meanings", project: "version: 1\nprovider:\n  results: {list: /m, number: /to, status: /s, sent: [OK], retry: [OK]}\n",
+			want: []string{`status "OK" is listed under both sent and retry`}},
+		{name: "cap without per", project: "version: 1\nfrequency_cap: {max: 3}\n", want: []string{"frequency_cap: needs both max and per"}},
+		{name: "cap per without unit", project: "version: 1\nfrequency_cap: {max: 3, per: 24}\n", want: []string{"frequency_cap.per: a duration needs a unit"}},
+		{name: "looser campaign cap", project: "version: 1\nfrequency_cap: {max: 3, per: 24h}\n",
+			campaign: strings.Replace(tinyCampaign, "body:", "frequency_cap: {max: 5, per: 24h}\nbody:", 1),
+			want:     []string{"c.yaml:6: frequency_cap: 5 per 24h is looser than the project's 3 per 24h"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tc.campaign == "" {
+				tc.campaign = tinyCampaign
+			}
+			write(t, dir, map[string]string{"smsform.yaml": tc.project, "c.yaml": tc.campaign})
+			_, err := Load(filepath.Join(dir, "c.yaml"))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			for _, w := range tc.want {
+				if !strings.Contains(msg+hints(err), w) {
+					t.Errorf("error %q (hints %q) lacks %q", msg, hints(err), w)
+				}
+			}
+			if strings.Contains(msg, "hunter2") {
+				t.Errorf("error shows the password: %s", msg)
+			}
+		})
+	}
+}
+
+func TestCampaignCapNeedsProject(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{".git/HEAD": "", "c.yaml": strings.Replace(tinyCampaign, "body:", "frequency_cap: {max: 1, per: 24h}\nbody:", 1)})
+	_, err := Load(filepath.Join(dir, "c.yaml"))
+	if err == nil || !strings.Contains(err.Error(), "a frequency cap needs a project file") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestProjectCampaignFiles(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"smsform.yaml": "version: 1\n", "a.yaml": tinyCampaign, "campaigns/b.yaml": tinyCampaign,
+		"campaigns/notes.txt": "", "other/c.yaml": tinyCampaign})
+	p, err := LoadProject(filepath.Join(dir, "smsform.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := p.CampaignFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, "a.yaml"), filepath.Join(dir, "campaigns/b.yaml")}
+	if strings.Join(files, "\n") != strings.Join(want, "\n") {
+		t.Errorf("CampaignFiles = %v, want %v", files, want)
+	}
+	if _, err := Load(filepath.Join(dir, "smsform.yaml")); err == nil || !strings.Contains(err.Error(), "this is the project file, not a campaign") {
+		t.Errorf("Load(smsform.yaml) = %v", err)
+	}
+}
+
+// hints joins the hints of every *Error in err.
+func hints(err error) string {
+	var b strings.Builder
+	var walk func(error)
+	walk = func(e error) {
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, x := range j.Unwrap() {
+				walk(x)
+			}
+			return
+		}
+		if ce, ok := e.(*Error); ok {
+			b.WriteString(" " + ce.Hint)
+		}
+	}
+	walk(err)
+	return b.String()
+}

@@ -167,6 +167,10 @@ func TestStartRefuses(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				// A state exists once it records something.
+				if err := st.RecordIntent(context.Background(), state.Intent{BatchID: "x", Phones: []string{"+447400123999"}, BodyHash: "h"}); err != nil {
+					t.Fatal(err)
+				}
 				st.Close()
 				return r.request(testharness.ClientSecret, r.save(t, other))
 			}},

@@ -34,23 +34,23 @@ const (
 // validate.go). Zero values mean "absent" only where no default applies:
 // defaults are filled in before the walk, so an explicit 0 is still an error.
 type rawCampaign struct {
-	Version       int            `yaml:"version" validate:"required,eq=1"`
-	Name          string         `yaml:"name" validate:"required,campaign_name"`
-	Sender        string         `yaml:"sender" validate:"required,sender"`
-	Provider      rawProvider    `yaml:"provider"`
-	DefaultRegion string         `yaml:"default_region" validate:"omitempty,region"`
-	Recipients    []rawSource    `yaml:"recipients" validate:"required,min=1"`
-	Exclude       []rawSource    `yaml:"exclude"`
-	Body          string         `yaml:"body" validate:"required,max=16000"`
-	BatchSize     int            `yaml:"batch_size" validate:"min=1,max=1000"`
-	Rate          string         `yaml:"rate" validate:"omitempty,rate"`
-	Concurrency   int            `yaml:"concurrency" validate:"min=1,max=64"`
-	Strict        bool           `yaml:"strict"`
-	window        rawWindow      // send_window, fallback_timezone, not_before, not_after (window.go)
-	Prices        string         `yaml:"prices"`
-	Budget        rawBudget      `yaml:"budget"`
-	EmptyVars     string         `yaml:"empty_variables" validate:"oneof=warn error"`
-	FrequencyCap  *FrequencyCap  `yaml:"-"`
+	Version       int           `yaml:"version" validate:"required,eq=1"`
+	Name          string        `yaml:"name" validate:"required,campaign_name"`
+	Sender        string        `yaml:"sender" validate:"required,sender"`
+	Provider      rawProvider   `yaml:"provider"`
+	DefaultRegion string        `yaml:"default_region" validate:"omitempty,region"`
+	Recipients    []rawSource   `yaml:"recipients" validate:"required,min=1"`
+	Exclude       []rawSource   `yaml:"exclude"`
+	Body          string        `yaml:"body" validate:"required,max=16000"`
+	BatchSize     int           `yaml:"batch_size" validate:"min=1,max=1000"`
+	Rate          string        `yaml:"rate" validate:"omitempty,rate"`
+	Concurrency   int           `yaml:"concurrency" validate:"min=1,max=64"`
+	Strict        bool          `yaml:"strict"`
+	window        rawWindow     // send_window, fallback_timezone, not_before, not_after (window.go)
+	Prices        string        `yaml:"prices"`
+	Budget        rawBudget     `yaml:"budget"`
+	EmptyVars     string        `yaml:"empty_variables" validate:"oneof=warn error"`
+	FrequencyCap  *FrequencyCap `yaml:"-"`
 	capLine       int
 	bodyNode      *yaml.Node     // for template error lines
 	sourceNodes   [2][]sourcePos // recipients, exclude
@@ -93,9 +93,9 @@ func defaults() rawCampaign {
 type loader struct {
 	file    string
 	project *Project // the campaign's project, nil outside one
-	errs  []*Error
-	lines map[string]int  // dotted path -> line of its key (or list item)
-	bad   map[string]bool // paths the walk already reported, so validation keeps quiet about them
+	errs    []*Error
+	lines   map[string]int  // dotted path -> line of its key (or list item)
+	bad     map[string]bool // paths the walk already reported, so validation keeps quiet about them
 }
 
 func (l *loader) add(line int, field, hint, format string, args ...any) {
@@ -445,8 +445,8 @@ func editDistance(a, b string) int {
 var (
 	topKeys = []string{"version", "name", "sender", "provider", "default_region", "recipients", "exclude", "body", "batch_size", "rate", "concurrency", "strict",
 		"send_window", "fallback_timezone", "not_before", "not_after", "prices", "budget", "empty_variables", "frequency_cap"}
-	budgetKeys   = []string{"max_total", "max_segments_per_message", "max_recipients"}
-	sourceKeys   = []string{"numbers", "file", "phone_column"}
+	budgetKeys = []string{"max_total", "max_segments_per_message", "max_recipients"}
+	sourceKeys = []string{"numbers", "file", "phone_column"}
 )
 
 func (l *loader) walkCampaign(root *yaml.Node, rc *rawCampaign) {

@@ -139,12 +139,13 @@ func (t *txn) copyFrom(src *State) error {
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var batch, state, bodyHash, requestID, reason, started, finished, phones string
+		var batch, state, bodyHash, requestID, reason, started, finished, planID, phones string
 		var recipients, httpStatus int
-		if err := rows.Scan(&batch, &state, &bodyHash, &recipients, &httpStatus, &requestID, &reason, &started, &finished, &phones); err != nil {
+		if err := rows.Scan(&batch, &state, &bodyHash, &recipients, &httpStatus, &requestID, &reason, &started, &finished, &planID, &phones); err != nil {
 			return fmt.Errorf("read state %s: %w", src.loc, err)
 		}
-		if _, err := put.ExecContext(t.ctx, dst.args(batch, state, bodyHash, recipients, httpStatus, requestID, reason, started, finished, phones)...); err != nil {
+		var id int64
+		if err := put.QueryRowContext(t.ctx, dst.args(batch, state, bodyHash, recipients, httpStatus, requestID, reason, started, finished, planID, phones)...).Scan(&id); err != nil {
 			return err
 		}
 	}
@@ -169,6 +170,6 @@ func (t *txn) copyFrom(src *State) error {
 		return fmt.Errorf("read state %s: %w", src.loc, err)
 	}
 	// The serial is set, not bumped: the copy is the same state.
-	_, err = t.conn.ExecContext(t.ctx, dst.q.setMeta, append([]any{src.lineage, src.Serial()}, dst.scope...)...)
+	_, err = t.conn.ExecContext(t.ctx, dst.q.setMeta, src.Lineage(), src.Serial(), dst.id.Load())
 	return err
 }

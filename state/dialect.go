@@ -10,9 +10,9 @@ import (
 type dialect struct {
 	begin string // starts the writer's transaction, taking the write lock at once
 
-	insertAttempt string // scope, batch, body hash, phones, recipients, started at; returns id
+	insertAttempt string // scope, batch, body hash, phones, recipients, started at, plan id; returns id
 	attempt       string // id; returns state, phones
-	finishAttempt string // state, http status, request id, reason, finished at, id of an open intent; returns phones
+	finishAttempt string // state, http status, request id, reason, finished at, id of an open intent; returns phones, body hash, plan id
 	bumpSerial    string // scope, how much to add
 
 	// Reads of every attempt, oldest first (scope).
@@ -30,16 +30,30 @@ type dialect struct {
 
 	meta string // scope; returns lineage, campaign, serial
 
+	// pick selects campaigns by name, every one for "" (the name).
+	pick string
+	// insertCampaign creates a campaign's record (name, lineage, created
+	// at); returns its id.
+	insertCampaign string
+
 	// For Copy: every attempt whole, oldest first, and every applied plan
 	// (scope); an attempt written whole; the lineage and serial set.
 	copyAttempts string
 	copyPlans    string
-	putAttempt   string // scope, batch, state, body hash, recipients, http status, request id, reason, started, finished, phones
+	putAttempt   string // scope, batch, state, body hash, recipients, http status, request id, reason, started, finished, plan id, phones; returns id
 	putPlan      string // scope, plan id, applied at
 	setMeta      string // lineage, serial, scope
 }
 
-var sqliteDialect = &dialect{
+// sqliteDialect reads and writes one campaign's rows of a state file: its
+// scope is the campaign's id. The statements are PostgreSQL's, but for the
+// placeholders and how a transaction starts.
+var sqliteDialect = sqlite(postgresDialect)
+
+// sqliteV2Dialect reads a version 2 file, which holds one campaign (table
+// meta) and no scope: only for read-only views of a file no writer has
+// migrated yet.
+var sqliteV2Dialect = &dialect{
 	begin:         `BEGIN IMMEDIATE`,
 	insertAttempt: `INSERT INTO attempts (batch_id, state, body_hash, phones, recipients, started_at) VALUES (?, 'intent', ?, ?, ?, ?) RETURNING id`,
 	attempt:       `SELECT state, phones FROM attempts WHERE id = ?`,
@@ -73,13 +87,13 @@ var sqliteDialect = &dialect{
 // state's schema (search_path).
 var postgresDialect = &dialect{
 	begin:         `BEGIN`,
-	insertAttempt: numbered(`INSERT INTO attempts (campaign_id, batch_id, state, body_hash, phones, recipients, started_at) VALUES (?, ?, 'intent', ?, ?, ?, ?) RETURNING id`),
+	insertAttempt: numbered(`INSERT INTO attempts (campaign_id, batch_id, state, body_hash, phones, recipients, started_at, plan_id) VALUES (?, ?, 'intent', ?, ?, ?, ?, ?) RETURNING id`),
 	attempt:       numbered(`SELECT state, phones FROM attempts WHERE id = ?`),
-	finishAttempt: numbered(`UPDATE attempts SET state = ?, http_status = ?, request_id = ?, reason = ?, finished_at = ? WHERE id = ? AND state = 'intent' RETURNING phones`),
+	finishAttempt: numbered(`UPDATE attempts SET state = ?, http_status = ?, request_id = ?, reason = ?, finished_at = ? WHERE id = ? AND state = 'intent' RETURNING phones, body_hash, plan_id`),
 	bumpSerial:    `UPDATE campaigns SET serial = serial + $2 WHERE id = $1`,
 	eachRecord:    numbered(`SELECT batch_id, state, body_hash, phones, reason, started_at, finished_at FROM attempts WHERE campaign_id = ? ORDER BY id`),
 	attempts:      numbered(`SELECT id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at FROM attempts WHERE campaign_id = ? ORDER BY id`),
-	knownSize:     numbered(`SELECT coalesce(sum(recipients), 0) FROM attempts WHERE campaign_id = ? AND state NOT IN ('forgotten', 'resolved_unsent')`),
+	knownSize:     numbered(`SELECT coalesce(sum(recipients), 0) FROM attempts WHERE campaign_id = ? AND state NOT IN ('forgotten', 'resolved_unsent', 'split')`),
 	knownRows:     numbered(`SELECT id, batch_id, state, phones FROM attempts WHERE campaign_id = ? ORDER BY id`),
 	resolveRows: func(cond string, byBatch bool) string {
 		q := `SELECT id, phones FROM attempts WHERE campaign_id = ? AND ` + cond
@@ -93,9 +107,12 @@ var postgresDialect = &dialect{
 	insertPlan:  numbered(`INSERT INTO plans_applied (campaign_id, plan_id, applied_at) VALUES (?, ?, ?)`),
 	meta:        numbered(`SELECT lineage, name, serial FROM campaigns WHERE id = ?`),
 
-	copyAttempts: numbered(`SELECT batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, phones FROM attempts WHERE campaign_id = ? ORDER BY id`),
+	pick:           `($1 = '' OR name = $1)`,
+	insertCampaign: numbered(`INSERT INTO campaigns (name, lineage, serial, created_at) VALUES (?, ?, 0, ?) RETURNING id`),
+
+	copyAttempts: numbered(`SELECT batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, plan_id, phones FROM attempts WHERE campaign_id = ? ORDER BY id`),
 	copyPlans:    numbered(`SELECT plan_id, applied_at FROM plans_applied WHERE campaign_id = ? ORDER BY plan_id`),
-	putAttempt:   numbered(`INSERT INTO attempts (campaign_id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, phones) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+	putAttempt:   numbered(`INSERT INTO attempts (campaign_id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, plan_id, phones) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
 	putPlan:      numbered(`INSERT INTO plans_applied (campaign_id, plan_id, applied_at) VALUES (?, ?, ?)`),
 	setMeta:      numbered(`UPDATE campaigns SET lineage = ?, serial = ? WHERE id = ?`),
 }
@@ -114,4 +131,35 @@ func numbered(q string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// sqlite is the dialect d for SQLite: its placeholders $n become ?n, and
+// the writer's transaction takes the write lock at once.
+func sqlite(d *dialect) *dialect {
+	q := func(s string) string { return strings.ReplaceAll(s, "$", "?") }
+	return &dialect{
+		begin:         `BEGIN IMMEDIATE`,
+		insertAttempt: q(d.insertAttempt),
+		attempt:       q(d.attempt),
+		finishAttempt: q(d.finishAttempt),
+		bumpSerial:    q(d.bumpSerial),
+		eachRecord:    q(d.eachRecord),
+		attempts:      q(d.attempts),
+		knownSize:     q(d.knownSize),
+		knownRows:     q(d.knownRows),
+		resolveRows: func(cond string, byBatch bool) string {
+			return q(d.resolveRows(cond, byBatch))
+		},
+		setAttempt:     q(d.setAttempt),
+		planApplied:    q(d.planApplied),
+		insertPlan:     q(d.insertPlan),
+		meta:           q(d.meta),
+		pick:           q(d.pick),
+		insertCampaign: q(d.insertCampaign),
+		copyAttempts:   q(d.copyAttempts),
+		copyPlans:      q(d.copyPlans),
+		putAttempt:     q(d.putAttempt),
+		putPlan:        q(d.putPlan),
+		setMeta:        q(d.setMeta),
+	}
 }

@@ -12,109 +12,218 @@ import (
 	"time"
 )
 
-// openFile is Open for a state file.
+// A state file holds the records of any number of campaigns (a project's
+// campaigns share one). It is identified by the file itself, never by the
+// spelling of its path: Open resolves symbolic links, and each campaign's
+// lock file is named after the real file. Two hard links to one file have
+// two real paths, so the file also records which lock file its campaign
+// was last locked through (table file_locks), and Open refuses while that
+// one is held.
+
+// lockPath is the lock file of a campaign in the state file real.
+func lockPath(real, campaign string) string { return real + "." + campaign + ".lock" }
+
+// LockFile is the lock file of campaign in the state file at path (as
+// written: links are not resolved), for callers that look for signs of an
+// earlier state.
+func LockFile(path, campaign string) string { return lockPath(path, campaign) }
+
+// openFile is Open for a state file. A missing file is not created here:
+// the first change creates it (see born), so an apply that records nothing
+// leaves no state behind, and no lock file.
 func openFile(ctx context.Context, path string, opts Options) (_ *State, err error) {
-	abs, err := filepath.Abs(path)
+	real, err := ResolveFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}
-	dir := filepath.Dir(abs)
-	if fi, err := os.Stat(dir); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("open state %s: folder %s does not exist", path, dir)
+	if opts.Campaign == "" {
+		if opts.Campaign, err = onlyCampaign(ctx, real); err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("open state %s: %w", path, err)
-	} else if !fi.IsDir() {
-		return nil, fmt.Errorf("open state %s: %s is not a folder", path, dir)
 	}
-
 	// Signs are looked for before the lock, whose file is one of them.
 	// Should another apply be creating the state right now, the lock
 	// below says so, which is the better message.
-	exists, err := checkFile(abs)
+	exists, err := checkFile(real)
 	if err != nil {
 		return nil, err
 	}
 	var signs []string
-	if !exists && !opts.NewState {
-		signs = append(fileSigns(abs, opts.Campaign), opts.Signs...)
+	if !opts.NewState {
+		signs = append(fileSigns(real, opts.Campaign, exists), opts.Signs...)
 	}
-
-	lk, err := acquireLock(ctx, abs+".lock", opts)
+	lk, err := acquireLock(ctx, lockPath(real, opts.Campaign), opts)
 	if err != nil {
 		return nil, err
 	}
+	s := &State{loc: real, q: sqliteDialect, now: time.Now, lock: lk, atClose: closeSQLite, campaign: opts.Campaign, shared: opts.Shared}
 	defer func() {
 		if err != nil {
-			lk.release()
+			s.Close()
 		}
 	}()
-
-	s := &State{loc: abs, q: sqliteDialect, now: time.Now, lock: lk, atClose: closeSQLite}
-	if exists, err = checkFile(abs); err != nil {
+	if exists, err = checkFile(real); err != nil {
 		return nil, err
 	}
-	if !exists {
-		if len(signs) > 0 {
-			return nil, &EarlierStateError{Loc: abs, Campaign: opts.Campaign, Signs: signs}
+	var conn *sql.Conn
+	if exists {
+		if conn, err = s.attachFile(ctx, lk.path); err != nil {
+			return nil, err
 		}
+	} else {
+		s.mkConn = s.createFile
+	}
+	if !s.recorded() {
+		if len(signs) > 0 {
+			return nil, &EarlierStateError{Loc: real, Campaign: opts.Campaign, Signs: signs}
+		}
+		// Until its first change, a holder that dies leaves no sign.
 		if err := lk.writeHolder(true); err != nil {
 			return nil, fmt.Errorf("lock state %s: %w", path, err)
 		}
-		if err := create(ctx, abs, opts.Campaign, s.now()); err != nil {
-			return nil, fmt.Errorf("create state %s: %w", path, err)
-		}
-		if err := lk.writeHolder(false); err != nil {
-			return nil, fmt.Errorf("lock state %s: %w", path, err)
-		}
+		s.born = func() { lk.writeHolder(false) }
 	}
-
-	s.db, err = sql.Open("sqlite", dsn(abs, false))
-	if err != nil {
+	if s.w, err = newWriter(ctx, s, conn); err != nil {
+		if conn != nil {
+			conn.Close()
+		}
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}
-	defer func() {
-		if err != nil {
-			s.db.Close()
-		}
-	}()
+	return s, nil
+}
+
+// onlyCampaign is the name of the one campaign the file at real records,
+// for commands that name a state but no campaign.
+func onlyCampaign(ctx context.Context, real string) (string, error) {
+	st, err := openFileReadOnly(ctx, real, "", true)
+	if err != nil {
+		return "", err
+	}
+	defer st.Close()
+	if st.Campaign() == "" {
+		return "", fmt.Errorf("open state %s: it records no campaign yet: name one, with the campaign file", real)
+	}
+	return st.Campaign(), nil
+}
+
+// attachFile opens the existing state file for writing: migrated to this
+// build's schema, in WAL mode, its campaign found (s.id stays 0 when the
+// file does not record it yet) and its lock file claimed. It returns the
+// writer's connection.
+func (s *State) attachFile(ctx context.Context, lock string) (_ *sql.Conn, err error) {
+	s.db, err = sql.Open("sqlite", dsn(s.loc, false))
+	if err != nil {
+		return nil, fmt.Errorf("open state %s: %w", s.loc, err)
+	}
 	s.db.SetMaxOpenConns(4)
-	if err := migrate(ctx, s.db, abs); err != nil {
+	if err := migrate(ctx, s.db, s.loc); err != nil {
 		return nil, err
 	}
 	s.schema = SchemaVersion
-	if err := s.loadMeta(ctx); err != nil {
-		return nil, err
-	}
 	// WAL: a commit appends to one file and fsyncs it once, where a
 	// rollback journal needs three or four fsyncs; readers are not blocked
 	// by the writer. Close switches back so the file at rest stands alone.
 	var mode string
 	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
-		return nil, fmt.Errorf("open state %s: %w", path, err)
+		return nil, fmt.Errorf("open state %s: %w", s.loc, err)
 	} else if mode != "wal" {
-		return nil, fmt.Errorf("open state %s: cannot use WAL journal (got %q)", path, mode)
+		return nil, fmt.Errorf("open state %s: cannot use WAL journal (got %q)", s.loc, mode)
 	}
-	if opts.Campaign != "" && s.campaign != opts.Campaign {
-		if s.campaign != "" {
-			return nil, fmt.Errorf("open state %s: it records campaign %q, not %q: %w", path, s.campaign, opts.Campaign, ErrLineage)
+	if err := s.findCampaign(ctx, s.db); err != nil {
+		return nil, err
+	}
+	if !s.shared {
+		if err := s.onlyOwn(ctx, s.db); err != nil {
+			return nil, err
 		}
-		// A state created without a name adopts the first one given.
-		if _, err := s.db.ExecContext(ctx, `UPDATE meta SET campaign = ?, serial = serial + 1 WHERE id = 1`, opts.Campaign); err != nil {
-			return nil, fmt.Errorf("open state %s: %w", path, err)
-		}
-		s.campaign = opts.Campaign
-		s.serial.Add(1)
 	}
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("open state %s: %w", path, err)
+		return nil, fmt.Errorf("open state %s: %w", s.loc, err)
 	}
-	if s.w, err = newWriter(ctx, s, conn); err != nil {
+	if err := claimLockFile(ctx, conn, s.campaign, lock); err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("open state %s: %w", path, err)
+		return nil, err
 	}
-	return s, nil
+	return conn, nil
+}
+
+// createFile makes the missing state file (schema only, no campaign), or
+// takes the one another process made meanwhile, and attaches to it: the
+// writer calls it before the first change.
+func (s *State) createFile(ctx context.Context) (*sql.Conn, error) {
+	if err := create(ctx, s.loc, s.now()); err != nil {
+		return nil, fmt.Errorf("create state %s: %w", s.loc, err)
+	}
+	lk, _ := s.lock.(*lockFile)
+	return s.attachFile(ctx, lk.path)
+}
+
+// findCampaign sets the state's campaign id and meta when q's database
+// records it. A state created without a campaign name (by an older
+// smsform) adopts the first one given.
+func (s *State) findCampaign(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}) error {
+	var id int64
+	err := q.QueryRowContext(ctx, `SELECT id FROM campaigns WHERE name = ?`, s.campaign).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		var n int
+		if err := q.QueryRowContext(ctx, `SELECT count(*) FROM campaigns`).Scan(&n); err != nil {
+			return fmt.Errorf("open state %s: %w", s.loc, err)
+		}
+		err = q.QueryRowContext(ctx, `UPDATE campaigns SET name = ?, serial = serial + 1 WHERE name = '' AND ? = 1 RETURNING id`, s.campaign, n).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // not recorded yet: its first change creates it
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("open state %s: %w", s.loc, err)
+	}
+	s.id.Store(id)
+	return s.loadMeta(ctx)
+}
+
+// claimLockFile records lock as the lock file of campaign in the state, in
+// one write transaction, unless the one recorded is another and still held:
+// then the state was reached through a hard link while an apply holds it.
+func claimLockFile(ctx context.Context, conn *sql.Conn, campaign, lock string) error {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("lock state: %w", err)
+	}
+	defer tx.Rollback()
+	var other string
+	err = tx.QueryRowContext(ctx, `SELECT lock_path FROM file_locks WHERE campaign = ?`, campaign).Scan(&other)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("lock state: %w", err)
+	}
+	if other != "" && other != lock && lockHeld(other) {
+		return lockedError(other, holderWait)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO file_locks (campaign, lock_path) VALUES (?, ?)
+		ON CONFLICT (campaign) DO UPDATE SET lock_path = excluded.lock_path`, campaign, lock); err != nil {
+		return fmt.Errorf("lock state: %w", err)
+	}
+	return tx.Commit()
+}
+
+// lockHeld reports whether another process holds the lock file at path.
+func lockHeld(path string) bool {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	f, ok, err := tryLock(path)
+	if err != nil {
+		return false
+	}
+	if ok {
+		flockRelease(f)
+		f.Close()
+	}
+	return !ok
 }
 
 // closeSQLite leaves the file self-contained: checkpointed and back in
@@ -134,17 +243,21 @@ func closeSQLite(conn *sql.Conn) {
 // A state at rest (closed cleanly) is read without creating any file next to
 // it. While an apply has it open, or after a crash, the reader shares the
 // writer's "-wal" and "-shm" files and sees every committed change.
-func openFileReadOnly(ctx context.Context, path, campaign string) (_ *State, err error) {
-	abs, err := filepath.Abs(path)
+func openFileReadOnly(ctx context.Context, path, campaign string, shared bool) (_ *State, err error) {
+	real, err := ResolveFile(path)
 	if err != nil {
+		abs, aerr := filepath.Abs(path)
+		if _, serr := os.Stat(filepath.Dir(abs)); aerr == nil && errors.Is(serr, os.ErrNotExist) {
+			return &State{loc: abs, q: sqliteDialect, now: time.Now}, nil // nothing there: an empty view
+		}
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}
-	s := &State{loc: abs, q: sqliteDialect, now: time.Now}
-	exists, err := checkFile(abs)
+	s := &State{loc: real, q: sqliteDialect, now: time.Now}
+	exists, err := checkFile(real)
 	if err != nil || !exists {
 		return s, err
 	}
-	s.db, err = sql.Open("sqlite", dsn(abs, true))
+	s.db, err = sql.Open("sqlite", dsn(real, true))
 	if err != nil {
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}
@@ -155,33 +268,99 @@ func openFileReadOnly(ctx context.Context, path, campaign string) (_ *State, err
 	}()
 	s.db.SetMaxOpenConns(4)
 	// A read-only view cannot migrate: an older schema is read as it is.
-	if s.schema, err = schemaVersion(ctx, s.db, abs); err != nil {
+	if s.schema, err = schemaVersion(ctx, s.db, real); err != nil {
 		return nil, err
 	}
-	if err := s.loadMeta(ctx); err != nil {
+	if s.schema < 3 {
+		// One campaign a file, in table meta.
+		s.q, s.unscoped = sqliteV2Dialect, true
+		if err := s.loadMeta(ctx); err != nil {
+			return nil, err
+		}
+		if campaign != "" && s.campaign != "" && s.campaign != campaign {
+			return nil, fmt.Errorf("open state %s: it records campaign %q, not %q: %w", path, s.campaign, campaign, ErrLineage)
+		}
+		return s, nil
+	}
+	s.campaign = campaign
+	if err := s.pickCampaign(ctx, campaign); err != nil {
 		return nil, err
 	}
-	if campaign != "" && s.campaign != "" && s.campaign != campaign {
-		return nil, fmt.Errorf("open state %s: it records campaign %q, not %q: %w", path, s.campaign, campaign, ErrLineage)
+	if !shared && campaign != "" && !s.recorded() {
+		if err := s.onlyOwn(ctx, s.db); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
 
-// fileSigns lists what suggests that the missing state file at path
-// existed: the files SQLite and the lock leave beside a state, and other
-// state files in the same folder that record this campaign (renamed?).
-func fileSigns(path, campaign string) []string {
-	var signs []string
-	for _, suffix := range []string{".lock", "-wal", "-shm", "-journal"} {
-		if suffix == ".lock" && !lockSign(path+suffix) {
-			continue
+// onlyOwn refuses a file that records another campaign than the state's
+// own: a file that is not a project's holds one campaign.
+func (s *State) onlyOwn(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) error {
+	var other string
+	err := q.QueryRowContext(ctx, `SELECT name FROM campaigns WHERE name <> ? ORDER BY name LIMIT 1`, s.campaign).Scan(&other)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open state %s: %w", s.loc, err)
+	}
+	return fmt.Errorf("open state %s: it records campaign %q, not %q: %w", s.loc, other, s.campaign, ErrLineage)
+}
+
+// pickCampaign sets the read-only view on campaign's record, or on the
+// state's only campaign when campaign is "". A state that does not record
+// it is an empty view.
+func (s *State) pickCampaign(ctx context.Context, campaign string) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, name FROM campaigns WHERE `+s.q.pick+` ORDER BY name`, campaign)
+	if err != nil {
+		return fmt.Errorf("open state %s: %w", s.loc, err)
+	}
+	var ids []int64
+	var names []string
+	for rows.Next() {
+		var id int64
+		var n string
+		if err := rows.Scan(&id, &n); err != nil {
+			rows.Close()
+			return fmt.Errorf("open state %s: %w", s.loc, err)
 		}
+		ids, names = append(ids, id), append(names, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("open state %s: %w", s.loc, err)
+	}
+	switch {
+	case len(ids) == 0:
+		return nil
+	case len(ids) > 1:
+		return fmt.Errorf("open state %s: it holds %d campaigns (%s): say which, with the campaign file", s.loc, len(ids), strings.Join(names, ", "))
+	}
+	s.id.Store(ids[0])
+	return s.loadMeta(ctx)
+}
+
+// fileSigns lists what suggests that the campaign's record in the state
+// file at path existed: its lock file, left by an apply that recorded
+// something (or an older smsform's lock file of the whole state); when the
+// file itself is missing, the files SQLite leaves beside a state; and other
+// state files in the same folder that record this campaign (renamed?).
+func fileSigns(path, campaign string, exists bool) []string {
+	var signs []string
+	for _, lock := range []string{path + ".lock", lockPath(path, campaign)} {
+		if lockSign(lock) {
+			signs = append(signs, fmt.Sprintf("%s exists (an apply or resolve locked a state here)", lock))
+		}
+	}
+	if exists {
+		return signs
+	}
+	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
 		if _, err := os.Stat(path + suffix); err == nil {
-			what := "a file SQLite leaves beside a state"
-			if suffix == ".lock" {
-				what = "an apply or resolve locked a state here"
-			}
-			signs = append(signs, fmt.Sprintf("%s exists (%s)", path+suffix, what))
+			signs = append(signs, fmt.Sprintf("%s exists (a file SQLite leaves beside a state)", path+suffix))
 		}
 	}
 	if campaign == "" {
@@ -192,11 +371,11 @@ func fileSigns(path, campaign string) []string {
 		if other == path || strings.HasPrefix(filepath.Base(other), ".") {
 			continue
 		}
-		st, err := openFileReadOnly(context.Background(), other, "")
+		st, err := openFileReadOnly(context.Background(), other, campaign, true)
 		if err != nil {
 			continue
 		}
-		if st.Campaign() == campaign {
+		if st.Campaign() == campaign && st.Lineage() != "" {
 			signs = append(signs, fmt.Sprintf("%s records campaign %q (lineage %s, serial %d)", other, campaign, st.Lineage(), st.Serial()))
 		}
 		st.Close()
@@ -205,13 +384,14 @@ func fileSigns(path, campaign string) []string {
 }
 
 // lockSign reports whether the lock file tells that a state was used here:
-// released by an apply, or held by one that died after creating the state.
-// A holder that died while creating it is no sign; nor is a file just
-// created and still empty: another apply starting at the same moment (the
-// lock itself then sorts them out). An empty file older than a minute is one
-// left by an smsform that emptied lock files on release.
+// released by an apply, or held by one that died after creating the
+// campaign's record. A holder that died before its first change is no
+// sign; nor is a file just created and still empty: another apply starting
+// at the same moment (the lock itself then sorts them out). An empty file
+// older than a minute is one left by an smsform that emptied lock files on
+// release.
 func lockSign(lockPath string) bool {
-	b, err := os.ReadFile(lockPath)
+	b, err := readNoFollow(lockPath)
 	if err != nil {
 		return false
 	}

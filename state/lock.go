@@ -3,11 +3,10 @@ package state
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"time"
-
-	"github.com/gofrs/flock"
 )
 
 // lockPoll is how often Open retries a held lock while LockTimeout allows.
@@ -17,13 +16,22 @@ const lockPoll = 50 * time.Millisecond
 // it is: it writes that a moment after taking the lock.
 const holderWait = time.Second
 
-// lockFile is a held flock(2) lock. The kernel drops it when the process
-// dies, so a crashed holder never blocks anyone; the file's content only
-// tells others who holds it.
+// lockFile is a held lock on a lock file beside a state: flock(2) on
+// Unix, LockFileEx on Windows. The kernel drops it when the process dies,
+// so a crashed holder never blocks anyone; the file's content only tells
+// others who holds it.
+//
+// A lock file is opened without following symbolic links and must be a
+// regular file: a link planted there must not make smsform write into
+// whatever it points to. It is never the state file itself: SQLite puts
+// POSIX locks on that, and closing any descriptor of a file drops them.
 type lockFile struct {
 	path   string
-	fl     *flock.Flock
+	f      *os.File
 	runURL string
+	// sign: the lock file said, before it was taken, that a state had been
+	// used here; it is never removed then (see release).
+	sign bool
 }
 
 // holder is what the lock file says about the process that holds it.
@@ -39,25 +47,68 @@ type holder struct {
 	Released time.Time `json:"released,omitzero"`
 }
 
+// tryLock takes the lock at path if it is free. It reports false when
+// another process holds it. The file is created if missing; a lock file
+// that was removed or replaced while this process waited for it is not
+// the lock any more, so it is opened again.
+func tryLock(path string) (*os.File, bool, error) {
+	for {
+		f, err := openLockFile(path)
+		if err != nil {
+			return nil, false, err
+		}
+		ok, err := flockTry(f)
+		if err != nil || !ok {
+			f.Close()
+			return nil, false, err
+		}
+		held, err1 := f.Stat()
+		now, err2 := os.Lstat(path)
+		if err1 == nil && err2 == nil && os.SameFile(held, now) {
+			return f, true, nil
+		}
+		f.Close() // the file was removed or replaced under us: try again
+	}
+}
+
+// openLockFile opens (creating it if need be) the lock file at path,
+// refusing a symbolic link or anything but a regular file.
+func openLockFile(path string) (*os.File, error) {
+	f, err := openNoFollow(path)
+	if err != nil {
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return nil, fmt.Errorf("lock file %s is a symbolic link: smsform never follows one there; remove it (no smsform ever makes one)", path)
+		}
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("lock file %s is not a regular file: remove it", path)
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
 func acquireLock(ctx context.Context, path string, opts Options) (*lockFile, error) {
 	timeout, runURL := opts.LockTimeout, opts.RunURL
-	fl := flock.New(path, flock.SetPermissions(0o600))
 	deadline := time.Now().Add(timeout)
 	for waited := false; ; waited = true {
-		ok, err := fl.TryLock()
+		sign := lockSign(path)
+		f, ok, err := tryLock(path)
 		if err != nil {
 			return nil, fmt.Errorf("lock state: %w", err)
 		}
 		if ok {
-			lk := &lockFile{path: path, fl: fl, runURL: runURL}
+			lk := &lockFile{path: path, f: f, runURL: runURL, sign: sign}
 			if err := lk.writeHolder(false); err != nil {
-				fl.Unlock()
+				lk.release(false)
 				return nil, fmt.Errorf("lock state: %w", err)
 			}
 			return lk, nil
 		}
 		if timeout <= 0 || !time.Now().Before(deadline) {
-			fl.Close()
 			return nil, lockedError(path, holderWait)
 		}
 		if !waited && opts.LockWait != nil {
@@ -67,42 +118,53 @@ func acquireLock(ctx context.Context, path string, opts Options) (*lockFile, err
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			fl.Close()
 			return nil, fmt.Errorf("lock state: %w", ctx.Err())
 		case <-t.C:
 		}
 	}
 }
 
+// writeHolder says, in the held lock file, who holds it.
 func (lk *lockFile) writeHolder(creating bool) error {
 	host, _ := os.Hostname()
 	b, err := json.Marshal(holder{Host: host, PID: os.Getpid(), Started: time.Now().UTC().Truncate(time.Second), RunURL: lk.runURL, Creating: creating})
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(lk.path, os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return lk.rewrite(b)
 }
 
-// release replaces the holder record with the moment of release before
-// unlocking, so a later reader never names a process that no longer holds
-// the lock, and a lock file beside a missing state tells that a state was
-// used there. The file itself stays:
-// removing a lock file races with others that have it open.
-func (lk *lockFile) release() error {
-	b, _ := json.Marshal(holder{Released: time.Now().UTC().Truncate(time.Second)})
-	if err := os.WriteFile(lk.path, append(b, '\n'), 0o600); err != nil && !os.IsNotExist(err) {
-		lk.fl.Unlock()
+// rewrite replaces the lock file's content through the held descriptor,
+// never by opening its path again.
+func (lk *lockFile) rewrite(b []byte) error {
+	if err := lk.f.Truncate(0); err != nil {
 		return err
 	}
-	return lk.fl.Unlock()
+	_, err := lk.f.WriteAt(append(b, '\n'), 0)
+	return err
+}
+
+// release lets the lock go. A lock file beside a state that records
+// something stays, saying when it was released: a later reader never names
+// a process that no longer holds the lock, and a lock file beside a missing
+// state tells that a state was used there. With remove (the campaign
+// recorded nothing), the file is removed while still held, unless it was
+// such a sign before it was taken; a process waiting for it finds it
+// replaced and takes the new one (tryLock).
+func (lk *lockFile) release(remove bool) error {
+	if lk.f == nil {
+		return nil
+	}
+	var err error
+	if remove && !lk.sign {
+		err = os.Remove(lk.path)
+	} else {
+		b, _ := json.Marshal(holder{Released: time.Now().UTC().Truncate(time.Second)})
+		err = lk.rewrite(b)
+	}
+	err = errors.Join(err, flockRelease(lk.f), lk.f.Close())
+	lk.f = nil
+	return err
 }
 
 // lockedError reads who holds the lock. The holder may not have written its
@@ -111,7 +173,7 @@ func (lk *lockFile) release() error {
 func lockedError(path string, wait time.Duration) error {
 	e := &LockedError{Path: path}
 	for deadline := time.Now().Add(wait); ; time.Sleep(lockPoll) {
-		if b, err := os.ReadFile(path); err == nil {
+		if b, err := readNoFollow(path); err == nil {
 			var h holder
 			if json.Unmarshal(b, &h) == nil && h.PID != 0 {
 				e.Host, e.PID, e.Started, e.RunURL = h.Host, h.PID, h.Started, h.RunURL
@@ -122,4 +184,16 @@ func lockedError(path string, wait time.Duration) error {
 			return e
 		}
 	}
+}
+
+// readNoFollow reads a lock file, never through a symbolic link.
+func readNoFollow(path string) ([]byte, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	return os.ReadFile(path)
 }

@@ -56,6 +56,7 @@ func TestOpenRefusesWhatIsNotAState(t *testing.T) {
 		}, "without smsform's tables"},
 		{"newer schema", func(t *testing.T, path string) {
 			s := openTest(t, path)
+			recordOne(t, s)
 			must(t, s.Close())
 			sqliteFile(t, path, "INSERT INTO schema_migrations VALUES (99, 'x')")
 		}, "newer smsform"},

@@ -110,6 +110,8 @@ func attemptStatus(st string) Status {
 		return Failed
 	case AttemptIntent, AttemptInDoubt:
 		return InDoubt
+	case AttemptSuppressed:
+		return Suppressed
 	}
 	return Unsent
 }

@@ -2,9 +2,7 @@ package state
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -12,14 +10,13 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
-
-	"github.com/smsform/smsform/internal/redact"
 )
 
 // DefaultSchema is the PostgreSQL schema of smsform's tables unless the
@@ -41,28 +38,6 @@ const (
 	keepaliveCount    = 3
 )
 
-// IsURL reports whether loc names a PostgreSQL database rather than a file.
-func IsURL(loc string) bool {
-	return strings.HasPrefix(loc, "postgres://") || strings.HasPrefix(loc, "postgresql://")
-}
-
-// Redact is loc as it may be shown: a URL's password, in its user
-// information or as a parameter, is masked. A path is returned as it is.
-func Redact(loc string) string {
-	if !IsURL(loc) {
-		return loc
-	}
-	u, ok := parseURL(loc)
-	if !ok {
-		return redact.URL(loc)
-	}
-	if q := u.Query(); q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
-	}
-	return u.Redacted()
-}
-
 var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
 // pgTarget is a parsed state URL.
@@ -78,25 +53,25 @@ type pgTarget struct {
 // not sent to the server) picks the schema, DefaultSchema by default.
 func parsePostgres(loc string) (*pgTarget, error) {
 	t := &pgTarget{shown: Redact(loc), schema: DefaultSchema}
-	u, err := url.Parse(loc)
-	if err != nil {
-		return nil, fmt.Errorf("state %s: not a valid URL", t.shown)
+	if err := CheckLocation(loc); err != nil {
+		return nil, err
 	}
-	q := u.Query()
-	if q.Has("schema") {
-		t.schema = q.Get("schema")
-		q.Del("schema")
-		u.RawQuery = q.Encode()
+	conn, schema, err := splitSchema(loc)
+	if err != nil {
+		return nil, fmt.Errorf("state %s: %w", t.shown, err)
+	}
+	if schema != "" {
+		t.schema = schema
 	}
 	if !schemaName.MatchString(t.schema) {
 		return nil, fmt.Errorf("state %s: schema %q: use lower-case letters, digits and _ (at most 63, not starting with a digit)", t.shown, t.schema)
 	}
-	cfg, err := pgx.ParseConfig(u.String())
+	cfg, err := pgx.ParseConfig(conn)
 	if err != nil {
-		// pgx's message quotes the URL, password and all.
+		// pgx's message quotes the location, password and all.
 		var pe *pgconn.ParseConfigError
 		if errors.As(err, &pe) {
-			err = errors.New(strings.ReplaceAll(pe.Error(), u.String(), t.shown))
+			err = errors.New(strings.ReplaceAll(pe.Error(), conn, t.shown))
 		}
 		return nil, fmt.Errorf("state %s: %w", t.shown, err)
 	}
@@ -171,6 +146,34 @@ var pgMigrations = []string{
 				CASE WHEN a.state = 'resolved_sent' THEN '` + resolvedSentReason + `' ELSE a.reason END AS reason,
 				row_number() OVER (PARTITION BY a.campaign_id, j.phone ORDER BY a.id DESC) AS latest
 			FROM attempts a CROSS JOIN LATERAL jsonb_array_elements_text(a.phones::jsonb) AS j(phone)
+		) r JOIN campaigns c ON c.id = r.campaign_id
+		WHERE r.latest = 1 AND r.status IS NOT NULL;`,
+
+	// Version 2: what the file's schema version 3 added (see there).
+	`ALTER TABLE campaigns
+		ADD COLUMN moved_to      text   NOT NULL DEFAULT '',
+		ADD COLUMN moved_at      text   NOT NULL DEFAULT '',
+		ADD COLUMN moved_by      text   NOT NULL DEFAULT '',
+		ADD COLUMN moved_serial  bigint NOT NULL DEFAULT 0,
+		ADD COLUMN paused_at     text   NOT NULL DEFAULT '',
+		ADD COLUMN paused_by     text   NOT NULL DEFAULT '',
+		ADD COLUMN paused_reason text   NOT NULL DEFAULT '',
+		ADD COLUMN latency_ms    integer NOT NULL DEFAULT 0;
+	ALTER TABLE attempts ADD COLUMN plan_id text NOT NULL DEFAULT '';
+	ALTER TABLE attempts DROP CONSTRAINT attempts_state_check;
+	ALTER TABLE attempts ADD CONSTRAINT attempts_state_check CHECK (state IN (` + attemptStates + `));
+	ALTER TABLE plans_applied ADD COLUMN serial bigint NOT NULL DEFAULT 0, ADD COLUMN done integer NOT NULL DEFAULT 1;
+	ALTER TABLE locks ADD COLUMN creating boolean NOT NULL DEFAULT false;
+	` + strings.ReplaceAll(strings.ReplaceAll(ledgerV3, "INTEGER PRIMARY KEY", "bigserial PRIMARY KEY"), "campaign_id INTEGER", "campaign_id bigint") + `
+	CREATE OR REPLACE VIEW recipients AS
+		SELECT c.name AS campaign, r.phone, r.status, r.batch_id, r.attempt_id, r.body_hash, r.at, r.reason FROM (
+			SELECT a.campaign_id, j.phone, ` + recipientStatus + ` AS status,
+				a.batch_id, a.id AS attempt_id, a.body_hash,
+				CASE WHEN a.finished_at <> '' THEN a.finished_at ELSE a.started_at END AS at,
+				CASE WHEN a.state = 'resolved_sent' THEN '` + resolvedSentReason + `' ELSE a.reason END AS reason,
+				row_number() OVER (PARTITION BY a.campaign_id, j.phone ORDER BY a.id DESC) AS latest
+			FROM attempts a CROSS JOIN LATERAL jsonb_array_elements_text(a.phones::jsonb) AS j(phone)
+			WHERE a.state <> 'split'
 		) r JOIN campaigns c ON c.id = r.campaign_id
 		WHERE r.latest = 1 AND r.status IS NOT NULL;`,
 }
@@ -289,39 +292,46 @@ func openPostgres(ctx context.Context, loc string, opts Options) (_ *State, err 
 	if err := lk.acquire(ctx, opts.LockTimeout, opts.LockWait); err != nil {
 		return nil, err
 	}
-	s.atClose = func(*sql.Conn) { lk.release() }
+	// A campaign that recorded nothing leaves no holder's row either.
+	s.atClose = func(*sql.Conn) { lk.release(!s.recorded()) }
 
+	s.campaign = opts.Campaign
 	var id int64
 	err = conn.QueryRowContext(ctx, `SELECT id FROM campaigns WHERE name = $1`, opts.Campaign).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		// Not recorded yet: the first change creates the record, and with
+		// it the holder's row. A holder that dies before leaves neither,
+		// nothing to pass for a sign of an earlier state.
 		if !opts.NewState {
-			signs := append(pgSigns(ctx, conn, t, lk, opts.Campaign), opts.Signs...)
-			if len(signs) > 0 {
-				lk.release()
+			if signs := append(pgSigns(ctx, conn, t, lk, opts.Campaign), opts.Signs...); len(signs) > 0 {
+				lk.release(false)
 				return nil, &EarlierStateError{Loc: t.shown, Campaign: opts.Campaign, Signs: signs}
 			}
 		}
-		var b [16]byte
-		rand.Read(b[:])
-		err = conn.QueryRowContext(ctx, `INSERT INTO campaigns (name, lineage, serial, created_at) VALUES ($1, $2, 0, $3) RETURNING id`,
-			opts.Campaign, hex.EncodeToString(b[:]), formatTime(s.now())).Scan(&id)
-	}
-	if err != nil {
-		lk.release()
+		// Until its first change, the holder's row says it is creating the
+		// record: a holder that dies before leaves no sign.
+		if err := lk.record(ctx, opts.RunURL, true); err != nil {
+			lk.release(false)
+			return nil, err
+		}
+		s.onBirth = func(ctx context.Context) error { return lk.record(ctx, opts.RunURL, false) }
+	case err != nil:
+		lk.release(false)
 		return nil, fmt.Errorf("open state %s: %w", t.shown, err)
-	}
-	// The holder's row comes once the record exists: a holder killed
-	// before leaves no row to pass for a sign of an earlier state.
-	if err := lk.record(ctx, opts.RunURL); err != nil {
-		return nil, err
-	}
-	s.scope = []any{id}
-	if err := s.loadMeta(ctx); err != nil {
-		lk.release()
-		return nil, err
+	default:
+		if err := lk.record(ctx, opts.RunURL, false); err != nil {
+			lk.release(false)
+			return nil, err
+		}
+		s.id.Store(id)
+		if err := s.loadMeta(ctx); err != nil {
+			lk.release(false)
+			return nil, err
+		}
 	}
 	if s.w, err = newWriter(ctx, s, conn); err != nil {
-		lk.release()
+		lk.release(false)
 		return nil, fmt.Errorf("open state %s: %w", t.shown, err)
 	}
 	return s, nil
@@ -375,7 +385,8 @@ func openPostgresReadOnly(ctx context.Context, loc, name string) (_ *State, err 
 	case len(ids) > 1:
 		return nil, fmt.Errorf("open state %s: it holds %d campaigns (%s): say which, with the campaign file", t.shown, len(ids), strings.Join(names, ", "))
 	}
-	s.db, s.scope = db, []any{ids[0]}
+	s.db = db
+	s.id.Store(ids[0])
 	if err := s.loadMeta(ctx); err != nil {
 		s.db = nil
 		return nil, err
@@ -459,7 +470,7 @@ func (lk *pgLock) acquire(ctx context.Context, timeout time.Duration, wait func(
 	}
 	lk.held = true
 	var p holder
-	if lk.conn.QueryRowContext(ctx, `SELECT host, pid, started_at FROM locks WHERE campaign = $1`, lk.campaign).
+	if lk.conn.QueryRowContext(ctx, `SELECT host, pid, started_at FROM locks WHERE campaign = $1 AND NOT creating`, lk.campaign).
 		Scan(&p.Host, &p.PID, &p.Started) == nil {
 		lk.previous = &p
 	}
@@ -467,14 +478,14 @@ func (lk *pgLock) acquire(ctx context.Context, timeout time.Duration, wait func(
 }
 
 // record writes the row that names this process as the holder.
-func (lk *pgLock) record(ctx context.Context, runURL string) error {
+func (lk *pgLock) record(ctx context.Context, runURL string, creating bool) error {
 	host, _ := os.Hostname()
-	_, err := lk.conn.ExecContext(ctx, `INSERT INTO locks (campaign, host, pid, backend_pid, started_at, run_url)
-		VALUES ($1, $2, $3, pg_backend_pid(), now(), $4)
-		ON CONFLICT (campaign) DO UPDATE SET host = $2, pid = $3, backend_pid = pg_backend_pid(), started_at = now(), run_url = $4, released_at = NULL`,
-		lk.campaign, host, os.Getpid(), runURL)
+	_, err := lk.conn.ExecContext(ctx, `INSERT INTO locks (campaign, host, pid, backend_pid, started_at, run_url, creating)
+		VALUES ($1, $2, $3, pg_backend_pid(), now(), $4, $5)
+		ON CONFLICT (campaign) DO UPDATE SET host = $2, pid = $3, backend_pid = pg_backend_pid(), started_at = now(), run_url = $4,
+			released_at = NULL, creating = $5`,
+		lk.campaign, host, os.Getpid(), runURL, creating)
 	if err != nil {
-		lk.release()
 		return fmt.Errorf("lock state %s: %w", lk.shown, err)
 	}
 	return nil
@@ -511,14 +522,18 @@ func (lk *pgLock) lockedError(ctx context.Context) error {
 
 // release marks the row released and unlocks. Errors are of no use: when
 // the connection is gone, so is the lock.
-func (lk *pgLock) release() error {
+func (lk *pgLock) release(remove bool) error {
 	if !lk.held {
 		return nil
 	}
 	lk.held = false
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	lk.conn.ExecContext(ctx, `UPDATE locks SET released_at = now() WHERE campaign = $1 AND backend_pid = pg_backend_pid()`, lk.campaign)
+	if remove {
+		lk.conn.ExecContext(ctx, `DELETE FROM locks WHERE campaign = $1 AND backend_pid = pg_backend_pid() AND creating`, lk.campaign)
+	} else {
+		lk.conn.ExecContext(ctx, `UPDATE locks SET released_at = now() WHERE campaign = $1 AND backend_pid = pg_backend_pid()`, lk.campaign)
+	}
 	lk.conn.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, lk.key)
 	return nil
 }
@@ -532,9 +547,61 @@ func parseURL(loc string) (*url.URL, bool) {
 	return u, err == nil && (u.User != nil || !strings.Contains(rest, "@"))
 }
 
-// WithoutPassword is the URL loc with any password removed, to be kept in
-// a saved plan; "" when loc does not parse well enough to tell.
+// splitSchema takes smsform's own schema parameter (never sent to the
+// server) out of a URL or keyword string.
+func splitSchema(loc string) (conn, schema string, err error) {
+	if isKeywords(loc) {
+		kv, err := parseKeywords(loc)
+		if err != nil {
+			return "", "", err
+		}
+		schema = kv["schema"]
+		delete(kv, "schema")
+		return joinKeywords(kv), schema, nil
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		return "", "", errors.New("not a valid URL")
+	}
+	q := u.Query()
+	if q.Has("schema") {
+		schema = q.Get("schema")
+		q.Del("schema")
+		u.RawQuery = q.Encode()
+	}
+	return u.String(), schema, nil
+}
+
+// joinKeywords writes keyword/value pairs as libpq reads them, in a fixed
+// order, every value quoted.
+func joinKeywords(kv map[string]string) string {
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		v := strings.ReplaceAll(strings.ReplaceAll(kv[k], `\`, `\\`), `'`, `\'`)
+		fmt.Fprintf(&b, "%s='%s'", k, v)
+	}
+	return b.String()
+}
+
+// WithoutPassword is loc with any password removed, to be kept in a saved
+// plan; "" when loc does not parse well enough to tell.
 func WithoutPassword(loc string) string {
+	if isKeywords(loc) {
+		kv, err := parseKeywords(loc)
+		if err != nil {
+			return ""
+		}
+		delete(kv, "password")
+		return joinKeywords(kv)
+	}
 	u, ok := parseURL(loc)
 	if !ok {
 		return ""

@@ -85,6 +85,7 @@ func TestPostgresSchema(t *testing.T) {
 	}
 	s, err = Open(ctx, db, Options{Campaign: "spring", NewState: true})
 	must(t, err)
+	recordOne(t, s)
 	must(t, s.Close())
 	if n := count(t, db, `SELECT count(*) FROM smsform.campaigns`); n != 1 {
 		t.Fatalf("%d campaigns in schema smsform after --new-state, want 1", n)
@@ -103,10 +104,11 @@ func TestEarlierState(t *testing.T) {
 		{"lock file", func(t *testing.T) string {
 			p := filepath.Join(t.TempDir(), "spring.smsstate")
 			s := openTest(t, p)
+			recordOne(t, s)
 			must(t, s.Close())
 			must(t, os.Remove(p))
 			return p
-		}, "spring.smsstate.lock exists"},
+		}, "spring.smsstate.spring.lock exists"},
 		{"lock file of a holder killed while creating", func(t *testing.T) string {
 			p := filepath.Join(t.TempDir(), "spring.smsstate")
 			must(t, os.WriteFile(p+".lock", []byte(`{"host":"h","pid":1,"creating":true}`), 0o600))
@@ -121,13 +123,16 @@ func TestEarlierState(t *testing.T) {
 		{"renamed state", func(t *testing.T) string {
 			dir := t.TempDir()
 			s := openTest(t, filepath.Join(dir, "old.smsstate"))
+			recordOne(t, s)
 			must(t, s.Close())
 			return filepath.Join(dir, "spring.smsstate")
 		}, `old.smsstate records campaign "spring"`},
 		{"postgres record deleted", func(t *testing.T) string {
 			db := pg.Database(t)
 			s := openTest(t, db)
+			recordOne(t, s)
 			must(t, s.Close())
+			execSQL(t, db, `DELETE FROM smsform.attempts`)
 			execSQL(t, db, `DELETE FROM smsform.campaigns`)
 			return db
 		}, `locked campaign "spring" in schema smsform`},
@@ -146,7 +151,7 @@ func TestEarlierState(t *testing.T) {
 			if !errors.As(err, &ee) || !errors.Is(err, ErrEarlierState) || !strings.Contains(err.Error(), tc.sign) {
 				t.Fatalf("got %v, want EarlierStateError with %q", err, tc.sign)
 			}
-			if !IsURL(loc) {
+			if !IsPostgres(loc) {
 				if _, err := os.Stat(loc); !errors.Is(err, os.ErrNotExist) {
 					t.Fatalf("the refused Open created %s", loc)
 				}

@@ -189,7 +189,7 @@ func (s *State) eachRecord(ctx context.Context, fn func(phone string, a *derived
 			}
 			switch c {
 			case Unsent:
-			case Failed:
+			case Failed, Suppressed:
 				if failed == nil {
 					failed = map[string]*derived{}
 				}
@@ -301,6 +301,10 @@ const (
 	AttemptForgotten      AttemptState = "forgotten"
 	AttemptResolvedSent   AttemptState = "resolved_sent"
 	AttemptResolvedUnsent AttemptState = "resolved_unsent"
+	// AttemptSplit: the provider answered per recipient, and the attempt's
+	// parts, recorded after it, say what became of each.
+	AttemptSplit      AttemptState = "split"
+	AttemptSuppressed AttemptState = "suppressed" // opted out after the plan: not sent
 )
 
 // Attempt is the record of one attempt at sending a batch: its intent and,

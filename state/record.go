@@ -81,12 +81,12 @@ func (s *State) ForgetIntent(ctx context.Context, batchID string) error {
 		return ErrClosed
 	}
 	err := s.w.do(ctx, func(t *txn) error {
-		phones, err := t.finish(batchID, AttemptForgotten, Outcome{})
+		a, err := t.finish(batchID, AttemptForgotten, Outcome{})
 		if err != nil {
 			return err
 		}
 		t.changed = true
-		return t.setAll(phones, Unsent)
+		return t.setAll(a.phones, Unsent)
 	})
 	if err != nil {
 		return fmt.Errorf("forget intent of batch %q: %w", batchID, err)
@@ -202,6 +202,9 @@ func checkIntent(in Intent) error {
 }
 
 func checkOutcome(o Outcome) error {
+	if len(o.Parts) > 0 {
+		return nil // checked against the intent (checkParts)
+	}
 	switch o.Status {
 	case Sent, Failed, InDoubt:
 		return nil
@@ -221,7 +224,7 @@ func (t *txn) intent(in Intent) error {
 	}
 	t.w.buf = appendPhones(t.w.buf[:0], in.Phones)
 	var id int64
-	if err := t.queryRow("insertAttempt", t.w.s.args(in.BatchID, in.BodyHash, string(t.w.buf), len(in.Phones), t.now)...).Scan(&id); err != nil {
+	if err := t.queryRow("insertAttempt", t.w.s.args(in.BatchID, in.BodyHash, string(t.w.buf), len(in.Phones), t.now, in.PlanID)...).Scan(&id); err != nil {
 		return err
 	}
 	k.setBatch(in.BatchID, id)
@@ -230,12 +233,79 @@ func (t *txn) intent(in Intent) error {
 }
 
 func (t *txn) outcome(batchID string, o Outcome) error {
-	phones, err := t.finish(batchID, o.Status.attempt(), o)
+	if len(o.Parts) > 0 {
+		return t.parts(batchID, o)
+	}
+	a, err := t.finish(batchID, o.Status.attempt(), o)
 	if err != nil {
 		return err
 	}
 	t.changed = true
-	return t.setAll(phones, o.Status)
+	return t.setAll(a.phones, o.Status)
+}
+
+// parts records an outcome per recipient: the intent's attempt becomes
+// split, and each part an attempt of its own after it, finished, under the
+// same batch, so that each recipient's latest attempt says what became of
+// it. The parts must hold the intent's recipients, each once.
+func (t *txn) parts(batchID string, o Outcome) error {
+	a, err := t.finish(batchID, AttemptSplit, o)
+	if err != nil {
+		return err
+	}
+	if err := checkParts(a.phones, o.Parts); err != nil {
+		return refusal{err}
+	}
+	for _, p := range o.Parts {
+		if len(p.Phones) == 0 {
+			continue
+		}
+		st := p.Status.attempt()
+		if p.Status == Unsent {
+			st = AttemptForgotten
+		}
+		t.w.buf = appendPhones(t.w.buf[:0], p.Phones)
+		var id int64
+		if err := t.queryRow("putAttempt", t.w.s.args(batchID, string(st), a.bodyHash, len(p.Phones), o.HTTPStatus, o.RequestID, p.Reason,
+			t.now, t.now, a.planID, string(t.w.buf))...).Scan(&id); err != nil {
+			return err
+		}
+		t.w.known.setBatch(batchID, id)
+		for _, ph := range p.Phones {
+			t.w.known.set(ph, p.Status)
+		}
+	}
+	t.changed = true
+	return nil
+}
+
+// checkParts refuses parts that do not hold the intent's recipients
+// (phones, a JSON array) each exactly once, or that give a recipient a
+// status an outcome cannot have.
+func checkParts(phones string, parts []Part) error {
+	want := map[string]bool{}
+	if err := eachPhone(phones, func(p string) { want[p] = true }); err != nil {
+		return err
+	}
+	n := 0
+	for _, part := range parts {
+		switch part.Status {
+		case Sent, Failed, InDoubt, Unsent:
+		default:
+			return fmt.Errorf("record outcome: a part with status %s", part.Status)
+		}
+		for _, p := range part.Phones {
+			if !want[p] {
+				return fmt.Errorf("record outcome: %s is not a recipient of the intent, or is in two parts", e164.Mask(p))
+			}
+			delete(want, p)
+			n++
+		}
+	}
+	if len(want) > 0 {
+		return fmt.Errorf("record outcome: %d recipients of the intent are in no part", len(want))
+	}
+	return nil
 }
 
 // setAll sets the status of every phone of an attempt's JSON array.
@@ -244,23 +314,28 @@ func (t *txn) setAll(phones string, c Status) error {
 	return eachPhone(phones, func(p string) { k.set(p, c) })
 }
 
+// finished is what finish returns of the attempt it ended.
+type finished struct {
+	phones, bodyHash, planID string
+}
+
 // finish ends the batch's latest attempt, which must still be an intent
 // awaiting its outcome, as st with o's details, and returns its phones:
 // one statement, which changes nothing when the attempt is not open.
-func (t *txn) finish(batchID string, st AttemptState, o Outcome) (phones string, err error) {
+func (t *txn) finish(batchID string, st AttemptState, o Outcome) (a finished, err error) {
 	id, ok := t.w.known.batches[batchID]
 	if !ok {
-		return "", refusal{fmt.Errorf("no intent recorded: %w", ErrNoIntent)}
+		return a, refusal{fmt.Errorf("no intent recorded: %w", ErrNoIntent)}
 	}
 	wrote := t.wrote
-	err = t.queryRow("finishAttempt", string(st), o.HTTPStatus, o.RequestID, o.Reason, t.now, id).Scan(&phones)
+	err = t.queryRow("finishAttempt", string(st), o.HTTPStatus, o.RequestID, o.Reason, t.now, id).Scan(&a.phones, &a.bodyHash, &a.planID)
 	if errors.Is(err, sql.ErrNoRows) {
 		t.wrote = wrote // it changed nothing
-		var cur string
+		var cur, phones string
 		if err := t.queryRow("attempt", id).Scan(&cur, &phones); err != nil {
-			return "", err
+			return a, err
 		}
-		return "", refusal{fmt.Errorf("its latest attempt is already %s: %w", cur, ErrNoIntent)}
+		return a, refusal{fmt.Errorf("its latest attempt is already %s: %w", cur, ErrNoIntent)}
 	}
-	return phones, err
+	return a, err
 }

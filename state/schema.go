@@ -106,13 +106,128 @@ var migrations = []string{
 				row_number() OVER (PARTITION BY j.value ORDER BY a.id DESC) AS latest
 			FROM attempts a, json_each(a.phones) j
 		) WHERE latest = 1 AND status IS NOT NULL;`,
+
+	// Version 3 holds any number of campaigns, as PostgreSQL does: a
+	// project's campaigns share one file, and with it their opt-outs and
+	// frequency caps. The one campaign of a version 2 file keeps id 1.
+	// Attempts may now be split per recipient (the provider answered each
+	// one: the intent becomes "split", its parts follow it) and suppressed
+	// (opted out after the plan); each names the saved plan it applied.
+	// Campaigns carry a moved mark (state migrate), a pause and the
+	// measured latency of their provider.
+	campaignsV3 + `
+	INSERT INTO campaigns (id, name, lineage, serial, created_at) SELECT 1, campaign, lineage, serial, created_at FROM meta;
+	DROP TABLE meta;
+	CREATE TABLE attempts_v3 (
+		id          INTEGER PRIMARY KEY,
+		campaign_id INTEGER NOT NULL REFERENCES campaigns (id),
+		batch_id    TEXT    NOT NULL,
+		state       TEXT    NOT NULL CHECK (state IN (` + attemptStates + `)),
+		body_hash   TEXT    NOT NULL,
+		recipients  INTEGER NOT NULL,
+		http_status INTEGER NOT NULL DEFAULT 0,
+		request_id  TEXT    NOT NULL DEFAULT '',
+		reason      TEXT    NOT NULL DEFAULT '',
+		started_at  TEXT    NOT NULL,
+		finished_at TEXT    NOT NULL DEFAULT '',
+		plan_id     TEXT    NOT NULL DEFAULT '',
+		phones      TEXT    NOT NULL
+	);
+	INSERT INTO attempts_v3 (id, campaign_id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, phones)
+		SELECT id, 1, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, phones FROM attempts ORDER BY id;
+	DROP VIEW recipients;
+	DROP TABLE attempts;
+	ALTER TABLE attempts_v3 RENAME TO attempts;
+	CREATE TABLE plans_applied_v3 (
+		campaign_id INTEGER NOT NULL REFERENCES campaigns (id),
+		plan_id     TEXT    NOT NULL,
+		applied_at  TEXT    NOT NULL,
+		serial      BIGINT  NOT NULL DEFAULT 0,
+		done        INTEGER NOT NULL DEFAULT 1,
+		PRIMARY KEY (campaign_id, plan_id)
+	);
+	INSERT INTO plans_applied_v3 (campaign_id, plan_id, applied_at) SELECT 1, plan_id, applied_at FROM plans_applied;
+	DROP TABLE plans_applied;
+	ALTER TABLE plans_applied_v3 RENAME TO plans_applied;
+	` + ledgerV3 + `
+	CREATE TABLE file_locks (
+		campaign  TEXT PRIMARY KEY,
+		lock_path TEXT NOT NULL
+	);
+	CREATE VIEW recipients AS
+		SELECT c.name AS campaign, r.phone, r.status, r.batch_id, r.attempt_id, r.body_hash, r.at, r.reason FROM (
+			SELECT a.campaign_id, j.value AS phone, ` + recipientStatus + ` AS status,
+				a.batch_id, a.id AS attempt_id, a.body_hash,
+				CASE WHEN a.finished_at <> '' THEN a.finished_at ELSE a.started_at END AS at,
+				CASE WHEN a.state = 'resolved_sent' THEN '` + resolvedSentReason + `' ELSE a.reason END AS reason,
+				row_number() OVER (PARTITION BY a.campaign_id, j.value ORDER BY a.id DESC) AS latest
+			FROM attempts a, json_each(a.phones) j WHERE a.state <> 'split'
+		) r JOIN campaigns c ON c.id = r.campaign_id
+		WHERE r.latest = 1 AND r.status IS NOT NULL;`,
 }
+
+// attemptStates lists every state an attempt may be in (see AttemptState).
+const attemptStates = `'intent', 'sent', 'failed', 'in_doubt', 'forgotten', 'resolved_sent', 'resolved_unsent', 'split', 'suppressed'`
+
+// recipientStatus is the SQL of a recipient's status from its latest
+// attempt's state a.state, NULL for none (attemptStatus in Go). A split
+// attempt is never a recipient's latest: its parts follow it.
+const recipientStatus = `CASE a.state WHEN 'sent' THEN 'sent' WHEN 'resolved_sent' THEN 'sent' WHEN 'failed' THEN 'failed'
+					WHEN 'intent' THEN 'in_doubt' WHEN 'in_doubt' THEN 'in_doubt' WHEN 'suppressed' THEN 'suppressed' END`
+
+// campaignsV3 is the table of campaigns, SQLite's and PostgreSQL's alike
+// but for the key's type.
+const campaignsV3 = `CREATE TABLE campaigns (
+		id            INTEGER PRIMARY KEY,
+		name          TEXT    NOT NULL UNIQUE,
+		lineage       TEXT    NOT NULL,
+		serial        BIGINT  NOT NULL,
+		created_at    TEXT    NOT NULL,
+		moved_to      TEXT    NOT NULL DEFAULT '',
+		moved_at      TEXT    NOT NULL DEFAULT '',
+		moved_by      TEXT    NOT NULL DEFAULT '',
+		moved_serial  BIGINT  NOT NULL DEFAULT 0,
+		paused_at     TEXT    NOT NULL DEFAULT '',
+		paused_by     TEXT    NOT NULL DEFAULT '',
+		paused_reason TEXT    NOT NULL DEFAULT '',
+		latency_ms    INTEGER NOT NULL DEFAULT 0
+	);`
+
+// ledgerV3 holds what concerns people rather than campaigns, shared by
+// every campaign of the state: opt-outs, as a log of additions and
+// removals (a plan sees them as of the log's id when it was made), the
+// frequency cap's index (each number's recent sends) and test sends.
+const ledgerV3 = `CREATE TABLE optouts (
+		id      INTEGER PRIMARY KEY,
+		phone   TEXT NOT NULL,
+		action  TEXT NOT NULL CHECK (action IN ('add', 'remove')),
+		at      TEXT NOT NULL,
+		by_whom TEXT NOT NULL DEFAULT '',
+		reason  TEXT NOT NULL DEFAULT ''
+	);
+	CREATE INDEX optouts_phone ON optouts (phone, id);
+	CREATE TABLE caps (
+		phone TEXT PRIMARY KEY,
+		sends TEXT NOT NULL DEFAULT ''
+	);
+	CREATE TABLE test_sends (
+		id          INTEGER PRIMARY KEY,
+		campaign_id INTEGER NOT NULL REFERENCES campaigns (id),
+		at          TEXT    NOT NULL,
+		by_whom     TEXT    NOT NULL DEFAULT '',
+		body_hash   TEXT    NOT NULL,
+		outcome     TEXT    NOT NULL,
+		http_status INTEGER NOT NULL DEFAULT 0,
+		request_id  TEXT    NOT NULL DEFAULT '',
+		reason      TEXT    NOT NULL DEFAULT '',
+		phones      TEXT    NOT NULL
+	);`
 
 // resolvedSentReason is the reason of a recipient resolved as sent.
 const resolvedSentReason = "resolved as sent by the operator"
 
 // SchemaVersion is the schema version this build writes and reads.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 const timeFormat = time.RFC3339Nano
 
@@ -187,10 +302,12 @@ func checkFile(path string) (bool, error) {
 	return true, nil
 }
 
-// create makes a new state at path atomically: it is built under a temporary
-// name and renamed into place, so a crash never leaves a half-made state that
-// a later Open would have to guess about.
-func create(ctx context.Context, path, campaign string, now time.Time) (err error) {
+// create makes a new state file at path, recording no campaign yet,
+// atomically: it is built under a temporary name and linked into place, so
+// a crash never leaves a half-made state that a later Open would have to
+// guess about, and a file another process made meanwhile (another campaign
+// of the project) is kept, not replaced.
+func create(ctx context.Context, path string, now time.Time) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".new-*")
 	if err != nil {
 		return err
@@ -209,8 +326,6 @@ func create(ctx context.Context, path, campaign string, now time.Time) (err erro
 		return err
 	}
 	defer db.Close()
-	var id [16]byte
-	rand.Read(id[:])
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -219,17 +334,22 @@ func create(ctx context.Context, path, campaign string, now time.Time) (err erro
 	if err := applyMigrations(ctx, tx, 0, now); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO meta (id, lineage, campaign, serial, created_at) VALUES (1, ?, ?, 0, ?)`,
-		hex.EncodeToString(id[:]), campaign, formatTime(now)); err != nil {
-		return err
-	}
 	if err := tx.Commit(); err != nil {
 		return err
 	}
 	if err := db.Close(); err != nil {
 		return err
 	}
-	return atomicfile.Rename(tmpName, path)
+	_, err = atomicfile.Link(tmpName, path)
+	return err
+}
+
+// newLineage is a new random lineage: a record's identity, kept when it is
+// copied elsewhere.
+func newLineage() string {
+	var id [16]byte
+	rand.Read(id[:])
+	return hex.EncodeToString(id[:])
 }
 
 func applyMigrations(ctx context.Context, tx *sql.Tx, from int, now time.Time) error {
@@ -253,7 +373,7 @@ func applyMigrations(ctx context.Context, tx *sql.Tx, from int, now time.Time) e
 // that is not an smsform state or is newer than this build.
 func schemaVersion(ctx context.Context, db *sql.DB, path string) (int, error) {
 	var n int
-	err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('schema_migrations', 'meta')`).Scan(&n)
+	err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('schema_migrations', 'meta', 'campaigns')`).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("open state %s: not a readable smsform state file: %w", path, err)
 	}

@@ -48,8 +48,7 @@ import (
 
 // Status is what is known of one recipient: the one vocabulary of
 // delivery. The state records it, a plan counts it, and apply decides it
-// from what the API said of a batch. It fits in two bits, so that the
-// writer's index keeps it beside the number it belongs to.
+// from what the API said of a batch or of each of its recipients.
 type Status uint8
 
 const (
@@ -58,8 +57,11 @@ const (
 	// operator resolved it as unsent: the next apply sends it.
 	Unsent Status = iota
 	Sent
-	Failed  // the API refused the batch for good
+	Failed  // the API refused it for good
 	InDoubt // intent recorded, outcome unknown: never sent again until resolved
+	// Suppressed: not sent because the number opted out after the plan was
+	// made. Not owed: a later plan subtracts it while it stays opted out.
+	Suppressed
 )
 
 // String is the status as the state's files and every output write it:
@@ -74,6 +76,8 @@ func (s Status) String() string {
 		return string(AttemptFailed)
 	case InDoubt:
 		return string(AttemptInDoubt)
+	case Suppressed:
+		return string(AttemptSuppressed)
 	}
 	return fmt.Sprintf("Status(%d)", uint8(s))
 }
@@ -83,7 +87,7 @@ func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // UnmarshalText reads what [Status.MarshalText] writes.
 func (s *Status) UnmarshalText(b []byte) error {
-	for _, st := range []Status{Unsent, Sent, Failed, InDoubt} {
+	for _, st := range []Status{Unsent, Sent, Failed, InDoubt, Suppressed} {
 		if string(b) == st.String() {
 			*s = st
 			return nil
@@ -166,6 +170,13 @@ type Options struct {
 	// Signs are signs of an earlier state the caller found itself (a saved
 	// plan made against a state, say); Open adds those of its backend.
 	Signs []string
+
+	// Shared says the state is a project's, which holds every campaign of
+	// the project. A file that is not shared holds one campaign: one that
+	// records another is refused (ErrLineage), so that a campaign renamed
+	// in its file never starts a second record beside the first.
+	// PostgreSQL always holds many, each campaign's own.
+	Shared bool
 }
 
 // State is an open state: a file, or a campaign's record in PostgreSQL.
@@ -174,11 +185,17 @@ type State struct {
 	loc string  // the file's absolute path, or the URL with its password masked
 	db  *sql.DB // nil for the empty view of a missing state
 	q   *dialect
-	// scope is the leading argument of every scoped query: none for a
-	// file, which holds one campaign, the campaign's id in PostgreSQL.
-	scope  []any
-	schema int // the schema version: older ones only for read-only views
+	// id is the campaign's record, 0 until its first change creates it
+	// (Open creates nothing: an apply that records nothing leaves no state
+	// behind). It is the leading argument of every scoped query, except in
+	// a read-only view of an older file (unscoped), which holds one
+	// campaign.
+	id       atomic.Int64
+	unscoped bool
+	shared   bool // a project's file: it holds many campaigns
+	schema   int  // the schema version: older ones only for read-only views
 
+	metaMu   sync.Mutex // guards lineage, set by the first change
 	lineage  string
 	campaign string
 	serial   atomic.Int64
@@ -186,23 +203,42 @@ type State struct {
 	now func() time.Time
 
 	// Only for a State from Open.
-	lock    interface{ release() error }
+	lock    interface{ release(remove bool) error }
 	w       *writer
 	atClose func(*sql.Conn) // tidies the writer's connection before it closes
+	// mkConn gives the writer its connection when Open had none to give (a
+	// state file still missing); born is called once the campaign's record
+	// exists.
+	mkConn func(context.Context) (*sql.Conn, error)
+	born   func()
+	// onBirth runs in the transaction that creates the campaign's record
+	// (PostgreSQL: the lock holder's row).
+	onBirth func(context.Context) error
 
 	closeOnce sync.Once
 	closeErr  error
 }
 
 // args is the scope followed by a query's own arguments.
-func (s *State) args(a ...any) []any { return append(s.scope[:len(s.scope):len(s.scope)], a...) }
+func (s *State) args(a ...any) []any {
+	if s.unscoped {
+		return a
+	}
+	return append([]any{s.id.Load()}, a...)
+}
+
+// recorded reports whether the campaign has a record in the state yet.
+func (s *State) recorded() bool { return s.id.Load() != 0 || s.unscoped }
 
 // Open opens the state at loc, a file path or a postgres:// URL, creating
 // it if needed, and locks it: no other Open of the same state succeeds
 // until Close. A missing state is created only when nothing suggests an
 // earlier one existed, or opts.NewState says to.
 func Open(ctx context.Context, loc string, opts Options) (*State, error) {
-	if IsURL(loc) {
+	if err := CheckLocation(loc); err != nil {
+		return nil, err
+	}
+	if IsPostgres(loc) {
 		return openPostgres(ctx, loc, opts)
 	}
 	return openFile(ctx, loc, opts)
@@ -210,14 +246,28 @@ func Open(ctx context.Context, loc string, opts Options) (*State, error) {
 
 // OpenReadOnly opens an existing state without locking or changing it. A
 // missing state is not an error: it returns an empty view (lineage "",
-// serial 0). A file holds one campaign: one of another name than campaign
-// is ErrLineage (campaign "" takes any); in PostgreSQL, campaign picks the
-// record ("" when the database holds just one).
+// serial 0). campaign picks the record ("" when the state holds just one);
+// a file that is not a project's holds one campaign, and one of another name
+// is ErrLineage.
 func OpenReadOnly(ctx context.Context, loc, campaign string) (*State, error) {
-	if IsURL(loc) {
+	return openReadOnly(ctx, loc, campaign, false)
+}
+
+// OpenSharedReadOnly is [OpenReadOnly] for a project's state (see
+// Options.Shared): a file that records other campaigns is read as an empty
+// view of this one, not refused.
+func OpenSharedReadOnly(ctx context.Context, loc, campaign string) (*State, error) {
+	return openReadOnly(ctx, loc, campaign, true)
+}
+
+func openReadOnly(ctx context.Context, loc, campaign string, shared bool) (*State, error) {
+	if err := CheckLocation(loc); err != nil {
+		return nil, err
+	}
+	if IsPostgres(loc) {
 		return openPostgresReadOnly(ctx, loc, campaign)
 	}
-	return openFileReadOnly(ctx, loc, campaign)
+	return openFileReadOnly(ctx, loc, campaign, shared)
 }
 
 // Close releases the lock and the state. Changes already returned are
@@ -232,7 +282,8 @@ func (s *State) Close() error {
 			errs = append(errs, s.db.Close())
 		}
 		if s.lock != nil {
-			errs = append(errs, s.lock.release())
+			// A campaign that recorded nothing leaves no lock file either.
+			errs = append(errs, s.lock.release(!s.recorded()))
 		}
 		if err := errors.Join(errs...); err != nil {
 			s.closeErr = fmt.Errorf("close state %s: %w", s.loc, err)
@@ -242,8 +293,12 @@ func (s *State) Close() error {
 }
 
 // Lineage is the random id given at creation; Serial is bumped by every change.
-func (s *State) Lineage() string { return s.lineage }
-func (s *State) Serial() int64   { return s.serial.Load() }
+func (s *State) Lineage() string {
+	s.metaMu.Lock()
+	defer s.metaMu.Unlock()
+	return s.lineage
+}
+func (s *State) Serial() int64 { return s.serial.Load() }
 
 // Campaign is the name of the campaign the state records ("" for an empty view).
 func (s *State) Campaign() string { return s.campaign }
@@ -262,19 +317,36 @@ type Recipient struct {
 	Reason   string // for Failed
 }
 
-// Intent is a batch about to be sent.
+// Intent is a batch about to be sent: all of a plan's batch, or the part
+// of it still to send (a retry of some of its recipients), under the
+// batch's id.
 type Intent struct {
 	BatchID  string
 	Phones   []string
 	BodyHash string
+	PlanID   string // the saved plan being applied, "" for a campaign planned at apply time
 }
 
 // Outcome is what happened to a batch.
 type Outcome struct {
-	Status     Status // Sent, Failed or InDoubt
+	Status     Status // Sent, Failed or InDoubt; ignored when Parts is set
 	HTTPStatus int    // 0 when no response arrived
 	RequestID  string
 	Reason     string
+	// Parts, when set, gives the recipients of the batch outcomes of their
+	// own (the provider answered each one): every recipient of the intent
+	// is in exactly one part.
+	Parts []Part
+}
+
+// Part is the outcome of some recipients of a batch.
+type Part struct {
+	// Status is Sent, Failed, InDoubt or Unsent: not acted on, so the
+	// recipient's record goes, as a forgotten intent's does, and a later
+	// run sends it.
+	Status Status
+	Phones []string
+	Reason string // the provider's words
 }
 
 // ErrEarlierState is wrapped by the *EarlierStateError Open returns when

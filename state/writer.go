@@ -73,6 +73,7 @@ func statements(q *dialect) map[string]string {
 		"setAttempt":    q.setAttempt,
 		"planApplied":   q.planApplied,
 		"insertPlan":    q.insertPlan,
+		"putAttempt":    q.putAttempt,
 
 		"begin":    q.begin,
 		"commit":   `COMMIT`,
@@ -83,20 +84,71 @@ func statements(q *dialect) map[string]string {
 // newWriter makes the writer of s, which changes the state only through
 // conn: in PostgreSQL the connection that holds the lock, so that a writer
 // whose lock went with its connection cannot write either.
+//
+// conn is nil for a state file that does not exist yet: the first change
+// gets it from the state (mkConn), which creates the file.
 func newWriter(ctx context.Context, s *State, conn *sql.Conn) (*writer, error) {
-	k, err := s.loadKnown(ctx)
-	if err != nil {
-		return nil, err
+	w := &writer{s: s, stmts: map[string]*sql.Stmt{}, known: newKnown(0), leader: make(chan struct{}, 1)}
+	if conn == nil {
+		return w, nil
 	}
-	w := &writer{s: s, conn: conn, stmts: map[string]*sql.Stmt{}, known: k, leader: make(chan struct{}, 1)}
-	for name, q := range statements(s.q) {
+	return w, w.attach(ctx, conn)
+}
+
+// attach makes conn the writer's: what the state records of the campaign
+// is loaded, the statements prepared.
+func (w *writer) attach(ctx context.Context, conn *sql.Conn) error {
+	k, err := w.s.loadKnown(ctx)
+	if err != nil {
+		return err
+	}
+	for name, q := range statements(w.s.q) {
 		st, err := conn.PrepareContext(ctx, q)
 		if err != nil {
-			return nil, fmt.Errorf("prepare %s: %w", name, err)
+			return fmt.Errorf("prepare %s: %w", name, err)
 		}
 		w.stmts[name] = st
 	}
-	return w, nil
+	w.conn, w.known = conn, k
+	return nil
+}
+
+// birth creates the campaign's record in the transaction of its first
+// change, so that the record exists exactly when something was recorded.
+// The caller undoes it (unbirth) should the transaction not commit.
+func (w *writer) birth(t *txn) (lineage string, err error) {
+	s := w.s
+	if w.conn == nil {
+		conn, err := s.mkConn(t.ctx)
+		if err != nil {
+			return "", err
+		}
+		if err := w.attach(t.ctx, conn); err != nil {
+			conn.Close()
+			return "", err
+		}
+		t.conn = conn
+	}
+	if _, err := w.stmts["begin"].ExecContext(t.ctx); err != nil {
+		return "", err
+	}
+	if s.recorded() {
+		return "", nil // the file appeared meanwhile, recording the campaign (an older smsform's)
+	}
+	lineage = newLineage()
+	var id int64
+	if err := w.conn.QueryRowContext(t.ctx, s.q.insertCampaign, s.campaign, lineage, t.now).Scan(&id); err != nil {
+		w.stmts["rollback"].ExecContext(t.ctx)
+		return "", fmt.Errorf("create the record of campaign %q: %w", s.campaign, err)
+	}
+	if s.onBirth != nil {
+		if err := s.onBirth(t.ctx); err != nil {
+			w.stmts["rollback"].ExecContext(t.ctx)
+			return "", err
+		}
+	}
+	s.id.Store(id)
+	return lineage, nil
 }
 
 // do runs one change and returns once it is durable or refused. ctx is
@@ -182,14 +234,27 @@ func (w *writer) commit(group []*op) {
 // the whole group.
 func (w *writer) try(group []*op, errs []error, out []bool) (again bool, err error) {
 	ctx := context.Background()
-	k := w.known
-	// abort ends the transaction; SQLite may have ended it already after
-	// an I/O error, so the rollback's own error says nothing.
-	abort := func() { w.stmts["rollback"].ExecContext(ctx) }
-	if _, err := w.stmts["begin"].ExecContext(ctx); err != nil {
+	t := &txn{ctx: ctx, conn: w.conn, w: w, now: formatTime(w.s.now())}
+	// The campaign's first change creates its record in the same
+	// transaction; it is undone with it.
+	var lineage string // set when this transaction creates the record
+	if !w.s.recorded() {
+		if lineage, err = w.birth(t); err != nil {
+			return false, err
+		}
+	} else if _, err := w.stmts["begin"].ExecContext(ctx); err != nil {
 		return false, err
 	}
-	t := &txn{ctx: ctx, conn: w.conn, w: w, now: formatTime(w.s.now())}
+	k := w.known
+	// abort ends the transaction; SQLite may have ended it already after
+	// an I/O error, so the rollback's own error says nothing. A record
+	// created in it is gone with it.
+	abort := func() {
+		w.stmts["rollback"].ExecContext(ctx)
+		if lineage != "" {
+			w.s.id.Store(0)
+		}
+	}
 	bumps, left := 0, 0
 	for i, o := range group {
 		if out[i] {
@@ -243,6 +308,14 @@ func (w *writer) try(group []*op, errs []error, out []bool) (again bool, err err
 	}
 	k.commit()
 	w.s.serial.Add(int64(bumps))
+	if lineage != "" {
+		w.s.metaMu.Lock()
+		w.s.lineage = lineage
+		w.s.metaMu.Unlock()
+		if w.s.born != nil {
+			w.s.born()
+		}
+	}
 	return false, nil
 }
 
@@ -276,6 +349,9 @@ func (w *writer) close() error {
 	for _, st := range w.stmts {
 		st.Close()
 	}
+	if w.conn == nil {
+		return nil // nothing was ever written: no file, no connection
+	}
 	// Idle pooled readers keep an SQLite WAL open; let them go first.
 	w.s.db.SetMaxIdleConns(0)
 	if w.s.atClose != nil {
@@ -295,7 +371,7 @@ func (t *txn) exec(name string, args ...any) (sql.Result, error) {
 // queryRow runs a statement that returns a row; insertAttempt and
 // finishAttempt also write.
 func (t *txn) queryRow(name string, args ...any) *sql.Row {
-	if name == "insertAttempt" || name == "finishAttempt" {
+	if name == "insertAttempt" || name == "finishAttempt" || name == "putAttempt" {
 		t.wrote = true
 	}
 	return t.stmt(name).QueryRowContext(t.ctx, args...)

@@ -6,6 +6,7 @@ package atomicfile
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -66,4 +67,20 @@ func syncDir(dir string) error {
 		return fmt.Errorf("sync %s: %w", dir, err)
 	}
 	return nil
+}
+
+// Link puts the finished file tmp at path only if nothing is there yet,
+// atomically (a hard link never replaces a file), then removes tmp and
+// syncs the folder. It reports false, and removes tmp, when path already
+// exists: someone else made it first.
+func Link(tmp, path string) (bool, error) {
+	err := os.Link(tmp, path)
+	os.Remove(tmp)
+	if errors.Is(err, os.ErrExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, syncDir(filepath.Dir(path))
 }

@@ -220,7 +220,7 @@ func (n nextStep) runError(err error) error {
 		return nil
 	case errors.Is(err, apply.ErrStateRefused):
 		fix := fmt.Sprintf("make room on the disk that holds %s, or make it writable", n.state)
-		if state.IsURL(n.state) {
+		if state.IsPostgres(n.state) {
 			fix = fmt.Sprintf("check the database %s (reachable? full? read-only?)", n.state)
 		}
 		return withHint(err, "%s; nothing more was sent, and a batch whose end could not be written is in doubt (see %s): then %s", fix, list, n.carryOn())

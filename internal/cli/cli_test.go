@@ -98,6 +98,7 @@ func TestFlagsBeforeOrAfterArguments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	recordOne(t, st)
 	st.Close()
 	for _, args := range [][]string{
 		{"state", "list", "--state", path, "--json"},
@@ -153,6 +154,7 @@ func TestStateTakesGlobalFlagsBeforeItsSubcommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	recordOne(t, st)
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -291,5 +293,18 @@ func TestREADMEListsEveryFlag(t *testing.T) {
 				t.Errorf("README does not list %s --%s", cmd, f)
 			}
 		}
+	}
+}
+
+// recordOne records a sent batch, so that the state exists: opening one
+// creates nothing.
+func recordOne(t *testing.T, st *state.State) {
+	t.Helper()
+	ctx := context.Background()
+	if err := st.RecordIntent(ctx, state.Intent{BatchID: "b", Phones: []string{"+447400123459"}, BodyHash: state.BodyHash("x")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.RecordOutcome(ctx, "b", state.Outcome{Status: state.Sent, HTTPStatus: 200}); err != nil {
+		t.Fatal(err)
 	}
 }

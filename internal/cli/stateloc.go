@@ -52,8 +52,11 @@ func earlierStateSigns(ctx context.Context, saved savedInfo, campaignPath, name,
 	}
 	if file := statePath(campaignPath, ""); file != loc {
 		if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
-			if _, err := os.Stat(file + ".lock"); err == nil {
-				signs = append(signs, fmt.Sprintf("%s.lock exists (a state was used next to the campaign)", file))
+			if lock := state.LockFile(file, name); exists(lock) || exists(file+".lock") {
+				if !exists(lock) {
+					lock = file + ".lock"
+				}
+				signs = append(signs, fmt.Sprintf("%s exists (a state was used next to the campaign)", lock))
 			}
 		} else if err == nil {
 			if st, err := state.OpenReadOnly(ctx, file, ""); err == nil {
@@ -78,7 +81,7 @@ type savedInfo struct {
 // earlierStateHint says what to do about an *state.EarlierStateError.
 func earlierStateHint(err error, loc string) error {
 	where := "restore it"
-	if state.IsURL(loc) {
+	if state.IsPostgres(loc) {
 		where = "point --state (or " + envState + ") at the database and schema that hold it"
 	} else {
 		where = "restore the file (or point --state at it)"
@@ -93,7 +96,7 @@ func shownState(loc string) string { return state.Redact(loc) }
 // without its password, which apply then takes from PGPASSWORD or
 // ~/.pgpass (or a --state / SMSFORM_STATE that holds it).
 func savedStatePath(loc string) string {
-	if !state.IsURL(loc) {
+	if !state.IsPostgres(loc) {
 		return loc
 	}
 	return state.WithoutPassword(loc)
@@ -101,7 +104,7 @@ func savedStatePath(loc string) string {
 
 // hasPassword reports whether a state URL holds a password.
 func hasPassword(loc string) bool {
-	return state.IsURL(loc) && state.WithoutPassword(loc) != loc
+	return state.IsPostgres(loc) && state.WithoutPassword(loc) != loc
 }
 
 // lockedHint says what to do about a state another apply holds, fitting
@@ -119,4 +122,9 @@ func sayLockWait(env Env) func(time.Duration) {
 	return func(timeout time.Duration) {
 		fmt.Fprintf(env.Stderr, "smsform: the state is locked by another run; waiting up to %s for it (--lock-timeout)\n", timeout)
 	}
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }

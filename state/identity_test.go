@@ -1,0 +1,147 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// One state, many spellings: a symbolic link, a hard link, "..", relative
+// and absolute all reach one file, and so one lock.
+func TestOneLockWhateverTheSpelling(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	real := filepath.Join(dir, "sub", "real.smsstate")
+	must(t, os.MkdirAll(filepath.Dir(real), 0o755))
+	s := openTest(t, real)
+	recordOne(t, s)
+	must(t, s.Close())
+	must(t, os.Symlink(filepath.Join("sub", "real.smsstate"), filepath.Join(dir, "link.smsstate")))
+	must(t, os.Link(real, filepath.Join(dir, "hard.smsstate")))
+	wd, _ := os.Getwd()
+	t.Cleanup(func() { os.Chdir(wd) })
+	must(t, os.Chdir(dir))
+
+	for _, other := range []string{"link.smsstate", "hard.smsstate", "sub/../sub/real.smsstate", filepath.Join("sub", "real.smsstate")} {
+		holder, err := Open(ctx, real, Options{Campaign: "spring"})
+		must(t, err)
+		_, err = Open(ctx, other, Options{Campaign: "spring"})
+		var le *LockedError
+		if !errors.As(err, &le) || !errors.Is(err, ErrLocked) || le.PID != os.Getpid() {
+			t.Errorf("%s while %s is held: %v, want the holder named", other, real, err)
+		}
+		must(t, holder.Close())
+		// Free once released, through that spelling too.
+		s, err := Open(ctx, other, Options{Campaign: "spring"})
+		must(t, err)
+		must(t, s.Close())
+	}
+}
+
+// A lock file that is a symbolic link is refused, and what it points to
+// is left as it was.
+func TestLockFileLinkIsNotFollowed(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "precious.txt")
+	must(t, os.WriteFile(target, []byte("keep me\n"), 0o600))
+	path := filepath.Join(dir, "c.smsstate")
+	must(t, os.Symlink(target, LockFile(path, "spring")))
+	_, err := Open(context.Background(), path, Options{Campaign: "spring"})
+	if err == nil || !strings.Contains(err.Error(), "is a symbolic link") || !strings.Contains(err.Error(), "c.smsstate.spring.lock") {
+		t.Fatalf("Open = %v, want the link named and refused", err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "keep me\n" {
+		t.Errorf("the link's target was written: %q", b)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a state was created beside a refused lock")
+	}
+}
+
+// Opening and closing a state without recording anything leaves nothing
+// behind: no file, no lock file, no record, no holder's row; a campaign
+// whose state holds others' records leaves those as they were.
+func TestNothingRecordedLeavesNothing(t *testing.T) { eachBackend(t, testNothingRecordedLeavesNothing) }
+
+func testNothingRecordedLeavesNothing(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	s, err := Open(ctx, loc, Options{Campaign: "spring", Shared: true})
+	must(t, err)
+	if s.Lineage() != "" || s.Serial() != 0 {
+		t.Errorf("unborn: lineage %q serial %d", s.Lineage(), s.Serial())
+	}
+	if applied, err := s.PlanApplied(ctx, "p"); err != nil || applied {
+		t.Errorf("PlanApplied = %v, %v", applied, err)
+	}
+	must(t, s.Close())
+	if b.name == "file" {
+		for _, p := range []string{loc, LockFile(loc, "spring"), loc + "-wal"} {
+			if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s was left behind", p)
+			}
+		}
+	} else {
+		if n := count(t, loc, `SELECT count(*) FROM smsform.campaigns`); n != 0 {
+			t.Errorf("%d campaign records left", n)
+		}
+		if n := count(t, loc, `SELECT count(*) FROM smsform.locks`); n != 0 {
+			t.Errorf("%d holder rows left", n)
+		}
+	}
+	// Nothing left means no sign: a new state is started without --new-state.
+	s, err = Open(ctx, loc, Options{Campaign: "spring", Shared: true})
+	must(t, err)
+	recordOne(t, s)
+	must(t, s.Close())
+	// Another campaign that records nothing leaves spring's record alone.
+	a, err := Open(ctx, loc, Options{Campaign: "autumn", Shared: true})
+	must(t, err)
+	must(t, a.Close())
+	r, err := OpenSharedReadOnly(ctx, loc, "spring")
+	must(t, err)
+	defer r.Close()
+	if r.Serial() != 1 || len(r.Lineage()) != 32 {
+		t.Errorf("spring after autumn's empty run: serial %d lineage %q", r.Serial(), r.Lineage())
+	}
+	if o, err := OpenSharedReadOnly(ctx, loc, "autumn"); err != nil || o.Lineage() != "" {
+		t.Errorf("autumn: %v lineage %q", err, o.Lineage())
+	}
+}
+
+// A project's file holds many campaigns, each with its own record and lock;
+// a file that is not shared holds one.
+func TestSharedFileHoldsManyCampaigns(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "project.smsstate")
+	a, err := Open(ctx, path, Options{Campaign: "spring", Shared: true})
+	must(t, err)
+	b, err := Open(ctx, path, Options{Campaign: "autumn", Shared: true})
+	must(t, err) // a second campaign of the file runs beside the first
+	must(t, a.RecordIntent(ctx, intent("a1", "+441")))
+	must(t, b.RecordIntent(ctx, intent("b1", "+441", "+442")))
+	must(t, a.RecordOutcome(ctx, "a1", Outcome{Status: Sent}))
+	must(t, b.RecordOutcome(ctx, "b1", Outcome{Status: Failed, Reason: "no"}))
+	if a.Lineage() == b.Lineage() {
+		t.Error("two campaigns share a lineage")
+	}
+	must(t, a.Close())
+	must(t, b.Close())
+	for name, want := range map[string]Status{"spring": Sent, "autumn": Failed} {
+		r, err := OpenSharedReadOnly(ctx, path, name)
+		must(t, err)
+		if got := statuses(t, r); got["+441"] != want {
+			t.Errorf("%s: %v", name, got)
+		}
+		r.Close()
+	}
+	if _, err := OpenReadOnly(ctx, path, ""); err == nil || !strings.Contains(err.Error(), "holds 2 campaigns") {
+		t.Errorf("no campaign named: %v", err)
+	}
+	if _, err := Open(ctx, path, Options{Campaign: "winter"}); !errors.Is(err, ErrLineage) {
+		t.Errorf("not shared: %v, want ErrLineage", err)
+	}
+}

@@ -1,0 +1,62 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+// A provider that answers per recipient gives each its own record; those
+// it did not act on are planned again, and a retry of them is one more
+// attempt of the same batch.
+func TestOutcomeParts(t *testing.T) { eachBackend(t, testOutcomeParts) }
+
+func testOutcomeParts(t *testing.T, b backend) {
+	ctx := context.Background()
+	path := b.loc(t)
+	s := openTest(t, path)
+	must(t, s.RecordIntent(ctx, intent("b1", "+441", "+442", "+443", "+444", "+445")))
+	bad := Outcome{HTTPStatus: 200, Parts: []Part{{Status: Sent, Phones: []string{"+441"}}, {Status: Failed, Phones: []string{"+449"}}}}
+	if err := s.RecordOutcome(ctx, "b1", bad); err == nil {
+		t.Fatal("parts naming someone outside the intent were recorded")
+	}
+	must(t, s.RecordOutcome(ctx, "b1", Outcome{HTTPStatus: 200, RequestID: "r1", Parts: []Part{
+		{Status: Sent, Phones: []string{"+441", "+442"}},
+		{Status: Failed, Phones: []string{"+443"}, Reason: "REJECTED: blocked"},
+		{Status: InDoubt, Phones: []string{"+444"}, Reason: "the provider reports it already has this message"},
+		{Status: Unsent, Phones: []string{"+445"}, Reason: "THROTTLED"},
+	}}))
+	want := map[string]Status{"+441": Sent, "+442": Sent, "+443": Failed, "+444": InDoubt}
+	if got := statuses(t, s); !mapsEqual(got, want) {
+		t.Errorf("after the parts: %v, want %v", got, want)
+	}
+	if r := recipients(t, s)["+443"]; r.Reason != "REJECTED: blocked" || r.BatchID != "b1" {
+		t.Errorf("failed part: %+v", r)
+	}
+	// The throttled one goes again, under the same batch; the others are refused.
+	if err := s.RecordIntent(ctx, intent("b1", "+444")); !errors.Is(err, ErrAlreadySent) {
+		t.Errorf("intent for an in-doubt part: %v", err)
+	}
+	must(t, s.RecordIntent(ctx, intent("b1", "+445", "+443")))
+	must(t, s.RecordOutcome(ctx, "b1", Outcome{Status: Sent, HTTPStatus: 200}))
+	want["+445"], want["+443"] = Sent, Sent
+	if got := statuses(t, s); !mapsEqual(got, want) {
+		t.Errorf("after the retry: %v, want %v", got, want)
+	}
+	// Resolving the batch's in-doubt recipients touches the in-doubt part only.
+	n, err := s.Resolve(ctx, "b1", false)
+	if err != nil || n != 1 {
+		t.Errorf("Resolve = %d, %v; want 1", n, err)
+	}
+	delete(want, "+444")
+	must(t, s.Close())
+	// What a reopened writer and a reader derive is the same.
+	s = openTest(t, path)
+	if got := statuses(t, s); !mapsEqual(got, want) {
+		t.Errorf("reopened: %v, want %v", got, want)
+	}
+	must(t, s.RecordIntent(ctx, intent("b2", "+444")))
+	if err := s.RecordIntent(ctx, intent("b3", "+441")); !errors.Is(err, ErrAlreadySent) {
+		t.Errorf("reopened writer lets a sent part go again: %v", err)
+	}
+}

@@ -81,7 +81,7 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 				if it.renderErr == nil {
 					it.meta, it.sum = metaOf(it.body), sumBody(it.body)
 				}
-				if it.empty = c.EmptyVariable(it.entry); it.empty != "" {
+				if it.empty = c.BlankVariables(it.entry, it.num.E164); it.empty != nil {
 					it.meta.flags |= flagEmpty
 				}
 			}
@@ -342,15 +342,8 @@ func (b *builder) add(it *item) error {
 			Msg:  it.renderErr.Error(),
 			Hint: "add the column to the list, or give it a default: {{ default \"friend\" .name }}"}
 	}
-	if it.empty != "" {
-		ev := &b.p.EmptyVariables
-		ev.Recipients++
-		if len(ev.Rows) < maxListed {
-			ev.Rows = append(ev.Rows, fmt.Sprintf("%s:%d: %s", it.entry.File, it.entry.Line, it.empty))
-			b.emptyAt = append(b.emptyAt, &campaign.Error{File: it.entry.File, Line: it.entry.Line, Field: it.empty,
-				Msg:  "variable is empty, and the body prints it (empty_variables: error)",
-				Hint: "fill the list in, give the variable a default: {{ default \"friend\" ." + it.empty + " }}, or set empty_variables: warn"})
-		}
+	if it.empty != nil {
+		b.noteBlank(it)
 	}
 	if it.num.FixedLineOnly {
 		b.fixedLines = append(b.fixedLines, fmt.Sprintf("%s:%d: %s is a fixed-line number and may not receive SMS",

@@ -1,0 +1,290 @@
+package campaign
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"text/template/parse"
+)
+
+// What a body prints, for empty_variables. The parse tree gives the
+// variables whose value may reach the message as it is (printedFields):
+// through a field (.name, $.name), index with a written key, a variable set
+// from them ($x := .name), the dot of a with, and the functions that pass
+// their arguments on (upper, printf, …). A variable only tested (if, with,
+// the value default replaces, the arguments or skips) is not printed by
+// that test, and a variable an enclosing if or with tests is not empty where
+// it is printed. That is a superset of what a given row prints, because it
+// ignores which branches the row takes: BlankVariables renders the row again
+// with its blank candidates replaced by markers, and keeps those whose
+// marker reaches the message.
+
+// value is what the analysis knows of one value of a body.
+type value struct {
+	data    bool     // the recipient's variables themselves: . at the top, $
+	reaches []string // the variables whose value this one may carry as it is
+	truthy  []string // the variables that are not empty when this value is not (a test of it guards them)
+	text    *string  // a string written in the body ("first name")
+}
+
+// scope is where the analysis stands: what dot and each $variable are, and
+// which variables the enclosing tests guard.
+type scope struct {
+	dot     value
+	vars    map[string]value
+	guarded []string
+}
+
+func (s *scope) clone() *scope {
+	return &scope{dot: s.dot, vars: maps.Clone(s.vars), guarded: slices.Clip(s.guarded)}
+}
+
+type analysis struct {
+	printed []string // in the order first printed, without repeats
+}
+
+// printedFields lists, without repeats, the variables whose value the body
+// under n may print as it is, leaving out those that guarded (and the
+// enclosing tests met on the way) say are not empty there.
+func printedFields(n parse.Node, guarded []string) []string {
+	a := &analysis{}
+	top := value{data: true}
+	a.node(n, &scope{dot: top, vars: map[string]value{"$": top}, guarded: guarded})
+	return a.printed
+}
+
+func (a *analysis) node(n parse.Node, sc *scope) {
+	switch n := n.(type) {
+	case *parse.ListNode:
+		if n == nil {
+			return
+		}
+		for _, c := range n.Nodes {
+			a.node(c, sc)
+		}
+	case *parse.ActionNode:
+		v := a.pipe(n.Pipe, sc)
+		if len(n.Pipe.Decl) == 0 {
+			for _, name := range v.reaches {
+				if !slices.Contains(sc.guarded, name) && !slices.Contains(a.printed, name) {
+					a.printed = append(a.printed, name)
+				}
+			}
+		}
+	case *parse.IfNode:
+		a.branch(&n.BranchNode, sc, false)
+	case *parse.WithNode:
+		a.branch(&n.BranchNode, sc, true)
+	}
+	// Text and comments print no variable; range and template calls are
+	// refused (checkActions).
+}
+
+// branch follows both ways of an if or with. A variable assigned in a
+// branch may or may not have changed after it, so it carries both values.
+func (a *analysis) branch(b *parse.BranchNode, sc *scope, with bool) {
+	inner := sc.clone() // a variable declared in the test is seen by both branches
+	cond := a.pipe(b.Pipe, inner)
+	then := inner.clone()
+	then.guarded = append(then.guarded, cond.truthy...)
+	if with {
+		then.dot = cond
+	}
+	a.node(b.List, then)
+	els := inner.clone()
+	if b.ElseList != nil {
+		a.node(b.ElseList, els)
+	}
+	for name, v := range sc.vars {
+		v.reaches = union(v.reaches, then.vars[name].reaches, els.vars[name].reaches)
+		v.truthy = nil // which value it holds is not known: no test of it guards anything
+		sc.vars[name] = v
+	}
+}
+
+// pipe evaluates a pipeline, declaring or assigning its variables in sc.
+func (a *analysis) pipe(p *parse.PipeNode, sc *scope) value {
+	if p == nil {
+		return value{}
+	}
+	var v value
+	for i, c := range p.Cmds {
+		var prev *value
+		if i > 0 {
+			prev = &v
+		}
+		v = a.command(c, sc, prev)
+	}
+	for _, d := range p.Decl {
+		sc.vars[d.Ident[0]] = v
+	}
+	return v
+}
+
+// command evaluates one command of a pipeline; prev is the value the
+// pipeline passes it as its last argument.
+func (a *analysis) command(c *parse.CommandNode, sc *scope, prev *value) value {
+	if len(c.Args) == 0 {
+		return value{}
+	}
+	id, ok := c.Args[0].(*parse.IdentifierNode)
+	if !ok {
+		return a.arg(c.Args[0], sc) // a field or variable: methods of a map take no arguments
+	}
+	args := make([]value, 0, len(c.Args))
+	for _, n := range c.Args[1:] {
+		args = append(args, a.arg(n, sc))
+	}
+	if prev != nil {
+		args = append(args, *prev)
+	}
+	return call(id.Ident, args)
+}
+
+func (a *analysis) arg(n parse.Node, sc *scope) value {
+	switch n := n.(type) {
+	case *parse.DotNode:
+		return sc.dot
+	case *parse.FieldNode:
+		return field(sc.dot, n.Ident)
+	case *parse.VariableNode:
+		return field(sc.vars[n.Ident[0]], n.Ident[1:])
+	case *parse.ChainNode:
+		return field(a.arg(n.Node, sc), n.Field)
+	case *parse.PipeNode:
+		return a.pipe(n, sc)
+	case *parse.IdentifierNode:
+		return call(n.Ident, nil)
+	case *parse.StringNode:
+		return value{text: &n.Text}
+	}
+	return value{} // numbers, booleans, nil
+}
+
+// field is base.a.b…: a variable when base is the recipient's variables;
+// anything else has no fields at run time, so the error comes first.
+func field(base value, idents []string) value {
+	switch {
+	case len(idents) == 0:
+		return base
+	case base.data:
+		return variable(idents[0])
+	}
+	return value{reaches: base.reaches}
+}
+
+func variable(name string) value {
+	return value{reaches: []string{name}, truthy: []string{name}}
+}
+
+// call is what a function does with the values it is given, args[len-1]
+// being the one a pipeline passes on.
+func call(name string, args []value) value {
+	last := value{}
+	if len(args) > 0 {
+		last = args[len(args)-1]
+	}
+	switch name {
+	case "index":
+		// Only {{ index . "name" }} (bodyIndex refuses anything else); a key
+		// that is not written in the body is not known here.
+		if len(args) == 2 && args[0].data && args[1].text != nil {
+			return variable(*args[1].text)
+		}
+		return value{}
+	case "default":
+		// default tests its last argument and prints the first in its place.
+		if len(args) == 2 {
+			return value{reaches: args[0].reaches}
+		}
+		return value{}
+	case "or":
+		// The first argument that is not empty, else the last.
+		return value{reaches: last.reaches}
+	case "and":
+		// The first empty argument, else the last: true only when all are.
+		v := value{reaches: last.reaches}
+		for _, a := range args {
+			v.truthy = union(v.truthy, a.truthy)
+		}
+		return v
+	case "upper", "lower", "title", "trim":
+		if len(args) == 1 {
+			return value{reaches: args[0].reaches, truthy: args[0].truthy}
+		}
+		return value{}
+	case "len", "not", "eq", "ne", "lt", "le", "gt", "ge", "call":
+		return value{} // a number or a truth value: never a variable's text
+	}
+	// print, printf, println, slice, html, js, urlquery: their arguments'
+	// text goes into what they return.
+	var v value
+	for _, a := range args {
+		v.reaches = union(v.reaches, a.reaches)
+	}
+	return v
+}
+
+// union returns the names of every list, without repeats, in order.
+func union(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		for _, name := range l {
+			if !slices.Contains(out, name) {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
+}
+
+// BlankVariables returns the variables the body prints blank (empty or
+// only spaces) in its message to the recipient of r, whose E.164 number is
+// phone, in the order the body first prints them, and nil when there is
+// none: such a message reads "Hi , your order…". See docs/campaigns.md for
+// what counts as printed.
+func (c *Campaign) BlankVariables(r Row, phone string) []string {
+	var blank []string
+	for _, name := range c.printed {
+		if i := slices.Index(r.Columns, name); i >= 0 && i < len(r.Values) && strings.TrimSpace(r.Values[i]) == "" {
+			blank = append(blank, name)
+		}
+	}
+	if len(blank) == 0 {
+		return nil
+	}
+	return c.confirmBlank(r, phone, blank)
+}
+
+// confirmBlank keeps the candidates whose value reaches the message of r:
+// it renders r with each of them replaced by a marker, which a branch the
+// row does not take never prints.
+func (c *Campaign) confirmBlank(r Row, phone string, candidates []string) []string {
+	data := dataPool.Get().(map[string]string)
+	defer func() {
+		clear(data)
+		dataPool.Put(data)
+	}()
+	for i, name := range r.Columns {
+		data[name] = r.Values[i]
+	}
+	markers := make([]string, len(candidates))
+	for i, name := range candidates {
+		// Letters and digits: upper, title, html, js and urlquery keep them
+		// readable, and the search ignores case.
+		markers[i] = "zq" + strings.Repeat("x", i) + "blankmarkerqz"
+		data[name] = markers[i]
+	}
+	out, err := c.execute(data, phone)
+	if err != nil {
+		return candidates // it cannot tell: every candidate may be printed
+	}
+	out = strings.ToLower(out)
+	var printed []string
+	for i, name := range candidates {
+		if strings.Contains(out, markers[i]) {
+			printed = append(printed, name)
+		}
+	}
+	return printed
+}

@@ -99,6 +99,9 @@ func newBodyTemplate(body string) (*template.Template, error) {
 	if err := checkActions(t.Tree.Root); err != nil {
 		return nil, err
 	}
+	if err := addBlankCheck(t); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 
@@ -282,6 +285,11 @@ func (c *Campaign) execute(data map[string]string, phone string) (string, error)
 	if err != nil {
 		return "", fmt.Errorf("render body: %w", err)
 	}
+	return runBody(t, data, phone)
+}
+
+// runBody executes t, a body or its blank check, with data plus "phone".
+func runBody(t *template.Template, data map[string]string, phone string) (string, error) {
 	data["phone"] = phone
 
 	w := bufPool.Get().(*capWriter)

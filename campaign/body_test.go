@@ -245,6 +245,12 @@ func TestBlankVariables(t *testing.T) {
 		{`Hi {{ len .name }} {{ eq .city "" }}`, ""}, // a number and a truth value, never the text
 		{`Hi {{ slice .code 1 }}{{ .name | html }}{{ urlquery .city }}`, "name city"},
 		{`Hi {{ .name }}{{ .name }}`, "name"},
+		// A marker that a guarded action prints does not count.
+		{`Hi{{ with $n := .name }} {{ $n }}{{ end }}! {{ if eq .tier "gold" }}{{ .name }}{{ end }}`, ""},
+		{`Hi{{ with $n := .name }} {{ $n }}{{ end }}! {{ if eq .tier "silver" }}{{ .name }}{{ end }}`, "name"},
+		{`{{ if .city }}{{ printf "%s %s" .city .name }}{{ end }}{{ .city }}`, "city"},
+		{`{{ if .code }}{{ printf "%s %s" .code .city }}{{ end }}`, "city"},
+		{`{{ if .code }}{{ printf "%s %s" .name .city }}{{ end }}{{ if .name }}{{ .name }}{{ end }}`, "name city"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.body, func(t *testing.T) {

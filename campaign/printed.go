@@ -1,9 +1,15 @@
 package campaign
 
 import (
+	"encoding/hex"
+	"errors"
+	"fmt"
 	"maps"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"text/template"
 	"text/template/parse"
 )
 
@@ -41,6 +47,9 @@ func (s *scope) clone() *scope {
 
 type analysis struct {
 	printed []string // in the order first printed, without repeats
+	// site, when set, is called with each action that prints and the
+	// variables it may print blank.
+	site func(n *parse.ActionNode, names []string)
 }
 
 // printedFields lists, without repeats, the variables whose value the body
@@ -48,9 +57,13 @@ type analysis struct {
 // enclosing tests met on the way) say are not empty there.
 func printedFields(n parse.Node, guarded []string) []string {
 	a := &analysis{}
-	top := value{data: true}
-	a.node(n, &scope{dot: top, vars: map[string]value{"$": top}, guarded: guarded})
+	a.node(n, topScope(guarded))
 	return a.printed
+}
+
+func topScope(guarded []string) *scope {
+	top := value{data: true}
+	return &scope{dot: top, vars: map[string]value{"$": top}, guarded: guarded}
 }
 
 func (a *analysis) node(n parse.Node, sc *scope) {
@@ -64,12 +77,18 @@ func (a *analysis) node(n parse.Node, sc *scope) {
 		}
 	case *parse.ActionNode:
 		v := a.pipe(n.Pipe, sc)
-		if len(n.Pipe.Decl) == 0 {
-			for _, name := range v.reaches {
-				if !slices.Contains(sc.guarded, name) && !slices.Contains(a.printed, name) {
-					a.printed = append(a.printed, name)
-				}
+		if len(n.Pipe.Decl) > 0 {
+			return
+		}
+		var here []string
+		for _, name := range v.reaches {
+			if !slices.Contains(sc.guarded, name) {
+				here = append(here, name)
 			}
+		}
+		a.printed = union(a.printed, here)
+		if a.site != nil {
+			a.site(n, here)
 		}
 	case *parse.IfNode:
 		a.branch(&n.BranchNode, sc, false)
@@ -257,9 +276,17 @@ func (c *Campaign) BlankVariables(r Row, phone string) []string {
 }
 
 // confirmBlank keeps the candidates whose value reaches the message of r:
-// it renders r with each of them replaced by a marker, which a branch the
-// row does not take never prints.
+// it renders r with each of them replaced by a marker, through the body's
+// blank check (see addBlankCheck), so that neither a branch the row does
+// not take nor an action where a test guards the variable counts.
 func (c *Campaign) confirmBlank(r Row, phone string, candidates []string) []string {
+	var check *template.Template
+	if c.tmpl != nil {
+		check = c.tmpl.Lookup(blankCheck)
+	}
+	if check == nil {
+		return candidates
+	}
 	data := dataPool.Get().(map[string]string)
 	defer func() {
 		clear(data)
@@ -270,12 +297,10 @@ func (c *Campaign) confirmBlank(r Row, phone string, candidates []string) []stri
 	}
 	markers := make([]string, len(candidates))
 	for i, name := range candidates {
-		// Letters and digits: upper, title, html, js and urlquery keep them
-		// readable, and the search ignores case.
-		markers[i] = "zq" + strings.Repeat("x", i) + "blankmarkerqz"
+		markers[i] = blankMarker(name)
 		data[name] = markers[i]
 	}
-	out, err := c.execute(data, phone)
+	out, err := runBody(check, data, phone)
 	if err != nil {
 		return candidates // it cannot tell: every candidate may be printed
 	}
@@ -287,4 +312,99 @@ func (c *Campaign) confirmBlank(r Row, phone string, candidates []string) []stri
 		}
 	}
 	return printed
+}
+
+// blankCheck names the copy of a body that BlankVariables renders.
+const blankCheck = "blank check"
+
+// addBlankCheck adds to t a copy of its body in which every action that
+// prints passes what it prints through blankSite, with the variables it
+// may print blank there, so that a marker of any other variable is dropped;
+// and in which the test of every if and with sees a marker as the blank it
+// stands for (unmark), so that the row takes the branches it really takes.
+func addBlankCheck(t *template.Template) error {
+	tree := t.Tree.Copy()
+	var err error
+	a := &analysis{site: func(n *parse.ActionNode, names []string) {
+		hexes := make([]string, len(names))
+		for i, name := range names {
+			hexes[i] = hex.EncodeToString([]byte(name))
+		}
+		err = errors.Join(err, appendCommand(n.Pipe, "blankSite "+strconv.Quote(","+strings.Join(hexes, ",")+",")))
+	}}
+	a.node(tree.Root, topScope(nil))
+	walkBranches(tree.Root, func(b *parse.BranchNode) {
+		err = errors.Join(err, appendCommand(b.Pipe, "unmark"))
+	})
+	if err != nil {
+		return err
+	}
+	_, err = t.Funcs(checkFuncs).AddParseTree(blankCheck, tree)
+	return err
+}
+
+// appendCommand adds the command written in text (a call of checkFuncs) at
+// the end of p: it is given what p would have returned.
+func appendCommand(p *parse.PipeNode, text string) error {
+	trees, err := parse.Parse("check", "{{ "+text+" }}", "{{", "}}", checkFuncs)
+	if err != nil {
+		return err
+	}
+	p.Cmds = append(p.Cmds, trees["check"].Root.Nodes[0].(*parse.ActionNode).Pipe.Cmds[0])
+	return nil
+}
+
+func walkBranches(n parse.Node, fn func(*parse.BranchNode)) {
+	var b *parse.BranchNode
+	switch n := n.(type) {
+	case *parse.ListNode:
+		if n != nil {
+			for _, c := range n.Nodes {
+				walkBranches(c, fn)
+			}
+		}
+		return
+	case *parse.IfNode:
+		b = &n.BranchNode
+	case *parse.WithNode:
+		b = &n.BranchNode
+	default:
+		return
+	}
+	fn(b)
+	walkBranches(b.List, fn)
+	if b.ElseList != nil {
+		walkBranches(b.ElseList, fn)
+	}
+}
+
+// checkFuncs are the functions only a blank check calls: a body cannot,
+// since they are added after it is parsed.
+var checkFuncs = template.FuncMap{"blankSite": blankSite, "unmark": unmark}
+
+// unmark returns v without any marker when it is text, as it is otherwise.
+func unmark(v any) any {
+	if s, ok := v.(string); ok {
+		return markerRE.ReplaceAllString(s, "")
+	}
+	return v
+}
+
+// blankMarker stands for name in a blank check: letters and digits, so
+// that upper, title, html, js and urlquery keep it, found whatever its case.
+func blankMarker(name string) string {
+	return "zq" + hex.EncodeToString([]byte(name)) + "qz"
+}
+
+var markerRE = regexp.MustCompile(`(?i)zq([0-9a-f]+)qz`)
+
+// blankSite returns v as printed, without the markers of the variables
+// that allowed (",hex,hex,") does not list.
+func blankSite(allowed string, v any) string {
+	return markerRE.ReplaceAllStringFunc(fmt.Sprint(v), func(m string) string {
+		if strings.Contains(allowed, ","+strings.ToLower(m[2:len(m)-2])+",") {
+			return m
+		}
+		return ""
+	})
 }

@@ -241,7 +241,7 @@ func (b *builder) sharedBody() (*string, error) {
 	}
 	body, err := b.c.Render(nil, "")
 	if err != nil {
-		return nil, &campaign.Error{File: b.c.Path, Field: "body", Msg: err.Error()}
+		return nil, &campaign.Error{File: campaign.Plain(b.c.Path), Field: "body", Msg: err.Error()}
 	}
 	return &body, nil
 }
@@ -258,8 +258,8 @@ func (b *builder) normalizeAll(items []item) {
 
 func (b *builder) exclude(it *item) error {
 	if it.err != nil {
-		b.badExclusions = append(b.badExclusions, fmt.Sprintf("%s:%d: ignoring invalid exclusion %q: %v",
-			it.entry.File, it.entry.Line, e164.Mask(it.entry.Raw), it.err))
+		b.badExclusions = append(b.badExclusions, fmt.Sprintf("%s:%d: ignoring invalid exclusion %s: %v",
+			campaign.Plain(it.entry.File), it.entry.Line, campaign.Quote(e164.Mask(it.entry.Raw)), it.err))
 		return nil
 	}
 	if b.excluded == nil {
@@ -338,7 +338,7 @@ func (b *builder) add(it *item) error {
 		return nil
 	}
 	if it.renderErr != nil {
-		return &campaign.Error{File: it.entry.File, Line: it.entry.Line, Field: "body",
+		return &campaign.Error{File: campaign.Plain(it.entry.File), Line: it.entry.Line, Field: "body",
 			Msg:  it.renderErr.Error(),
 			Hint: "add the column to the list, or give it a default: {{ default \"friend\" .name }}"}
 	}

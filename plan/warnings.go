@@ -140,7 +140,7 @@ func (b *builder) warnUCS2() error {
 func (b *builder) warnEscape(field string, src campaign.Source) {
 	if src.Escapes {
 		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
-			"%s:%d: %s: %s is outside the campaign's folder", b.c.Path, src.Line, field, src.File))
+			"%s:%d: %s: %s is outside the campaign's folder", campaign.Plain(b.c.Path), src.Line, field, campaign.Plain(src.File)))
 	}
 }
 

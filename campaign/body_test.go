@@ -307,3 +307,25 @@ func TestRenderErrorsQuoteUserText(t *testing.T) {
 		t.Errorf("err = %q, want the column quoted", err)
 	}
 }
+
+// BenchmarkBlankVariables is the cost per row of the empty-variables check:
+// a row without a blank variable costs a look at its values; a row with one
+// a second rendering (the blank check).
+func BenchmarkBlankVariables(b *testing.B) {
+	body := `Hi {{ default "friend" .name | title }}, your code is {{ .code }}.{{ if eq .tier "gold" }} Gold: {{ .perk }}{{ end }}`
+	c := mustTemplate(b, body)
+	c.printed = printedFields(c.tmpl.Tree.Root, nil)
+	cols := []string{"name", "code", "tier", "perk"}
+	for _, tc := range []struct {
+		name   string
+		values []string
+	}{{"full", []string{"ann", "X1Y2", "gold", "lounge"}}, {"blank", []string{"ann", "X1Y2", "gold", ""}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			row := Row{Columns: cols, Values: tc.values}
+			b.ReportAllocs()
+			for b.Loop() {
+				c.BlankVariables(row, "+447700900123")
+			}
+		})
+	}
+}

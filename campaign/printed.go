@@ -29,6 +29,7 @@ import (
 type value struct {
 	data    bool     // the recipient's variables themselves: . at the top, $
 	reaches []string // the variables whose value this one may carry as it is
+	sure    []string // of reaches, those it carries whatever the values are
 	truthy  []string // the variables that are not empty when this value is not (a test of it guards them)
 	text    *string  // a string written in the body ("first name")
 }
@@ -39,10 +40,11 @@ type scope struct {
 	dot     value
 	vars    map[string]value
 	guarded []string
+	depth   int // how many if and with branches enclose this point
 }
 
 func (s *scope) clone() *scope {
-	return &scope{dot: s.dot, vars: maps.Clone(s.vars), guarded: slices.Clip(s.guarded)}
+	return &scope{dot: s.dot, vars: maps.Clone(s.vars), guarded: slices.Clip(s.guarded), depth: s.depth}
 }
 
 type analysis struct {
@@ -50,6 +52,9 @@ type analysis struct {
 	// site, when set, is called with each action that prints and the
 	// variables it may print blank.
 	site func(n *parse.ActionNode, names []string)
+	// maybe is set when whether a variable is printed depends on the
+	// values: it is printed in a branch, or through default, or or and.
+	maybe bool
 }
 
 // printedFields lists, without repeats, the variables whose value the body
@@ -87,6 +92,9 @@ func (a *analysis) node(n parse.Node, sc *scope) {
 			}
 		}
 		a.printed = union(a.printed, here)
+		for _, name := range here {
+			a.maybe = a.maybe || sc.depth > 0 || !slices.Contains(v.sure, name)
+		}
 		if a.site != nil {
 			a.site(n, here)
 		}
@@ -104,6 +112,7 @@ func (a *analysis) node(n parse.Node, sc *scope) {
 func (a *analysis) branch(b *parse.BranchNode, sc *scope, with bool) {
 	inner := sc.clone() // a variable declared in the test is seen by both branches
 	cond := a.pipe(b.Pipe, inner)
+	inner.depth++
 	then := inner.clone()
 	then.guarded = append(then.guarded, cond.truthy...)
 	if with {
@@ -116,7 +125,7 @@ func (a *analysis) branch(b *parse.BranchNode, sc *scope, with bool) {
 	}
 	for name, v := range sc.vars {
 		v.reaches = union(v.reaches, then.vars[name].reaches, els.vars[name].reaches)
-		v.truthy = nil // which value it holds is not known: no test of it guards anything
+		v.sure, v.truthy = nil, nil // which value it holds is not known
 		sc.vars[name] = v
 	}
 }
@@ -189,11 +198,11 @@ func field(base value, idents []string) value {
 	case base.data:
 		return variable(idents[0])
 	}
-	return value{reaches: base.reaches}
+	return value{reaches: base.reaches, sure: base.sure}
 }
 
 func variable(name string) value {
-	return value{reaches: []string{name}, truthy: []string{name}}
+	return value{reaches: []string{name}, sure: []string{name}, truthy: []string{name}}
 }
 
 // call is what a function does with the values it is given, args[len-1]
@@ -229,7 +238,7 @@ func call(name string, args []value) value {
 		return v
 	case "upper", "lower", "title", "trim":
 		if len(args) == 1 {
-			return value{reaches: args[0].reaches, truthy: args[0].truthy}
+			return value{reaches: args[0].reaches, sure: args[0].sure, truthy: args[0].truthy}
 		}
 		return value{}
 	case "len", "not", "eq", "ne", "lt", "le", "gt", "ge", "call":
@@ -239,7 +248,7 @@ func call(name string, args []value) value {
 	// text goes into what they return.
 	var v value
 	for _, a := range args {
-		v.reaches = union(v.reaches, a.reaches)
+		v.reaches, v.sure = union(v.reaches, a.reaches), union(v.sure, a.sure)
 	}
 	return v
 }
@@ -326,6 +335,9 @@ func addBlankCheck(t *template.Template) error {
 	tree := t.Tree.Copy()
 	var err error
 	a := &analysis{site: func(n *parse.ActionNode, names []string) {
+		if !usesData(n.Pipe) {
+			return // it prints no variable, so no marker
+		}
 		hexes := make([]string, len(names))
 		for i, name := range names {
 			hexes[i] = hex.EncodeToString([]byte(name))
@@ -333,6 +345,9 @@ func addBlankCheck(t *template.Template) error {
 		err = errors.Join(err, appendCommand(n.Pipe, "blankSite "+strconv.Quote(","+strings.Join(hexes, ",")+",")))
 	}}
 	a.node(tree.Root, topScope(nil))
+	if !a.maybe {
+		return nil // a blank variable the body prints is printed whatever the row: no check is needed
+	}
 	walkBranches(tree.Root, func(b *parse.BranchNode) {
 		err = errors.Join(err, appendCommand(b.Pipe, "unmark"))
 	})
@@ -384,10 +399,21 @@ var checkFuncs = template.FuncMap{"blankSite": blankSite, "unmark": unmark}
 
 // unmark returns v without any marker when it is text, as it is otherwise.
 func unmark(v any) any {
-	if s, ok := v.(string); ok {
+	if s, ok := v.(string); ok && hasMarker(s) {
 		return markerRE.ReplaceAllString(s, "")
 	}
 	return v
+}
+
+// hasMarker reports whether s may hold a marker: a quick look, as most
+// of what a body prints holds none.
+func hasMarker(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i]|0x20 == 'z' && s[i+1]|0x20 == 'q' {
+			return true
+		}
+	}
+	return false
 }
 
 // blankMarker stands for name in a blank check: letters and digits, so
@@ -401,7 +427,14 @@ var markerRE = regexp.MustCompile(`(?i)zq([0-9a-f]+)qz`)
 // blankSite returns v as printed, without the markers of the variables
 // that allowed (",hex,hex,") does not list.
 func blankSite(allowed string, v any) string {
-	return markerRE.ReplaceAllStringFunc(fmt.Sprint(v), func(m string) string {
+	s, ok := v.(string)
+	if !ok {
+		s = fmt.Sprint(v)
+	}
+	if !hasMarker(s) {
+		return s
+	}
+	return markerRE.ReplaceAllStringFunc(s, func(m string) string {
 		if strings.Contains(allowed, ","+strings.ToLower(m[2:len(m)-2])+",") {
 			return m
 		}

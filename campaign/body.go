@@ -37,7 +37,39 @@ var bodyFuncs = template.FuncMap{
 		}
 		return v
 	},
+	// A body's own index replaces text/template's (a template's functions
+	// may): see bodyIndex.
+	"index": bodyIndex,
 }
+
+// errIndexUse is what index says when it is given anything but the
+// recipient's variables and one name.
+var errIndexUse = errors.New(`index reads one variable by its name, e.g. {{ index . "first name" }}`)
+
+// bodyIndex is index for a body: {{ index . "first name" }} reads a variable
+// whose name is not an identifier. A variable the recipient does not have is
+// an error, as {{ .missing }} is; text/template's index would print "" for
+// it, a blank in every message.
+func bodyIndex(item any, keys ...any) (string, error) {
+	vars, ok := item.(map[string]string)
+	if !ok || len(keys) != 1 {
+		return "", errIndexUse
+	}
+	name, ok := keys[0].(string)
+	if !ok {
+		return "", errIndexUse
+	}
+	v, ok := vars[name]
+	if !ok {
+		return "", &missingVariable{name: name}
+	}
+	return v, nil
+}
+
+// missingVariable is a variable that a body reads and a recipient lacks.
+type missingVariable struct{ name string }
+
+func (e *missingVariable) Error() string { return "missing variable " + Quote(e.name) }
 
 // title upper-cases the first letter of each word and leaves the rest alone,
 // so "mcDonald" stays "McDonald" (strings.Title is deprecated, and
@@ -65,6 +97,9 @@ func newBodyTemplate(body string) (*template.Template, error) {
 		return nil, errors.New("define and block are not allowed in a body")
 	}
 	if err := checkActions(t.Tree.Root); err != nil {
+		return nil, err
+	}
+	if err := addBlankCheck(t); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -97,7 +132,7 @@ func (l *loader) parseBody(body string, n *yaml.Node) *template.Template {
 		line, msg = bodyLine(n, tl), m[2]
 	}
 	l.add(line, "body", "a body may use {{ .column }}, {{ .phone }}, if/else/with, and the functions upper, lower, title, trim, default, printf",
-		"invalid template: %s", msg)
+		"invalid template: %s", Plain(msg))
 	return nil
 }
 
@@ -120,7 +155,7 @@ func unclosedAction(body string) (line int, action string, ok bool) {
 			if r := []rune(action); len(r) > 20 {
 				action = string(r[:20]) + "…"
 			}
-			return strings.Count(body[:start], "\n") + 1, strconv.Quote(strings.TrimSpace(action)), true
+			return strings.Count(body[:start], "\n") + 1, Quote(strings.TrimSpace(action)), true
 		}
 		off = start + 2 + end + 2
 	}
@@ -250,6 +285,11 @@ func (c *Campaign) execute(data map[string]string, phone string) (string, error)
 	if err != nil {
 		return "", fmt.Errorf("render body: %w", err)
 	}
+	return runBody(t, data, phone)
+}
+
+// runBody executes t, a body or its blank check, with data plus "phone".
+func runBody(t *template.Template, data map[string]string, phone string) (string, error) {
 	data["phone"] = phone
 
 	w := bufPool.Get().(*capWriter)
@@ -261,7 +301,10 @@ func (c *Campaign) execute(data map[string]string, phone string) (string, error)
 	}()
 	w.buf = w.buf[:0]
 	if err := t.Execute(w, data); err != nil {
-		return "", renderError(err, data)
+		if name, ok := missingName(err); ok {
+			return "", missingVariables(t, data, name)
+		}
+		return "", renderError(err)
 	}
 	if utf8.RuneCount(w.buf) > maxRendered {
 		return "", errRenderTooLong
@@ -269,21 +312,65 @@ func (c *Campaign) execute(data map[string]string, phone string) (string, error)
 	return string(w.buf), nil
 }
 
-// renderError words a template failure for the person who wrote the body
-// and the list: a missing column is the usual one.
-func renderError(err error, data map[string]string) error {
+// maxMissing bounds how many missing variables one error names.
+const maxMissing = 20
+
+// missingVariables names every variable the recipient of data lacks, not
+// only the first: it renders again with each one found set to "", until
+// none is missing. data is the pooled map: the caller clears it.
+func missingVariables(t *template.Template, data map[string]string, first string) error {
+	have := slices.Sorted(maps.Keys(data))
+	missing := []string{first}
+	for len(missing) < maxMissing {
+		data[missing[len(missing)-1]] = ""
+		name, ok := missingName(t.Execute(&capWriter{}, data))
+		if !ok || slices.Contains(missing, name) {
+			break
+		}
+		missing = append(missing, name)
+	}
+	quoted := make([]string, len(missing))
+	for i, name := range missing {
+		quoted[i] = Quote(name)
+	}
+	what := "variable"
+	if len(missing) > 1 {
+		what = "variables"
+	}
+	return fmt.Errorf("missing %s %s (this recipient has: %s)", what, strings.Join(quoted, ", "), plainAll(have))
+}
+
+// missingName returns the variable that err, from executing a body, says
+// is missing: a field (.name) or an index (index . "name").
+func missingName(err error) (string, bool) {
+	if err == nil {
+		return "", false
+	}
+	var mv *missingVariable
+	if errors.As(err, &mv) {
+		return mv.name, true
+	}
+	m := missingKeyErr.FindStringSubmatch(err.Error())
+	if m == nil {
+		return "", false
+	}
+	name, uerr := strconv.Unquote(`"` + m[1] + `"`)
+	if uerr != nil {
+		name = m[1]
+	}
+	return name, true
+}
+
+// renderError words a template failure for the person who wrote the body.
+func renderError(err error) error {
 	if errors.Is(err, errRenderTooLong) {
 		return err
 	}
 	msg := err.Error()
-	if m := missingKeyErr.FindStringSubmatch(msg); m != nil {
-		have := slices.Sorted(maps.Keys(data))
-		return fmt.Errorf("missing variable %q (this recipient has: %s)", m[1], strings.Join(have, ", "))
-	}
 	if m := execErr.FindStringSubmatch(msg); m != nil {
-		return fmt.Errorf("render body: at {{ %s }}: %s", m[1], m[2])
+		return fmt.Errorf("render body: at %s: %s", Plain("{{ "+m[1]+" }}"), Plain(m[2]))
 	}
-	return fmt.Errorf("render body: %s", strings.TrimPrefix(msg, "template: "))
+	return fmt.Errorf("render body: %s", Plain(strings.TrimPrefix(msg, "template: ")))
 }
 
 // personalised reports whether the template reads its data at all: a field
@@ -338,89 +425,4 @@ func usesData(n parse.Node) bool {
 
 func usesBranch(b *parse.BranchNode) bool {
 	return usesData(b.Pipe) || usesData(b.List) || (b.ElseList != nil && usesData(b.ElseList))
-}
-
-// EmptyVariable returns the first variable the body prints as it is (not
-// through default, not only under an if or with that tests it) whose value
-// in r is empty or blank, and "" when there is none: such a message reads
-// "Hi , your order…".
-func (c *Campaign) EmptyVariable(r Row) string {
-	for _, name := range c.printed {
-		for i, col := range r.Columns {
-			if col == name && i < len(r.Values) && strings.TrimSpace(r.Values[i]) == "" {
-				return name
-			}
-		}
-	}
-	return ""
-}
-
-// printedFields lists, without repeats, the variables (.name) that the
-// actions under n print, leaving out those passed to default and those
-// that an enclosing if or with tests (guarded).
-func printedFields(n parse.Node, guarded []string) []string {
-	var out []string
-	add := func(names ...string) {
-		for _, name := range names {
-			if !slices.Contains(out, name) && !slices.Contains(guarded, name) {
-				out = append(out, name)
-			}
-		}
-	}
-	switch n := n.(type) {
-	case *parse.ListNode:
-		if n == nil {
-			return nil
-		}
-		for _, c := range n.Nodes {
-			add(printedFields(c, guarded)...)
-		}
-	case *parse.ActionNode:
-		if n.Pipe == nil || len(n.Pipe.Decl) > 0 || callsDefault(n.Pipe) {
-			return nil
-		}
-		add(pipeFields(n.Pipe)...)
-	case *parse.IfNode:
-		add(printedBranch(&n.BranchNode, guarded)...)
-	case *parse.WithNode:
-		add(printedBranch(&n.BranchNode, guarded)...)
-	}
-	return out
-}
-
-func printedBranch(b *parse.BranchNode, guarded []string) []string {
-	inner := append(slices.Clip(guarded), pipeFields(b.Pipe)...)
-	out := printedFields(b.List, inner)
-	if b.ElseList != nil {
-		for _, name := range printedFields(b.ElseList, guarded) {
-			if !slices.Contains(out, name) {
-				out = append(out, name)
-			}
-		}
-	}
-	return out
-}
-
-// pipeFields lists the top-level fields (.name, not .a.b) a pipeline reads.
-func pipeFields(p *parse.PipeNode) []string {
-	var out []string
-	for _, cmd := range p.Cmds {
-		for _, arg := range cmd.Args {
-			if f, ok := arg.(*parse.FieldNode); ok && len(f.Ident) == 1 {
-				out = append(out, f.Ident[0])
-			}
-		}
-	}
-	return out
-}
-
-func callsDefault(p *parse.PipeNode) bool {
-	for _, cmd := range p.Cmds {
-		if len(cmd.Args) > 0 {
-			if id, ok := cmd.Args[0].(*parse.IdentifierNode); ok && id.Ident == "default" {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -203,3 +203,129 @@ func BenchmarkRender(b *testing.B) {
 		}
 	}
 }
+
+func TestBlankVariables(t *testing.T) {
+	tests := []struct {
+		body string
+		want string // for the row below: name blank, city and "first name" empty, code and tier set
+	}{
+		{"Hi {{ .name }}, code {{ .code }}", "name"},
+		{"Hi {{ .name }}, {{ .city }}", "name city"},
+		{"Hi {{ .name | upper }}", "name"},
+		{"Hi {{ printf \"%s!\" .city }}", "city"},
+		{"Hi {{ default \"friend\" .name }}", ""},
+		{"Hi {{ .name | default \"friend\" }}", ""},
+		{"Hi {{ default .city .name }}", "city"}, // both blank: the fallback is printed
+		{"Hi {{ default .name .code }}", ""},     // the fallback is not needed
+		{"Hi {{ or .city .code }}", ""},
+		{"Hi {{ or .code .city }}", ""},
+		{"Hi {{ or .city .name }}", "name"},
+		{"Hi{{ if .name }} {{ .name }}{{ end }}", ""},
+		{"Hi{{ if .code }} {{ .name }}{{ else }}{{ .city }}{{ end }}", "name"},
+		{"Hi{{ if .city }} {{ .name }}{{ else }}{{ .code }}{{ end }}", ""}, // the branch this row takes prints no blank
+		{"Hi{{ if eq .tier \"gold\" }} {{ .city }}{{ end }}", ""},
+		{"Hi{{ if eq .tier \"silver\" }} {{ .city }}{{ end }}", "city"},
+		{"Hi{{ if and .code .name }} {{ .name }}{{ end }}", ""},
+		{"Hi{{ if trim .name }} {{ .name }}{{ end }}", ""},
+		{"Hi{{ with .name }} {{ . }}{{ end }}", ""},
+		{"Hi{{ with .code }} {{ $.city }}{{ end }}", "city"},
+		{"Hi{{ with $x := .name }} {{ $x }}{{ end }}", ""},
+		{"Code {{ .code }} for {{ .phone }}", ""},
+		// Issue 23: index and variables set from fields print as fields do.
+		{`Hi {{ index . "name" }}`, "name"},
+		{`Hi {{ index . "first name" }}`, "first name"},
+		{`Hi {{ index $ "city" | title }}`, "city"},
+		{`{{ $x := .name }}Hi {{ $x }}`, "name"},
+		{`{{ $x := .code }}{{ $x = .city }}Hi {{ $x }}`, "city"},
+		{`{{ $x := .code }}{{ if .tier }}{{ $x = .city }}{{ end }}Hi {{ $x }}`, "city"},
+		{`{{ $x := .name }}{{ $y := $x }}Hi {{ upper $y }}`, "name"},
+		{`Hi {{ ($x := .name) }}`, "name"},
+		{`{{ $ := .name }}Hi {{ $ }}`, "name"},
+		{`Hi {{ with .code }}{{ $.name }}{{ end }}`, "name"},
+		{`Hi {{ len .name }} {{ eq .city "" }}`, ""}, // a number and a truth value, never the text
+		{`Hi {{ slice .code 1 }}{{ .name | html }}{{ urlquery .city }}`, "name city"},
+		{`Hi {{ .name }}{{ .name }}`, "name"},
+		// A marker that a guarded action prints does not count.
+		{`Hi{{ with $n := .name }} {{ $n }}{{ end }}! {{ if eq .tier "gold" }}{{ .name }}{{ end }}`, ""},
+		{`Hi{{ with $n := .name }} {{ $n }}{{ end }}! {{ if eq .tier "silver" }}{{ .name }}{{ end }}`, "name"},
+		{`{{ if .city }}{{ printf "%s %s" .city .name }}{{ end }}{{ .city }}`, "city"},
+		{`{{ if .code }}{{ printf "%s %s" .code .city }}{{ end }}`, "city"},
+		{`{{ if .code }}{{ printf "%s %s" .name .city }}{{ end }}{{ if .name }}{{ .name }}{{ end }}`, "name city"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.body, func(t *testing.T) {
+			c, err := Load(writeCase(t, "version: 1\nname: t\nsender: ACME\nrecipients:\n  - numbers: [\"+447400123459\"]\nbody: '"+tt.body+"'\n", nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			row := Row{Columns: []string{"name", "city", "code", "first name", "tier"}, Values: []string{" ", "", "42", "", "silver"}}
+			if got := strings.Join(c.BlankVariables(row, "+447400123459"), " "); got != tt.want {
+				t.Errorf("BlankVariables = %q, want %q", got, tt.want)
+			}
+			full := Row{Columns: row.Columns, Values: []string{"Ann", "Paris", "42", "Ann", "gold"}}
+			if got := c.BlankVariables(full, "+447400123459"); got != nil {
+				t.Errorf("BlankVariables of a full row = %q", got)
+			}
+		})
+	}
+}
+
+// TestRenderMissing: every way of reading a variable the recipient lacks is
+// an error that names it, and a body that misses several names them all.
+func TestRenderMissing(t *testing.T) {
+	tests := []struct{ body, want string }{
+		{`Hi {{ index . "nosuch" }}!`, `missing variable "nosuch" (this recipient has: city, phone)`},
+		{`Hi {{ index $ "nosuch" | upper }}!`, `missing variable "nosuch"`},
+		{`{{ $x := .nosuch }}Hi {{ $x }}`, `missing variable "nosuch"`},
+		{`{{ with .city }}{{ $.nosuch }}{{ end }}`, `missing variable "nosuch"`},
+		{`Hi {{ .first }} {{ .last }}, {{ .city }} {{ index . "first" }} {{ index . "zip code" }}`,
+			`missing variables "first", "last", "zip code" (this recipient has: city, phone)`},
+		{`{{ if .vip }}{{ .discount }}{{ end }}`, `missing variable "vip" (`}, // vip missing is empty: the branch is not taken
+		{"{{ index . \"a`b\\n\" }}", `missing variable "a\x60b\n"`},
+		{`{{ index .city 0 }}`, `index reads one variable by its name`},
+		{`{{ index . "city" "x" }}`, `index reads one variable by its name`},
+		{`{{ index . 1 }}`, `index reads one variable by its name`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.body, func(t *testing.T) {
+			_, err := mustTemplate(t, tt.body).Render(map[string]string{"city": "Paris"}, "+1")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestRenderErrorsQuoteUserText(t *testing.T) {
+	// A column name holding backticks and a line break is named without them.
+	vars := map[string]string{"```\nrm -rf": "x"}
+	_, err := mustTemplate(t, "Hi {{ .name }}").Render(vars, "+1")
+	if err == nil || strings.Contains(err.Error(), "`") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("err = %q", err)
+	}
+	if !strings.Contains(err.Error(), `"\x60\x60\x60\nrm -rf"`) {
+		t.Errorf("err = %q, want the column quoted", err)
+	}
+}
+
+// BenchmarkBlankVariables is the cost per row of the empty-variables check:
+// a row without a blank variable costs a look at its values; a row with one
+// a second rendering (the blank check).
+func BenchmarkBlankVariables(b *testing.B) {
+	body := `Hi {{ default "friend" .name | title }}, your code is {{ .code }}.{{ if eq .tier "gold" }} Gold: {{ .perk }}{{ end }}`
+	c := mustTemplate(b, body)
+	c.printed = printedFields(c.tmpl.Tree.Root, nil)
+	cols := []string{"name", "code", "tier", "perk"}
+	for _, tc := range []struct {
+		name   string
+		values []string
+	}{{"full", []string{"ann", "X1Y2", "gold", "lounge"}}, {"blank", []string{"ann", "X1Y2", "gold", ""}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			row := Row{Columns: cols, Values: tc.values}
+			b.ReportAllocs()
+			for b.Loop() {
+				c.BlankVariables(row, "+447700900123")
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -128,19 +129,39 @@ func FuzzRender(f *testing.F) {
 		`{{ if eq .name "x" }}{{ upper .name }}{{ else }}{{ lower .phone }}{{ end }}`,
 		`{{ with $x := .name }}{{ $x }}{{ end }}`,
 		`{{ index . "name" }}{{ len .phone }}{{ slice .name 1 }}`,
+		// Issue 23: index and variables, which must fail or warn as fields do.
+		`Hi {{ index . "nosuch" }}!`,
+		`{{ index $ "name" | upper }} {{ index . "first name" }}`,
+		`{{ index .name 0 }}{{ index . 1 }}{{ index . "name" "x" }}`,
+		`{{ $x := .name }}{{ $y := $x }}{{ $x = .nosuch }}{{ $y }}`,
+		`{{ $ := .name }}{{ $ }}{{ ($z := .name) }}`,
+		`{{ with $ }}{{ .name }}{{ end }}{{ with .name }}{{ $.name }}{{ . }}{{ else with .phone }}{{ . }}{{ end }}`,
+		`{{ if and .name (eq .name "x") }}{{ or .name .phone }}{{ else if not .name }}{{ default .phone .name }}{{ end }}`,
+		`{{ printf "%s %q" .name .name | html | js | urlquery | title }}`,
 	} {
 		f.Add(body, "ann")
+		f.Add(body, " ")
 	}
 	f.Fuzz(func(t *testing.T, body, name string) {
 		tmpl, err := newBodyTemplate(body)
 		if err != nil {
 			return
 		}
-		c := &Campaign{Body: body, tmpl: tmpl}
+		c := &Campaign{Body: body, tmpl: tmpl, printed: printedFields(tmpl.Tree.Root, nil)}
 		_ = c.Personalised()
 		out, err := c.Render(map[string]string{"name": name}, "+14155550101")
 		if err == nil && utf8.RuneCountInString(out) > maxRendered {
 			t.Errorf("rendered %d characters", utf8.RuneCountInString(out))
+		}
+		row := Row{Columns: []string{"name"}, Values: []string{name}}
+		blank := c.BlankVariables(row, "+14155550101")
+		if strings.TrimSpace(name) != "" && blank != nil {
+			t.Errorf("BlankVariables = %q for a row without a blank value", blank)
+		}
+		for _, v := range blank {
+			if !slices.Contains(c.printed, v) {
+				t.Errorf("BlankVariables names %q, which the body does not print", v)
+			}
 		}
 	})
 }

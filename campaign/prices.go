@@ -84,7 +84,7 @@ func (l *loader) loadPrices(c *Campaign, file string, line int) *Prices {
 		p.Path = filepath.Join(c.Dir, file)
 	}
 	if ext := strings.ToLower(filepath.Ext(file)); ext != ".csv" {
-		l.add(line, "prices", "save the price table as CSV with the header country,prefix,price_per_segment,currency", "%q is not a .csv file", file)
+		l.add(line, "prices", "save the price table as CSV with the header country,prefix,price_per_segment,currency", "%s is not a .csv file", Quote(file))
 		return nil
 	}
 	if err := checkReadable(p.Path); err != "" {
@@ -93,7 +93,7 @@ func (l *loader) loadPrices(c *Campaign, file string, line int) *Prices {
 	}
 	before := len(l.errs)
 	p.read(func(line int, field, hint, format string, args ...any) {
-		l.addErr(&Error{File: p.Path, Line: line, Field: field, Msg: fmt.Sprintf(format, args...), Hint: hint})
+		l.addErr(&Error{File: Plain(p.Path), Line: line, Field: Plain(field), Msg: fmt.Sprintf(format, args...), Hint: hint})
 	})
 	if len(l.errs) > before {
 		return nil
@@ -237,7 +237,7 @@ func (p *Prices) checkRow(line int, country, prefix, price, currency string, bad
 		if up := strings.ToUpper(country); up != country && e164.ValidRegion(up) {
 			hint = "write it in capitals: " + up
 		}
-		bad(line, "country", hint, "%q is not a known ISO 3166 country code", country)
+		bad(line, "country", hint, "%s is not a known ISO 3166 country code", Quote(country))
 		ok = false
 	}
 	if prefix != "" {
@@ -245,7 +245,7 @@ func (p *Prices) checkRow(line int, country, prefix, price, currency string, bad
 		switch {
 		case !prefixRE.MatchString(prefix):
 			bad(line, "prefix", "write + and the digits of the range, e.g. +4474, or leave it empty for the whole country",
-				"%q is not a number prefix in E.164 form", prefix)
+				"%s is not a number prefix in E.164 form", Quote(prefix))
 			ok = false
 		case ok && !strings.HasPrefix(prefix, fmt.Sprintf("+%d", cc)):
 			bad(line, "prefix", "check the country and the prefix: a prefix row refines its country's price",
@@ -262,11 +262,11 @@ func (p *Prices) checkRow(line int, country, prefix, price, currency string, bad
 		bad(line, "price_per_segment", "", "%s is negative", price)
 		ok = false
 	case strings.Count(price, ",") == 1 && priceRE.MatchString(strings.Replace(price, ",", ".", 1)):
-		bad(line, "price_per_segment", "write decimals with a dot: "+strings.Replace(price, ",", ".", 1)+" (quote nothing)", "%q is not a decimal number", price)
+		bad(line, "price_per_segment", "write decimals with a dot: "+Plain(strings.Replace(price, ",", ".", 1))+" (quote nothing)", "%s is not a decimal number", Quote(price))
 		ok = false
 	case !priceRE.MatchString(price):
 		bad(line, "price_per_segment", "write digits and an optional decimal point, e.g. 0.035; the currency goes in its own column",
-			"%q is not a decimal number", price)
+			"%s is not a decimal number", Quote(price))
 		ok = false
 	default:
 		amount = decimal.RequireFromString(price) // the pattern guarantees it parses
@@ -280,7 +280,7 @@ func (p *Prices) checkRow(line int, country, prefix, price, currency string, bad
 		if up := strings.ToUpper(currency); up != currency && currencyRE.MatchString(up) {
 			hint = "write it in capitals: " + up
 		}
-		bad(line, "currency", hint, "%q is not a currency code", currency)
+		bad(line, "currency", hint, "%s is not a currency code", Quote(currency))
 		ok = false
 	case p.Currency != "" && currency != p.Currency:
 		bad(line, "currency", "one table holds one currency: convert these prices, or keep another table for that currency",

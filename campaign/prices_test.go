@@ -132,32 +132,3 @@ func TestBudgetKeys(t *testing.T) {
 		})
 	}
 }
-
-func TestEmptyVariable(t *testing.T) {
-	tests := []struct {
-		body string
-		want string // for a row with name and city empty, code set
-	}{
-		{"Hi {{ .name }}, code {{ .code }}", "name"},
-		{"Hi {{ .name | upper }}", "name"},
-		{"Hi {{ printf \"%s!\" .city }}", "city"},
-		{"Hi {{ default \"friend\" .name }}", ""},
-		{"Hi {{ .name | default \"friend\" }}", ""},
-		{"Hi{{ if .name }} {{ .name }}{{ end }}", ""},
-		{"Hi{{ if .code }} {{ .name }}{{ else }}{{ .city }}{{ end }}", "name"},
-		{"Hi{{ with .name }} {{ . }}{{ end }}", ""},
-		{"Code {{ .code }} for {{ .phone }}", ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.body, func(t *testing.T) {
-			c, err := Load(writeCase(t, "version: 1\nname: t\nsender: ACME\nrecipients:\n  - numbers: [\"+447400123459\"]\nbody: '"+tt.body+"'\n", nil))
-			if err != nil {
-				t.Fatal(err)
-			}
-			row := Row{Columns: []string{"name", "city", "code"}, Values: []string{" ", "", "42"}}
-			if got := c.EmptyVariable(row); got != tt.want {
-				t.Errorf("EmptyVariable = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}

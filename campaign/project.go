@@ -232,7 +232,7 @@ func (l *loader) globs(v *yaml.Node, path string) []string {
 			continue
 		}
 		if _, err := filepath.Match(s, ""); err != nil || s == "" || filepath.IsAbs(s) {
-			l.add(item.Line, p, "write a pattern relative to the project file, e.g. campaigns/*.yaml", "%s is not a file pattern", quoted(s))
+			l.add(item.Line, p, "write a pattern relative to the project file, e.g. campaigns/*.yaml", "%s is not a file pattern", Quote(s))
 			continue
 		}
 		out = append(out, s)

@@ -165,7 +165,7 @@ func (l *loader) results(v *yaml.Node, path string) *api.Results {
 		for _, s := range m.list {
 			if other, dup := meaning[s]; dup {
 				l.add(l.lines[path+"."+m.key], path+"."+m.key, "list each status under one meaning only",
-					"status %q is listed under both %s and %s", s, other, m.key)
+					"status %s is listed under both %s and %s", Quote(s), other, m.key)
 			}
 			meaning[s] = m.key
 		}
@@ -186,7 +186,7 @@ func (l *loader) pointer(v *yaml.Node, path, what string) (api.Pointer, bool) {
 	}
 	p, err := api.ParsePointer(s)
 	if err != nil || s == "" {
-		l.add(v.Line, path, "write a JSON pointer (RFC 6901) to "+what, "%s is not a JSON pointer", quoted(s))
+		l.add(v.Line, path, "write a JSON pointer (RFC 6901) to "+what, "%s is not a JSON pointer", Quote(s))
 		return api.Pointer{}, false
 	}
 	return p, true
@@ -225,7 +225,7 @@ func (l *loader) duration(v *yaml.Node, path string, lo, hi time.Duration, hint 
 	d, err := time.ParseDuration(s)
 	switch {
 	case err != nil:
-		l.add(v.Line, path, hint, "%s is not a duration", quoted(s))
+		l.add(v.Line, path, hint, "%s is not a duration", Quote(s))
 		return false
 	case d < lo || d > hi:
 		l.add(v.Line, path, hint, "%s is out of range %s..%s", s, lo, hi)
@@ -233,10 +233,4 @@ func (l *loader) duration(v *yaml.Node, path string, lo, hi time.Duration, hint 
 	}
 	*dst = d
 	return true
-}
-
-// quoted is user text as an error shows it: in double quotes, with
-// anything that could break out of a line or a Markdown fence escaped.
-func quoted(s string) string {
-	return strings.ReplaceAll(fmt.Sprintf("%q", s), "`", `\x60`)
 }

@@ -54,15 +54,19 @@ func (l *loader) buildSources(c *Campaign, list string, raw []rawSource, pos []s
 		case ".txt":
 			s.Kind = KindText
 			if pos[i].hasColumn {
-				l.add(l.lines[path+".phone_column"], path+".phone_column", "remove it, or use a .csv file with a header row", "phone_column applies only to CSV files, and %s is a text file", r.File)
+				l.add(l.lines[path+".phone_column"], path+".phone_column", "remove it, or use a .csv file with a header row", "phone_column applies only to CSV files, and %s is a text file", Plain(r.File))
 				continue
 			}
 		default:
-			l.add(fileLine, path+".file", "save the list as .csv (with a header row) or .txt (one number per line)", "%q is neither a .csv nor a .txt file", r.File)
+			l.add(fileLine, path+".file", "save the list as .csv (with a header row) or .txt (one number per line)", "%s is neither a .csv nor a .txt file", Quote(r.File))
 			continue
 		}
 		if err := checkReadable(s.Path); err != "" {
-			l.add(fileLine, path+".file", "paths are relative to the campaign file's folder, "+c.Dir, "list %s: %s", s.Path, err)
+			l.add(fileLine, path+".file", "paths are relative to the campaign file's folder, "+Plain(c.Dir), "list %s: %s", Plain(s.Path), err)
+			continue
+		}
+		if real, leaves := linkLeaves(c, s.Path); leaves {
+			l.add(fileLine, path+".file", linkHint(c, real), "list %s: is a symbolic link to %s, %s", Plain(s.Path), Plain(real), outsideWords(c))
 			continue
 		}
 		s.Escapes = escapes(c.Dir, s.Path)
@@ -92,15 +96,6 @@ func checkReadable(path string) string {
 // once symbolic links are followed. Such lists are allowed — shared opt-out
 // lists often live elsewhere — but a reviewer should know.
 func escapes(dir, path string) bool {
-	outside := func(dir, path string) bool {
-		absDir, err1 := filepath.Abs(dir)
-		absPath, err2 := filepath.Abs(path)
-		if err1 != nil || err2 != nil {
-			return true
-		}
-		rel, err := filepath.Rel(absDir, absPath)
-		return err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))
-	}
 	if outside(dir, path) {
 		return true
 	}
@@ -112,8 +107,67 @@ func escapes(dir, path string) bool {
 	return outside(realDir, realPath)
 }
 
+// outside reports whether path, as written, lies outside dir.
+func outside(dir, path string) bool {
+	absDir, err1 := filepath.Abs(dir)
+	absPath, err2 := filepath.Abs(path)
+	if err1 != nil || err2 != nil {
+		return true
+	}
+	rel, err := filepath.Rel(absDir, absPath)
+	return err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// linkLeaves reports whether a symbolic link takes the list at path where
+// its campaign file does not say: out of the campaign's folder (or, in a
+// project, the project's) when the path is written inside it, or out of
+// the list's own folder when the path is written outside (../shared/x.csv,
+// which the reviewer sees and plan reports). A link in a pull request is
+// easy to miss, and would let a list read any file the runner can, such as
+// /etc/passwd. It returns the file the link leads to.
+func linkLeaves(c *Campaign, path string) (real string, leaves bool) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", false // checkReadable said why it cannot be read
+	}
+	roots := []string{c.Dir}
+	if c.Project != nil {
+		roots = append(roots, c.Project.Dir)
+	}
+	written := false // inside one of roots, as written
+	for _, root := range roots {
+		if outside(root, path) {
+			continue
+		}
+		written = true
+		if realRoot, err := filepath.EvalSymlinks(root); err == nil && !outside(realRoot, real) {
+			return real, false
+		}
+	}
+	if written {
+		return real, true
+	}
+	realDir, err := filepath.EvalSymlinks(filepath.Dir(path))
+	return real, err != nil || outside(realDir, real)
+}
+
+func outsideWords(c *Campaign) string {
+	if c.Project != nil {
+		return "outside the campaign's folder and its project's"
+	}
+	return "outside the campaign's folder"
+}
+
+func linkHint(c *Campaign, real string) string {
+	return "write the list's own path in " + Plain(filepath.Base(c.Path)) + " (file: " + Plain(real) +
+		"), so that reviewers see where it comes from, or copy the list into the campaign's folder"
+}
+
+// listErr is a problem in the list at line. Its path and field (a column
+// name) are shown with [Plain], so that a name holding backticks or line
+// breaks cannot break out of the line or the code fence the error is shown in.
 func (s Source) listErr(line int, field, hint, format string, args ...any) *Error {
-	return &Error{File: s.path(), Line: line, Field: field, Msg: fmt.Sprintf(format, args...), Hint: hint}
+	return &Error{File: Plain(s.path()), Line: line, Field: Plain(field), Msg: fmt.Sprintf(format, args...), Hint: hint}
 }
 
 func (s Source) path() string {
@@ -180,7 +234,7 @@ func (s Source) readText(ctx context.Context, fn func(Row) error) error {
 		if errors.Is(err, bufio.ErrTooLong) {
 			return s.listErr(line+1, "", "a list holds one phone number per line", "line is longer than %d bytes", maxRecord)
 		}
-		return s.listErr(line, "", "", "read: %v", err)
+		return s.listErr(line, "", "", "read: %s", Plain(err.Error()))
 	}
 	return nil
 }
@@ -236,7 +290,7 @@ func (s Source) readCSV(ctx context.Context, fn func(Row) error) error {
 		}
 		for i, f := range rec {
 			if !utf8.ValidString(f) {
-				return s.listErr(line, header[i], "save the file as UTF-8", "field is not valid UTF-8 text")
+				return s.listErr(line, s.column(header, i), "save the file as UTF-8", "field is not valid UTF-8 text")
 			}
 		}
 		if n%ctxEvery == 0 {
@@ -258,7 +312,9 @@ func (s Source) readCSV(ctx context.Context, fn func(Row) error) error {
 	}
 }
 
-// checkHeader cleans the header row in place and returns the phone column's index.
+// checkHeader cleans the header row in place and returns the phone column's
+// index. A list outside the campaign's folder may be a file that is no list
+// at all: its errors never show what it holds (see column).
 func (s Source) checkHeader(header []string, line int) (int, error) {
 	if len(header) > 0 {
 		header[0] = strings.TrimPrefix(header[0], "\uFEFF") // Excel writes one
@@ -275,11 +331,13 @@ func (s Source) checkHeader(header []string, line int) (int, error) {
 		switch {
 		case !utf8.ValidString(h):
 			return 0, s.listErr(line, "", "save the file as UTF-8", "header row is not valid UTF-8 text")
+		case strings.ContainsFunc(h, binaryRune):
+			return 0, s.listErr(line, "", "export the list as CSV (UTF-8)", "file holds binary data (a control character in the header row), not CSV text")
 		case h == "":
 			return 0, s.listErr(line, "", "the first line names the columns, e.g. \"phone,name\"", "column %d has no name in the header row", i+1)
 		}
 		if j, dup := seen[h]; dup {
-			return 0, s.listErr(line, h, "rename one of them: column names become template variables", "column name is used twice (columns %d and %d)", j+1, i+1)
+			return 0, s.listErr(line, s.column(header, i), "rename one of them: column names become template variables", "column name is used twice (columns %d and %d)", j+1, i+1)
 		}
 		seen[h] = i
 		if h == col {
@@ -287,21 +345,43 @@ func (s Source) checkHeader(header []string, line int) (int, error) {
 		}
 	}
 	if phone < 0 {
-		hint := "set phone_column to the column that holds the numbers"
-		for _, h := range header {
-			if strings.EqualFold(h, col) {
-				hint = fmt.Sprintf("set phone_column: %q (names are case-sensitive)", h)
-			}
-		}
-		return 0, s.listErr(line, col, hint, "no column %q in the header row (columns: %s)", col, strings.Join(header, ", "))
+		return 0, s.noPhoneColumn(header, col, line)
 	}
 	if col != "phone" {
 		if _, clash := seen["phone"]; clash {
 			return 0, s.listErr(line, "phone", "rename the column: .phone in the body is always the recipient's number",
-				"column \"phone\" is not the phone column (%q is), and would be hidden by the recipient's number", col)
+				"column \"phone\" is not the phone column (%s is), and would be hidden by the recipient's number", Quote(col))
 		}
 	}
 	return phone, nil
+}
+
+func (s Source) noPhoneColumn(header []string, col string, line int) error {
+	hint := "set phone_column to the column that holds the numbers"
+	if s.Escapes {
+		return s.listErr(line, col, hint, "no column %s in the header row (a list outside the campaign's folder does not show its header)", Quote(col))
+	}
+	for _, h := range header {
+		if strings.EqualFold(h, col) {
+			hint = fmt.Sprintf("set phone_column: %s (names are case-sensitive)", Quote(h))
+		}
+	}
+	return s.listErr(line, col, hint, "no column %s in the header row (columns: %s)", Quote(col), plainAll(header))
+}
+
+// column names column i of header in an error: by its name, or by its
+// number in a list outside the campaign's folder, whose content an error
+// never shows (it may be a file that is no list, such as /etc/passwd).
+func (s Source) column(header []string, i int) string {
+	if s.Escapes {
+		return fmt.Sprintf("column %d", i+1)
+	}
+	return header[i]
+}
+
+// binaryRune reports the control characters that no text list holds.
+func binaryRune(r rune) bool {
+	return (r < 0x20 && r != '\t' && r != '\n' && r != '\r') || r == 0x7f
 }
 
 func blank(rec []string) bool {
@@ -333,7 +413,7 @@ func (s Source) csvErr(err error, g *recordGuard) error {
 		}
 		return s.listErr(line, "", "", "invalid CSV: %v", pe.Err)
 	}
-	return s.listErr(0, "", "", "read: %v", err)
+	return s.listErr(0, "", "", "read: %s", Plain(err.Error()))
 }
 
 // recordGuard sits between the file and the csv.Reader. encoding/csv keeps

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -202,6 +203,174 @@ func BenchmarkReadCSV(b *testing.B) {
 	for b.Loop() {
 		if err := s.Read(context.Background(), func(Entry) error { return nil }); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// tree writes files (path: content; content "->target" makes a symbolic
+// link to target, relative to root) under a fresh root and returns it.
+func tree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, data := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if target, ok := strings.CutPrefix(data, "->"); ok {
+			err = os.Symlink(filepath.Join(root, target), p)
+		} else {
+			err = os.WriteFile(p, []byte(data), 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// secretLine stands for the first line of a system file such as /etc/passwd.
+const secretLine = "root:x:0:0:SECRET-LINE:/root:/bin/bash"
+
+// TestListLinks: a list reached through a symbolic link that leaves the
+// campaign's folder (or its project's) is refused, without a word of what
+// the file holds; a path written outside the folder stays allowed.
+func TestListLinks(t *testing.T) {
+	files := map[string]string{
+		"outside/passwd":          secretLine + "\ndaemon:x:1:1\n",
+		"outside/list.txt":        "+14155550101\n",
+		"outside/dir/ok.txt":      "+14155550101\n",
+		"proj/smsform.yaml":       "version: 1\n",
+		"proj/shared/optout.txt":  "+14155550101\n",
+		"proj/c/in.txt":           "+14155550101\n",
+		"proj/c/lists/in.txt":     "->proj/c/in.txt",          // a link that stays in the folder
+		"proj/c/lists/shared.txt": "->proj/shared/optout.txt", // leaves the folder, stays in the project
+		"proj/c/lists/passwd.csv": "->outside/passwd",
+		"proj/c/lists/passwd.txt": "->outside/passwd",
+		"proj/c/linked":           "->outside/dir", // a folder link
+		"outside/passwd.csv":      "->outside/passwd",
+		"outside/dir/up.txt":      "->outside/list.txt", // leaves its own folder
+	}
+	root := tree(t, files)
+	tests := []struct {
+		file    string
+		refused bool
+		escapes bool
+	}{
+		{"in.txt", false, false},
+		{"lists/in.txt", false, false},
+		{"lists/shared.txt", false, true},
+		{"../shared/optout.txt", false, true},
+		{"lists/passwd.csv", true, false},
+		{"lists/passwd.txt", true, false},
+		{"linked/ok.txt", true, false},
+		{"../../outside/list.txt", false, true},
+		{filepath.Join(root, "outside", "list.txt"), false, true},
+		{"../../outside/passwd.csv", false, true}, // written outside, a link within its own folder
+		{"../../outside/dir/up.txt", true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			p := filepath.Join(root, "proj", "c", "campaign.yaml")
+			if err := os.WriteFile(p, []byte(okHead+"recipients:\n  - file: "+tt.file+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c, err := Load(p)
+			if tt.refused {
+				if err == nil || !strings.Contains(err.Error(), "is a symbolic link to") {
+					t.Fatalf("err = %v, want a refused link", err)
+				}
+				var ce *Error
+				if !errors.As(err, &ce) || ce.Line != 6 || !strings.Contains(ce.Hint, "write the list's own path") {
+					t.Errorf("err = %#v, want line 6 and a hint", ce)
+				}
+				if strings.Contains(err.Error(), "SECRET") {
+					t.Errorf("err shows the file's content: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Recipients[0].Escapes; got != tt.escapes {
+				t.Errorf("Escapes = %v, want %v", got, tt.escapes)
+			}
+		})
+	}
+}
+
+// TestListErrorsShowNoContent: a list outside the campaign's folder may be
+// any file: its errors never show what it holds. Text that an error does
+// show is quoted so that it cannot leave its line or a code fence.
+func TestListErrorsShowNoContent(t *testing.T) {
+	root := tree(t, map[string]string{
+		"outside/secret.csv": secretLine + "\n",
+		"outside/dups.csv":   "phone,SECRET-LINE,SECRET-LINE\n",
+		"c/fence.csv":        "\"```\nrm -rf /\",name\n+14155550101,x\n",
+		"c/ctrl.csv":         "phone,na\x1bme\n",
+		"c/binary.csv":       "phone\n\x00\x01\x02",
+	})
+	tests := []struct {
+		file string
+		want string
+	}{
+		{"../outside/secret.csv", `no column "phone" in the header row (a list outside the campaign's folder does not show its header)`},
+		{"../outside/dups.csv", `column 3: column name is used twice`},
+		{"fence.csv", `no column "phone" in the header row (columns: "\x60\x60\x60\nrm -rf /", name)`},
+		{"ctrl.csv", `file holds binary data (a control character in the header row)`},
+		{"binary.csv", `file holds binary data (a NUL byte)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			p := filepath.Join(root, "c", "campaign.yaml")
+			if err := os.WriteFile(p, []byte(okHead+"recipients:\n  - file: "+tt.file+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c, err := Load(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = readAll(t, c.Recipients[0])
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("err = %T", err)
+			}
+			shown := ce.Error() + ce.Hint
+			for _, bad := range []string{"SECRET", "`", "\n", "\x1b"} {
+				if strings.Contains(shown, bad) {
+					t.Errorf("error shows %q: %q", bad, shown)
+				}
+			}
+		})
+	}
+}
+
+func TestQuote(t *testing.T) {
+	tests := []struct{ in, quote, plain string }{
+		{"lists/a.csv", `"lists/a.csv"`, "lists/a.csv"},
+		{"first name", `"first name"`, "first name"},
+		{"```", `"\x60\x60\x60"`, `"\x60\x60\x60"`},
+		{"a\nb\tc", `"a\nb\tc"`, `"a\nb\tc"`},
+		{"\u202eevil", `"\u202eevil"`, `"\u202eevil"`}, // a bidi override reorders what a reader sees
+		{"é ü", `"é ü"`, "é ü"},
+		{"bad\xffutf8", `"bad\xffutf8"`, `"bad\xffutf8"`},
+	}
+	for _, tt := range tests {
+		if got := Quote(tt.in); got != tt.quote {
+			t.Errorf("Quote(%q) = %s, want %s", tt.in, got, tt.quote)
+		}
+		if back, err := strconv.Unquote(Quote(tt.in)); err != nil || back != tt.in {
+			t.Errorf("Unquote(Quote(%q)) = %q, %v", tt.in, back, err)
+		}
+		if got := Plain(tt.in); got != tt.plain {
+			t.Errorf("Plain(%q) = %s, want %s", tt.in, got, tt.plain)
+		}
+		if got := Plain(Plain(tt.in)); got != Plain(tt.in) {
+			t.Errorf("Plain(Plain(%q)) = %s", tt.in, got)
 		}
 	}
 }

@@ -84,7 +84,7 @@ func (l *loader) days(v *yaml.Node, path string) []string {
 					hint = fmt.Sprintf("write %s", low[:3])
 				}
 			}
-			l.add(item.Line, p, hint, "unknown day %q", s)
+			l.add(item.Line, p, hint, "unknown day %s", Quote(s))
 			continue
 		}
 		if line, dup := seen[s]; dup {
@@ -119,7 +119,7 @@ func (l *loader) clock(v *yaml.Node, path string, end bool, dst *string) {
 		if !end && v.Value == "24:00" {
 			hint = `a window starts at "00:00" at the earliest`
 		}
-		l.add(v.Line, path, hint, "%q is %s", v.Value, err)
+		l.add(v.Line, path, hint, "%s is %s", Quote(v.Value), err)
 		return
 	}
 	*dst = v.Value
@@ -148,7 +148,7 @@ func (l *loader) instant(v *yaml.Node, path string, dst *time.Time) {
 	}
 	t, err := time.Parse(time.RFC3339, v.Value)
 	if err != nil {
-		l.add(v.Line, path, instHint, "%q is not an RFC 3339 time with a date, a time of day and an offset", v.Value)
+		l.add(v.Line, path, instHint, "%s is not an RFC 3339 time with a date, a time of day and an offset", Quote(v.Value))
 		return
 	}
 	*dst = t

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -51,61 +52,7 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 			recordedDone()
 		}()
 	}
-	for _, src := range c.Exclude {
-		b.warnEscape("exclude", src)
-		if err := scan(ctx, src, b.normalizeAll, b.exclude); err != nil {
-			return nil, err
-		}
-	}
-	b.noteSkipped("exclusion", b.badExclusions)
-
-	shared, err := b.sharedBody()
-	if err != nil {
-		return nil, err
-	}
-	if shared != nil {
-		b.shared = true
-		if _, err := b.bodies.add(*shared, sumBody(*shared), metaOf(*shared)); err != nil {
-			return nil, err
-		}
-	}
-	process := func(items []item) {
-		for i := range items {
-			it := &items[i]
-			b.normalize(it)
-			if it.err != nil {
-				continue
-			}
-			if shared == nil {
-				it.body, it.renderErr = c.RenderRow(it.entry, it.num.E164)
-				if it.renderErr == nil {
-					it.meta, it.sum = metaOf(it.body), sumBody(it.body)
-				}
-				if it.empty = c.EmptyVariable(it.entry); it.empty != "" {
-					it.meta.flags |= flagEmpty
-				}
-			}
-			it.place.region = packRegion(it.num.Region)
-			if c.Prices != nil {
-				if row, ok := c.Prices.Lookup(it.num.E164, it.num.Region); ok {
-					it.place.row = uint16(row + 1)
-				}
-			}
-			it.entry.Values = nil // rendered: the row's other columns are not needed any more
-		}
-	}
-	for _, src := range c.Recipients {
-		b.warnEscape("recipients", src)
-		b.sources = append(b.sources, sourceStart{file: src.Path, first: int32(b.phones.len())})
-		if src.Kind == campaign.KindInline {
-			b.sources[len(b.sources)-1].file = c.Path
-		}
-		if err := scan(ctx, src, process, b.add); err != nil {
-			return nil, err
-		}
-	}
-	b.noteSkipped("fixed-line", b.fixedLines)
-	if err := b.noteEmpty(); err != nil {
+	if err := b.read(ctx); err != nil {
 		return nil, err
 	}
 	if rec != nil {
@@ -114,19 +61,7 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 			return nil, err
 		}
 	}
-	b.numbers, b.excluded = index{}, nil
-	if err := b.bodies.done(); err != nil {
-		return nil, err
-	}
-	b.collect()
-	b.settle()
-	if c.Window.HasWindow() {
-		if err := b.splitByZone(); err != nil {
-			return nil, err
-		}
-	}
-	b.collect()
-	if err := b.finish(); err != nil {
+	if err := b.arrange(); err != nil {
 		return nil, err
 	}
 	if c.Strict && len(b.p.Invalid) > 0 {
@@ -135,6 +70,96 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 	check, err := CheckBudget(b.p, c.Budget)
 	b.p.Budget = check
 	return b.p, err
+}
+
+// read reads the exclusions, then the recipients, each rendered and
+// checked; it fails on the rows that the campaign refuses.
+func (b *builder) read(ctx context.Context) error {
+	for _, src := range b.c.Exclude {
+		b.warnEscape("exclude", src)
+		if err := scan(ctx, src, b.normalizeAll, b.exclude); err != nil {
+			return err
+		}
+	}
+	b.noteSkipped("exclusion", b.badExclusions)
+	if err := b.useSharedBody(); err != nil {
+		return err
+	}
+	for _, src := range b.c.Recipients {
+		b.warnEscape("recipients", src)
+		b.sources = append(b.sources, sourceStart{file: src.Path, first: int32(b.phones.len())})
+		if src.Kind == campaign.KindInline {
+			b.sources[len(b.sources)-1].file = b.c.Path
+		}
+		if err := scan(ctx, src, b.prepare, b.add); err != nil {
+			return err
+		}
+	}
+	b.noteSkipped("fixed-line", b.fixedLines)
+	return errors.Join(b.noteEmpty(), b.noteTooLong())
+}
+
+// useSharedBody renders once, for everyone, a body that uses no
+// per-recipient variable.
+func (b *builder) useSharedBody() error {
+	shared, err := b.sharedBody()
+	if err != nil || shared == nil {
+		return err
+	}
+	b.shared = true
+	m := metaOf(*shared)
+	if limit := b.c.Provider.MaxBodyLength; limit > 0 && int(m.chars) > limit {
+		return &campaign.Error{File: campaign.Plain(b.c.Path), Field: "body", Msg: tooLongWords(int(m.chars), limit), Hint: tooLongHint}
+	}
+	_, err = b.bodies.add(*shared, sumBody(*shared), m)
+	return err
+}
+
+// prepare does, on scan's workers, what each recipient needs before it is
+// added: its number in E.164, its body rendered and checked, its place.
+func (b *builder) prepare(items []item) {
+	c := b.c
+	for i := range items {
+		it := &items[i]
+		b.normalize(it)
+		if it.err != nil {
+			continue
+		}
+		if !b.shared {
+			it.body, it.renderErr = c.RenderRow(it.entry, it.num.E164)
+			if it.renderErr == nil {
+				it.meta, it.sum = metaOf(it.body), sumBody(it.body)
+			}
+			if it.empty = c.BlankVariables(it.entry, it.num.E164); it.empty != nil {
+				it.meta.flags |= flagEmpty
+			}
+		}
+		it.place.region = packRegion(it.num.Region)
+		if c.Prices != nil {
+			if row, ok := c.Prices.Lookup(it.num.E164, it.num.Region); ok {
+				it.place.row = uint16(row + 1)
+			}
+		}
+		it.entry.Values = nil // rendered: the row's other columns are not needed any more
+	}
+}
+
+// arrange groups the recipients, once every one is known and matched to
+// the state, and cuts the groups into batches.
+func (b *builder) arrange() error {
+	b.numbers, b.excluded = index{}, nil
+	if err := b.bodies.done(); err != nil {
+		return err
+	}
+	b.collect()
+	b.settle()
+	if b.c.Window.HasWindow() {
+		if err := b.splitByZone(); err != nil {
+			return err
+		}
+	}
+	b.collect()
+	return b.finish()
 }
 
 // groups are the recipients to send, by body: group i sends body bodies[i]
@@ -190,6 +215,7 @@ type builder struct {
 	sampler   sampler
 
 	emptyAt []*campaign.Error // the first maxListed rows that print an empty variable
+	tooLong tooLong           // the rows whose body is longer than the provider takes
 
 	badExclusions []string // warnings, all of them counted, the first maxListed kept
 	fixedLines    []string
@@ -241,7 +267,7 @@ func (b *builder) sharedBody() (*string, error) {
 	}
 	body, err := b.c.Render(nil, "")
 	if err != nil {
-		return nil, &campaign.Error{File: b.c.Path, Field: "body", Msg: err.Error()}
+		return nil, &campaign.Error{File: campaign.Plain(b.c.Path), Field: "body", Msg: err.Error()}
 	}
 	return &body, nil
 }
@@ -258,8 +284,8 @@ func (b *builder) normalizeAll(items []item) {
 
 func (b *builder) exclude(it *item) error {
 	if it.err != nil {
-		b.badExclusions = append(b.badExclusions, fmt.Sprintf("%s:%d: ignoring invalid exclusion %q: %v",
-			it.entry.File, it.entry.Line, e164.Mask(it.entry.Raw), it.err))
+		b.badExclusions = append(b.badExclusions, fmt.Sprintf("%s:%d: ignoring invalid exclusion %s: %v",
+			campaign.Plain(it.entry.File), it.entry.Line, campaign.Quote(e164.Mask(it.entry.Raw)), it.err))
 		return nil
 	}
 	if b.excluded == nil {
@@ -338,19 +364,15 @@ func (b *builder) add(it *item) error {
 		return nil
 	}
 	if it.renderErr != nil {
-		return &campaign.Error{File: it.entry.File, Line: it.entry.Line, Field: "body",
+		return &campaign.Error{File: campaign.Plain(it.entry.File), Line: it.entry.Line, Field: "body",
 			Msg:  it.renderErr.Error(),
 			Hint: "add the column to the list, or give it a default: {{ default \"friend\" .name }}"}
 	}
-	if it.empty != "" {
-		ev := &b.p.EmptyVariables
-		ev.Recipients++
-		if len(ev.Rows) < maxListed {
-			ev.Rows = append(ev.Rows, fmt.Sprintf("%s:%d: %s", it.entry.File, it.entry.Line, it.empty))
-			b.emptyAt = append(b.emptyAt, &campaign.Error{File: it.entry.File, Line: it.entry.Line, Field: it.empty,
-				Msg:  "variable is empty, and the body prints it (empty_variables: error)",
-				Hint: "fill the list in, give the variable a default: {{ default \"friend\" ." + it.empty + " }}, or set empty_variables: warn"})
-		}
+	if it.empty != nil {
+		b.noteBlank(it)
+	}
+	if limit := b.c.Provider.MaxBodyLength; limit > 0 && !b.shared && int(it.meta.chars) > limit {
+		b.noteLong(it, limit)
 	}
 	if it.num.FixedLineOnly {
 		b.fixedLines = append(b.fixedLines, fmt.Sprintf("%s:%d: %s is a fixed-line number and may not receive SMS",
@@ -473,7 +495,8 @@ func (b *builder) collect() {
 
 func (b *builder) finish() error {
 	p := b.p
-	p.cut = newBatchTable(&b.groups, b.bodies, b.c.BatchSize)
+	p.BatchSize = b.batchSize()
+	p.cut = newBatchTable(&b.groups, b.bodies, p.BatchSize)
 	p.cut.zones = b.groupZones
 	if err := b.price(); err != nil {
 		return err

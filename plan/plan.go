@@ -40,6 +40,9 @@ type Plan struct {
 	// BodyChanged counts recipients already sent a body other than the one
 	// the campaign renders now; they are not sent again.
 	BodyChanged int `json:"body_changed"`
+	// BatchSize is the most recipients a batch carries: the campaign's
+	// batch_size, or provider.max_recipients when that is smaller.
+	BatchSize int `json:"batch_size,omitempty"`
 	// Window is when the campaign may send, carried in saved plans so that
 	// apply checks it at send time.
 	Window window.Spec `json:"window,omitzero"`

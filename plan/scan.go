@@ -18,7 +18,7 @@ type item struct {
 	sum       bodySum
 	meta      bodyMeta
 	renderErr error
-	empty     string // a variable the body prints empty
+	empty     []string // the variables the body prints blank
 	place     place
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/sms"
@@ -39,6 +40,43 @@ func (b *builder) noteEmpty() error {
 		"%s %s a message with an empty variable (\"Hi , …\"): %s%s; fill the lists in, use {{ default \"friend\" .name }}, or set empty_variables: error to refuse them",
 		words.Count(ev.Recipients), words.Plural(ev.Recipients, "recipient gets", "recipients get"), strings.Join(shown, ", "), more))
 	return nil
+}
+
+// noteBlank counts a recipient whose message prints blank variables, and
+// keeps the first maxListed rows for the warning or the error.
+func (b *builder) noteBlank(it *item) {
+	ev := &b.p.EmptyVariables
+	ev.Recipients++
+	if len(ev.Rows) >= maxListed {
+		return
+	}
+	names := make([]string, len(it.empty))
+	for i, name := range it.empty {
+		names[i] = campaign.Plain(name)
+	}
+	field := strings.Join(names, ", ")
+	ev.Rows = append(ev.Rows, fmt.Sprintf("%s:%d: %s", campaign.Plain(it.entry.File), it.entry.Line, field))
+	msg := "variable is empty, and the body prints it (empty_variables: error)"
+	if len(names) > 1 {
+		msg = "variables are empty, and the body prints them (empty_variables: error)"
+	}
+	b.emptyAt = append(b.emptyAt, &campaign.Error{File: campaign.Plain(it.entry.File), Line: it.entry.Line, Field: field, Msg: msg,
+		Hint: "fill the list in, give the variable a default: {{ default \"friend\" " + fieldRef(it.empty[0]) + " }}, or set empty_variables: warn"})
+}
+
+// fieldRef is how a body reads the variable name: .name, or index when
+// the name is not an identifier.
+func fieldRef(name string) string {
+	ident := name != ""
+	for i, r := range name {
+		if r != '_' && !unicode.IsLetter(r) && (i == 0 || !unicode.IsDigit(r)) {
+			ident = false
+		}
+	}
+	if ident {
+		return "." + name
+	}
+	return "(index . " + campaign.Quote(name) + ")"
 }
 
 // maxNamed is how many rows a one-line warning names.
@@ -102,7 +140,7 @@ func (b *builder) warnUCS2() error {
 func (b *builder) warnEscape(field string, src campaign.Source) {
 	if src.Escapes {
 		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
-			"%s:%d: %s: %s is outside the campaign's folder", b.c.Path, src.Line, field, src.File))
+			"%s:%d: %s: %s is outside the campaign's folder", campaign.Plain(b.c.Path), src.Line, field, campaign.Plain(src.File)))
 	}
 }
 

@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 
@@ -18,34 +20,57 @@ import (
 )
 
 func newValidateCmd(env Env) *cobra.Command {
-	cmd := &cobra.Command{Use: "validate CAMPAIGN.yaml"}
-	cmd.Args = positional(1, 1, "one campaign file")
+	cmd := &cobra.Command{Use: "validate CAMPAIGN.yaml..."}
+	cmd.Args = positional(1, math.MaxInt, "one or more campaign files")
 	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
-		ctx := cmd.Context()
-		c, err := campaign.Load(pos[0])
-		if err != nil {
-			return err
-		}
-		p, err := plan.Compute(ctx, c, nil)
-		if p != nil {
-			// As plan's table does: the first ones, then a count, so that a
-			// list of a million bad rows is not a million lines.
-			const shown = 20
-			for i, inv := range p.Invalid {
-				if i == shown {
-					n := len(p.Invalid) - shown
-					warnf(env, "... and %s more invalid %s (smsform plan --json lists them all)", words.Count(n), words.Plural(n, "number", "numbers"))
-					break
-				}
-				warnf(env, "%s: invalid number: %s", inv.Source, inv.Reason)
+		var errs []error
+		for _, path := range pos {
+			err := validate(cmd.Context(), env, path)
+			if err != nil && cmd.Context().Err() != nil {
+				return err
 			}
-			for _, w := range p.Warnings {
-				warnf(env, "%s", w)
-			}
+			errs = append(errs, err)
 		}
-		return err
+		return errors.Join(errs...)
 	}
 	return cmd
+}
+
+// validate checks one campaign as plan would, prints its warnings on
+// stderr and, when it is valid, one line on stdout that says so: silence
+// is not an answer a person can tell from a command that did nothing.
+func validate(ctx context.Context, env Env, path string) error {
+	c, err := campaign.Load(path)
+	if err != nil {
+		return err
+	}
+	p, err := plan.Compute(ctx, c, nil)
+	if p == nil {
+		return err
+	}
+	// As plan's table does: the first ones, then a count, so that a
+	// list of a million bad rows is not a million lines.
+	const shown = 20
+	for i, inv := range p.Invalid {
+		if i == shown {
+			n := len(p.Invalid) - shown
+			warnf(env, "... and %s more invalid %s (smsform plan --json lists them all)", words.Count(n), words.Plural(n, "number", "numbers"))
+			break
+		}
+		warnf(env, "%s: invalid number: %s", campaign.Plain(inv.Source), inv.Reason)
+	}
+	for _, w := range p.Warnings {
+		warnf(env, "%s", w)
+	}
+	if err != nil {
+		return err
+	}
+	// Every invalid number is a warning, even past the ones named.
+	warnings := p.Summary.Invalid + len(p.Warnings)
+	fmt.Fprintf(env.Stdout, "%s: %s %s, 0 errors, %s %s\n", campaign.Plain(path),
+		words.Count(p.Summary.ToSend), words.Plural(p.Summary.ToSend, "recipient", "recipients"),
+		words.Count(warnings), words.Plural(warnings, "warning", "warnings"))
+	return nil
 }
 
 // outputFlags are the flags shared by plan and show.

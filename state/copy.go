@@ -24,6 +24,7 @@ type Copied struct {
 // CopyOptions tune Copy.
 type CopyOptions struct {
 	Campaign    string // which campaign, for a PostgreSQL source ("" when it holds one)
+	Shared      bool   // the target is a project's state (Options.Shared)
 	LockTimeout time.Duration
 	RunURL      string
 }
@@ -45,20 +46,22 @@ func Copy(ctx context.Context, from, to string, opts CopyOptions) (*Copied, erro
 	if name == "" {
 		return nil, fmt.Errorf("copy state: no state at %s", Redact(from))
 	}
-	src, err := Open(ctx, from, Options{Campaign: name, LockTimeout: opts.LockTimeout, RunURL: opts.RunURL})
+	src, err := Open(ctx, from, Options{Campaign: name, LockTimeout: opts.LockTimeout, RunURL: opts.RunURL, Shared: true})
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
 	// The target is new by design: signs of an earlier one do not apply.
-	dst, err := Open(ctx, to, Options{Campaign: name, LockTimeout: opts.LockTimeout, RunURL: opts.RunURL, NewState: true})
+	// A record moved away from it is replaced: that is migrating back.
+	dst, err := Open(ctx, to, Options{Campaign: name, LockTimeout: opts.LockTimeout, RunURL: opts.RunURL, NewState: true,
+		Shared: opts.Shared, AllowMoved: true})
 	if err != nil {
 		return nil, err
 	}
 	defer dst.Close()
 	if n, err := dst.rows(ctx); err != nil {
 		return nil, err
-	} else if n > 0 || dst.Serial() != 0 {
+	} else if dst.Moved() == nil && (n > 0 || dst.Serial() != 0) {
 		return nil, fmt.Errorf("copy state to %s: it already records campaign %q (serial %d, %d attempts, lineage %s): %w",
 			dst.loc, name, dst.Serial(), n, dst.Lineage(), ErrTargetNotEmpty)
 	}
@@ -84,6 +87,11 @@ func Copy(ctx context.Context, from, to string, opts CopyOptions) (*Copied, erro
 	if got.Lineage != want.Lineage || got.Serial != want.Serial || got.Attempts != want.Attempts ||
 		got.Plans != want.Plans || !maps.Equal(got.Counts, want.Counts) {
 		return nil, fmt.Errorf("copy state to %s: read back %+v, the source has %+v", check.loc, *got, *want)
+	}
+	// The source stays readable, but nothing writes or plans against it
+	// any more: a forgotten variable must not make it a second ledger.
+	if err := src.markMoved(ctx, to, got.Serial); err != nil {
+		return nil, fmt.Errorf("copy state: copied and checked, but the source %s could not be marked moved: %w", src.loc, err)
 	}
 	return got, nil
 }
@@ -128,6 +136,14 @@ func (s *State) summary(ctx context.Context) (*Copied, error) {
 func (t *txn) copyFrom(src *State) error {
 	dst := t.w.s
 	t.wrote = true
+	if dst.Moved() != nil {
+		// Migrating back: the record that moved away goes, mark and all.
+		for _, q := range []string{dst.q.dropAttempts, dst.q.dropPlans, dst.q.dropTestSends, dst.q.clearMoved} {
+			if _, err := t.conn.ExecContext(t.ctx, q, dst.args()...); err != nil {
+				return err
+			}
+		}
+	}
 	put, err := t.conn.PrepareContext(t.ctx, dst.q.putAttempt)
 	if err != nil {
 		return err

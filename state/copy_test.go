@@ -51,26 +51,55 @@ func TestCopy(t *testing.T) {
 		}
 		must(t, r.Close())
 	}
+	// Each source is marked moved: it is still read, but no longer written.
+	for _, from := range []string{file, db} {
+		_, err := Open(ctx, from, Options{Campaign: "spring"})
+		var me *MovedError
+		if !errors.As(err, &me) || !errors.Is(err, ErrMoved) || me.Serial != serial {
+			t.Errorf("%s after migrate: %v, want a MovedError", Redact(from), err)
+		}
+		r, err := OpenReadOnly(ctx, from, "spring")
+		must(t, err)
+		if r.Moved() == nil || r.Serial() != serial {
+			t.Errorf("%s: moved %v serial %d", Redact(from), r.Moved(), r.Serial())
+		}
+		must(t, r.Close())
+	}
+	if _, err := Copy(ctx, db, filepath.Join(dir, "again.smsstate"), CopyOptions{}); !errors.Is(err, ErrMoved) {
+		t.Errorf("migrating a moved record again: %v", err)
+	}
 	// The copy is a working state: it refuses what the source refused.
-	s = openTest(t, db)
+	s = openTest(t, back)
 	if err := s.RecordIntent(ctx, intent("b6", "+4424")); !errors.Is(err, ErrAlreadySent) {
 		t.Errorf("in-doubt recipient after the copy: %v", err)
 	}
 	must(t, s.RecordIntent(ctx, intent("b6", "+4425")))
 	must(t, s.Close())
 
-	for _, to := range []string{db, back} {
-		_, err := Copy(ctx, file, to, CopyOptions{})
-		if !errors.Is(err, ErrTargetNotEmpty) {
-			t.Errorf("copy onto %s: %v, want ErrTargetNotEmpty", Redact(to), err)
-		}
-	}
-	r, err := OpenReadOnly(ctx, db, "spring")
+	// A target that records the campaign, not moved away, is refused.
+	other := filepath.Join(dir, "other.smsstate")
+	o, err := Open(ctx, other, Options{Campaign: "spring", NewState: true})
 	must(t, err)
-	if r.Serial() != serial+1 {
-		t.Errorf("the refused copy changed the target: serial %d", r.Serial())
+	recordOne(t, o)
+	must(t, o.Close())
+	if _, err := Copy(ctx, back, other, CopyOptions{}); !errors.Is(err, ErrTargetNotEmpty) {
+		t.Errorf("copy onto a live record: %v, want ErrTargetNotEmpty", err)
 	}
-	must(t, r.Close())
+	// Migrating back into the moved file is allowed: the file is live again,
+	// with the copy's record (serial+1), and the mark is on back alone.
+	c, err := Copy(ctx, back, file, CopyOptions{})
+	must(t, err)
+	if c.Serial != serial+1 {
+		t.Errorf("back: %+v", c)
+	}
+	s = openTest(t, file)
+	if s.Moved() != nil || s.Serial() != serial+1 {
+		t.Errorf("after migrating back: moved %v serial %d", s.Moved(), s.Serial())
+	}
+	must(t, s.Close())
+	if _, err := Open(ctx, back, Options{Campaign: "spring"}); !errors.Is(err, ErrMoved) {
+		t.Errorf("back after migrating back: %v", err)
+	}
 	if _, err := Copy(ctx, filepath.Join(dir, "none.smsstate"), filepath.Join(dir, "x.smsstate"), CopyOptions{}); err == nil {
 		t.Error("copied a missing state")
 	}

@@ -28,13 +28,27 @@ type dialect struct {
 	planApplied string // scope, plan id; returns a count
 	insertPlan  string // scope, plan id, applied at
 
-	meta string // scope; returns lineage, campaign, serial
+	meta string // scope; returns lineage, campaign, serial, the moved mark (to, at, by, serial), the pause (at, by, reason), latency (ms)
 
 	// pick selects campaigns by name, every one for "" (the name).
 	pick string
-	// insertCampaign creates a campaign's record (name, lineage, created
-	// at); returns its id.
+	// insertCampaign creates a campaign's record unless it exists (name,
+	// lineage, created at); campaignByName returns its id, lineage, serial.
 	insertCampaign string
+	campaignByName string
+
+	// The record's controls (see controls.go); none bumps the serial.
+	setMoved       string // scope, to, at, by, serial
+	pause          string // name, lineage, created at, paused at, by, reason: creates the record if need be
+	resume         string // name
+	pausedNow      string // scope; returns paused at, by, reason
+	setLatency     string // scope, ms
+	insertTestSend string // scope, at, by, body hash, outcome, http status, request id, reason, phones
+	lastTestSend   string // scope; returns at, by, body hash, outcome, http status, request id, reason, phones
+
+	// For Copy back into a record that moved away: its rows go, and its
+	// mark (scope).
+	dropAttempts, dropPlans, dropTestSends, clearMoved string
 
 	// For Copy: every attempt whole, oldest first, and every applied plan
 	// (scope); an attempt written whole; the lineage and serial set.
@@ -73,7 +87,7 @@ var sqliteV2Dialect = &dialect{
 	setAttempt:  `UPDATE attempts SET state = ?, finished_at = ? WHERE id = ?`,
 	planApplied: `SELECT count(*) FROM plans_applied WHERE plan_id = ?`,
 	insertPlan:  `INSERT INTO plans_applied (plan_id, applied_at) VALUES (?, ?)`,
-	meta:        `SELECT lineage, campaign, serial FROM meta WHERE id = 1`,
+	meta:        `SELECT lineage, campaign, serial, '', '', '', 0, '', '', '', 0 FROM meta WHERE id = 1`,
 
 	copyAttempts: `SELECT batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, phones FROM attempts ORDER BY id`,
 	copyPlans:    `SELECT plan_id, applied_at FROM plans_applied ORDER BY plan_id`,
@@ -105,10 +119,26 @@ var postgresDialect = &dialect{
 	setAttempt:  numbered(`UPDATE attempts SET state = ?, finished_at = ? WHERE id = ?`),
 	planApplied: numbered(`SELECT count(*) FROM plans_applied WHERE campaign_id = ? AND plan_id = ?`),
 	insertPlan:  numbered(`INSERT INTO plans_applied (campaign_id, plan_id, applied_at) VALUES (?, ?, ?)`),
-	meta:        numbered(`SELECT lineage, name, serial FROM campaigns WHERE id = ?`),
+	meta: numbered(`SELECT lineage, name, serial, moved_to, moved_at, moved_by, moved_serial, paused_at, paused_by, paused_reason, latency_ms
+		FROM campaigns WHERE id = ?`),
 
 	pick:           `($1 = '' OR name = $1)`,
-	insertCampaign: numbered(`INSERT INTO campaigns (name, lineage, serial, created_at) VALUES (?, ?, 0, ?) RETURNING id`),
+	insertCampaign: numbered(`INSERT INTO campaigns (name, lineage, serial, created_at) VALUES (?, ?, 0, ?) ON CONFLICT (name) DO NOTHING`),
+	campaignByName: numbered(`SELECT id, lineage, serial FROM campaigns WHERE name = ?`),
+
+	setMoved: `UPDATE campaigns SET moved_to = $2, moved_at = $3, moved_by = $4, moved_serial = $5 WHERE id = $1`,
+	pause: numbered(`INSERT INTO campaigns (name, lineage, serial, created_at, paused_at, paused_by, paused_reason) VALUES (?, ?, 0, ?, ?, ?, ?)
+		ON CONFLICT (name) DO UPDATE SET paused_at = excluded.paused_at, paused_by = excluded.paused_by, paused_reason = excluded.paused_reason`),
+	resume:         numbered(`UPDATE campaigns SET paused_at = '', paused_by = '', paused_reason = '' WHERE name = ?`),
+	pausedNow:      numbered(`SELECT paused_at, paused_by, paused_reason FROM campaigns WHERE id = ?`),
+	setLatency:     `UPDATE campaigns SET latency_ms = $2 WHERE id = $1`,
+	insertTestSend: numbered(`INSERT INTO test_sends (campaign_id, at, by_whom, body_hash, outcome, http_status, request_id, reason, phones) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+	lastTestSend:   numbered(`SELECT at, by_whom, body_hash, outcome, http_status, request_id, reason, phones FROM test_sends WHERE campaign_id = ? ORDER BY id DESC LIMIT 1`),
+
+	dropAttempts:  `DELETE FROM attempts WHERE campaign_id = $1`,
+	dropPlans:     `DELETE FROM plans_applied WHERE campaign_id = $1`,
+	dropTestSends: `DELETE FROM test_sends WHERE campaign_id = $1`,
+	clearMoved:    `UPDATE campaigns SET moved_to = '', moved_at = '', moved_by = '', moved_serial = 0 WHERE id = $1`,
 
 	copyAttempts: numbered(`SELECT batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, plan_id, phones FROM attempts WHERE campaign_id = ? ORDER BY id`),
 	copyPlans:    numbered(`SELECT plan_id, applied_at FROM plans_applied WHERE campaign_id = ? ORDER BY plan_id`),
@@ -156,6 +186,18 @@ func sqlite(d *dialect) *dialect {
 		meta:           q(d.meta),
 		pick:           q(d.pick),
 		insertCampaign: q(d.insertCampaign),
+		campaignByName: q(d.campaignByName),
+		setMoved:       q(d.setMoved),
+		pause:          q(d.pause),
+		resume:         q(d.resume),
+		pausedNow:      q(d.pausedNow),
+		setLatency:     q(d.setLatency),
+		insertTestSend: q(d.insertTestSend),
+		lastTestSend:   q(d.lastTestSend),
+		dropAttempts:   q(d.dropAttempts),
+		dropPlans:      q(d.dropPlans),
+		dropTestSends:  q(d.dropTestSends),
+		clearMoved:     q(d.clearMoved),
 		copyAttempts:   q(d.copyAttempts),
 		copyPlans:      q(d.copyPlans),
 		putAttempt:     q(d.putAttempt),

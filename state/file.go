@@ -83,6 +83,14 @@ func openFile(ctx context.Context, path string, opts Options) (_ *State, err err
 		}
 		s.born = func() { lk.writeHolder(false) }
 	}
+	if !opts.AllowMoved {
+		if err := s.checkMoved(); err != nil {
+			if conn != nil {
+				conn.Close()
+			}
+			return nil, err
+		}
+	}
 	if s.w, err = newWriter(ctx, s, conn); err != nil {
 		if conn != nil {
 			conn.Close()

@@ -329,6 +329,12 @@ func openPostgres(ctx context.Context, loc string, opts Options) (_ *State, err 
 			lk.release(false)
 			return nil, err
 		}
+		if !opts.AllowMoved {
+			if err := s.checkMoved(); err != nil {
+				lk.release(false)
+				return nil, err
+			}
+		}
 	}
 	if s.w, err = newWriter(ctx, s, conn); err != nil {
 		lk.release(false)

@@ -213,6 +213,17 @@ func checkOutcome(o Outcome) error {
 }
 
 func (t *txn) intent(in Intent) error {
+	// The pause is read where the intent is recorded, so that nothing
+	// slips in between a pause and the apply that learns of it.
+	var p Pause
+	var at string
+	if err := t.stmt("pausedNow").QueryRowContext(t.ctx, t.w.s.args()...).Scan(&at, &p.By, &p.Reason); err != nil {
+		return err
+	}
+	if at != "" {
+		p.At = parseTime(at)
+		return refusal{&PausedError{Campaign: t.w.s.campaign, Pause: p}}
+	}
 	k := t.w.known
 	for i, p := range in.Phones {
 		if c := k.check(p); c == Sent || c == InDoubt {

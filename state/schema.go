@@ -415,8 +415,12 @@ func migrate(ctx context.Context, db *sql.DB, path string) error {
 
 func (s *State) loadMeta(ctx context.Context) error {
 	var serial int64
+	var m Moved
+	var p Pause
+	var movedAt, pausedAt string
+	var latency int64
 	err := s.db.QueryRowContext(ctx, s.q.meta, s.args()...).
-		Scan(&s.lineage, &s.campaign, &serial)
+		Scan(&s.lineage, &s.campaign, &serial, &m.To, &movedAt, &m.By, &m.Serial, &pausedAt, &p.By, &p.Reason, &latency)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("open state %s: not an smsform state file (no meta record)", s.loc)
 	}
@@ -424,5 +428,14 @@ func (s *State) loadMeta(ctx context.Context) error {
 		return fmt.Errorf("open state %s: %w", s.loc, err)
 	}
 	s.serial.Store(serial)
+	if m.To != "" {
+		m.At = parseTime(movedAt)
+		s.moved = &m
+	}
+	if pausedAt != "" {
+		p.At = parseTime(pausedAt)
+		s.pause = &p
+	}
+	s.latency = time.Duration(latency) * time.Millisecond
 	return nil
 }

@@ -177,6 +177,10 @@ type Options struct {
 	// in its file never starts a second record beside the first.
 	// PostgreSQL always holds many, each campaign's own.
 	Shared bool
+
+	// AllowMoved opens a record marked moved (see [Moved]), which Open
+	// otherwise refuses with a *MovedError: only for copying a record back.
+	AllowMoved bool
 }
 
 // State is an open state: a file, or a campaign's record in PostgreSQL.
@@ -199,6 +203,9 @@ type State struct {
 	lineage  string
 	campaign string
 	serial   atomic.Int64
+	moved    *Moved
+	pause    *Pause
+	latency  time.Duration
 
 	now func() time.Time
 

@@ -74,6 +74,7 @@ func statements(q *dialect) map[string]string {
 		"planApplied":   q.planApplied,
 		"insertPlan":    q.insertPlan,
 		"putAttempt":    q.putAttempt,
+		"pausedNow":     q.pausedNow,
 
 		"begin":    q.begin,
 		"commit":   `COMMIT`,
@@ -135,9 +136,18 @@ func (w *writer) birth(t *txn) (lineage string, err error) {
 	if s.recorded() {
 		return "", nil // the file appeared meanwhile, recording the campaign (an older smsform's)
 	}
-	lineage = newLineage()
-	var id int64
-	if err := w.conn.QueryRowContext(t.ctx, s.q.insertCampaign, s.campaign, lineage, t.now).Scan(&id); err != nil {
+	// The record may have been made meanwhile by a pause (SetPause takes
+	// no lock), which leaves it without any change: take it over.
+	var id, serial int64
+	if _, err := w.conn.ExecContext(t.ctx, s.q.insertCampaign, s.campaign, newLineage(), t.now); err != nil {
+		w.stmts["rollback"].ExecContext(t.ctx)
+		return "", fmt.Errorf("create the record of campaign %q: %w", s.campaign, err)
+	}
+	err = w.conn.QueryRowContext(t.ctx, s.q.campaignByName, s.campaign).Scan(&id, &lineage, &serial)
+	if err == nil && serial != 0 {
+		err = fmt.Errorf("it was created meanwhile by another run (serial %d): run again", serial)
+	}
+	if err != nil {
 		w.stmts["rollback"].ExecContext(t.ctx)
 		return "", fmt.Errorf("create the record of campaign %q: %w", s.campaign, err)
 	}

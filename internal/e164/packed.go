@@ -194,3 +194,16 @@ func Strict(s string) (string, error) {
 	}
 	return num.E164, nil
 }
+
+// Each calls fn with every entry's value, in no order. fn must not change
+// the map.
+func (m *Map[V]) Each(fn func(v V)) {
+	for i := range m.slots {
+		if m.slots[i].key != 0 {
+			fn(m.slots[i].val)
+		}
+	}
+	for _, v := range m.other {
+		fn(*v)
+	}
+}

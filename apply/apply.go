@@ -21,15 +21,36 @@ import (
 // flight was recorded.
 var ErrInterrupted = errors.New("interrupted")
 
-// IncompleteError is returned when the run finished but some recipients
-// failed or are in doubt.
+// IncompleteError is returned when the run finished but recipients are
+// owed: failed or in doubt in this run (Failed, InDoubt), or recorded so by
+// the state from any run (Owed). A campaign is finished only when nobody
+// is owed, so a rerun that sends nothing says so too.
 type IncompleteError struct {
 	Failed, InDoubt int
+	Owed            Owed
 }
 
 func (e *IncompleteError) Error() string {
-	return fmt.Sprintf("%d recipient(s) failed and %d are in doubt", e.Failed, e.InDoubt)
+	total := fmt.Sprintf("the state records %d recipient(s) failed and %d in doubt", e.Owed.Failed, e.Owed.InDoubt)
+	if e.Failed == 0 && e.InDoubt == 0 {
+		return "nothing failed in this run, but " + total + ": the campaign is not finished"
+	}
+	msg := fmt.Sprintf("%d recipient(s) failed and %d are in doubt", e.Failed, e.InDoubt)
+	if e.Owed.Failed > e.Failed || e.Owed.InDoubt > e.InDoubt {
+		msg += "; in all, " + total
+	}
+	return msg
 }
+
+// Owed counts what a campaign's state records as owed: recipients failed
+// or in doubt, from this run or any before.
+type Owed struct {
+	Failed  int `json:"failed"`
+	InDoubt int `json:"in_doubt"`
+}
+
+// Any reports whether anyone is owed.
+func (o Owed) Any() bool { return o.Failed > 0 || o.InDoubt > 0 }
 
 // WrongPlaceError stops a run whose request reached no API endpoint (404,
 // 405) or was redirected (not followed): the base URL needs fixing. The

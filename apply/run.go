@@ -59,6 +59,10 @@ type Options struct {
 	// until they open, until everything is sent or not_after passes;
 	// without it the run stops with a *ClosedError.
 	Wait bool
+	// Owed, when set, says what the state records as owed once the run
+	// ends: the summary carries it, and an error-free run that leaves
+	// anyone owed ends with an *IncompleteError.
+	Owed func() Owed
 }
 
 func (o *Options) defaults() {
@@ -124,6 +128,18 @@ type Result struct {
 	// Expired counts recipients this campaign will not send: not_after has
 	// passed, or comes before their window opens.
 	Expired int `json:"expired,omitempty"`
+	// Owed is what the state records as owed at the end, this run's and
+	// every earlier run's (see Options.Owed).
+	Owed *Owed `json:"owed,omitempty"`
+}
+
+// owed is the state's count of what is owed, or this run's when the
+// state's is not known.
+func (r *runner) owed() Owed {
+	if r.res.Owed != nil {
+		return *r.res.Owed
+	}
+	return Owed{Failed: r.res.Failed, InDoubt: r.res.InDoubt}
 }
 
 // ErrStateRefused is wrapped by the error that stops a run when the state
@@ -197,18 +213,24 @@ func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Re
 		windowErr = &ExpiredError{Left: r.res.Expired, Reason: r.gate.expiredWhy}
 	}
 	r.res.Duration = time.Since(r.started)
+	if o.Owed != nil {
+		owed := o.Owed()
+		r.res.Owed = &owed
+	}
 	r.emit(Event{Type: "summary", Summary: r.res})
 	switch {
 	case errors.Is(r.err, ErrTooManyErrors) && !errors.Is(r.err, ErrStateRefused) && r.res.Skipped == 0 && r.res.Waiting == 0:
 		// The limit was reached by the last batches: nothing was left
 		// unsent, so the run finished, with errors.
-		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt}
+		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt, Owed: r.owed()}
 	case r.err != nil:
 		return r.res, r.err
 	case ctx.Err() != nil:
 		return r.res, ErrInterrupted
 	case r.res.Failed > 0 || r.res.InDoubt > 0:
-		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt}
+		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt, Owed: r.owed()}
+	case windowErr == nil && r.res.Owed != nil && r.res.Owed.Any():
+		return r.res, &IncompleteError{Owed: *r.res.Owed}
 	}
 	return r.res, windowErr
 }

@@ -167,11 +167,18 @@ func (p *Pending) Send(ctx context.Context, o Options) (*Result, error) {
 	if o.Clock == nil {
 		o.Clock = p.req.Clock
 	}
+	o.Owed = p.Owed
 	res, err := Run(ctx, p.Plan, p.st, p.req.Client, o)
 	if p.req.Saved != nil && p.Recorded() {
 		p.markApplied(ctx)
 	}
 	return res, err
+}
+
+// Owed is what the campaign's state records as owed now.
+func (p *Pending) Owed() Owed {
+	f, d := p.st.Owed()
+	return Owed{Failed: f, InDoubt: d}
 }
 
 // Recorded reports whether sending changed the state, and so used up a

@@ -21,10 +21,10 @@ import (
 // Moved is the mark state migrate leaves on the record it copied
 // elsewhere: no command writes or plans against a moved record.
 type Moved struct {
-	To     string // where it went, a password masked
-	At     time.Time
-	By     string
-	Serial int64 // the copy's serial
+	To     string    `json:"to"` // where it went, a password masked
+	At     time.Time `json:"at"`
+	By     string    `json:"by"`
+	Serial int64     `json:"serial"` // the copy's serial
 }
 
 // ErrMoved is wrapped by the *MovedError of a record that was moved.
@@ -89,9 +89,9 @@ func whoAmI() string {
 
 // Pause is a campaign's pause: while it is set no intent is recorded.
 type Pause struct {
-	At     time.Time
-	By     string
-	Reason string
+	At     time.Time `json:"at"`
+	By     string    `json:"by"`
+	Reason string    `json:"reason"`
 }
 
 // ErrPaused is wrapped by the *PausedError of a paused campaign.

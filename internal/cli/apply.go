@@ -20,7 +20,7 @@ import (
 func newApplyCmd(env Env) *cobra.Command {
 	cmd := &cobra.Command{Use: "apply CAMPAIGN.yaml|PLANFILE"}
 	fs := cmd.Flags()
-	stateFlag := fs.String("state", "", "state file or postgres:// URL (default: $SMSFORM_STATE, else next to the campaign, NAME.smsstate)")
+	fs.String("state", "", stateFlagUsage)
 	newState := fs.Bool("new-state", false, "start a new state even though there are signs of an earlier one (everyone may be messaged again: decide first)")
 	autoApprove := fs.Bool("auto-approve", false, "apply without asking (needed without a terminal, in automation and with --json)")
 	jsonOut := fs.Bool("json", false, "print one JSON event per line instead of the plan and progress (with a saved plan or --auto-approve)")
@@ -41,12 +41,16 @@ func newApplyCmd(env Env) *cobra.Command {
 		if saved != nil {
 			defer saved.Close()
 		}
-		sp, explicit := stateLoc(env, campaignPath, *stateFlag)
-		if saved != nil && !explicit && saved.StatePath != "" {
-			sp = saved.StatePath
+		choice, err := chooseState(env, campaignPath, fs.Lookup("state"))
+		if err != nil {
+			return err
 		}
-		next := nextStep{env: env, saved: saved, planFile: pos[0], campaign: campaignPath, state: shownState(sp),
-			fromEnv: *stateFlag == "" && env.Getenv(envState) != ""}
+		if saved != nil && choice.source == fromDefault && saved.StatePath != "" {
+			choice.loc = saved.StatePath
+		}
+		sp := choice.loc
+		next := nextStep{env: env, saved: saved, planFile: pos[0], campaign: campaignPath, state: choice.shown(),
+			implicit: choice.source != fromFlag}
 		if saved == nil && !*autoApprove {
 			if err := canConfirm(env, *jsonOut, next); err != nil {
 				return err
@@ -61,13 +65,16 @@ func newApplyCmd(env Env) *cobra.Command {
 			return err
 		}
 		next.base, next.baseFrom = client.Client.BaseURL, baseURLSource(c, env)
+		if msg := choice.secondLedger(ctx, campaignPath, c.Name); msg != "" {
+			return withHint(errors.New(msg), "nothing was sent or recorded: one campaign, one ledger")
+		}
 		var si savedInfo
 		if saved != nil {
 			si = savedInfo{file: pos[0], lineage: saved.Plan.State.Lineage, serial: saved.Plan.State.Serial}
 		}
 		pending, err := apply.Start(ctx, apply.Request{Campaign: c, Saved: saved, PlanFile: pos[0], Client: client, State: sp,
 			StateOptions: state.Options{LockTimeout: *lockTimeout, LockWait: sayLockWait(env), RunURL: runURL(env), NewState: *newState,
-				Signs: earlierStateSigns(ctx, si, campaignPath, c.Name, sp)},
+				Shared: choice.shared, Signs: earlierStateSigns(si, choice, c.Name)},
 			Clock: env.Clock, Events: newProgress(env, *jsonOut, 0).Event, Warn: func(err error) { warnf(env, "%v", err) }})
 		if err != nil {
 			return next.startError(err, *lockTimeout, sp)
@@ -90,10 +97,14 @@ func newApplyCmd(env Env) *cobra.Command {
 			}
 		}
 		if p.Summary.ToSend == 0 {
+			owed := pending.Owed()
 			if *jsonOut {
-				newProgress(env, true, 0).NothingToSend()
+				newProgress(env, true, 0).NothingToSend(owed)
 			} else {
 				fmt.Fprintln(env.Stdout, "Nothing to send.")
+			}
+			if owed.Any() {
+				return next.runError(&apply.IncompleteError{Owed: owed})
 			}
 			return nil
 		}
@@ -123,7 +134,7 @@ type nextStep struct {
 	planFile string
 	campaign string
 	state    string // as shown: a URL's password masked
-	fromEnv  bool   // the state was named by SMSFORM_STATE, which the next commands read too
+	implicit bool   // the state was not named by --state: the next commands find it by themselves
 	recorded bool   // the run changed the state (and so used up a saved plan)
 	base     string // the API's base URL, and where it came from
 	baseFrom string
@@ -131,7 +142,7 @@ type nextStep struct {
 
 // stateArg is the --state flag the commands need, if any.
 func (n nextStep) stateArg() string {
-	if n.fromEnv || n.state == statePath(n.campaign, "") {
+	if n.implicit {
 		return ""
 	}
 	return " --state " + n.state
@@ -189,6 +200,8 @@ func (n nextStep) startError(err error, waited time.Duration, loc string) error 
 		return lockedHint(err, waited)
 	case errors.Is(err, state.ErrEarlierState):
 		return earlierStateHint(err, loc)
+	case errors.Is(err, state.ErrMoved):
+		return movedError(err)
 	case !errors.As(err, &refused):
 		return err
 	}
@@ -233,9 +246,7 @@ func (n nextStep) runError(err error) error {
 		return withHint(err, "what was in flight is recorded; to send the rest, %s", n.carryOn())
 	case errors.As(err, &incomplete):
 		switch {
-		case inAutomation(n.env):
-			return err
-		case incomplete.InDoubt == 0:
+		case incomplete.InDoubt == 0 && incomplete.Owed.InDoubt == 0:
 			return withHint(err, "see why with %s; the API refused them, so they are not sent again until, the cause fixed, %s", list, resolveFailed)
 		}
 		return withHint(err, "see them with %s; check the in-doubt ones with the provider, then %s (sent: delivered; unsent: the next apply sends them)", list, resolve)

@@ -118,7 +118,7 @@ func newPlanCmd(env Env) *cobra.Command {
 	fs := cmd.Flags()
 	var out outputFlags
 	out.register(fs)
-	stateFlag := fs.String("state", "", "state file or postgres:// URL (default: $SMSFORM_STATE, else next to the campaign, NAME.smsstate)")
+	stateFlag := fs.String("state", "", stateFlagUsage)
 	outFile := fs.String("out", "", "save the plan to this file, for smsform apply PLANFILE")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when there is nothing to send, 2 when there is, 1 on error")
 	atFlag := fs.String("at", "", "show when each batch may go as at this moment (RFC 3339), not now")
@@ -139,16 +139,26 @@ func newPlanCmd(env Env) *cobra.Command {
 		if *atFlag != "" && !c.Window.Active() {
 			warnf(env, "%s has no send_window, not_before or not_after: --at changes nothing", pos[0])
 		}
-		sp, _ := stateLoc(env, pos[0], *stateFlag)
-		st, err := state.OpenReadOnly(ctx, sp, c.Name)
+		choice, err := chooseState(env, pos[0], fs.Lookup("state"))
 		if err != nil {
-			return lineageHint(err)
+			return err
+		}
+		sp := choice.loc
+		st, err := choice.openView(ctx, c.Name)
+		if err != nil {
+			return err
 		}
 		defer st.Close()
+		if m := st.Moved(); m != nil {
+			return movedError(&state.MovedError{Loc: choice.shown(), Campaign: c.Name, Moved: *m})
+		}
 		p, err := plan.Compute(ctx, c, st)
 		if p != nil {
 			if serr := p.ScheduleAt(at); serr != nil {
 				return serr
+			}
+			if msg := choice.secondLedger(ctx, pos[0], c.Name); msg != "" {
+				p.Warnings = append(p.Warnings, msg+"; apply refuses to run until it is settled")
 			}
 		}
 		var strict *plan.StrictError

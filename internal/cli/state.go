@@ -1,14 +1,15 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/report"
 	"github.com/smsform/smsform/state"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // newStateCmd groups the commands that read and change a state.
@@ -17,38 +18,30 @@ func newStateCmd(env Env) *cobra.Command {
 		Use:  "state",
 		Args: unknownCommand,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withHint(fmt.Errorf("%w: smsform state takes list, resolve or migrate", ErrUsage), "run smsform state list CAMPAIGN.yaml")
+			return withHint(fmt.Errorf("%w: smsform state takes list, resolve, migrate or where", ErrUsage), "run smsform state list CAMPAIGN.yaml")
 		},
 	}
-	cmd.AddCommand(newStateListCmd(env), newStateResolveCmd(env), newStateMigrateCmd(env))
+	cmd.AddCommand(newStateListCmd(env), newStateResolveCmd(env), newStateMigrateCmd(env), newStateWhereCmd(env))
 	return cmd
 }
 
-// stateTarget is the state named by --state or $SMSFORM_STATE, or found
-// next to a campaign file, and the campaign's name when it is needed: a
-// database holds many campaigns, a file one.
-func stateTarget(ctx context.Context, env Env, pos []string, flagValue string) (loc, name string, err error) {
-	switch {
-	case len(pos) == 1:
-		loc, _ = stateLoc(env, pos[0], flagValue)
-	case flagValue != "":
-		loc = flagValue
-	case env.Getenv(envState) != "":
-		loc = env.Getenv(envState)
-	default:
-		return "", "", withHint(fmt.Errorf("%w: which state? give a campaign file or --state PATH", ErrUsage), "smsform state list campaign.yaml")
+// stateTarget is the state a state command works on, and the campaign's
+// name when a campaign file is given: a database or a project's file holds
+// many campaigns.
+func stateTarget(env Env, pos []string, flag *pflag.Flag) (stateChoice, string, error) {
+	c, err := chooseStateFor(env, pos, flag)
+	if err != nil || len(pos) == 0 {
+		return c, "", err
 	}
-	if len(pos) == 1 {
-		// The campaign names its record in a database, and a state file
-		// of another campaign is refused (state.ErrLineage).
-		c, err := campaign.Load(pos[0])
-		if err != nil {
-			return "", "", err
-		}
-		name = c.Name
+	camp, err := campaign.Load(pos[0])
+	if err != nil {
+		return c, "", err
 	}
-	return loc, name, nil
+	return c, camp.Name, nil
 }
+
+// stateFlagUsage is the --state flag's help, the same for every command.
+const stateFlagUsage = "state file or PostgreSQL location (default: $SMSFORM_STATE, else the project file's state, else next to the campaign, NAME.smsstate)"
 
 // lineageHint adds what to do to a state that belongs to another campaign.
 func lineageHint(err error) error {
@@ -61,25 +54,28 @@ func lineageHint(err error) error {
 func newStateListCmd(env Env) *cobra.Command {
 	cmd := &cobra.Command{Use: "list [CAMPAIGN.yaml]"}
 	fs := cmd.Flags()
-	stateFlag := fs.String("state", "", "state file or postgres:// URL (default: $SMSFORM_STATE, else next to the campaign)")
+	fs.String("state", "", stateFlagUsage)
 	jsonOut := fs.Bool("json", false, "print one JSON document")
 	show := fs.Bool("show-numbers", false, "show phone numbers whole (they are masked by default)")
 	wide := fs.Bool("wide", false, "show failure reasons whole instead of fitting the terminal's width")
 	cmd.Args = positional(0, 1, "at most one campaign file")
 	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
 		ctx := cmd.Context()
-		loc, name, err := stateTarget(ctx, env, pos, *stateFlag)
+		choice, name, err := stateTarget(env, pos, fs.Lookup("state"))
 		if err != nil {
 			return err
 		}
-		st, err := state.OpenReadOnly(ctx, loc, name)
+		st, err := choice.openView(ctx, name)
 		if err != nil {
-			return lineageHint(err)
+			return err
 		}
 		defer st.Close()
-		path := shownState(loc)
+		path := choice.shown()
 		if st.Lineage() == "" {
 			return withHint(fmt.Errorf("no state at %s", path), "apply the campaign first, or name the state with --state")
+		}
+		if m := st.Moved(); m != nil && !*jsonOut {
+			fmt.Fprintf(env.Stdout, "Moved to %s on %s by %s (serial %d): this record is kept only to read.\n\n", m.To, m.At.UTC().Format(time.RFC3339), m.By, m.Serial)
 		}
 		counts, err := st.Counts(ctx)
 		if err != nil {
@@ -106,7 +102,7 @@ func newStateListCmd(env Env) *cobra.Command {
 func newStateResolveCmd(env Env) *cobra.Command {
 	cmd := &cobra.Command{Use: "resolve [CAMPAIGN.yaml]"}
 	fs := cmd.Flags()
-	stateFlag := fs.String("state", "", "state file or postgres:// URL (default: $SMSFORM_STATE, else next to the campaign)")
+	fs.String("state", "", stateFlagUsage)
 	inDoubt := fs.Bool("in-doubt", false, "resolve in-doubt recipients: the API may have acted, check with the provider")
 	failed := fs.Bool("failed", false, "resolve failed recipients (--as unsent only): the API refused them, and the cause is fixed")
 	as := fs.String("as", "", "sent: the provider confirms they were sent; unsent: they were not, and the next apply sends them")
@@ -127,24 +123,25 @@ func newStateResolveCmd(env Env) *cobra.Command {
 			return withHint(fmt.Errorf("%w: failed recipients can only be resolved --as unsent", ErrUsage),
 				"the API refused them (4xx), so it did not send them; --as unsent lets the next apply send them again")
 		}
-		loc, name, err := stateTarget(ctx, env, pos, *stateFlag)
+		choice, name, err := stateTarget(env, pos, fs.Lookup("state"))
 		if err != nil {
 			return err
 		}
-		ro, err := state.OpenReadOnly(ctx, loc, name)
+		ro, err := choice.openView(ctx, name)
 		if err != nil {
-			return lineageHint(err)
+			return err
 		}
 		name = ro.Campaign()
 		ro.Close()
 		if name == "" {
-			return fmt.Errorf("no state at %s", shownState(loc))
+			return fmt.Errorf("no state at %s", choice.shown())
 		}
-		st, err := state.Open(ctx, loc, state.Options{Campaign: name, LockTimeout: *lockTimeout, LockWait: sayLockWait(env), RunURL: runURL(env)})
+		st, err := state.Open(ctx, choice.loc, state.Options{Campaign: name, LockTimeout: *lockTimeout, LockWait: sayLockWait(env), RunURL: runURL(env),
+			Shared: choice.shared})
 		if errors.Is(err, state.ErrLocked) {
 			return lockedHint(err, *lockTimeout)
 		} else if err != nil {
-			return err
+			return movedError(err)
 		}
 		defer st.Close()
 		kind, resolve := "in-doubt", func() (int, error) { return st.Resolve(ctx, *batch, *as == "sent") }
@@ -180,28 +177,75 @@ func newStateMigrateCmd(env Env) *cobra.Command {
 			return withHint(fmt.Errorf("%w: state migrate needs --from and --to", ErrUsage),
 				"smsform state migrate campaign.yaml --from campaign.smsstate --to postgres://host/db")
 		}
-		name := ""
+		name, shared := "", false
 		if len(pos) == 1 {
 			c, err := campaign.Load(pos[0])
 			if err != nil {
 				return err
 			}
 			name = c.Name
+			// Into the project's state, the target holds the project's campaigns.
+			if c.Project != nil && c.Project.State != "" {
+				declared, err := projectState(c.Project)
+				if err != nil {
+					return err
+				}
+				shared, _ = state.SameState(*to, declared)
+			}
 		}
-		c, err := state.Copy(ctx, *from, *to, state.CopyOptions{Campaign: name, LockTimeout: *lockTimeout, RunURL: runURL(env)})
+		c, err := state.Copy(ctx, *from, *to, state.CopyOptions{Campaign: name, LockTimeout: *lockTimeout, RunURL: runURL(env), Shared: shared})
 		if errors.Is(err, state.ErrLocked) {
 			return lockedHint(err, *lockTimeout)
 		} else if errors.Is(err, state.ErrTargetNotEmpty) {
 			return withHint(err, "the target already records this campaign: nothing was copied; use it as it is, or pick another target")
 		} else if err != nil {
-			return err
+			return movedError(err)
 		}
 		fmt.Fprintf(env.Stdout, "Copied campaign %s (lineage %s, serial %d) from %s to %s: %d attempts, %d sent, %d failed, %d in doubt, %d applied plans; checked.\n",
 			c.Campaign, c.Lineage, c.Serial, shownState(*from), shownState(*to), c.Attempts, c.Counts[state.Sent], c.Counts[state.Failed], c.Counts[state.InDoubt], c.Plans)
+		fmt.Fprintf(env.Stdout, "%s is marked moved: it is kept to read, and every command that would write or plan against it refuses.\n", shownState(*from))
 		if !inAutomation(env) {
-			fmt.Fprintf(env.Stderr, "hint: use the copy from now on (--state or %s); keep the source only as a backup, never apply against both\n", envState)
+			fmt.Fprintf(env.Stderr, "hint: use the copy from now on: name it in the project file's state (%s), or with --state or %s\n", campaign.ProjectFile, envState)
 		}
 		return nil
+	}
+	return cmd
+}
+
+// newStateWhereCmd says which state a command would use for a campaign,
+// and why: --state, SMSFORM_STATE, the project file, or the default.
+func newStateWhereCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{Use: "where CAMPAIGN.yaml"}
+	fs := cmd.Flags()
+	fs.String("state", "", stateFlagUsage)
+	jsonOut := fs.Bool("json", false, "print one JSON document")
+	cmd.Args = positional(1, 1, "one campaign file")
+	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
+		ctx := cmd.Context()
+		c, err := campaign.Load(pos[0])
+		if err != nil {
+			return err
+		}
+		choice, err := chooseState(env, pos[0], fs.Lookup("state"))
+		if err != nil {
+			return err
+		}
+		w := report.StateWhere{Campaign: c.Name, Location: choice.shown(), From: choice.from(), Source: choice.source, Shared: choice.shared,
+			Postgres: state.IsPostgres(choice.loc)}
+		if choice.project != nil {
+			w.Project = choice.project.Path
+		}
+		st, err := choice.openView(ctx, c.Name)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		w.Lineage, w.Serial, w.Moved, w.Paused = st.Lineage(), st.Serial(), st.Moved(), st.Paused()
+		w.SecondLedger = choice.secondLedger(ctx, pos[0], c.Name)
+		if *jsonOut {
+			return report.WriteStateWhereJSON(env.Stdout, w)
+		}
+		return report.WriteStateWhere(env.Stdout, w)
 	}
 	return cmd
 }

@@ -5,25 +5,196 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
+	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/state"
 )
 
-// envState names the state when --state does not: a path, or a postgres://
-// URL shared by every campaign (each keeps its own record, by name).
+// envState names the state when --state does not: a path, or a PostgreSQL
+// location shared by every campaign (each keeps its own record, by name).
 const envState = "SMSFORM_STATE"
 
-// stateLoc is where a campaign's state is: --state, else $SMSFORM_STATE,
-// else the file next to the campaign. explicit is false for that file.
-func stateLoc(env Env, campaignPath, flagValue string) (loc string, explicit bool) {
-	if flagValue != "" {
-		return flagValue, true
+// projectStateFile is the file a project's state folder holds.
+const projectStateFile = "smsform.smsstate"
+
+// Where a campaign's state comes from, in order of precedence.
+const (
+	fromFlag    = "--state"
+	fromEnv     = envState
+	fromProject = "project"
+	fromDefault = "default"
+)
+
+// stateChoice is the state a command uses for a campaign, and why: the one
+// place that decides it, so that every command agrees, and errors and
+// `state where` can say where the value came from.
+type stateChoice struct {
+	loc    string // for the state package: a file path or a PostgreSQL location
+	source string // fromFlag, fromEnv, fromProject or fromDefault
+	// shared: the project's state, which holds every campaign of the
+	// project (state.Options.Shared).
+	shared  bool
+	project *campaign.Project // nil outside a project
+	beside  string            // the file next to the campaign, the default outside a project
+}
+
+// from says where the choice came from, for messages.
+func (c stateChoice) from() string {
+	switch c.source {
+	case fromProject:
+		return fmt.Sprintf("state in %s:%d", c.project.Path, c.project.StateLine)
+	case fromDefault:
+		return "the default, next to the campaign"
 	}
-	if v := env.Getenv(envState); v != "" {
-		return v, true
+	return c.source
+}
+
+// shown is the location as messages show it: a password masked.
+func (c stateChoice) shown() string { return shownState(c.loc) }
+
+// chooseState decides the state of the campaign file at campaignPath:
+// --state, else $SMSFORM_STATE, else the project file's state, else the file
+// next to the campaign. When the project file names a state, --state and
+// SMSFORM_STATE may name only that same state (the same file, or the same
+// database and schema with another role or options): a teammate's shell or
+// a forgotten variable must not split a campaign's ledger in two. flag is
+// the command's --state flag, "Changed" when given.
+func chooseState(env Env, campaignPath string, flag *pflag.Flag) (stateChoice, error) {
+	proj, err := campaign.ProjectFor(filepath.Dir(campaignPath))
+	if err != nil {
+		return stateChoice{}, err
 	}
-	return statePath(campaignPath, ""), false
+	c := stateChoice{project: proj, beside: statePath(campaignPath, ""), source: fromDefault}
+	c.loc = c.beside
+	declared := ""
+	if proj != nil && proj.State != "" {
+		if declared, err = projectState(proj); err != nil {
+			return stateChoice{}, err
+		}
+		c.loc, c.source, c.shared = declared, fromProject, true
+	}
+	switch {
+	case flag != nil && flag.Changed:
+		c.loc, c.source = flag.Value.String(), fromFlag
+	case env.Getenv(envState) != "":
+		c.loc, c.source = env.Getenv(envState), fromEnv
+	}
+	if err := state.CheckLocation(c.loc); err != nil {
+		return stateChoice{}, withHint(fmt.Errorf("%s: %w", c.from(), err),
+			"name a state file (a path), a postgres:// URL or a libpq keyword string (host=… dbname=…)")
+	}
+	if declared == "" || c.source == fromProject {
+		return c, nil
+	}
+	same, err := state.SameState(c.loc, declared)
+	if err != nil {
+		return stateChoice{}, fmt.Errorf("compare %s with the project's state: %w", c.from(), err)
+	}
+	if !same {
+		return stateChoice{}, withHint(fmt.Errorf("%s names the state %s, but the project file %s names %s: a campaign keeps one ledger",
+			c.from(), c.shown(), proj.Path, shownState(declared)),
+			"unset %s (and leave out --state): the project file says where the state is; to use another role, name the same database", envState)
+	}
+	c.shared = true
+	return c, nil
+}
+
+// projectState is the project file's state as the state package takes it:
+// a PostgreSQL location as written, a path against the project's folder; a
+// folder (existing, or written with a trailing /) holds the project's file.
+func projectState(p *campaign.Project) (string, error) {
+	loc := p.State
+	if err := state.CheckLocation(loc); err != nil {
+		return "", &campaign.Error{File: p.Path, Line: p.StateLine, Field: "state", Msg: err.Error(),
+			Hint: "name a folder (or file) for the state, relative to the project file, or a PostgreSQL database"}
+	}
+	if state.IsPostgres(loc) {
+		return loc, nil
+	}
+	path := loc
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(p.Dir, path)
+	}
+	if fi, err := os.Stat(path); strings.HasSuffix(loc, "/") || err == nil && fi.IsDir() {
+		path = filepath.Join(path, projectStateFile)
+	}
+	return path, nil
+}
+
+// chooseStateFor is chooseState for a command that may name no campaign
+// (state list --state X): --state or SMSFORM_STATE then.
+func chooseStateFor(env Env, pos []string, flag *pflag.Flag) (stateChoice, error) {
+	if len(pos) == 1 {
+		return chooseState(env, pos[0], flag)
+	}
+	c := stateChoice{source: fromFlag}
+	switch {
+	case flag.Changed:
+		c.loc = flag.Value.String()
+	case env.Getenv(envState) != "":
+		c.loc, c.source = env.Getenv(envState), fromEnv
+	default:
+		return c, withHint(fmt.Errorf("%w: which state? give a campaign file or --state PATH", ErrUsage), "smsform state list campaign.yaml")
+	}
+	return c, state.CheckLocation(c.loc)
+}
+
+// openView opens the choice's state read-only for the campaign name.
+func (c stateChoice) openView(ctx context.Context, name string) (*state.State, error) {
+	var st *state.State
+	var err error
+	if c.shared {
+		st, err = state.OpenSharedReadOnly(ctx, c.loc, name)
+	} else {
+		st, err = state.OpenReadOnly(ctx, c.loc, name)
+	}
+	return st, lineageHint(err)
+}
+
+// secondLedger says why the file next to the campaign is a second ledger
+// while the state in use is elsewhere: it records the campaign and was not
+// migrated (state migrate marks what it copies). "" when it is not one.
+func (c stateChoice) secondLedger(ctx context.Context, campaignPath, name string) string {
+	if c.beside == "" || c.source == fromDefault {
+		return ""
+	}
+	if same, err := state.SameState(c.beside, c.loc); err != nil || same {
+		return ""
+	}
+	// A state in use that moved away is refused as such (perhaps it moved
+	// to the very file next to the campaign).
+	if in, err := c.openView(ctx, name); err == nil {
+		moved := in.Moved() != nil
+		in.Close()
+		if moved {
+			return ""
+		}
+	}
+	st, err := state.OpenReadOnly(ctx, c.beside, name)
+	if err != nil {
+		return ""
+	}
+	defer st.Close()
+	if st.Lineage() == "" || st.Serial() == 0 || st.Moved() != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s next to the campaign records campaign %s (serial %d) and was not migrated, while the state in use is %s (%s): "+
+		"two ledgers of one campaign; carry it over with smsform state migrate %s --from %s --to %s, or remove it if it is stale",
+		c.beside, name, st.Serial(), c.shown(), c.from(), campaignPath, c.beside, shownState(savedStatePath(c.loc)))
+}
+
+// movedError adds what to do to a record marked moved.
+func movedError(err error) error {
+	var me *state.MovedError
+	if errors.As(err, &me) {
+		return withHint(err, "the campaign's record lives at %s now: name it with --state, %s or the project file's state; the old one is kept only to read", me.To, envState)
+	}
+	return err
 }
 
 // runURL is the CI run this process belongs to, when the environment says:
@@ -43,32 +214,28 @@ func runURL(env Env) string {
 
 // earlierStateSigns are the signs of an earlier state that only the
 // command line knows of (the state package adds its own): a saved plan
-// made against a state, and a state file next to the campaign that records
-// it while the state is elsewhere (not migrated?).
-func earlierStateSigns(ctx context.Context, saved savedInfo, campaignPath, name, loc string) []string {
+// made against a state, and a lock file next to the campaign while its
+// state file is gone and the state is elsewhere.
+func earlierStateSigns(saved savedInfo, c stateChoice, name string) []string {
 	var signs []string
 	if saved.lineage != "" {
 		signs = append(signs, fmt.Sprintf("the saved plan %s was made against state lineage %s (serial %d)", saved.file, saved.lineage, saved.serial))
 	}
-	if file := statePath(campaignPath, ""); file != loc {
-		if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
-			if lock := state.LockFile(file, name); exists(lock) || exists(file+".lock") {
-				if !exists(lock) {
-					lock = file + ".lock"
-				}
-				signs = append(signs, fmt.Sprintf("%s exists (a state was used next to the campaign)", lock))
-			}
-		} else if err == nil {
-			if st, err := state.OpenReadOnly(ctx, file, ""); err == nil {
-				if st.Campaign() == name {
-					signs = append(signs, fmt.Sprintf("%s next to the campaign records it (lineage %s, serial %d): to carry it over, smsform state migrate %s --from %s --to STATE",
-						file, st.Lineage(), st.Serial(), campaignPath, file))
-				}
-				st.Close()
-			}
+	if c.source == fromDefault || exists(c.beside) {
+		return signs
+	}
+	for _, lock := range []string{state.LockFile(c.beside, name), c.beside + ".lock"} {
+		if exists(lock) {
+			signs = append(signs, fmt.Sprintf("%s exists (a state was used next to the campaign)", lock))
+			break
 		}
 	}
 	return signs
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // savedInfo is what earlierStateSigns needs of a saved plan.
@@ -80,19 +247,17 @@ type savedInfo struct {
 
 // earlierStateHint says what to do about an *state.EarlierStateError.
 func earlierStateHint(err error, loc string) error {
-	where := "restore it"
+	where := "restore the file (or point --state at it)"
 	if state.IsPostgres(loc) {
 		where = "point --state (or " + envState + ") at the database and schema that hold it"
-	} else {
-		where = "restore the file (or point --state at it)"
 	}
 	return withHint(err, "if the earlier state exists, %s; if it is really lost, check with the provider who was messaged before anyone is messaged again: only then pass --new-state", where)
 }
 
-// shownState is a state location as messages show it: a URL's password masked.
+// shownState is a state location as messages show it: a password masked.
 func shownState(loc string) string { return state.Redact(loc) }
 
-// savedStatePath is what a saved plan records of the state: a URL
+// savedStatePath is what a saved plan records of the state: a location
 // without its password, which apply then takes from PGPASSWORD or
 // ~/.pgpass (or a --state / SMSFORM_STATE that holds it).
 func savedStatePath(loc string) string {
@@ -102,7 +267,7 @@ func savedStatePath(loc string) string {
 	return state.WithoutPassword(loc)
 }
 
-// hasPassword reports whether a state URL holds a password.
+// hasPassword reports whether a state location holds a password.
 func hasPassword(loc string) bool {
 	return state.IsPostgres(loc) && state.WithoutPassword(loc) != loc
 }
@@ -122,9 +287,4 @@ func sayLockWait(env Env) func(time.Duration) {
 	return func(timeout time.Duration) {
 		fmt.Fprintf(env.Stderr, "smsform: the state is locked by another run; waiting up to %s for it (--lock-timeout)\n", timeout)
 	}
-}
-
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil
 }

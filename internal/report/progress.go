@@ -126,9 +126,9 @@ func waitLine(e apply.Event) string {
 // NothingToSend reports a run that had nothing to send in the events of
 // any other run, so that a program reading --json always gets a start and a
 // summary.
-func (p *Progress) NothingToSend() {
+func (p *Progress) NothingToSend(owed apply.Owed) {
 	p.Event(apply.Event{Type: "start"})
-	p.Event(apply.Event{Type: "summary", Summary: &apply.Result{}})
+	p.Event(apply.Event{Type: "summary", Summary: &apply.Result{Owed: &owed}})
 }
 
 // Done ends the bar, if any.

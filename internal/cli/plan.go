@@ -57,7 +57,7 @@ func validate(ctx context.Context, env Env, path string) error {
 			warnf(env, "... and %s more invalid %s (smsform plan --json lists them all)", words.Count(n), words.Plural(n, "number", "numbers"))
 			break
 		}
-		warnf(env, "%s: invalid number: %s", campaign.Plain(inv.Source), inv.Reason)
+		warnf(env, "%s: invalid number %s: %s", campaign.Plain(inv.Source), campaign.Quote(e164.MaskInvalid(inv.Value)), inv.Reason)
 	}
 	for _, w := range p.Warnings {
 		warnf(env, "%s", w)
@@ -157,6 +157,14 @@ func newPlanCmd(env Env) *cobra.Command {
 				return werr
 			}
 			return withHint(err, "fix or remove the invalid numbers, or set strict: false to skip them")
+		}
+		if errors.As(err, new(*plan.NoValidError)) {
+			// The invalid numbers are shown, then the error (its hint
+			// says how to write them).
+			if werr := out.write(env, env.Stdout, p); werr != nil {
+				return werr
+			}
+			return err
 		}
 		// A plan over budget is shown (and saved, for show --recipient) so that
 		// the reviewer sees why it fails; apply refuses it.

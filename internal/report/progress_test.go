@@ -52,19 +52,19 @@ func TestWriteResult(t *testing.T) {
 	r := &apply.Result{Sent: 1200, Batches: 12, Segments: 1300, Duration: 1500 * time.Millisecond}
 	for _, complete := range []bool{false, true} {
 		var b strings.Builder
-		if err := WriteResult(&b, r, complete, true); err != nil {
+		if err := WriteResult(&b, r, complete, Output{Plain: true}); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(b.String(), "1,200") || !strings.Contains(b.String(), "1.5s") {
 			t.Errorf("no counts in\n%s", b.String())
 		}
-		said := strings.Contains(b.String(), "Apply complete: 1,200 recipient(s) sent in 12 batch(es); nothing is left to send.\n")
+		said := strings.Contains(b.String(), "Apply complete: 1,200 recipients sent in 12 batches; nothing is left to send.\n")
 		if said != complete {
 			t.Errorf("complete %v: sentence said %v\n%s", complete, said, b.String())
 		}
 	}
 	var b strings.Builder
-	if err := WriteResult(&b, nil, true, true); err != nil || b.Len() != 0 {
+	if err := WriteResult(&b, nil, true, Output{Plain: true}); err != nil || b.Len() != 0 {
 		t.Errorf("no result: wrote %q, %v", b.String(), err)
 	}
 }

@@ -29,7 +29,9 @@ const zwsp = "\u200b"
 // mdText writes text from outside inside a line of the comment: a
 // paragraph, a list item or a table cell, never at a line's start.
 func mdText(s string) string {
-	s = oneLine(s)
+	// Spaces at either end are dropped: before a closing ** they would
+	// undo the emphasis the text is set in.
+	s = strings.TrimSpace(oneLine(s))
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/8)
 	prev := ' '

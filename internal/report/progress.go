@@ -283,30 +283,44 @@ func (p *Progress) Done() {
 	}
 }
 
-// WriteResult prints the summary table of a run, fitted to o.Width (a
-// column of zeros is dropped first), and, when the run is complete (it
-// ended with nothing left to send), a sentence that says so.
+// WriteResult prints the summary table of a run, fitted to o.Width (its
+// time in whole seconds, then its columns of zeros dropped, then one line
+// a figure), and, when the run is complete (it ended with nothing left to
+// send), a sentence that says so.
 func WriteResult(w io.Writer, r *apply.Result, complete bool, o Output) error {
 	if r == nil {
 		return nil
 	}
 	fmt.Fprintln(w)
-	g := &grid{}
-	for _, c := range []struct {
-		header string
-		value  string
-	}{
-		{"Sent", words.Count(r.Sent)}, {"Failed", words.Count(r.Failed)}, {"In doubt", words.Count(r.InDoubt)},
-		{"Skipped", words.Count(r.Skipped)}, {"Segments", words.Count(r.Segments)}, {"Retries", words.Count(r.Retries)},
-		{"Time", r.Duration.Round(time.Millisecond).String()},
-	} {
-		g.add(column{header: c.header, cells: []string{c.value}})
-		if c.value == "0" {
-			header := c.header
-			g.shrink = append(g.shrink, func(g *grid) bool { return g.drop(header) })
+	cols := []column{
+		{header: "Sent", cells: []string{words.Count(r.Sent)}},
+		{header: "Failed", cells: []string{words.Count(r.Failed)}},
+		{header: "In doubt", cells: []string{words.Count(r.InDoubt)}},
+		{header: "Skipped", cells: []string{words.Count(r.Skipped)}},
+		{header: "Segments", cells: []string{words.Count(r.Segments)}},
+		{header: "Retries", cells: []string{words.Count(r.Retries)}},
+		{header: "Time", cells: []string{r.Duration.Round(time.Millisecond).String()}},
+	}
+	g := &grid{cols: cols}
+	g.shrink = append(g.shrink, func(g *grid) bool {
+		g.col("Time").cells[0] = r.Duration.Round(time.Second).String()
+		return true
+	})
+	for _, c := range cols {
+		if c.cells[0] == "0" {
+			g.shrink = append(g.shrink, func(g *grid) bool { return g.drop(c.header) })
 		}
 	}
 	g.fit(o.Width, o.Plain)
+	if o.Width > 0 && g.least(o.Plain) > o.Width {
+		// Still too wide: one line a figure.
+		v := &grid{cols: []column{{header: "Result"}, {header: "Count"}}}
+		for _, c := range g.cols {
+			v.cols[0].cells = append(v.cols[0].cells, c.header)
+			v.cols[1].cells = append(v.cols[1].cells, c.cells[0])
+		}
+		g = v
+	}
 	if err := g.write(w, o.Plain); err != nil || !complete {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"fmt"
 
 	"github.com/smsform/smsform/api"
+	"github.com/smsform/smsform/internal/words"
 )
 
 // ErrInterrupted is returned when a signal stopped the run; what was in
@@ -28,7 +29,7 @@ type IncompleteError struct {
 }
 
 func (e *IncompleteError) Error() string {
-	return fmt.Sprintf("%d recipient(s) failed and %d are in doubt", e.Failed, e.InDoubt)
+	return fmt.Sprintf("%s failed and %s in doubt", words.N(e.Failed, "recipient", "recipients"), words.Plural(e.InDoubt, "1 is", words.Count(e.InDoubt)+" are"))
 }
 
 // WrongPlaceError stops a run whose request reached no API endpoint (404,

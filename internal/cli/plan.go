@@ -233,7 +233,7 @@ func newShowCmd(env Env) *cobra.Command {
 		}
 		defer saved.Close()
 		if *recipient != "" {
-			return showRecipient(env, saved.Plan, pos[0], *recipient)
+			return showRecipient(env, saved.Plan, pos[0], *recipient, report.Output{ShowNumbers: out.showNumbers})
 		}
 		// When the batches may go is told as of now: what matters is when
 		// the saved plan is applied, not when it was made.
@@ -250,7 +250,7 @@ var errFound = errors.New("found")
 
 // showRecipient prints the one message a saved plan would send to number,
 // exactly as it would go: the body, its encoding and segments.
-func showRecipient(env Env, p *plan.Plan, planFile, number string) error {
+func showRecipient(env Env, p *plan.Plan, planFile, number string, out report.Output) error {
 	n, err := e164.NewNormalizer("").Normalize(number)
 	if err != nil {
 		return withHint(fmt.Errorf("%w: --recipient %q is not a valid number: %v", ErrUsage, number, err),
@@ -268,7 +268,7 @@ func showRecipient(env Env, p *plan.Plan, planFile, number string) error {
 		return err
 	}
 	if found != nil {
-		return report.WriteMessage(env.Stdout, n.E164, *found)
+		return report.WriteMessage(env.Stdout, n.E164, *found, out)
 	}
 	return withHint(fmt.Errorf("%s is not to be sent by %s", e164.Mask(n.E164), planFile),
 		"it may be invalid, excluded, a duplicate or already sent: smsform show %s lists what the plan holds", planFile)

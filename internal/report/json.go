@@ -138,4 +138,3 @@ func streamJSON(w io.Writer, doc any, key string, escapeHTML bool, items func(ad
 	bw.Write(after)
 	return bw.Flush()
 }
-

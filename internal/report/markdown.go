@@ -358,4 +358,3 @@ func clip(text string) string {
 	return fmt.Sprintf("%s… (%s more characters: smsform show PLANFILE --recipient NUMBER shows a message whole)",
 		string(r[:maxShown]), words.Count(len(r)-maxShown))
 }
-

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clipperhouse/displaywidth"
+
 	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/state"
@@ -44,11 +46,11 @@ type stateRecipientJSON struct {
 // WriteStateTable writes the state's counts and a line per recipient, in
 // the order walk gives them. Its columns have fixed widths, so that lines
 // are written as the recipients stream in (a table that measured them
-// first would hold them all); a line wider than o.Width has its reason,
-// the last column, cut.
+// first would hold them all); a reason that does not fit o.Width after
+// the other columns goes on a line of its own, cut to the width there.
 func WriteStateTable(w io.Writer, l StateList, walk Recipients, o Output) error {
 	sent, failed, inDoubt := l.Counts[state.Sent], l.Counts[state.Failed], l.Counts[state.InDoubt]
-	fmt.Fprintf(w, "State %s: campaign %s, lineage %s, serial %d\n%s sent, %s failed, %s in doubt\n\n",
+	fmt.Fprintf(w, "State %s\nCampaign %s, lineage %s, serial %d\n%s sent, %s failed, %s in doubt\n\n",
 		oneLine(l.Path), oneLine(l.Campaign), l.Lineage, l.Serial, words.Count(sent), words.Count(failed), words.Count(inDoubt))
 	const row = "%-16s  %-8s  %-18s  %-20s"
 	if sent+failed+inDoubt > 0 {
@@ -56,9 +58,15 @@ func WriteStateTable(w io.Writer, l StateList, walk Recipients, o Output) error 
 	}
 	return walk(func(r state.Recipient) error {
 		r = o.recipient(r)
-		line := fmt.Sprintf(row, r.Phone, r.Status, r.BatchID, r.At.UTC().Format(time.RFC3339))
-		if r.Reason != "" {
-			line += "  " + oneLine(r.Reason)
+		line := strings.TrimRight(fmt.Sprintf(row, r.Phone, r.Status, r.BatchID, r.At.UTC().Format(time.RFC3339)), " ")
+		if reason := oneLine(r.Reason); reason != "" {
+			if o.Width > 0 && displaywidth.String(line)+2+displaywidth.String(reason) > o.Width {
+				// Too long for the line: the reason, what a reader came
+				// for, goes on a line of its own, cut only there.
+				_, err := fmt.Fprintf(w, "%s\n    %s\n", cutLine(line, o.Width), cutLine(reason, max(o.Width-4, 3)))
+				return err
+			}
+			line += "  " + reason
 		}
 		_, err := fmt.Fprintln(w, cutLine(line, o.Width))
 		return err

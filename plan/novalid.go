@@ -18,8 +18,11 @@ type NoValidError struct {
 }
 
 func (e *NoValidError) Error() string {
-	return fmt.Sprintf("no valid number among the campaign's %s; %s: %s",
-		words.N(e.Invalid, "recipient", "recipients"), words.Plural(e.Count, "the one", fmt.Sprintf("%s of them", words.Count(e.Count))), e.Reason)
+	msg := fmt.Sprintf("none of the campaign's %s has a valid number", words.N(e.Invalid, "recipient", "recipients"))
+	if e.Count == e.Invalid {
+		return msg + ": " + e.Reason
+	}
+	return fmt.Sprintf("%s; %s of them: %s", msg, words.Count(e.Count), e.Reason)
 }
 
 // Hint says how to write the numbers so that they are read.

@@ -151,20 +151,11 @@ func newPlanCmd(env Env) *cobra.Command {
 				return serr
 			}
 		}
-		var strict *plan.StrictError
-		if errors.As(err, &strict) {
+		if shown, ok := invalidNumbers(err); ok {
 			if werr := out.write(env, env.Stdout, p); werr != nil {
 				return werr
 			}
-			return withHint(err, "fix or remove the invalid numbers, or set strict: false to skip them")
-		}
-		if errors.As(err, new(*plan.NoValidError)) {
-			// The invalid numbers are shown, then the error (its hint
-			// says how to write them).
-			if werr := out.write(env, env.Stdout, p); werr != nil {
-				return werr
-			}
-			return err
+			return shown
 		}
 		// A plan over budget is shown (and saved, for show --recipient) so that
 		// the reviewer sees why it fails; apply refuses it.
@@ -192,23 +183,42 @@ func newPlanCmd(env Env) *cobra.Command {
 		if over != nil {
 			return err
 		}
-		switch {
-		case inAutomation(env):
-		case *outFile != "":
-			fmt.Fprintf(env.Stderr, "smsform: plan saved to %s (it holds phone numbers: keep it private)\nhint: apply exactly this plan with: smsform apply %s\n", *outFile, *outFile)
-		case p.Summary.ToSend > 0:
-			stateArg := ""
-			if *stateFlag != "" {
-				stateArg = " --state " + shownState(*stateFlag)
-			}
-			fmt.Fprintf(env.Stderr, "hint: to send it, run smsform apply %s%s (or save it for review with --out PLANFILE, then smsform apply PLANFILE)\n", pos[0], stateArg)
-		}
+		sayPlanNext(env, p, pos[0], *stateFlag, *outFile)
 		if *detailed && p.Summary.ToSend > 0 {
 			return ErrPending
 		}
 		return nil
 	}
 	return cmd
+}
+
+// invalidNumbers is the error of a plan refused for its invalid numbers
+// (strict, or none valid), which plan shows before the error so that the
+// numbers can be found; ok is false for any other error.
+func invalidNumbers(err error) (shown error, ok bool) {
+	var strict *plan.StrictError
+	switch {
+	case errors.As(err, &strict):
+		return withHint(err, "fix or remove the invalid numbers, or set strict: false to skip them"), true
+	case errors.As(err, new(*plan.NoValidError)):
+		return err, true // its hint says how to write the numbers
+	}
+	return nil, false
+}
+
+// sayPlanNext says, outside automation, what to do with the plan shown.
+func sayPlanNext(env Env, p *plan.Plan, campaignPath, stateFlag, outFile string) {
+	switch {
+	case inAutomation(env):
+	case outFile != "":
+		fmt.Fprintf(env.Stderr, "smsform: plan saved to %s (it holds phone numbers: keep it private)\nhint: apply exactly this plan with: smsform apply %s\n", outFile, outFile)
+	case p.Summary.ToSend > 0:
+		stateArg := ""
+		if stateFlag != "" {
+			stateArg = " --state " + shownState(stateFlag)
+		}
+		fmt.Fprintf(env.Stderr, "hint: to send it, run smsform apply %s%s (or save it for review with --out PLANFILE, then smsform apply PLANFILE)\n", campaignPath, stateArg)
+	}
 }
 
 func newShowCmd(env Env) *cobra.Command {

@@ -165,7 +165,7 @@ func MaskIn(text string, numbers ...string) string {
 
 // MaskAny masks, in text from outside that names no recipient smsform
 // knows of (a provider's words in an event), every run of 8 digits or more
-// but an ISO date: anything that may be a phone number.
+// but an ISO date or an IPv4 address: anything that may be a phone number.
 func MaskAny(text string) string {
 	runs := digitRuns(text, anyDigits)
 	found := false
@@ -177,6 +177,9 @@ func MaskAny(text string) string {
 				continue
 			}
 			runs[i] = r
+		}
+		if isIPv4(text[r.start:r.end]) {
+			continue
 		}
 		runs[i].masked, found = true, true
 	}
@@ -347,6 +350,21 @@ func isDate(s string) bool {
 	}
 	for i := 0; i < len(s); i++ {
 		if i != 4 && i != 7 && !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// isIPv4 reports whether s is four groups of 1 to 3 digits joined by dots,
+// 192.168.100.200: an address a connection error names.
+func isIPv4(s string) bool {
+	groups := strings.Split(s, ".")
+	if len(groups) != 4 {
+		return false
+	}
+	for _, g := range groups {
+		if len(g) == 0 || len(g) > 3 || strings.Trim(g, "0123456789") != "" {
 			return false
 		}
 	}

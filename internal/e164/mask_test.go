@@ -58,6 +58,7 @@ func TestMaskAny(t *testing.T) {
 		{"recipient +44 7400 123459 is blocked", "recipient +•• •••• •••459 is blocked"},
 		{"HTTP 503 at 2026-11-23 14:00:05, retry in 30 s", "HTTP 503 at 2026-11-23 14:00:05, retry in 30 s"},
 		{"request 1234567 refused", "request 1234567 refused"},
+		{"dial tcp 192.168.100.200:443: connection refused", "dial tcp 192.168.100.200:443: connection refused"},
 	} {
 		if got := MaskAny(tt.in); got != tt.want {
 			t.Errorf("MaskAny(%q) = %q, want %q", tt.in, got, tt.want)

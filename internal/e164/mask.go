@@ -109,6 +109,9 @@ func splitE164(s string) (cc, national string, ok bool) {
 // sliced off, are caught.
 const windowDigits = 6
 
+// windowMod keeps windowDigits digits of a rolling window.
+const windowMod = 1_000_000
+
 // anyDigits is how long a run of digits [MaskAny] takes for a number: 8,
 // more than an ISO date's.
 const anyDigits = 8
@@ -132,20 +135,30 @@ func MaskIn(text string, numbers ...string) string {
 	}
 	// Each window of windowDigits digits of a run, with the runs that hold
 	// it; a run past the 64th is masked whatever it holds.
-	windows := map[uint32]uint64{}
-	var hit uint64
+	var windows windowSet
 	for i, r := range runs {
 		if i >= 64 {
 			runs[i].masked = true
 			continue
 		}
-		eachWindow(r.digits, func(w uint32) { windows[w] |= 1 << i })
+		eachWindow(r.digits, func(w uint32) { windows.add(w, 1<<i) })
 	}
 	all := uint64(1)<<min(len(runs), 64) - 1 // every run: 1<<64 is 0
-	var digits []byte
+	var hit uint64
 	for _, n := range numbers {
-		digits = appendDigits(digits[:0], n)
-		eachWindow(digits, func(w uint32) { hit |= windows[w] })
+		// The number's windows, rolled digit by digit (a batch may have
+		// thousands of recipients).
+		var w uint32
+		k := 0
+		for i := 0; i < len(n); i++ {
+			if !isDigit(n[i]) {
+				continue
+			}
+			w = (w*10 + uint32(n[i]-'0')) % windowMod
+			if k++; k >= windowDigits {
+				hit |= windows.runs(w)
+			}
+		}
 		if hit == all {
 			break
 		}
@@ -220,6 +233,55 @@ func MaskInvalid(raw string) string {
 		k++
 	}
 	return b.String()
+}
+
+// windowSet holds windows of digits and, for each, the runs (a bit each)
+// that hold it: a slice searched in order while it is small (a body holds
+// a few numbers), a map past that.
+type windowSet struct {
+	list []windowRuns
+	big  map[uint32]uint64
+}
+
+type windowRuns struct {
+	w    uint32
+	runs uint64
+}
+
+// smallSet is how many windows a windowSet searches in order.
+const smallSet = 32
+
+func (s *windowSet) add(w uint32, runs uint64) {
+	if s.big != nil {
+		s.big[w] |= runs
+		return
+	}
+	for i := range s.list {
+		if s.list[i].w == w {
+			s.list[i].runs |= runs
+			return
+		}
+	}
+	s.list = append(s.list, windowRuns{w, runs})
+	if len(s.list) > smallSet {
+		s.big = make(map[uint32]uint64, 2*len(s.list))
+		for _, x := range s.list {
+			s.big[x.w] |= x.runs
+		}
+		s.list = nil
+	}
+}
+
+func (s *windowSet) runs(w uint32) uint64 {
+	if s.big != nil {
+		return s.big[w]
+	}
+	for _, x := range s.list {
+		if x.w == w {
+			return x.runs
+		}
+	}
+	return 0
 }
 
 // digitRun is a run of digits in a text: bytes [start, end) from its first

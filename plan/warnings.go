@@ -121,8 +121,9 @@ func (b *builder) warnUCS2() error {
 			quoted = append(quoted, fmt.Sprintf("%q", r))
 		}
 		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
-			"%s %s, not in GSM-7: sent as UCS-2, costing %s more in all",
-			words.N(c.bodies, "distinct body", "distinct bodies"), words.Plural(c.bodies, "uses", "use")+" "+strings.Join(quoted, " "), words.N(c.extra, "segment", "segments")))
+			"%s %s, not in GSM-7: sent as UCS-2, costing %s more %s in all",
+			words.N(c.bodies, "distinct body", "distinct bodies"), words.Plural(c.bodies, "uses", "use")+" "+strings.Join(quoted, " "),
+			words.Count(c.extra), words.Plural(c.extra, "segment", "segments")))
 	}
 	if len(order) > 0 && b.c.Prices != nil {
 		if extra, ok := b.ucs2Cost(); extra.IsPositive() {

@@ -73,7 +73,7 @@ clean:
 FUZZTIME ?= 30s
 FUZZ_TARGETS := ./campaign:FuzzLoad ./campaign:FuzzPrices ./campaign:FuzzReadCSV ./campaign:FuzzReadText ./campaign:FuzzRender \
 	./plan/planfile:FuzzDecodeSaved ./api:FuzzFindRequestID ./api:FuzzErrorReason ./api:FuzzParseToken ./api:FuzzPointer ./internal/sms:FuzzAnalyze \
-	./state:FuzzEachPhone
+	./state:FuzzEachPhone ./internal/report:FuzzMarkdown ./internal/e164:FuzzMaskIn
 fuzz:
 	$(GO) test -count=1 -run '^TestDifferential$$' ./internal/e164
 	@for t in $(FUZZ_TARGETS); do \

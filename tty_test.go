@@ -55,6 +55,9 @@ func TestTerminal(t *testing.T) {
 	go io.Copy(screen, tty)
 
 	screen.waitFor(t, regexp.MustCompile(`Only 'yes' will be accepted: $`), 20*time.Second)
+	// The plan's summary in one line, right above the question, whatever
+	// the table scrolled away.
+	screen.waitFor(t, regexp.MustCompile(`\nSummary: 40 messages to send; when: now\.\r?\nDo you want to send these messages\?`), time.Second)
 	// On a terminal the summary line is bold and the table ruled.
 	screen.waitFor(t, regexp.MustCompile(`\x1b\[1mPlan: 40 messages in 40 batches`), time.Second)
 	screen.waitFor(t, regexp.MustCompile(`┌─+┬`), time.Second)
@@ -72,7 +75,7 @@ func TestTerminal(t *testing.T) {
 	tty.Write([]byte{3})
 	screen.waitFor(t, regexp.MustCompile(`(?m)\nsmsform: interrupted: finishing what is in flight \(interrupt again to quit at once\)\r?$`), 10*time.Second)
 	tty.Write([]byte{3})
-	screen.waitFor(t, regexp.MustCompile(`(?m)(^|\r)smsform: quit at once: up to 1 batch\(es\) in flight when it quit are in doubt: see them with smsform state list c\.yaml, check with the provider, then smsform state resolve c\.yaml --in-doubt --as sent\|unsent\r?$`), 10*time.Second)
+	screen.waitFor(t, regexp.MustCompile(`(?m)(^|\r)smsform: quit at once: up to 1 batch in flight when it quit are in doubt: see them with smsform state list c\.yaml, check with the provider, then smsform state resolve c\.yaml --in-doubt --as sent\|unsent\r?$`), 10*time.Second)
 
 	err = cmd.Wait()
 	var exit *exec.ExitError

@@ -15,6 +15,7 @@ import (
 	"fmt"
 
 	"github.com/smsform/smsform/api"
+	"github.com/smsform/smsform/internal/words"
 )
 
 // ErrInterrupted is returned when a signal stopped the run; what was in
@@ -31,11 +32,11 @@ type IncompleteError struct {
 }
 
 func (e *IncompleteError) Error() string {
-	total := fmt.Sprintf("the state records %d recipient(s) failed and %d in doubt", e.Owed.Failed, e.Owed.InDoubt)
+	total := fmt.Sprintf("the state records %s failed and %s in doubt", words.N(e.Owed.Failed, "recipient", "recipients"), words.Count(e.Owed.InDoubt))
 	if e.Failed == 0 && e.InDoubt == 0 {
 		return "nothing failed in this run, but " + total + ": the campaign is not finished"
 	}
-	msg := fmt.Sprintf("%d recipient(s) failed and %d are in doubt", e.Failed, e.InDoubt)
+	msg := fmt.Sprintf("%s failed and %s in doubt", words.N(e.Failed, "recipient", "recipients"), words.Plural(e.InDoubt, "1 is", words.Count(e.InDoubt)+" are"))
 	if e.Owed.Failed > e.Failed || e.Owed.InDoubt > e.InDoubt {
 		msg += "; in all, " + total
 	}

@@ -37,10 +37,10 @@ type ClosedError struct {
 }
 
 func (e *ClosedError) Error() string {
-	msg := fmt.Sprintf("nothing more may be sent now: %s recipient(s) wait; next: %s (%s)",
-		words.Count(e.Waiting), e.Label, e.Next.UTC().Format(time.RFC3339))
+	msg := fmt.Sprintf("nothing more may be sent now: %s; next: %s (%s)",
+		words.N(e.Waiting, "recipient waits", "recipients wait"), e.Label, e.Next.UTC().Format(time.RFC3339))
 	if e.Expired > 0 {
-		msg += fmt.Sprintf("; %s recipient(s) will not be sent: their window does not open before not_after", words.Count(e.Expired))
+		msg += fmt.Sprintf("; %s not be sent: their window does not open before not_after", words.N(e.Expired, "recipient will", "recipients will"))
 	}
 	return msg
 }
@@ -54,7 +54,7 @@ type ExpiredError struct {
 }
 
 func (e *ExpiredError) Error() string {
-	return fmt.Sprintf("%s recipient(s) left unsent: %s", words.Count(e.Left), e.Reason)
+	return fmt.Sprintf("%s left unsent: %s", words.N(e.Left, "recipient", "recipients"), e.Reason)
 }
 
 // gate checks each batch's send window at send time.

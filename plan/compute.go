@@ -20,7 +20,8 @@ const collectBefore = 100_000
 
 // Compute plans c against what rec records (rec may be nil: nothing is
 // recorded yet). With a strict campaign that lists invalid numbers it returns
-// the plan and a *StrictError.
+// the plan and a *StrictError; with recipients none of which is valid, the
+// plan and a *NoValidError.
 //
 // What a plan keeps of each recipient is a few fixed-size values in columns
 // that hold no pointers, and the text of each distinct body goes to a spool
@@ -63,6 +64,9 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 	}
 	if err := b.arrange(); err != nil {
 		return nil, err
+	}
+	if err := noValid(b.p, c.DefaultRegion); err != nil {
+		return b.p, err
 	}
 	if c.Strict && len(b.p.Invalid) > 0 {
 		return b.p, &StrictError{Invalid: b.p.Invalid}

@@ -265,17 +265,17 @@ func CheckBudget(p *Plan, b campaign.Budget) (*BudgetCheck, error) {
 				n += u.Recipients
 				names = append(names, u.Country)
 			}
-			over("%s %s in %s %s no price, so the cost cannot be held against max_total %s",
-				words.Count(n), words.Plural(n, "recipient", "recipients"), strings.Join(names, ", "), words.Plural(n, "has", "have"), words.Money(c.Currency, *b.MaxTotal))
+			over("%s in %s %s no price, so the cost cannot be held against max_total %s",
+				words.N(n, "recipient", "recipients"), strings.Join(names, ", "), words.Plural(n, "has", "have"), words.Money(c.Currency, *b.MaxTotal))
 		default:
 			all := c.Total.Add(c.AlreadySpent)
 			if all.GreaterThan(*b.MaxTotal) {
+				m := words.NewAmounts(c.Currency, all, c.Total, c.AlreadySpent, *b.MaxTotal)
 				spent := ""
 				if c.AlreadySpent.IsPositive() {
-					spent = fmt.Sprintf(" (%s to send + %s already spent)", words.Money(c.Currency, c.Total), words.Money(c.Currency, c.AlreadySpent))
+					spent = fmt.Sprintf(" (%s to send + %s already spent)", m.Money(c.Total), m.Money(c.AlreadySpent))
 				}
-				over("cost %s%s exceeds max_total %s by %s", words.Money(c.Currency, all), spent,
-					words.Money(c.Currency, *b.MaxTotal), words.Money(c.Currency, all.Sub(*b.MaxTotal)))
+				over("cost %s%s exceeds max_total %s by %s", m.Money(all), spent, m.Money(*b.MaxTotal), m.Money(all.Sub(*b.MaxTotal)))
 			}
 		}
 	}
@@ -288,8 +288,8 @@ func CheckBudget(p *Plan, b campaign.Budget) (*BudgetCheck, error) {
 			}
 		}
 		if n > 0 {
-			over("%s %s %s more than max_segments_per_message %d: up to %d, %d over",
-				words.Count(n), words.Plural(n, "message", "messages"), words.Plural(n, "needs", "need"), m, most, most-m)
+			over("%s %s more than max_segments_per_message %s: up to %s, %s over",
+				words.N(n, "message", "messages"), words.Plural(n, "needs", "need"), words.Count(m), words.Count(most), words.Count(most-m))
 		}
 	}
 	if m := b.MaxRecipients; m > 0 {

@@ -102,16 +102,16 @@ func TestBudget(t *testing.T) {
 		want         []string // what is exceeded; none: within budget
 	}{
 		{"within", "  max_total: 0.185\n  max_segments_per_message: 2\n  max_recipients: 3\n", nil, nil},
-		{"cost", "  max_total: 0.18\n", nil, []string{"cost EUR 0.185 exceeds max_total EUR 0.18 by EUR 0.005"}},
+		{"cost", "  max_total: 0.18\n", nil, []string{"cost EUR 0.185 exceeds max_total EUR 0.180 by EUR 0.005"}},
 		{"segments", "  max_segments_per_message: 1\n", nil, []string{"1 message needs more than max_segments_per_message 1: up to 2, 1 over"}},
 		{"recipients", "  max_recipients: 2\n", nil, []string{"3 recipients (to send + already sent) exceed max_recipients 2 by 1"}},
 		{"all three", "  max_total: 0.1\n  max_segments_per_message: 1\n  max_recipients: 1\n", nil, []string{
-			"cost EUR 0.185 exceeds max_total EUR 0.10 by EUR 0.085",
+			"cost EUR 0.185 exceeds max_total EUR 0.100 by EUR 0.085",
 			"1 message needs more than max_segments_per_message 1: up to 2, 1 over",
 			"3 recipients (to send + already sent) exceed max_recipients 1 by 2"}},
 		// What the state records as sent counts against the campaign's budget.
 		{"spent counts", "  max_total: 0.15\n", testharness.Recorded{{Phone: "+447800123456", Status: state.Sent, BodyHash: state.BodyHash("a")}},
-			[]string{"cost EUR 0.185 (EUR 0.15 to send + EUR 0.035 already spent) exceeds max_total EUR 0.15 by EUR 0.035"}},
+			[]string{"cost EUR 0.185 (EUR 0.150 to send + EUR 0.035 already spent) exceeds max_total EUR 0.150 by EUR 0.035"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,10 @@
 package plan
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/smsform/smsform/internal/words"
+)
 
 // index finds the id of a key whose value is kept elsewhere (a number in
 // the recipients' column, a body's hash in the bodies'): an open-addressing
@@ -45,7 +49,7 @@ func (x *index) find(h uint64, same func(id int32) bool) (int32, bool) {
 // any id added before, to grow the table.
 func (x *index) add(h uint64, id int32, hashOf func(id int32) uint64) error {
 	if id >= maxIDs {
-		return fmt.Errorf("more than %d distinct recipients or bodies in one plan: split the campaign", maxIDs)
+		return fmt.Errorf("more than %s distinct recipients or bodies in one plan: split the campaign", words.Count(maxIDs))
 	}
 	if 4*(x.n+1) > 3*len(x.slots) {
 		x.grow(hashOf)

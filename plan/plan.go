@@ -18,6 +18,7 @@ import (
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/sms"
 	"github.com/smsform/smsform/internal/window"
+	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/state"
 )
 
@@ -240,8 +241,8 @@ type StrictError struct{ Invalid []Invalid }
 
 func (e *StrictError) Error() string {
 	first := e.Invalid[0]
-	return fmt.Sprintf("%d invalid number(s) in a strict campaign; first: %s: %q: %s",
-		len(e.Invalid), first.Source, e164.Mask(first.Value), first.Reason)
+	return fmt.Sprintf("%s in a strict campaign; first: %s: %q: %s",
+		words.N(len(e.Invalid), "invalid number", "invalid numbers"), first.Source, e164.MaskInvalid(first.Value), first.Reason)
 }
 
 // TotalSegments is the number of segments the batch costs.

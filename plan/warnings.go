@@ -121,8 +121,9 @@ func (b *builder) warnUCS2() error {
 			quoted = append(quoted, fmt.Sprintf("%q", r))
 		}
 		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
-			"%d distinct bod%s use %s, not in GSM-7: sent as UCS-2, costing %d more segment(s) in all",
-			c.bodies, words.Plural(c.bodies, "y", "ies"), strings.Join(quoted, " "), c.extra))
+			"%s %s, not in GSM-7: sent as UCS-2, costing %s more %s in all",
+			words.N(c.bodies, "distinct body", "distinct bodies"), words.Plural(c.bodies, "uses", "use")+" "+strings.Join(quoted, " "),
+			words.Count(c.extra), words.Plural(c.extra, "segment", "segments")))
 	}
 	if len(order) > 0 && b.c.Prices != nil {
 		if extra, ok := b.ucs2Cost(); extra.IsPositive() {
@@ -149,7 +150,7 @@ func (b *builder) warnEscape(field string, src campaign.Source) {
 func (b *builder) noteSkipped(kind string, lines []string) {
 	for i, l := range lines {
 		if i == maxListed {
-			b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("... and %d more %s warning(s)", len(lines)-maxListed, kind))
+			b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("... and %s more %s %s", words.Count(len(lines)-maxListed), kind, words.Plural(len(lines)-maxListed, "warning", "warnings")))
 			break
 		}
 		b.p.Warnings = append(b.p.Warnings, l)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/window"
+	"github.com/smsform/smsform/internal/words"
 )
 
 // This file splits the groups of a campaign with a send window by the time
@@ -85,15 +86,15 @@ func (b *builder) splitByZone() error {
 	if n := b.p.Summary.NoTimezone; n > 0 {
 		for i, m := range unknown {
 			if i == maxListed {
-				b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("... and %d more without a known time zone", n-maxListed))
+				b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("... and %s more without a known time zone", words.Count(n-maxListed)))
 				break
 			}
 			b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("%s has no known time zone: held back (set fallback_timezone to send it in that zone's window)", m))
 		}
 	}
 	if fallbacks > 0 {
-		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("%d recipient(s) have no known time zone: their window is taken in fallback_timezone %s",
-			fallbacks, b.c.Window.Fallback))
+		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("%s no known time zone: their window is taken in fallback_timezone %s",
+			words.N(fallbacks, "recipient has", "recipients have"), b.c.Window.Fallback))
 	}
 	return nil
 }

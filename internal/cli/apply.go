@@ -12,6 +12,7 @@ import (
 	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/report"
+	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/plan/planfile"
 	"github.com/smsform/smsform/state"
 	"github.com/spf13/cobra"
@@ -82,8 +83,8 @@ func newApplyCmd(env Env) *cobra.Command {
 		defer pending.Close()
 
 		p := pending.Plan
+		out := report.Output{ShowNumbers: *showNumbers, Width: tableWidth(env, *wide), Plain: !env.IsTerminal(env.Stdout), Colour: colour(env, env.Stdout)}
 		if saved == nil {
-			out := report.Output{ShowNumbers: *showNumbers, Width: tableWidth(env, *wide), Plain: !env.IsTerminal(env.Stdout), Colour: colour(env, env.Stdout)}
 			if !*jsonOut {
 				if err := report.WriteTable(env.Stdout, p, out); err != nil {
 					return err
@@ -91,7 +92,7 @@ func newApplyCmd(env Env) *cobra.Command {
 			}
 			if p.Summary.ToSend > 0 && !*autoApprove {
 				noteNothingNow(env, p, *wait)
-				if err := confirm(env); err != nil {
+				if err := confirm(env, report.PromptSummary(p)); err != nil {
 					return err
 				}
 			}
@@ -109,15 +110,15 @@ func newApplyCmd(env Env) *cobra.Command {
 			return nil
 		}
 
-		prog := newProgress(env, *jsonOut, p.Summary.ToSend)
-		env.Interrupt.set(fmt.Sprintf("up to %d batch(es) in flight when it quit are in doubt: see them with smsform state list %s%s, check with the provider, then smsform state resolve %s%s --in-doubt --as sent|unsent",
-			c.Concurrency, next.campaign, next.stateArg(), next.campaign, next.stateArg()))
+		prog := applyProgress(env, p, *jsonOut, *wait, *showNumbers)
+		env.Interrupt.set(fmt.Sprintf("up to %s in flight when it quit are in doubt: see them with smsform state list %s%s, check with the provider, then smsform state resolve %s%s --in-doubt --as sent|unsent",
+			words.N(c.Concurrency, "batch", "batches"), next.campaign, next.stateArg(), next.campaign, next.stateArg()))
 		defer env.Interrupt.set("")
 		res, err := pending.Send(ctx, apply.Options{MaxErrors: *maxErrors, Events: prog.Event, Wait: *wait})
 		prog.Done()
 		next.recorded = pending.Recorded()
 		if !*jsonOut {
-			if werr := report.WriteResult(env.Stdout, res, err == nil, !env.IsTerminal(env.Stdout)); werr != nil {
+			if werr := report.WriteResult(env.Stdout, res, err == nil, out); werr != nil {
 				return errors.Join(werr, err)
 			}
 		}
@@ -299,9 +300,10 @@ func applyTarget(path string) (*planfile.Saved, string, error) {
 	return saved, saved.CampaignPath, nil
 }
 
-// confirm asks for "yes" on the terminal (runApply has made sure there is one).
-func confirm(env Env) error {
-	fmt.Fprint(env.Stderr, "\nDo you want to send these messages? Only 'yes' will be accepted: ")
+// confirm asks for "yes" on the terminal (runApply has made sure there is
+// one), right under the plan's summary in one line.
+func confirm(env Env, summary string) error {
+	fmt.Fprintf(env.Stderr, "\n%s\nDo you want to send these messages? Only 'yes' will be accepted: ", summary)
 	line, err := bufio.NewReader(env.Stdin).ReadString('\n')
 	if err != nil && line == "" {
 		return errors.New("apply cancelled: no answer")

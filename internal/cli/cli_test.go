@@ -169,7 +169,7 @@ func TestStateTakesGlobalFlagsBeforeItsSubcommand(t *testing.T) {
 			t.Errorf("%q: %v\n%s", args, err, stderr.String())
 			continue
 		}
-		if !strings.Contains(stdout.String(), "campaign c") {
+		if !strings.Contains(stdout.String(), "Campaign c") {
 			t.Errorf("%q printed %q", args, stdout.String())
 		}
 	}

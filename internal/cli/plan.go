@@ -57,7 +57,7 @@ func validate(ctx context.Context, env Env, path string) error {
 			warnf(env, "... and %s more invalid %s (smsform plan --json lists them all)", words.Count(n), words.Plural(n, "number", "numbers"))
 			break
 		}
-		warnf(env, "%s: invalid number: %s", campaign.Plain(inv.Source), inv.Reason)
+		warnf(env, "%s: invalid number %s: %s", campaign.Plain(inv.Source), campaign.Quote(e164.MaskInvalid(inv.Value)), inv.Reason)
 	}
 	for _, w := range p.Warnings {
 		warnf(env, "%s", w)
@@ -161,12 +161,11 @@ func newPlanCmd(env Env) *cobra.Command {
 				p.Warnings = append(p.Warnings, msg+"; apply refuses to run until it is settled")
 			}
 		}
-		var strict *plan.StrictError
-		if errors.As(err, &strict) {
+		if shown, ok := invalidNumbers(err); ok {
 			if werr := out.write(env, env.Stdout, p); werr != nil {
 				return werr
 			}
-			return withHint(err, "fix or remove the invalid numbers, or set strict: false to skip them")
+			return shown
 		}
 		// A plan over budget is shown (and saved, for show --recipient) so that
 		// the reviewer sees why it fails; apply refuses it.
@@ -194,23 +193,42 @@ func newPlanCmd(env Env) *cobra.Command {
 		if over != nil {
 			return err
 		}
-		switch {
-		case inAutomation(env):
-		case *outFile != "":
-			fmt.Fprintf(env.Stderr, "smsform: plan saved to %s (it holds phone numbers: keep it private)\nhint: apply exactly this plan with: smsform apply %s\n", *outFile, *outFile)
-		case p.Summary.ToSend > 0:
-			stateArg := ""
-			if *stateFlag != "" {
-				stateArg = " --state " + shownState(*stateFlag)
-			}
-			fmt.Fprintf(env.Stderr, "hint: to send it, run smsform apply %s%s (or save it for review with --out PLANFILE, then smsform apply PLANFILE)\n", pos[0], stateArg)
-		}
+		sayPlanNext(env, p, pos[0], *stateFlag, *outFile)
 		if *detailed && p.Summary.ToSend > 0 {
 			return ErrPending
 		}
 		return nil
 	}
 	return cmd
+}
+
+// invalidNumbers is the error of a plan refused for its invalid numbers
+// (strict, or none valid), which plan shows before the error so that the
+// numbers can be found; ok is false for any other error.
+func invalidNumbers(err error) (shown error, ok bool) {
+	var strict *plan.StrictError
+	switch {
+	case errors.As(err, &strict):
+		return withHint(err, "fix or remove the invalid numbers, or set strict: false to skip them"), true
+	case errors.As(err, new(*plan.NoValidError)):
+		return err, true // its hint says how to write the numbers
+	}
+	return nil, false
+}
+
+// sayPlanNext says, outside automation, what to do with the plan shown.
+func sayPlanNext(env Env, p *plan.Plan, campaignPath, stateFlag, outFile string) {
+	switch {
+	case inAutomation(env):
+	case outFile != "":
+		fmt.Fprintf(env.Stderr, "smsform: plan saved to %s (it holds phone numbers: keep it private)\nhint: apply exactly this plan with: smsform apply %s\n", outFile, outFile)
+	case p.Summary.ToSend > 0:
+		stateArg := ""
+		if stateFlag != "" {
+			stateArg = " --state " + shownState(stateFlag)
+		}
+		fmt.Fprintf(env.Stderr, "hint: to send it, run smsform apply %s%s (or save it for review with --out PLANFILE, then smsform apply PLANFILE)\n", campaignPath, stateArg)
+	}
 }
 
 func newShowCmd(env Env) *cobra.Command {
@@ -235,7 +253,7 @@ func newShowCmd(env Env) *cobra.Command {
 		}
 		defer saved.Close()
 		if *recipient != "" {
-			return showRecipient(env, saved.Plan, pos[0], *recipient)
+			return showRecipient(env, saved.Plan, pos[0], *recipient, report.Output{ShowNumbers: out.showNumbers})
 		}
 		// When the batches may go is told as of now: what matters is when
 		// the saved plan is applied, not when it was made.
@@ -252,7 +270,7 @@ var errFound = errors.New("found")
 
 // showRecipient prints the one message a saved plan would send to number,
 // exactly as it would go: the body, its encoding and segments.
-func showRecipient(env Env, p *plan.Plan, planFile, number string) error {
+func showRecipient(env Env, p *plan.Plan, planFile, number string, out report.Output) error {
 	n, err := e164.NewNormalizer("").Normalize(number)
 	if err != nil {
 		return withHint(fmt.Errorf("%w: --recipient %q is not a valid number: %v", ErrUsage, number, err),
@@ -270,7 +288,7 @@ func showRecipient(env Env, p *plan.Plan, planFile, number string) error {
 		return err
 	}
 	if found != nil {
-		return report.WriteMessage(env.Stdout, n.E164, *found)
+		return report.WriteMessage(env.Stdout, n.E164, *found, out)
 	}
 	return withHint(fmt.Errorf("%s is not to be sent by %s", e164.Mask(n.E164), planFile),
 		"it may be invalid, excluded, a duplicate or already sent: smsform show %s lists what the plan holds", planFile)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/report"
+	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/state"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -82,12 +83,9 @@ func newStateListCmd(env Env) *cobra.Command {
 			return err
 		}
 		l := report.StateList{Path: path, Campaign: st.Campaign(), Lineage: st.Lineage(), Serial: st.Serial(), Counts: counts}
-		out := report.Output{ShowNumbers: *show}
-		// Reasons are what a reader of a CI log came for: they are cut to
-		// fit only on a terminal, or when COLUMNS asks for a width.
-		if env.IsTerminal(env.Stdout) || env.Getenv("COLUMNS") != "" {
-			out.Width = tableWidth(env, *wide)
-		}
+		// Lines fit the width as every table does (a long reason is cut);
+		// --wide, or --json, gives reasons whole.
+		out := report.Output{ShowNumbers: *show, Width: tableWidth(env, *wide)}
 		if *jsonOut {
 			// JSON, for programs, comes in the order the state holds its
 			// records, so that it streams in constant memory however many
@@ -158,7 +156,7 @@ func newStateResolveCmd(env Env) *cobra.Command {
 		if n == 0 {
 			return fmt.Errorf("no %s recipient to resolve", kind)
 		}
-		fmt.Fprintf(env.Stdout, "%d %s recipient(s) resolved as %s.\n", n, kind, *as)
+		fmt.Fprintf(env.Stdout, "%s %s resolved as %s.\n", words.Count(n), kind+" "+words.Plural(n, "recipient", "recipients"), *as)
 		return nil
 	}
 	return cmd
@@ -201,8 +199,9 @@ func newStateMigrateCmd(env Env) *cobra.Command {
 		} else if err != nil {
 			return movedError(err)
 		}
-		fmt.Fprintf(env.Stdout, "Copied campaign %s (lineage %s, serial %d) from %s to %s: %d attempts, %d sent, %d failed, %d in doubt, %d applied plans; checked.\n",
-			c.Campaign, c.Lineage, c.Serial, shownState(*from), shownState(*to), c.Attempts, c.Counts[state.Sent], c.Counts[state.Failed], c.Counts[state.InDoubt], c.Plans)
+		fmt.Fprintf(env.Stdout, "Copied campaign %s (lineage %s, serial %d) from %s to %s: %s, %s sent, %s failed, %s in doubt, %s; checked.\n",
+			c.Campaign, c.Lineage, c.Serial, shownState(*from), shownState(*to), words.N(c.Attempts, "attempt", "attempts"),
+			words.Count(c.Counts[state.Sent]), words.Count(c.Counts[state.Failed]), words.Count(c.Counts[state.InDoubt]), words.N(c.Plans, "applied plan", "applied plans"))
 		fmt.Fprintf(env.Stdout, "%s is marked moved: it is kept to read, and every command that would write or plan against it refuses.\n", shownState(*from))
 		if !inAutomation(env) {
 			fmt.Fprintf(env.Stderr, "hint: use the copy from now on: name it in the project file's state (%s), or with --state or %s\n", campaign.ProjectFile, envState)

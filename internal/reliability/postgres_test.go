@@ -249,3 +249,20 @@ func admin(t *testing.T, sql string) {
 		t.Errorf("%s: %v", sql, err)
 	}
 }
+
+// clearMoved lifts state migrate's moved mark from every record of the
+// database at url, as if the migration had not happened: for a test that
+// tries two of an operator's decisions on one outcome.
+func clearMoved(t *testing.T, dbURL string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `UPDATE smsform.campaigns SET moved_to = '', moved_at = '', moved_by = '', moved_serial = 0`); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -49,53 +49,36 @@ type jsonBatch struct {
 
 // WriteJSON writes the plan as one JSON document.
 func WriteJSON(w io.Writer, p *plan.Plan, o Output) error {
+	v := o.show(p)
 	doc := jsonPlan{
 		FormatVersion: plan.FormatVersion,
 		Campaign:      p.Campaign,
 		Sender:        p.Sender,
 		Summary:       p.Summary,
 		Batches:       []jsonBatch{},
-		Invalid:       make([]plan.Invalid, 0, len(p.Invalid)),
-		InDoubt:       o.held(p.InDoubt),
-		Failed:        o.held(p.Failed),
-		Removed:       make([]string, 0, len(p.Removed)),
+		Invalid:       v.invalid(),
+		InDoubt:       v.held(p.InDoubt),
+		Failed:        v.held(p.Failed),
+		Removed:       v.removed(),
 		BodyChanged:   p.BodyChanged,
 		Warnings:      append([]string{}, p.Warnings...),
 		State:         p.State,
 		Schedule:      scheduleJSON(p.Schedule),
 
 		Template:       p.Template,
-		Samples:        make([]plan.Sample, 0, len(p.Samples)),
+		Samples:        v.samples(),
 		Countries:      append([]plan.CountryCount{}, p.Countries...),
 		Distribution:   append([]plan.SegmentCount{}, p.Distribution...),
 		Cost:           p.Cost,
 		Budget:         p.Budget,
 		EmptyVariables: plan.EmptyVariables{Recipients: p.EmptyVariables.Recipients, Rows: append([]string{}, p.EmptyVariables.Rows...)},
-		DuplicateRows:  make([]plan.Duplicate, 0, len(p.DuplicateRows)),
-	}
-	for _, s := range p.Samples {
-		doc.Samples = append(doc.Samples, o.sample(s))
-	}
-	for _, d := range p.DuplicateRows {
-		d.Phone = o.number(d.Phone)
-		doc.DuplicateRows = append(doc.DuplicateRows, d)
-	}
-	for _, inv := range p.Invalid {
-		inv.Value = o.number(inv.Value)
-		doc.Invalid = append(doc.Invalid, inv)
-	}
-	for _, r := range p.Removed {
-		doc.Removed = append(doc.Removed, o.number(r))
+		DuplicateRows:  v.duplicates(),
 	}
 	// The batches, a million for a personalised campaign, are streamed one
 	// by one: the document is never whole in memory.
 	return streamJSON(w, doc, "batches", false, func(add func(any) error) error {
-		return p.EachBatch(func(i int, b plan.Batch) error {
-			nums := make([]string, len(b.Recipients))
-			for j, r := range b.Recipients {
-				nums[j] = o.number(r)
-			}
-			jb := jsonBatch{ID: b.ID, Recipients: nums, Body: b.Body,
+		return v.eachBatch(func(i int, b plan.Batch) error {
+			jb := jsonBatch{ID: b.ID, Recipients: b.Recipients, Body: b.Body,
 				Encoding: string(b.Encoding), Segments: b.TotalSegments(), SegmentsPerMessage: b.Segments, Zones: b.Zones}
 			if p.Schedule != nil {
 				jb.When = whenJSON(p.Schedule.Batch(i))
@@ -154,13 +137,4 @@ func streamJSON(w io.Writer, doc any, key string, escapeHTML bool, items func(ad
 	bw.WriteByte(']')
 	bw.Write(after)
 	return bw.Flush()
-}
-
-func (o Output) held(h []plan.Held) []plan.Held {
-	out := make([]plan.Held, len(h))
-	for i, x := range h {
-		x.Phone = o.number(x.Phone)
-		out[i] = x
-	}
-	return out
 }

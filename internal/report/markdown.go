@@ -26,16 +26,17 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, o Output) error {
 	if limit <= 0 {
 		limit = githubCommentLimit
 	}
-	head, foot := markdownFrame(p, o)
+	v := o.show(p)
+	head, foot := markdownFrame(v)
 	// A batch that cannot be read (its body is read back from a temporary
 	// file) fails the whole comment: the first such error is returned.
 	var readErr error
 	block := func(i int) mdBlock {
-		b, err := p.Batch(i)
+		b, err := v.batch(i)
 		if err != nil && readErr == nil {
 			readErr = err
 		}
-		return withWhen(markdownBlock(b, o), p, i)
+		return withWhen(markdownBlock(b), p, i)
 	}
 	text := fitMarkdown(head, p.NumBatches(), block, foot, limit)
 	if readErr != nil {
@@ -52,20 +53,15 @@ type mdBlock struct {
 	body, header, text string
 }
 
-// markdownBlock renders one batch; blocks are made one at a time, so that
-// a million-batch plan never has its whole comment in memory.
-func markdownBlock(b plan.Batch, o Output) mdBlock {
-	fence := codeFence(b.Body)
-	header := fmt.Sprintf("#### Message (%s, %d %s each)\n\n%s\n%s\n%s\n\n",
-		b.Encoding, b.Segments, words.Plural(b.Segments, "segment", "segments"), fence, b.Body, fence)
-	nums := make([]string, len(b.Recipients))
-	for j, r := range b.Recipients {
-		nums[j] = o.number(r)
-	}
-	text := fmt.Sprintf("- `%s`: %s %s, %s %s: %s\n\n", b.ID,
-		words.Count(len(b.Recipients)), words.Plural(len(b.Recipients), "recipient", "recipients"),
-		words.Count(b.TotalSegments()), words.Plural(b.TotalSegments(), "segment", "segments"),
-		strings.Join(nums, ", "))
+// markdownBlock renders one batch, as output shows it; blocks are made one
+// at a time, so that a million-batch plan never has its whole comment in
+// memory.
+func markdownBlock(b plan.Batch) mdBlock {
+	header := fmt.Sprintf("#### Message (%s, %s each)\n\n%s\n\n",
+		b.Encoding, words.N(b.Segments, "segment", "segments"), mdFence(b.Body, ""))
+	text := fmt.Sprintf("- %s: %s, %s: %s\n\n", mdCode(b.ID, false),
+		words.N(len(b.Recipients), "recipient", "recipients"), words.N(b.TotalSegments(), "segment", "segments"),
+		mdText(strings.Join(b.Recipients, ", ")))
 	return mdBlock{body: b.Body, header: header, text: text}
 }
 
@@ -73,27 +69,28 @@ func markdownBlock(b plan.Batch, o Output) mdBlock {
 // what a reviewer reads in a minute (the summary, the budget, the template
 // and samples, by country, by encoding, the warnings); after them, the
 // numbers skipped and held.
-func markdownFrame(p *plan.Plan, o Output) (head, foot string) {
+func markdownFrame(v shown) (head, foot string) {
+	p := v.p
 	var h strings.Builder
 	fmt.Fprintf(&h, "**%s** %s\n\n", Headline(p), resumeWords(p))
-	fmt.Fprintf(&h, "Campaign `%s`, sender `%s`.\n\n", p.Campaign, p.Sender)
+	fmt.Fprintf(&h, "Campaign %s, sender %s.\n\n", mdCode(p.Campaign, false), mdCode(p.Sender, false))
 	if n := p.State.FirstSendNotice(p.Campaign); n != "" {
-		fmt.Fprintf(&h, "⚠️ %s.\n\n", n)
+		fmt.Fprintf(&h, "⚠️ %s.\n\n", mdText(n))
 	}
 	writeScheduleText(&h, p, "- ")
 	writeBudget(&h, p)
-	writeMessage(&h, p, o)
+	writeMessage(&h, v)
 	writeCountries(&h, p)
 	writeDistribution(&h, p)
 	if len(p.Warnings) > 0 {
 		h.WriteString("#### Warnings\n\n")
 		for _, wn := range p.Warnings {
-			fmt.Fprintf(&h, "- %s\n", wn)
+			fmt.Fprintf(&h, "- %s\n", mdText(wn))
 		}
 		h.WriteString("\n")
 	}
 	if nb := p.NumBatches(); nb > 0 {
-		fmt.Fprintf(&h, "<details><summary>%s %s to send</summary>\n\n", words.Count(nb), words.Plural(nb, "batch", "batches"))
+		fmt.Fprintf(&h, "%s\n\n", mdSummary(words.N(nb, "batch", "batches")+" to send"))
 	}
 	head = h.String()
 
@@ -101,38 +98,52 @@ func markdownFrame(p *plan.Plan, o Output) (head, foot string) {
 	if p.NumBatches() > 0 {
 		f.WriteString("</details>\n\n")
 	}
-	if len(p.Invalid) > 0 {
-		fmt.Fprintf(&f, "<details><summary>%s invalid %s, skipped</summary>\n\n| Source | Number | Reason |\n|---|---|---|\n",
-			words.Count(len(p.Invalid)), words.Plural(len(p.Invalid), "number", "numbers"))
-		for i, inv := range p.Invalid {
-			if i == maxListed {
-				fmt.Fprintf(&f, "\n… and %s more\n", words.Count(len(p.Invalid)-maxListed))
-				break
-			}
-			fmt.Fprintf(&f, "| %s | `%s` | %s |\n", cell(inv.Source), o.number(inv.Value), cell(inv.Reason))
-		}
-		f.WriteString("\n</details>\n\n")
-	}
-	if n := p.Summary.Duplicates; n > 0 {
-		fmt.Fprintf(&f, "<details><summary>%s %s, sent once</summary>\n\n| Row dropped | Row kept | Number |\n|---|---|---|\n",
-			words.Count(n), words.Plural(n, "duplicate", "duplicates"))
-		for _, d := range p.DuplicateRows {
-			kept := cell(d.Kept)
-			if d.Kept == "" {
-				kept = "none: the number is excluded"
-			}
-			fmt.Fprintf(&f, "| %s | %s | `%s` |\n", cell(d.Row), kept, o.number(d.Phone))
-		}
-		if more := n - len(p.DuplicateRows); more > 0 {
-			fmt.Fprintf(&f, "\n… and %s more\n", words.Count(more))
-		}
-		f.WriteString("\n</details>\n\n")
-	}
+	writeInvalidMarkdown(&f, v)
+	writeDuplicateMarkdown(&f, v)
 	if n := len(p.InDoubt); n > 0 {
 		fmt.Fprintf(&f, "⚠️ %s %s in doubt: not sent again until an operator runs `smsform state resolve --in-doubt --as sent|unsent`.\n\n",
 			words.Count(n), words.Plural(n, "recipient is", "recipients are"))
 	}
 	return head, f.String()
+}
+
+// writeInvalidMarkdown lists the first invalid numbers.
+func writeInvalidMarkdown(f *strings.Builder, v shown) {
+	invalid := v.invalid()
+	if len(invalid) == 0 {
+		return
+	}
+	fmt.Fprintf(f, "%s\n\n| Source | Number | Reason |\n|---|---|---|\n",
+		mdSummary(fmt.Sprintf("%s invalid %s, skipped", words.Count(len(invalid)), words.Plural(len(invalid), "number", "numbers"))))
+	for i, inv := range invalid {
+		if i == maxListed {
+			fmt.Fprintf(f, "\n… and %s more\n", words.Count(len(invalid)-maxListed))
+			break
+		}
+		fmt.Fprintf(f, "| %s | %s | %s |\n", mdText(inv.Source), mdCode(inv.Value, true), mdText(inv.Reason))
+	}
+	f.WriteString("\n</details>\n\n")
+}
+
+// writeDuplicateMarkdown lists the first duplicates.
+func writeDuplicateMarkdown(f *strings.Builder, v shown) {
+	n := v.p.Summary.Duplicates
+	if n == 0 {
+		return
+	}
+	dups := v.duplicates()
+	fmt.Fprintf(f, "%s\n\n| Row dropped | Row kept | Number |\n|---|---|---|\n", mdSummary(words.N(n, "duplicate", "duplicates")+", sent once"))
+	for _, d := range dups {
+		kept := mdText(d.Kept)
+		if d.Kept == "" {
+			kept = "none: the number is excluded"
+		}
+		fmt.Fprintf(f, "| %s | %s | %s |\n", mdText(d.Row), kept, mdCode(d.Phone, true))
+	}
+	if more := n - len(dups); more > 0 {
+		fmt.Fprintf(f, "\n… and %s more\n", words.Count(more))
+	}
+	f.WriteString("\n</details>\n\n")
 }
 
 // resumeWords says whether the campaign sends for the first time.
@@ -150,22 +161,18 @@ func writeBudget(h *strings.Builder, p *plan.Plan) {
 	}
 	var limits []string
 	if b.MaxTotal != nil {
-		spent := ""
+		m, spent := amounts(p), ""
 		if p.Cost != nil {
-			spent = words.Money(p.Cost.Currency, p.Cost.Total.Add(p.Cost.AlreadySpent)) + " of "
+			spent = m.Money(p.Cost.Total.Add(p.Cost.AlreadySpent)) + " of "
 		}
-		currency := ""
-		if p.Cost != nil {
-			currency = p.Cost.Currency
-		}
-		limits = append(limits, fmt.Sprintf("cost %s%s", spent, words.Money(currency, *b.MaxTotal)))
+		limits = append(limits, fmt.Sprintf("cost %s%s", spent, m.Money(*b.MaxTotal)))
 	}
 	if b.MaxSegmentsPerMessage > 0 {
 		most := 0
 		for _, d := range p.Distribution {
 			most = max(most, d.SegmentsPerMessage)
 		}
-		limits = append(limits, fmt.Sprintf("%d of %d segments per message", most, b.MaxSegmentsPerMessage))
+		limits = append(limits, fmt.Sprintf("%s of %s segments per message", words.Count(most), words.Count(b.MaxSegmentsPerMessage)))
 	}
 	if b.MaxRecipients > 0 {
 		limits = append(limits, fmt.Sprintf("%s of %s recipients", words.Count(p.Summary.ToSend+p.Summary.AlreadySent), words.Count(b.MaxRecipients)))
@@ -176,36 +183,33 @@ func writeBudget(h *strings.Builder, p *plan.Plan) {
 	}
 	fmt.Fprintf(h, "**Budget:** ❌ **over budget**, apply will refuse this plan:\n\n")
 	for _, e := range b.Exceeded {
-		fmt.Fprintf(h, "- %s\n", e)
+		fmt.Fprintf(h, "- %s\n", mdText(e))
 	}
 	h.WriteString("\n")
 }
 
 // writeMessage shows the template and the samples.
-func writeMessage(h *strings.Builder, p *plan.Plan, o Output) {
+func writeMessage(h *strings.Builder, v shown) {
+	p := v.p
 	if p.Template == "" && len(p.Samples) == 0 {
 		return
 	}
 	h.WriteString("#### Message\n\n")
 	if p.Template != "" {
-		fence := codeFence(p.Template)
-		fmt.Fprintf(h, "Template:\n\n%s\n%s\n%s\n\n", fence, clip(p.Template), fence)
+		fmt.Fprintf(h, "Template:\n\n%s\n\n", mdFence(clip(p.Template), ""))
 	}
 	if len(p.Samples) == 0 {
 		return
 	}
 	numbers := " (numbers masked)"
-	if o.ShowNumbers {
+	if v.o.ShowNumbers {
 		numbers = ""
 	}
 	fmt.Fprintf(h, "%s%s:\n\n", words.Plural(len(p.Samples), "As sent", "Samples as sent"), numbers)
-	for _, s := range p.Samples {
-		s = o.sample(s)
-		fence := codeFence(s.Body)
-		fmt.Fprintf(h, "- **%s**: `%s`, %s, %d %s, %s %s\n\n  %s\n  %s\n  %s\n\n",
-			strings.Join(s.Why, ", "), s.Phone, s.Encoding, s.Segments, words.Plural(s.Segments, "segment", "segments"),
-			words.Count(s.Characters), words.Plural(s.Characters, "character", "characters"),
-			fence, strings.ReplaceAll(clip(s.Body), "\n", "\n  "), fence)
+	for _, s := range v.samples() {
+		fmt.Fprintf(h, "- **%s**: %s, %s, %s, %s\n\n  %s\n\n",
+			mdText(strings.Join(s.Why, ", ")), mdCode(s.Phone, false), s.Encoding, words.N(s.Segments, "segment", "segments"),
+			words.N(s.Characters, "character", "characters"), mdFence(clip(s.Body), "  "))
 	}
 }
 
@@ -219,27 +223,28 @@ func writeCountries(h *strings.Builder, p *plan.Plan) {
 	if c == nil {
 		h.WriteString("| Country | Recipients | Segments |\n|---|---:|---:|\n")
 		for _, cc := range p.Countries {
-			fmt.Fprintf(h, "| %s | %s | %s |\n", cc.Country, words.Count(cc.Recipients), words.Count(cc.Segments))
+			fmt.Fprintf(h, "| %s | %s | %s |\n", mdText(cc.Country), words.Count(cc.Recipients), words.Count(cc.Segments))
 		}
 		fmt.Fprintf(h, "| **Total** | **%s** | **%s** |\n\nNo price table: add `prices: FILE.csv` to the campaign to see the cost.\n\n",
 			words.Count(p.Summary.ToSend), words.Count(p.Summary.Segments))
 		return
 	}
+	m := amounts(p)
 	h.WriteString("| Country | Recipients | Segments | Cost |\n|---|---:|---:|---:|\n")
 	for _, cc := range c.ByCountry {
-		fmt.Fprintf(h, "| %s | %s | %s | %s |\n", cc.Country, words.Count(cc.Recipients), words.Count(cc.Segments), words.Money(c.Currency, cc.Cost))
+		fmt.Fprintf(h, "| %s | %s | %s | %s |\n", mdText(cc.Country), words.Count(cc.Recipients), words.Count(cc.Segments), m.Money(cc.Cost))
 	}
 	for _, u := range c.Unpriced {
-		fmt.Fprintf(h, "| %s | %s | %s | **no price** |\n", u.Country, words.Count(u.Recipients), words.Count(u.Segments))
+		fmt.Fprintf(h, "| %s | %s | %s | **no price** |\n", mdText(u.Country), words.Count(u.Recipients), words.Count(u.Segments))
 	}
-	total := words.Money(c.Currency, c.Total)
+	total := m.Money(c.Total)
 	if len(c.Unpriced) > 0 {
 		total += " + no price"
 	}
 	fmt.Fprintf(h, "| **Total** | **%s** | **%s** | **%s** |\n\n", words.Count(p.Summary.ToSend), words.Count(p.Summary.Segments), total)
 	if p.Summary.AlreadySent > 0 {
-		fmt.Fprintf(h, "Already spent: %s for %s %s recorded as sent", words.Money(c.Currency, c.AlreadySpent),
-			words.Count(p.Summary.AlreadySent), words.Plural(p.Summary.AlreadySent, "message", "messages"))
+		fmt.Fprintf(h, "Already spent: %s for %s recorded as sent", m.Money(c.AlreadySpent),
+			words.N(p.Summary.AlreadySent, "message", "messages"))
 		if n := c.AlreadySpentEstimated; n > 0 {
 			fmt.Fprintf(h, " (%s of them sent an earlier body, priced as today's: the state keeps a body's hash, not its text)", words.Count(n))
 		}
@@ -254,7 +259,7 @@ func writeDistribution(h *strings.Builder, p *plan.Plan) {
 	}
 	h.WriteString("#### Encoding and segments\n\n| Encoding | Segments per message | Messages | Segments |\n|---|---:|---:|---:|\n")
 	for _, d := range p.Distribution {
-		fmt.Fprintf(h, "| %s | %d | %s | %s |\n", d.Encoding, d.SegmentsPerMessage, words.Count(d.Messages), words.Count(d.Segments))
+		fmt.Fprintf(h, "| %s | %s | %s | %s |\n", d.Encoding, words.Count(d.SegmentsPerMessage), words.Count(d.Messages), words.Count(d.Segments))
 	}
 	h.WriteString("\n")
 }
@@ -352,23 +357,4 @@ func clip(text string) string {
 	r := []rune(text)
 	return fmt.Sprintf("%s… (%s more characters: smsform show PLANFILE --recipient NUMBER shows a message whole)",
 		string(r[:maxShown]), words.Count(len(r)-maxShown))
-}
-
-// codeFence returns a fence longer than any run of backticks in body.
-func codeFence(body string) string {
-	longest, run := 0, 0
-	for _, r := range body {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	return strings.Repeat("`", max(3, longest+1))
-}
-
-// cell makes text safe inside a markdown table cell.
-func cell(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
 }

@@ -10,18 +10,21 @@ import (
 )
 
 // WriteMessage writes the one message batch b sends to phone, exactly as
-// it goes: its encoding and segments, the body, and what forces UCS-2.
-func WriteMessage(w io.Writer, phone string, b plan.Batch) error {
+// it goes: its encoding and segments, the body, and what forces UCS-2. The
+// number, and any form of it the body prints, are masked unless
+// o.ShowNumbers, like every output's (the encoding and the segments are
+// those of the body as it goes).
+func WriteMessage(w io.Writer, phone string, b plan.Batch, o Output) error {
 	a := sms.Analyze(b.Body)
-	units := "septets"
+	unit, units := "septet", "septets"
 	if a.Encoding == sms.UCS2 {
-		units = "UTF-16 units"
+		unit, units = "UTF-16 unit", "UTF-16 units"
 	}
-	fmt.Fprintf(w, "Recipient %s, batch %s: %s, %d %s, %d %s\n\n%s\n",
-		phone, b.ID, a.Encoding, a.Segments, words.Plural(a.Segments, "segment", "segments"), a.Units, units, b.Body)
+	fmt.Fprintf(w, "Recipient %s, batch %s: %s, %s, %s\n\n%s\n",
+		o.number(phone), b.ID, a.Encoding, words.N(a.Segments, "segment", "segments"), words.N(a.Units, unit, units), o.text(b.Body, phone))
 	if len(a.Forcing) > 0 {
-		fmt.Fprintf(w, "\nUCS-2 because of %q: in GSM-7 it would be %d %s.\n",
-			string(a.Forcing), a.SegmentsIfGSM7, words.Plural(a.SegmentsIfGSM7, "segment", "segments"))
+		fmt.Fprintf(w, "\nUCS-2 because of %q: in GSM-7 it would be %s.\n",
+			string(a.Forcing), words.N(a.SegmentsIfGSM7, "segment", "segments"))
 	}
 	return nil
 }

@@ -231,7 +231,7 @@ func TestPlainTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	if !strings.Contains(out, "\nBATCH               RECIPIENTS  ENCODING  SEGMENTS    BODY\nb-") {
+	if !strings.Contains(out, "\nBATCH               MSGS  ENCODING  SEGS  BODY\nb-") {
 		t.Errorf("no plain header:\n%s", out)
 	}
 	for line := range strings.Lines(out) {

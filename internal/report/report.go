@@ -12,7 +12,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/smsform/smsform/internal/e164"
+	"github.com/shopspring/decimal"
+
 	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/plan"
 )
@@ -38,13 +39,6 @@ type Output struct {
 	MarkdownLimit int
 }
 
-func (o Output) number(phone string) string {
-	if o.ShowNumbers {
-		return phone
-	}
-	return e164.Mask(phone)
-}
-
 // Headline counts everything in one line, e.g. "Plan: 1,204 messages in 13
 // batches (1,310 segments, EUR 45.85); 3 invalid, 12 excluded, 0 already
 // sent, 0 in doubt." (the cost with a price table only).
@@ -53,7 +47,7 @@ func Headline(p *plan.Plan) string {
 	var b strings.Builder
 	cost := ""
 	if c := p.Cost; c != nil {
-		cost = ", " + words.Money(c.Currency, c.Total)
+		cost = ", " + amounts(p).Money(c.Total)
 		if len(c.Unpriced) > 0 {
 			cost += " + no price"
 		}
@@ -73,6 +67,24 @@ func Headline(p *plan.Plan) string {
 	return b.String()
 }
 
+// amounts writes the money of a plan's output: every amount it shows, with
+// the same decimals.
+func amounts(p *plan.Plan) words.Amounts {
+	var ds []decimal.Decimal
+	cur := ""
+	if c := p.Cost; c != nil {
+		cur = c.Currency
+		ds = append(ds, c.Total, c.AlreadySpent, c.Total.Add(c.AlreadySpent))
+		for _, cc := range c.ByCountry {
+			ds = append(ds, cc.Cost)
+		}
+	}
+	if b := p.Budget; b != nil && b.MaxTotal != nil {
+		ds = append(ds, *b.MaxTotal)
+	}
+	return words.NewAmounts(cur, ds...)
+}
+
 // maxListed is how many invalid numbers, or recipients held back, a table
 // lists.
 const maxListed = 20
@@ -89,4 +101,36 @@ func (o Output) paint(style, s string) string {
 		return s
 	}
 	return style + s + ansiReset
+}
+
+// PromptSummary is the plan in one line, repeated right above apply's
+// question so that a long table cannot have scrolled it away: messages,
+// cost, budget, when. "Summary: 1,204 messages to send; cost EUR 45.85;
+// budget: within; when: 800 now, 404 from 2026-11-23 14:00 UTC."
+func PromptSummary(p *plan.Plan) string {
+	parts := []string{words.N(p.Summary.ToSend, "message", "messages") + " to send"}
+	if c := p.Cost; c != nil {
+		cost := "cost " + amounts(p).Money(c.Total)
+		if len(c.Unpriced) > 0 {
+			cost += " + no price"
+		}
+		parts = append(parts, cost)
+	}
+	if b := p.Budget; b != nil {
+		if len(b.Exceeded) == 0 {
+			parts = append(parts, "budget: within")
+		} else {
+			parts = append(parts, "budget: OVER")
+		}
+	}
+	when := "now"
+	if p.Schedule != nil {
+		now, waiting, next := Sendable(p, false)
+		when = words.Count(now) + " now"
+		if waiting > 0 {
+			when += ", " + words.Count(waiting) + " from " + next
+		}
+	}
+	parts = append(parts, "when: "+when)
+	return "Summary: " + strings.Join(parts, "; ") + "."
 }

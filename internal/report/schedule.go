@@ -137,3 +137,40 @@ func whenJSON(w plan.When) string {
 	}
 	return short(w)
 }
+
+// shorter is short in fewer characters still, for a narrow table whose
+// header says the zone: "now", "11-23 14:00", "never".
+func shorter(w plan.When) string {
+	switch w.Reason {
+	case window.ReasonWindow, window.ReasonNotBefore:
+		return w.At.UTC().Format("01-02 15:04")
+	}
+	return short(w)
+}
+
+// Sendable counts the recipients of p a run sends, as p.Schedule sees it:
+// those whose window is open now and, when the run waits for the windows
+// (apply --wait), those whose window opens before the campaign ends. It
+// also counts those whose window is closed now (waiting), and says when
+// the first of them opens. A plan with no schedule sends everything now.
+func Sendable(p *plan.Plan, wait bool) (run, waiting int, next string) {
+	s := p.Schedule
+	if s == nil {
+		return p.Summary.ToSend, 0, ""
+	}
+	for _, g := range s.Groups {
+		switch g.Reason {
+		case window.ReasonNow:
+			run += g.Recipients
+		case window.ReasonWindow, window.ReasonNotBefore:
+			waiting += g.Recipients
+			if next == "" {
+				next = short(g)
+			}
+			if wait {
+				run += g.Recipients
+			}
+		}
+	}
+	return run, waiting, next
+}

@@ -3,9 +3,12 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/clipperhouse/displaywidth"
+
+	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/state"
 )
@@ -41,27 +44,31 @@ type stateRecipientJSON struct {
 }
 
 // WriteStateTable writes the state's counts and a line per recipient, in
-// the order walk gives them.
+// the order walk gives them. Its columns have fixed widths, so that lines
+// are written as the recipients stream in (a table that measured them
+// first would hold them all); a reason that does not fit o.Width after
+// the other columns goes on a line of its own, cut to the width there.
 func WriteStateTable(w io.Writer, l StateList, walk Recipients, o Output) error {
 	sent, failed, inDoubt := l.Counts[state.Sent], l.Counts[state.Failed], l.Counts[state.InDoubt]
-	fmt.Fprintf(w, "State %s: campaign %s, lineage %s, serial %d\n%d sent, %d failed, %d in doubt\n\n",
-		l.Path, l.Campaign, l.Lineage, l.Serial, sent, failed, inDoubt)
-	// Columns of fixed width, written as the recipients stream in (a
-	// table that measured them first would hold them all); a line longer
-	// than o.Width has its reason cut.
+	fmt.Fprintf(w, "State %s\nCampaign %s, lineage %s, serial %d\n%s sent, %s failed, %s in doubt\n\n",
+		oneLine(l.Path), oneLine(l.Campaign), l.Lineage, l.Serial, words.Count(sent), words.Count(failed), words.Count(inDoubt))
 	const row = "%-16s  %-8s  %-18s  %-20s"
 	if sent+failed+inDoubt > 0 {
-		fmt.Fprintf(w, row+"  %s\n", "PHONE", "STATUS", "BATCH", "AT", "REASON")
+		fmt.Fprintln(w, cutLine(strings.TrimRight(fmt.Sprintf(row+"  %s", "PHONE", "STATUS", "BATCH", "AT", "REASON"), " "), o.Width))
 	}
 	return walk(func(r state.Recipient) error {
-		line := fmt.Sprintf(row, o.number(r.Phone), r.Status, r.BatchID, r.At.UTC().Format(time.RFC3339))
-		if r.Reason != "" {
-			line += "  " + r.Reason
-			if o.Width > 0 {
-				line = displaywidth.TruncateString(line, o.Width, "…")
+		r = o.recipient(r)
+		line := strings.TrimRight(fmt.Sprintf(row, r.Phone, r.Status, r.BatchID, r.At.UTC().Format(time.RFC3339)), " ")
+		if reason := oneLine(r.Reason); reason != "" {
+			if o.Width > 0 && displaywidth.String(line)+2+displaywidth.String(reason) > o.Width {
+				// Too long for the line: the reason, what a reader came
+				// for, goes on a line of its own, cut only there.
+				_, err := fmt.Fprintf(w, "%s\n    %s\n", cutLine(line, o.Width), cutLine(reason, max(o.Width-4, 3)))
+				return err
 			}
+			line += "  " + reason
 		}
-		_, err := fmt.Fprintln(w, line)
+		_, err := fmt.Fprintln(w, cutLine(line, o.Width))
 		return err
 	})
 }
@@ -75,7 +82,8 @@ func WriteStateJSON(w io.Writer, l StateList, walk Recipients, o Output) error {
 	doc.Recipients = []stateRecipientJSON{}
 	return streamJSON(w, doc, "recipients", true, func(add func(any) error) error {
 		return walk(func(r state.Recipient) error {
-			return add(stateRecipientJSON{Phone: o.number(r.Phone), Status: r.Status,
+			r = o.recipient(r)
+			return add(stateRecipientJSON{Phone: r.Phone, Status: r.Status,
 				BatchID: r.BatchID, BodyHash: r.BodyHash, At: r.At, Reason: r.Reason})
 		})
 	})

@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/clipperhouse/displaywidth"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
@@ -20,19 +19,23 @@ import (
 const maxCountries = 5
 
 // newTable is a table for w: ruled on a terminal, plain aligned columns
-// when plain (logs, pipes, files), which read and grep well.
+// when plain (logs, pipes, files), which read and grep well. Cells are
+// never wrapped (a table is fitted to its width before: see [grid]) and
+// headers are written as given.
 func newTable(w io.Writer, plain bool) *tablewriter.Table {
+	opts := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone), tablewriter.WithRowAutoWrap(tw.WrapNone)}
 	if !plain {
-		return tablewriter.NewWriter(w)
+		return tablewriter.NewTable(w, opts...)
 	}
-	return tablewriter.NewTable(&trimWriter{w: w},
+	return tablewriter.NewTable(&trimWriter{w: w}, append(opts,
 		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
 			Borders:  tw.BorderNone,
 			Symbols:  tw.NewSymbols(tw.StyleNone),
 			Settings: tw.Settings{Lines: tw.LinesNone, Separators: tw.SeparatorsNone},
 		})),
 		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithPadding(tw.Padding{Left: tw.Empty, Right: "  ", Overwrite: true}))
+		tablewriter.WithPadding(tw.Padding{Left: tw.Empty, Right: "  ", Overwrite: true}))...)
 }
 
 // trimWriter drops the spaces that pad the last column of a plain table:
@@ -62,56 +65,49 @@ func (t *trimWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// fitPreview cuts column col of rows (the body preview) so that a table of
-// rows under header fits width; a width of 0 leaves it whole. A ruled
-// table's border takes 1 column and each cell 3 besides its text; a plain
-// one puts 2 between columns.
-func fitPreview(rows [][]string, header []string, col, width int, plain bool) {
-	if width <= 0 || len(rows) == 0 {
-		return
-	}
-	used := 1 + 3*len(header)
-	if plain {
-		used = 2 * (len(header) - 1) // two spaces between columns
-	}
-	for c := range header {
-		if c == col {
-			continue
-		}
-		w := displaywidth.String(header[c])
-		for _, r := range rows {
-			w = max(w, displaywidth.String(r[c]))
-		}
-		used += w
-	}
-	room := max(width-used, 10) // a preview too short to read says nothing
-	for _, r := range rows {
-		r[col] = preview(r[col], room)
-	}
-}
-
-// preview shortens a body to one line of at most n characters.
-func preview(body string, n int) string {
-	return displaywidth.TruncateString(strings.Join(strings.Fields(body), " "), n, "…")
-}
-
 // errEnough stops a walk of the batches that has what it came for.
 var errEnough = errors.New("enough batches")
 
-// WriteTable writes the plan for a terminal: the headline, a table of
-// batches, the invalid numbers (first 20) and the warnings.
+// WriteTable writes the plan for a terminal or a log: the headline, the
+// cost and budget, when it may go, a table of the first batches, the
+// invalid numbers and duplicates (the first 20 of each), the recipients
+// held back and the warnings. Every table fits o.Width.
 func WriteTable(w io.Writer, p *plan.Plan, o Output) error {
-	max := o.MaxBatches
-	if max <= 0 {
-		max = 50
-	}
+	v := o.show(p)
 	var b strings.Builder
-	fmt.Fprintf(&b, "Campaign %s, sender %s\n%s\n", p.Campaign, p.Sender, o.paint(ansiBold, Headline(p)))
+	writeTableHead(&b, p, o)
+	writeScheduleText(&b, p, "  ")
+	if err := writeBatchTable(&b, v, o); err != nil {
+		return err
+	}
+	if err := writeInvalidTable(&b, v, o); err != nil {
+		return err
+	}
+	if err := writeDuplicateTable(&b, v, o); err != nil {
+		return err
+	}
+	writeHeld(&b, o.paint(ansiYellow, "In doubt (never sent again until resolved: smsform state resolve --in-doubt --as sent|unsent)"), v.held(p.InDoubt), o)
+	writeHeld(&b, "Failed", v.held(p.Failed), o)
+	if len(p.Warnings) > 0 {
+		b.WriteString("Warnings:\n")
+		for _, wn := range p.Warnings {
+			fmt.Fprintf(&b, "  - %s\n", oneLine(wn))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeTableHead writes what the table says before the batches: the
+// campaign, the headline, the cost by country and the budget.
+func writeTableHead(b *strings.Builder, p *plan.Plan, o Output) {
+	fmt.Fprintf(b, "Campaign %s, sender %s\n%s\n", oneLine(p.Campaign), oneLine(p.Sender), o.paint(ansiBold, Headline(p)))
 	if c := p.Cost; c != nil {
-		fmt.Fprintf(&b, "Cost: %s to send, %s already spent", words.Money(c.Currency, c.Total), words.Money(c.Currency, c.AlreadySpent))
+		m := amounts(p)
+		fmt.Fprintf(b, "Cost: %s to send, %s already spent", m.Money(c.Total), m.Money(c.AlreadySpent))
 		for i, cc := range c.ByCountry {
 			if i == maxCountries {
-				fmt.Fprintf(&b, " and %s more", words.Count(len(c.ByCountry)-maxCountries))
+				fmt.Fprintf(b, " and %s more", words.Count(len(c.ByCountry)-maxCountries))
 				break
 			}
 			if i == 0 {
@@ -119,10 +115,10 @@ func WriteTable(w io.Writer, p *plan.Plan, o Output) error {
 			} else {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "%s %s", cc.Country, words.Money("", cc.Cost))
+			fmt.Fprintf(b, "%s %s", cc.Country, m.Number(cc.Cost))
 		}
 		for _, u := range c.Unpriced {
-			fmt.Fprintf(&b, ", %s no price (%s)", u.Country, words.Count(u.Recipients))
+			fmt.Fprintf(b, ", %s no price (%s)", u.Country, words.Count(u.Recipients))
 		}
 		b.WriteString("\n")
 	}
@@ -132,87 +128,185 @@ func WriteTable(w io.Writer, p *plan.Plan, o Output) error {
 		} else {
 			b.WriteString("Budget: OVER, apply refuses this plan:\n")
 			for _, e := range bc.Exceeded {
-				fmt.Fprintf(&b, "  - %s\n", e)
+				fmt.Fprintf(b, "  - %s\n", oneLine(e))
 			}
 		}
 	}
 	b.WriteString("\n")
 	if n := p.State.FirstSendNotice(p.Campaign); n != "" {
-		fmt.Fprintf(&b, "Note: %s.\n\n", n)
+		fmt.Fprintf(b, "Note: %s.\n\n", oneLine(n))
 	}
-	writeScheduleText(&b, p, "  ")
-	if nb := p.NumBatches(); nb > 0 {
-		t := newTable(&b, o.Plain)
-		cols := []string{"Batch", "Recipients", "Encoding", "Segments", "Body"}
-		if p.Schedule != nil {
-			cols = append(cols, "When")
-		}
-		t.Header(cols)
-		// The first batches, walked: a saved plan's are read from its file
-		// as a stream, and the walk stops once the table has its rows.
-		var rows [][]string
-		err := p.EachBatch(func(i int, batch plan.Batch) error {
-			if i == max {
-				return errEnough
-			}
-			row := []string{batch.ID, words.Count(len(batch.Recipients)), string(batch.Encoding),
-				fmt.Sprintf("%s (%d each)", words.Count(batch.TotalSegments()), batch.Segments),
-				strings.Join(strings.Fields(batch.Body), " ")}
-			if p.Schedule != nil {
-				row = append(row, short(p.Schedule.Batch(i)))
-			}
-			rows = append(rows, row)
-			return nil
-		})
-		if err != nil && !errors.Is(err, errEnough) {
-			return err
-		}
-		fitPreview(rows, cols, 4, o.Width, o.Plain)
-		for _, row := range rows {
-			if err := t.Append(row); err != nil {
-				return err
-			}
-		}
-		if err := t.Render(); err != nil {
-			return err
-		}
-		if n := nb - max; n > 0 {
-			fmt.Fprintf(&b, "... and %s more %s (smsform plan --json lists them all)\n", words.Count(n), words.Plural(n, "batch", "batches"))
-		}
-		b.WriteString("\n")
-	}
-	if len(p.Invalid) > 0 {
-		fmt.Fprintf(&b, "Invalid numbers (%s), skipped:\n", words.Count(len(p.Invalid)))
-		t := newTable(&b, o.Plain)
-		t.Header("Source", "Number", "Reason")
-		for i, inv := range p.Invalid {
-			if i == maxListed {
-				break
-			}
-			if err := t.Append(inv.Source, o.number(inv.Value), inv.Reason); err != nil {
-				return err
-			}
-		}
-		if err := t.Render(); err != nil {
-			return err
-		}
-		if n := len(p.Invalid) - maxListed; n > 0 {
-			fmt.Fprintf(&b, "... and %s more\n", words.Count(n))
-		}
-		b.WriteString("\n")
-	}
-	writeHeld(&b, o.paint(ansiYellow, "In doubt (never sent again until resolved: smsform state resolve --in-doubt --as sent|unsent)"), p.InDoubt, o)
-	writeHeld(&b, "Failed", p.Failed, o)
-	if len(p.Warnings) > 0 {
-		b.WriteString("Warnings:\n")
-		for _, wn := range p.Warnings {
-			fmt.Fprintf(&b, "  - %s\n", wn)
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
+// The batch table's columns.
+const (
+	colBatch      = "Batch"
+	colRecipients = "Recipients"
+	colEncoding   = "Encoding"
+	colSegments   = "Segments"
+	colBody       = "Body"
+	colWhen       = "When"
+)
+
+// leastPreview is the least of a body the batch table shows while
+// shortening other columns can make room for it.
+const leastPreview = 30
+
+// writeBatchTable writes the first o.MaxBatches batches (50 by default)
+// and how many more there are.
+func writeBatchTable(b *strings.Builder, v shown, o Output) error {
+	p := v.p
+	nb := p.NumBatches()
+	if nb == 0 {
+		return nil
+	}
+	most := o.MaxBatches
+	if most <= 0 {
+		most = 50
+	}
+	// The first batches, walked: a saved plan's are read from its file as
+	// a stream, and the walk stops once the table has its rows.
+	var batches []plan.Batch
+	err := v.eachBatch(func(i int, batch plan.Batch) error {
+		if i == most {
+			return errEnough
+		}
+		batches = append(batches, batch)
+		return nil
+	})
+	if err != nil && !errors.Is(err, errEnough) {
+		return err
+	}
+	g := batchGrid(p, batches)
+	g.fit(o.Width, o.Plain)
+	if err := g.write(b, o.Plain); err != nil {
+		return err
+	}
+	if n := nb - most; n > 0 {
+		fmt.Fprintf(b, "... and %s more %s (smsform plan --json lists them all)\n", words.Count(n), words.Plural(n, "batch", "batches"))
+	}
+	b.WriteString("\n")
+	return nil
+}
+
+// batchGrid is the batch table before it is fitted. To fit, it first
+// writes when a batch goes shorter, then the segments without "each",
+// shorter headers, no encoding, and shorter batch ids, before it cuts the
+// body preview below 30 characters.
+func batchGrid(p *plan.Plan, batches []plan.Batch) *grid {
+	n := len(batches)
+	g := &grid{cols: []column{
+		{header: colBatch, cells: make([]string, n)},
+		{header: colRecipients, cells: make([]string, n)},
+		{header: colEncoding, cells: make([]string, n)},
+		{header: colSegments, cells: make([]string, n)},
+		{header: colBody, cells: make([]string, n), cut: cutEnd, least: leastPreview},
+	}}
+	total := make([]string, n) // the segments alone
+	var when, whenShort []string
+	for i, batch := range batches {
+		g.cols[0].cells[i] = batch.ID
+		g.cols[1].cells[i] = words.Count(len(batch.Recipients))
+		g.cols[2].cells[i] = string(batch.Encoding)
+		total[i] = words.Count(batch.TotalSegments())
+		g.cols[3].cells[i] = fmt.Sprintf("%s (%s each)", total[i], words.Count(batch.Segments))
+		g.cols[4].cells[i] = preview(batch.Body)
+		if p.Schedule != nil {
+			at := p.Schedule.Batch(i)
+			when = append(when, short(at))
+			whenShort = append(whenShort, shorter(at))
+		}
+	}
+	if p.Schedule != nil {
+		g.add(column{header: colWhen, cells: when})
+		g.shrink = append(g.shrink, func(g *grid) bool {
+			c := g.col(colWhen)
+			c.header, c.cells = "When (UTC)", whenShort
+			return true
+		})
+	}
+	g.shrink = append(g.shrink,
+		func(g *grid) bool { g.col(colSegments).cells = total; return true },
+		func(g *grid) bool {
+			g.col(colRecipients).header, g.col(colSegments).header = "Msgs", "Segs"
+			return true
+		},
+		func(g *grid) bool { return g.drop(colEncoding) },
+		func(g *grid) bool {
+			c := g.col(colBatch)
+			for i, id := range c.cells {
+				c.cells[i] = id[:min(len(id), len("b-")+8)]
+			}
+			return true
+		})
+	return g
+}
+
+// writeInvalidTable lists the first invalid numbers, and how many more.
+func writeInvalidTable(b *strings.Builder, v shown, o Output) error {
+	invalid := v.invalid()
+	if len(invalid) == 0 {
+		return nil
+	}
+	fmt.Fprintf(b, "Invalid numbers (%s), skipped:\n", words.Count(len(invalid)))
+	shown := invalid[:min(len(invalid), maxListed)]
+	g := &grid{cols: []column{
+		{header: "Source", cut: cutStart, least: 20},
+		{header: "Number", cut: cutEnd, least: 16},
+		{header: "Reason", cut: cutEnd, least: 20},
+	}}
+	for _, inv := range shown {
+		g.cols[0].cells = append(g.cols[0].cells, oneLine(inv.Source))
+		g.cols[1].cells = append(g.cols[1].cells, oneLine(inv.Value))
+		g.cols[2].cells = append(g.cols[2].cells, oneLine(inv.Reason))
+	}
+	g.fit(o.Width, o.Plain)
+	if err := g.write(b, o.Plain); err != nil {
+		return err
+	}
+	if n := len(invalid) - len(shown); n > 0 {
+		fmt.Fprintf(b, "... and %s more\n", words.Count(n))
+	}
+	b.WriteString("\n")
+	return nil
+}
+
+// writeDuplicateTable lists the first duplicates: the row dropped, the
+// row sent in its place.
+func writeDuplicateTable(b *strings.Builder, v shown, o Output) error {
+	n := v.p.Summary.Duplicates
+	if n == 0 {
+		return nil
+	}
+	dups := v.duplicates()
+	fmt.Fprintf(b, "%s, sent once:\n", words.N(n, "duplicate", "duplicates"))
+	g := &grid{cols: []column{
+		{header: "Row dropped", cut: cutStart, least: 20},
+		{header: "Row kept", cut: cutStart, least: 20},
+		{header: "Number"},
+	}}
+	for _, d := range dups {
+		kept := oneLine(d.Kept)
+		if d.Kept == "" {
+			kept = "none: the number is excluded"
+		}
+		g.cols[0].cells = append(g.cols[0].cells, oneLine(d.Row))
+		g.cols[1].cells = append(g.cols[1].cells, kept)
+		g.cols[2].cells = append(g.cols[2].cells, d.Phone)
+	}
+	g.fit(o.Width, o.Plain)
+	if err := g.write(b, o.Plain); err != nil {
+		return err
+	}
+	if more := n - len(dups); more > 0 {
+		fmt.Fprintf(b, "... and %s more\n", words.Count(more))
+	}
+	b.WriteString("\n")
+	return nil
+}
+
+// writeHeld lists the first recipients the state holds back, one line
+// each, cut to the width.
 func writeHeld(b *strings.Builder, title string, held []plan.Held, o Output) {
 	if len(held) == 0 {
 		return
@@ -223,11 +317,11 @@ func writeHeld(b *strings.Builder, title string, held []plan.Held, o Output) {
 			fmt.Fprintf(b, "  ... and %s more\n", words.Count(len(held)-maxListed))
 			break
 		}
-		fmt.Fprintf(b, "  %s  batch %s", o.number(h.Phone), h.BatchID)
+		line := fmt.Sprintf("  %s  batch %s", h.Phone, h.BatchID)
 		if h.Reason != "" {
-			fmt.Fprintf(b, ": %s", h.Reason)
+			line += ": " + oneLine(h.Reason)
 		}
-		b.WriteString("\n")
+		b.WriteString(cutLine(line, o.Width) + "\n")
 	}
 	b.WriteString("\n")
 }

@@ -34,6 +34,7 @@ const (
 	exitIncomplete  = 3 // apply finished, but some recipients failed or are in doubt
 	exitLocked      = 4 // another apply holds the state
 	exitClosed      = 5 // apply stopped: nothing more is sendable now (send window closed, not_before not reached)
+	exitPaused      = 6 // the campaign is paused (smsform pause): apply stopped, or refused to start
 	exitInterrupted = 130
 )
 
@@ -122,6 +123,9 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.Is(err, state.ErrLocked):
 		report(stderr, err)
 		return exitLocked
+	case errors.Is(err, state.ErrPaused):
+		report(stderr, err)
+		return exitPaused
 	case errors.Is(err, apply.ErrInterrupted):
 		report(stderr, err)
 		return exitInterrupted

@@ -113,6 +113,10 @@ func Start(ctx context.Context, r Request) (*Pending, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p := st.Paused(); p != nil {
+		st.Close()
+		return nil, &state.PausedError{Campaign: c.Name, Pause: *p}
+	}
 	p, err := planFor(ctx, r, st)
 	if err != nil {
 		st.Close()

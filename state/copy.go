@@ -175,10 +175,12 @@ func (t *txn) copyFrom(src *State) error {
 	defer plans.Close()
 	for plans.Next() {
 		var id, at string
-		if err := plans.Scan(&id, &at); err != nil {
+		var serial int64
+		var done int
+		if err := plans.Scan(&id, &at, &serial, &done); err != nil {
 			return fmt.Errorf("read state %s: %w", src.loc, err)
 		}
-		if _, err := t.conn.ExecContext(t.ctx, dst.q.putPlan, dst.args(id, at)...); err != nil {
+		if _, err := t.conn.ExecContext(t.ctx, dst.q.putPlan, dst.args(id, at, serial, done)...); err != nil {
 			return err
 		}
 	}

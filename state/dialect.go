@@ -16,7 +16,7 @@ type dialect struct {
 	bumpSerial    string // scope, how much to add
 
 	// Reads of every attempt, oldest first (scope).
-	eachRecord string // batch, state, body hash, phones, reason, started at, finished at
+	eachRecord string // batch, state, body hash, phones, reason, started at, finished at, plan id
 	attempts   string // id, batch, state, body hash, recipients, http status, request id, reason, started at, finished at
 	knownSize  string // how many recipients have a record
 	knownRows  string // id, batch, state, phones
@@ -25,8 +25,8 @@ type dialect struct {
 	resolveRows func(cond string, byBatch bool) string
 	setAttempt  string // state, finished at, id
 
-	planApplied string // scope, plan id; returns a count
-	insertPlan  string // scope, plan id, applied at
+	planApplied string // scope, plan id; returns serial, done (no row: never applied)
+	insertPlan  string // scope, plan id, applied at, serial, done: inserts or updates
 
 	meta string // scope; returns lineage, campaign, serial, the moved mark (to, at, by, serial), the pause (at, by, reason), latency (ms)
 
@@ -55,7 +55,7 @@ type dialect struct {
 	copyAttempts string
 	copyPlans    string
 	putAttempt   string // scope, batch, state, body hash, recipients, http status, request id, reason, started, finished, plan id, phones; returns id
-	putPlan      string // scope, plan id, applied at
+	putPlan      string // scope, plan id, applied at, serial, done
 	setMeta      string // lineage, serial, scope
 }
 
@@ -73,7 +73,7 @@ var sqliteV2Dialect = &dialect{
 	attempt:       `SELECT state, phones FROM attempts WHERE id = ?`,
 	finishAttempt: `UPDATE attempts SET state = ?, http_status = ?, request_id = ?, reason = ?, finished_at = ? WHERE id = ? AND state = 'intent' RETURNING phones`,
 	bumpSerial:    `UPDATE meta SET serial = serial + ? WHERE id = 1`,
-	eachRecord:    `SELECT batch_id, state, body_hash, phones, reason, started_at, finished_at FROM attempts ORDER BY id`,
+	eachRecord:    `SELECT batch_id, state, body_hash, phones, reason, started_at, finished_at, '' FROM attempts ORDER BY id`,
 	attempts:      `SELECT id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at FROM attempts ORDER BY id`,
 	knownSize:     `SELECT coalesce(sum(recipients), 0) FROM attempts WHERE state NOT IN ('forgotten', 'resolved_unsent')`,
 	knownRows:     `SELECT id, batch_id, state, phones FROM attempts ORDER BY id`,
@@ -85,12 +85,12 @@ var sqliteV2Dialect = &dialect{
 		return q + ` ORDER BY id`
 	},
 	setAttempt:  `UPDATE attempts SET state = ?, finished_at = ? WHERE id = ?`,
-	planApplied: `SELECT count(*) FROM plans_applied WHERE plan_id = ?`,
+	planApplied: `SELECT 0, 1 FROM plans_applied WHERE plan_id = ?`,
 	insertPlan:  `INSERT INTO plans_applied (plan_id, applied_at) VALUES (?, ?)`,
 	meta:        `SELECT lineage, campaign, serial, '', '', '', 0, '', '', '', 0 FROM meta WHERE id = 1`,
 
 	copyAttempts: `SELECT batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, phones FROM attempts ORDER BY id`,
-	copyPlans:    `SELECT plan_id, applied_at FROM plans_applied ORDER BY plan_id`,
+	copyPlans:    `SELECT plan_id, applied_at, 0, 1 FROM plans_applied ORDER BY plan_id`,
 	putAttempt:   `INSERT INTO attempts (batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, phones) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	putPlan:      `INSERT INTO plans_applied (plan_id, applied_at) VALUES (?, ?)`,
 	setMeta:      `UPDATE meta SET lineage = ?, serial = ? WHERE id = 1`,
@@ -105,7 +105,7 @@ var postgresDialect = &dialect{
 	attempt:       numbered(`SELECT state, phones FROM attempts WHERE id = ?`),
 	finishAttempt: numbered(`UPDATE attempts SET state = ?, http_status = ?, request_id = ?, reason = ?, finished_at = ? WHERE id = ? AND state = 'intent' RETURNING phones, body_hash, plan_id`),
 	bumpSerial:    `UPDATE campaigns SET serial = serial + $2 WHERE id = $1`,
-	eachRecord:    numbered(`SELECT batch_id, state, body_hash, phones, reason, started_at, finished_at FROM attempts WHERE campaign_id = ? ORDER BY id`),
+	eachRecord:    numbered(`SELECT batch_id, state, body_hash, phones, reason, started_at, finished_at, plan_id FROM attempts WHERE campaign_id = ? ORDER BY id`),
 	attempts:      numbered(`SELECT id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at FROM attempts WHERE campaign_id = ? ORDER BY id`),
 	knownSize:     numbered(`SELECT coalesce(sum(recipients), 0) FROM attempts WHERE campaign_id = ? AND state NOT IN ('forgotten', 'resolved_unsent', 'split')`),
 	knownRows:     numbered(`SELECT id, batch_id, state, phones FROM attempts WHERE campaign_id = ? ORDER BY id`),
@@ -117,8 +117,9 @@ var postgresDialect = &dialect{
 		return numbered(q + ` ORDER BY id`)
 	},
 	setAttempt:  numbered(`UPDATE attempts SET state = ?, finished_at = ? WHERE id = ?`),
-	planApplied: numbered(`SELECT count(*) FROM plans_applied WHERE campaign_id = ? AND plan_id = ?`),
-	insertPlan:  numbered(`INSERT INTO plans_applied (campaign_id, plan_id, applied_at) VALUES (?, ?, ?)`),
+	planApplied: numbered(`SELECT serial, done FROM plans_applied WHERE campaign_id = ? AND plan_id = ?`),
+	insertPlan: numbered(`INSERT INTO plans_applied (campaign_id, plan_id, applied_at, serial, done) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (campaign_id, plan_id) DO UPDATE SET applied_at = excluded.applied_at, serial = excluded.serial, done = excluded.done`),
 	meta: numbered(`SELECT lineage, name, serial, moved_to, moved_at, moved_by, moved_serial, paused_at, paused_by, paused_reason, latency_ms
 		FROM campaigns WHERE id = ?`),
 
@@ -141,9 +142,9 @@ var postgresDialect = &dialect{
 	clearMoved:    `UPDATE campaigns SET moved_to = '', moved_at = '', moved_by = '', moved_serial = 0 WHERE id = $1`,
 
 	copyAttempts: numbered(`SELECT batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, plan_id, phones FROM attempts WHERE campaign_id = ? ORDER BY id`),
-	copyPlans:    numbered(`SELECT plan_id, applied_at FROM plans_applied WHERE campaign_id = ? ORDER BY plan_id`),
+	copyPlans:    numbered(`SELECT plan_id, applied_at, serial, done FROM plans_applied WHERE campaign_id = ? ORDER BY plan_id`),
 	putAttempt:   numbered(`INSERT INTO attempts (campaign_id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, plan_id, phones) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-	putPlan:      numbered(`INSERT INTO plans_applied (campaign_id, plan_id, applied_at) VALUES (?, ?, ?)`),
+	putPlan:      numbered(`INSERT INTO plans_applied (campaign_id, plan_id, applied_at, serial, done) VALUES (?, ?, ?, ?, ?)`),
 	setMeta:      numbered(`UPDATE campaigns SET lineage = ?, serial = ? WHERE id = ?`),
 }
 

@@ -60,3 +60,43 @@ func testOutcomeParts(t *testing.T, b backend) {
 		t.Errorf("reopened writer lets a sent part go again: %v", err)
 	}
 }
+
+// A saved plan's runs: recorded with the serial they leave, and the state
+// seen without the plan's attempts is the state it was made against.
+func TestPlanRuns(t *testing.T) { eachBackend(t, testPlanRuns) }
+
+func testPlanRuns(t *testing.T, b backend) {
+	ctx := context.Background()
+	s := openTest(t, b.loc(t))
+	must(t, s.RecordIntent(ctx, intent("before", "+440")))
+	must(t, s.RecordOutcome(ctx, "before", Outcome{Status: Sent}))
+	base := s.Serial()
+	if _, ok, err := s.PlanRun(ctx, "p1"); ok || err != nil {
+		t.Fatalf("PlanRun before any run: %v %v", ok, err)
+	}
+	in := intent("b1", "+441", "+442")
+	in.PlanID = "p1"
+	must(t, s.RecordIntent(ctx, in))
+	must(t, s.RecordOutcome(ctx, "b1", Outcome{HTTPStatus: 200, Parts: []Part{{Status: Sent, Phones: []string{"+441"}}, {Status: Failed, Phones: []string{"+442"}}}}))
+	must(t, s.RecordPlanRun(ctx, "p1", false))
+	r, ok, err := s.PlanRun(ctx, "p1")
+	if !ok || err != nil || r.Done || r.Serial != s.Serial() || s.Serial() != base+2 {
+		t.Fatalf("PlanRun = %+v %v %v; serial %d (base %d)", r, ok, err, s.Serial(), base)
+	}
+	if applied, _ := s.PlanApplied(ctx, "p1"); applied {
+		t.Error("a plan with batches left counts as applied")
+	}
+	v := s.WithoutPlan("p1")
+	if got := statuses(t, v); !mapsEqual(got, map[string]Status{"+440": Sent}) {
+		t.Errorf("without the plan: %v", got)
+	}
+	must(t, v.Close())
+	must(t, s.MarkPlanApplied(ctx, "p1"))
+	if err := s.MarkPlanApplied(ctx, "p1"); !errors.Is(err, ErrPlanApplied) {
+		t.Errorf("second mark: %v", err)
+	}
+	// The view's Close left s working.
+	if got := statuses(t, s); len(got) != 3 {
+		t.Errorf("after the view closed: %v", got)
+	}
+}

@@ -164,9 +164,12 @@ func (s *State) eachRecord(ctx context.Context, fn func(phone string, a *derived
 	var failed map[string]*derived
 	var fnErr error
 	for rows.Next() {
-		var batchID, st, bodyHash, phones, reason, started, finished string
-		if err := rows.Scan(&batchID, &st, &bodyHash, &phones, &reason, &started, &finished); err != nil {
+		var batchID, st, bodyHash, phones, reason, started, finished, planID string
+		if err := rows.Scan(&batchID, &st, &bodyHash, &phones, &reason, &started, &finished, &planID); err != nil {
 			return fmt.Errorf("read state %s: %w", s.loc, err)
+		}
+		if s.withoutPlan != "" && planID == s.withoutPlan {
+			continue
 		}
 		c := attemptStatus(st)
 		var a *derived

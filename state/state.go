@@ -207,6 +207,8 @@ type State struct {
 	pause    *Pause
 	latency  time.Duration
 
+	withoutPlan string // a view that leaves out this saved plan's attempts (WithoutPlan)
+
 	now func() time.Time
 
 	// Only for a State from Open.

@@ -46,6 +46,19 @@ type dialect struct {
 	insertTestSend string // scope, at, by, body hash, outcome, http status, request id, reason, phones
 	lastTestSend   string // scope; returns at, by, body hash, outcome, http status, request id, reason, phones
 
+	// The ledger (ledger.go), over a JSON array of numbers: each one's
+	// opt-out actions, oldest first (optoutsFor); its row of the cap index,
+	// made if missing (capsLock, PostgreSQL only) and read, locked in the
+	// numbers' order (capsFor); and the rows written back from a JSON
+	// array of {p, s, l} (capsWrite).
+	optoutsFor, capsLock, capsFor, capsWrite string
+
+	// The ledger's management (optouts.go): an opt-out change (phone,
+	// action, at, by, reason); the numbers opted out as of a log number,
+	// by number (phone, at, by, reason); the cap index's rows with a send
+	// after a unix time, or all; a row deleted or set (phone, sends, last).
+	insertOptOut, optoutsAsOf, capsSince, capsAll, capsDelete, capsSet string
+
 	// For Copy back into a record that moved away: its rows go, and its
 	// mark (scope).
 	dropAttempts, dropPlans, dropTestSends, clearMoved string
@@ -136,6 +149,22 @@ var postgresDialect = &dialect{
 	insertTestSend: numbered(`INSERT INTO test_sends (campaign_id, at, by_whom, body_hash, outcome, http_status, request_id, reason, phones) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 	lastTestSend:   numbered(`SELECT at, by_whom, body_hash, outcome, http_status, request_id, reason, phones FROM test_sends WHERE campaign_id = ? ORDER BY id DESC LIMIT 1`),
 
+	optoutsFor: `SELECT phone, action FROM optouts WHERE phone IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY id`,
+	capsLock: `INSERT INTO caps (phone, sends, last_at) SELECT p, '', 0 FROM jsonb_array_elements_text($1::jsonb) AS p ORDER BY p
+		ON CONFLICT (phone) DO NOTHING`,
+	capsFor:   `SELECT phone, sends FROM caps WHERE phone IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY phone FOR UPDATE`,
+	capsWrite: `UPDATE caps SET sends = v.s, last_at = v.l FROM jsonb_to_recordset($1::jsonb) AS v(p text, s text, l bigint) WHERE caps.phone = v.p`,
+
+	insertOptOut: `INSERT INTO optouts (phone, action, at, by_whom, reason) VALUES ($1, $2, $3, $4, $5)`,
+	optoutsAsOf: `SELECT phone, at, by_whom, reason FROM (
+			SELECT phone, action, at, by_whom, reason, row_number() OVER (PARTITION BY phone ORDER BY id DESC) AS latest
+			FROM optouts WHERE id <= $1) o
+		WHERE latest = 1 AND action = 'add' ORDER BY phone`,
+	capsSince:  `SELECT phone, sends FROM caps WHERE last_at > $1`,
+	capsAll:    `SELECT phone, sends FROM caps`,
+	capsDelete: `DELETE FROM caps WHERE phone = $1`,
+	capsSet:    `UPDATE caps SET sends = $2, last_at = $3 WHERE phone = $1`,
+
 	dropAttempts:  `DELETE FROM attempts WHERE campaign_id = $1`,
 	dropPlans:     `DELETE FROM plans_applied WHERE campaign_id = $1`,
 	dropTestSends: `DELETE FROM test_sends WHERE campaign_id = $1`,
@@ -195,14 +224,25 @@ func sqlite(d *dialect) *dialect {
 		setLatency:     q(d.setLatency),
 		insertTestSend: q(d.insertTestSend),
 		lastTestSend:   q(d.lastTestSend),
-		dropAttempts:   q(d.dropAttempts),
-		dropPlans:      q(d.dropPlans),
-		dropTestSends:  q(d.dropTestSends),
-		clearMoved:     q(d.clearMoved),
-		copyAttempts:   q(d.copyAttempts),
-		copyPlans:      q(d.copyPlans),
-		putAttempt:     q(d.putAttempt),
-		putPlan:        q(d.putPlan),
-		setMeta:        q(d.setMeta),
+		// SQLite's ledger takes the file's write lock with the transaction.
+		optoutsFor: `SELECT phone, action FROM optouts WHERE phone IN (SELECT value FROM json_each(?1)) ORDER BY id`,
+		capsFor:    `SELECT phone, sends FROM caps WHERE phone IN (SELECT value FROM json_each(?1))`,
+		capsWrite: `INSERT INTO caps (phone, sends, last_at) SELECT value ->> 'p', value ->> 's', value ->> 'l' FROM json_each(?1) WHERE true
+			ON CONFLICT (phone) DO UPDATE SET sends = excluded.sends, last_at = excluded.last_at`,
+		insertOptOut:  q(d.insertOptOut),
+		optoutsAsOf:   q(d.optoutsAsOf),
+		capsSince:     q(d.capsSince),
+		capsAll:       q(d.capsAll),
+		capsDelete:    q(d.capsDelete),
+		capsSet:       q(d.capsSet),
+		dropAttempts:  q(d.dropAttempts),
+		dropPlans:     q(d.dropPlans),
+		dropTestSends: q(d.dropTestSends),
+		clearMoved:    q(d.clearMoved),
+		copyAttempts:  q(d.copyAttempts),
+		copyPlans:     q(d.copyPlans),
+		putAttempt:    q(d.putAttempt),
+		putPlan:       q(d.putPlan),
+		setMeta:       q(d.setMeta),
 	}
 }

@@ -56,7 +56,7 @@ func openFile(ctx context.Context, path string, opts Options) (_ *State, err err
 	if err != nil {
 		return nil, err
 	}
-	s := &State{loc: real, q: sqliteDialect, now: time.Now, lock: lk, atClose: closeSQLite, campaign: opts.Campaign, shared: opts.Shared}
+	s := &State{loc: real, q: sqliteDialect, now: clock(opts), lock: lk, atClose: closeSQLite, campaign: opts.Campaign, shared: opts.Shared, cap: opts.FrequencyCap}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -252,6 +252,32 @@ func closeSQLite(conn *sql.Conn) {
 // it. While an apply has it open, or after a crash, the reader shares the
 // writer's "-wal" and "-shm" files and sees every committed change.
 func openFileReadOnly(ctx context.Context, path, campaign string, shared bool) (_ *State, err error) {
+	s, err := openFileView(ctx, path)
+	if err != nil || s.db == nil || s.unscoped {
+		if err == nil && campaign != "" && s.campaign != "" && s.campaign != campaign {
+			s.Close()
+			return nil, fmt.Errorf("open state %s: it records campaign %q, not %q: %w", path, s.campaign, campaign, ErrLineage)
+		}
+		return s, err
+	}
+	s.campaign = campaign
+	if err := s.pickCampaign(ctx, campaign); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if !shared && campaign != "" && !s.recorded() {
+		if err := s.onlyOwn(ctx, s.db); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// openFileView opens the state file at path read-only, no campaign picked
+// yet: an empty view when it does not exist; a version 2 file, which holds
+// one campaign, with that one.
+func openFileView(ctx context.Context, path string) (_ *State, err error) {
 	real, err := ResolveFile(path)
 	if err != nil {
 		abs, aerr := filepath.Abs(path)
@@ -283,19 +309,6 @@ func openFileReadOnly(ctx context.Context, path, campaign string, shared bool) (
 		// One campaign a file, in table meta.
 		s.q, s.unscoped = sqliteV2Dialect, true
 		if err := s.loadMeta(ctx); err != nil {
-			return nil, err
-		}
-		if campaign != "" && s.campaign != "" && s.campaign != campaign {
-			return nil, fmt.Errorf("open state %s: it records campaign %q, not %q: %w", path, s.campaign, campaign, ErrLineage)
-		}
-		return s, nil
-	}
-	s.campaign = campaign
-	if err := s.pickCampaign(ctx, campaign); err != nil {
-		return nil, err
-	}
-	if !shared && campaign != "" && !s.recorded() {
-		if err := s.onlyOwn(ctx, s.db); err != nil {
 			return nil, err
 		}
 	}

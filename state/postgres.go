@@ -268,7 +268,7 @@ func openPostgres(ctx context.Context, loc string, opts Options) (_ *State, err 
 	if opts.Campaign == "" {
 		return nil, fmt.Errorf("open state %s: a PostgreSQL state holds many campaigns: name one", t.shown)
 	}
-	s := &State{loc: t.shown, q: postgresDialect, now: time.Now, schema: SchemaVersion}
+	s := &State{loc: t.shown, q: postgresDialect, now: clock(opts), schema: SchemaVersion, shared: opts.Shared, cap: opts.FrequencyCap}
 	s.db = stdlib.OpenDB(*t.cfg)
 	s.db.SetMaxOpenConns(4)
 	defer func() {
@@ -387,6 +387,7 @@ func openPostgresReadOnly(ctx context.Context, loc, name string) (_ *State, err 
 	}
 	switch {
 	case len(ids) == 0:
+		s.db = db // no record of the campaign, but the project's ledger
 		return s, nil
 	case len(ids) > 1:
 		return nil, fmt.Errorf("open state %s: it holds %d campaigns (%s): say which, with the campaign file", t.shown, len(ids), strings.Join(names, ", "))

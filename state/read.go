@@ -114,8 +114,8 @@ func (s *State) EachRecipient(ctx context.Context, fn func(Recipient) error) err
 	return s.eachRecord(ctx, func(phone string, a *derived) error { return fn(a.recipient(phone)) })
 }
 
-// Counts returns how many recipients have each status; every [Status] is a
-// key, zero included.
+// Counts returns how many recipients have each status: Sent, Failed and
+// InDoubt are keys, zero included; Suppressed is when anyone was.
 func (s *State) Counts(ctx context.Context) (map[Status]int, error) {
 	m := map[Status]int{Sent: 0, Failed: 0, InDoubt: 0}
 	if s.db == nil {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/smsform/smsform/internal/e164"
 )
@@ -86,6 +85,9 @@ func (s *State) ForgetIntent(ctx context.Context, batchID string) error {
 			return err
 		}
 		t.changed = true
+		if err := t.releaseClaims(phoneList(a.phones), a.id); err != nil {
+			return err
+		}
 		return t.setAll(a.phones, Unsent)
 	})
 	if err != nil {
@@ -213,34 +215,8 @@ func checkOutcome(o Outcome) error {
 }
 
 func (t *txn) intent(in Intent) error {
-	// The pause is read where the intent is recorded, so that nothing
-	// slips in between a pause and the apply that learns of it.
-	var p Pause
-	var at string
-	if err := t.stmt("pausedNow").QueryRowContext(t.ctx, t.w.s.args()...).Scan(&at, &p.By, &p.Reason); err != nil {
-		return err
-	}
-	if at != "" {
-		p.At = parseTime(at)
-		return refusal{&PausedError{Campaign: t.w.s.campaign, Pause: p}}
-	}
-	k := t.w.known
-	for i, p := range in.Phones {
-		if c := k.check(p); c == Sent || c == InDoubt {
-			if c == InDoubt && slices.Contains(in.Phones[:i], p) {
-				return refusal{fmt.Errorf("%s is listed twice: %w", e164.Mask(p), ErrAlreadySent)}
-			}
-			return refusal{fmt.Errorf("%s is already %s: %w", e164.Mask(p), c, ErrAlreadySent)}
-		}
-	}
-	t.w.buf = appendPhones(t.w.buf[:0], in.Phones)
-	var id int64
-	if err := t.queryRow("insertAttempt", t.w.s.args(in.BatchID, in.BodyHash, string(t.w.buf), len(in.Phones), t.now, in.PlanID)...).Scan(&id); err != nil {
-		return err
-	}
-	k.setBatch(in.BatchID, id)
-	t.changed = true
-	return nil
+	_, err := t.admit(in, true)
+	return err
 }
 
 func (t *txn) outcome(batchID string, o Outcome) error {
@@ -285,6 +261,11 @@ func (t *txn) parts(batchID string, o Outcome) error {
 		for _, ph := range p.Phones {
 			t.w.known.set(ph, p.Status)
 		}
+		if p.Status == Unsent {
+			if err := t.releaseClaims(p.Phones, a.id); err != nil {
+				return err
+			}
+		}
 	}
 	t.changed = true
 	return nil
@@ -327,6 +308,7 @@ func (t *txn) setAll(phones string, c Status) error {
 
 // finished is what finish returns of the attempt it ended.
 type finished struct {
+	id                       int64
 	phones, bodyHash, planID string
 }
 
@@ -339,6 +321,7 @@ func (t *txn) finish(batchID string, st AttemptState, o Outcome) (a finished, er
 		return a, refusal{fmt.Errorf("no intent recorded: %w", ErrNoIntent)}
 	}
 	wrote := t.wrote
+	a.id = id
 	err = t.queryRow("finishAttempt", string(st), o.HTTPStatus, o.RequestID, o.Reason, t.now, id).Scan(&a.phones, &a.bodyHash, &a.planID)
 	if errors.Is(err, sql.ErrNoRows) {
 		t.wrote = wrote // it changed nothing
@@ -349,4 +332,11 @@ func (t *txn) finish(batchID string, st AttemptState, o Outcome) (a finished, er
 		return a, refusal{fmt.Errorf("its latest attempt is already %s: %w", cur, ErrNoIntent)}
 	}
 	return a, err
+}
+
+// phoneList is an attempt's JSON array of phones as a slice.
+func phoneList(phones string) []string {
+	var ps []string
+	eachPhone(phones, func(p string) { ps = append(ps, p) })
+	return ps
 }

@@ -196,7 +196,8 @@ const campaignsV3 = `CREATE TABLE campaigns (
 // ledgerV3 holds what concerns people rather than campaigns, shared by
 // every campaign of the state: opt-outs, as a log of additions and
 // removals (a plan sees them as of the log's id when it was made), the
-// frequency cap's index (each number's recent sends) and test sends.
+// frequency cap's index (each number's recent sends, "unix:attempt,…",
+// and the latest of them) and test sends.
 const ledgerV3 = `CREATE TABLE optouts (
 		id      INTEGER PRIMARY KEY,
 		phone   TEXT NOT NULL,
@@ -207,9 +208,11 @@ const ledgerV3 = `CREATE TABLE optouts (
 	);
 	CREATE INDEX optouts_phone ON optouts (phone, id);
 	CREATE TABLE caps (
-		phone TEXT PRIMARY KEY,
-		sends TEXT NOT NULL DEFAULT ''
+		phone   TEXT   PRIMARY KEY,
+		sends   TEXT   NOT NULL DEFAULT '',
+		last_at BIGINT NOT NULL DEFAULT 0
 	);
+	CREATE INDEX caps_last ON caps (last_at);
 	CREATE TABLE test_sends (
 		id          INTEGER PRIMARY KEY,
 		campaign_id INTEGER NOT NULL REFERENCES campaigns (id),

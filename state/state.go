@@ -181,6 +181,12 @@ type Options struct {
 	// AllowMoved opens a record marked moved (see [Moved]), which Open
 	// otherwise refuses with a *MovedError: only for copying a record back.
 	AllowMoved bool
+
+	// FrequencyCap, in a project's state (Shared), holds back from an
+	// intent the recipients it would take over the cap (see AdmitIntent).
+	FrequencyCap *Cap
+	// Now is the clock the cap is judged by; nil is the system clock.
+	Now func() time.Time
 }
 
 // State is an open state: a file, or a campaign's record in PostgreSQL.
@@ -208,6 +214,7 @@ type State struct {
 	latency  time.Duration
 
 	withoutPlan string // a view that leaves out this saved plan's attempts (WithoutPlan)
+	cap         *Cap   // the frequency cap intents are held to (Options.FrequencyCap)
 
 	now func() time.Time
 
@@ -383,4 +390,12 @@ func (e *EarlierStateError) Unwrap() error { return ErrEarlierState }
 func BodyHash(body string) string {
 	sum := sha256.Sum256([]byte(body))
 	return hex.EncodeToString(sum[:])
+}
+
+// clock is the time a State from Open judges by.
+func clock(opts Options) func() time.Time {
+	if opts.Now != nil {
+		return opts.Now
+	}
+	return time.Now
 }

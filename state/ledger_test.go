@@ -1,0 +1,179 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func openShared(t *testing.T, loc, campaign string, c *Cap, now func() time.Time) *State {
+	t.Helper()
+	s, err := Open(context.Background(), loc, Options{Campaign: campaign, Shared: true, FrequencyCap: c, Now: now, LockTimeout: 10 * time.Second})
+	must(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// Opt-outs are a log: the set as of any point of it, and an intent that
+// names someone opted out records them suppressed and sends the rest.
+func TestOptOuts(t *testing.T) { eachBackend(t, testOptOuts) }
+
+func testOptOuts(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+	first, err := ChangeOptOuts(ctx, loc, []OptOutChange{{Phone: "+441", At: at, By: "ann", Reason: "STOP"}, {Phone: "+442", At: at, By: "ann"}})
+	must(t, err)
+	_, err = ChangeOptOuts(ctx, loc, []OptOutChange{{Phone: "+442", Remove: true, At: at, By: "bob", Reason: "re-consent by phone"}})
+	must(t, err)
+	var now []string
+	_, err = OptOuts(ctx, loc, func(o OptOut) error { now = append(now, o.Phone+"/"+o.By+"/"+o.Reason); return nil })
+	must(t, err)
+	if !slices.Equal(now, []string{"+441/ann/STOP"}) {
+		t.Errorf("opt-outs now: %v", now)
+	}
+	s := openShared(t, loc, "spring", nil, nil)
+	set, seq, err := s.OptOutSet(ctx, first)
+	must(t, err)
+	if _, ok := set.Get("+442"); !ok || seq != first || set.Len() != 2 {
+		t.Errorf("as of %d: %d numbers, seq %d", first, set.Len(), seq)
+	}
+	if err := s.RecordIntent(ctx, intent("b1", "+441", "+443")); !errors.Is(err, ErrNotAdmitted) {
+		t.Errorf("RecordIntent naming an opted-out number: %v", err)
+	}
+	adm, err := s.AdmitIntent(ctx, intent("b1", "+441", "+442", "+443"))
+	must(t, err)
+	if !slices.Equal(adm.Send, []string{"+442", "+443"}) || !slices.Equal(adm.Suppressed, []string{"+441"}) {
+		t.Errorf("admission: %+v", adm)
+	}
+	must(t, s.RecordOutcome(ctx, "b1", Outcome{Status: Sent}))
+	want := map[string]Status{"+441": Suppressed, "+442": Sent, "+443": Sent}
+	if got := statuses(t, s); !mapsEqual(got, want) {
+		t.Errorf("after: %v, want %v", got, want)
+	}
+	if r := recipients(t, s)["+441"]; r.Reason != "opted out" || r.BatchID != "b1" {
+		t.Errorf("suppressed record: %+v", r)
+	}
+	// Suppressed is not owed, and may be sent once the number re-consents.
+	if f, d := s.Owed(); f != 0 || d != 0 {
+		t.Errorf("owed %d, %d", f, d)
+	}
+	_, err = ChangeOptOuts(ctx, loc, []OptOutChange{{Phone: "+441", Remove: true, At: at}})
+	must(t, err)
+	adm, err = s.AdmitIntent(ctx, intent("b2", "+441"))
+	must(t, err)
+	if len(adm.Send) != 1 {
+		t.Errorf("after re-consent: %+v", adm)
+	}
+	// The ledger is the project's: listed whatever campaigns the state holds.
+	o := openShared(t, loc, "autumn", nil, nil)
+	recordOne(t, o)
+	n := 0
+	if _, err := OptOuts(ctx, loc, func(OptOut) error { n++; return nil }); err != nil || n != 0 {
+		t.Errorf("OptOuts with two campaigns: %d, %v", n, err)
+	}
+}
+
+// The cap counts every campaign's sends in a sliding window in UTC: one
+// 23 h 59 min ago counts, one 24 h 1 min ago does not; a send the API did
+// not act on gives its claim back.
+func TestFrequencyCap(t *testing.T) { eachBackend(t, testFrequencyCap) }
+
+func testFrequencyCap(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	t0 := time.Date(2026, 3, 28, 22, 0, 0, 0, time.UTC) // a daylight-saving night in Europe: UTC does not care
+	var clock atomic.Int64
+	clock.Store(t0.Unix())
+	now := func() time.Time { return time.Unix(clock.Load(), 0).UTC() }
+	c := &Cap{Max: 1, Per: 24 * time.Hour}
+	a := openShared(t, loc, "spring", c, now)
+	bb := openShared(t, loc, "autumn", c, now)
+	adm, err := a.AdmitIntent(ctx, intent("a1", "+441", "+442"))
+	must(t, err)
+	must(t, a.RecordOutcome(ctx, "a1", Outcome{Status: Sent}))
+	if len(adm.Send) != 2 {
+		t.Fatalf("first send: %+v", adm)
+	}
+	clock.Store(t0.Add(23*time.Hour + 59*time.Minute).Unix())
+	adm, err = bb.AdmitIntent(ctx, intent("b1", "+441", "+443"))
+	must(t, err)
+	if !slices.Equal(adm.Send, []string{"+443"}) || !slices.Equal(adm.Held, []string{"+441"}) || !adm.HeldUntil.Equal(t0.Add(24*time.Hour)) {
+		t.Errorf("23h59 later: %+v", adm)
+	}
+	must(t, bb.RecordOutcome(ctx, "b1", Outcome{Status: Sent}))
+	if st := statuses(t, bb); st["+441"] != Unsent {
+		t.Errorf("a held number has a record: %v", st)
+	}
+	clock.Store(t0.Add(24*time.Hour + time.Minute).Unix())
+	adm, err = bb.AdmitIntent(ctx, intent("b2", "+441"))
+	must(t, err)
+	if len(adm.Send) != 1 {
+		t.Errorf("24h01 later: %+v", adm)
+	}
+	must(t, bb.RecordOutcome(ctx, "b2", Outcome{Status: Sent}))
+	// Not acted on: the claim is given back.
+	adm, err = a.AdmitIntent(ctx, intent("a2", "+444"))
+	must(t, err)
+	must(t, a.ForgetIntent(ctx, "a2"))
+	adm, err = bb.AdmitIntent(ctx, intent("b3", "+444"))
+	must(t, err)
+	if len(adm.Send) != 1 {
+		t.Errorf("after a forgotten intent: %+v", adm)
+	}
+	holds, err := a.CapHolds(ctx, *c, now())
+	must(t, err)
+	// +441 and +444 sent at 24h01, +443 at 23h59: all three within the window.
+	if until, ok := holds.Get("+441"); !ok || !until.Equal(t0.Add(48*time.Hour+time.Minute)) || holds.Len() != 3 {
+		t.Errorf("holds: %d, +441 until %v", holds.Len(), until)
+	}
+	must(t, a.Close())
+	must(t, bb.Close())
+	// Older than an hour: the two sends of t0; +442 is left with none.
+	sends, numbers, err := PruneCaps(ctx, loc, time.Hour, now())
+	must(t, err)
+	if sends != 2 || numbers != 1 {
+		t.Errorf("prune: %d sends, %d numbers; want 2, 1", sends, numbers)
+	}
+}
+
+// Two campaigns applied at once, each from many goroutines, can together
+// never send past the cap: the check and the claim are one transaction.
+func TestFrequencyCapConcurrent(t *testing.T) { eachBackend(t, testFrequencyCapConcurrent) }
+
+func testFrequencyCapConcurrent(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	c := &Cap{Max: 1, Per: time.Hour}
+	phones := phones("7", 40)
+	var sent sync.Map
+	var wg sync.WaitGroup
+	for _, name := range []string{"spring", "autumn"} {
+		s := openShared(t, loc, name, c, nil)
+		for g := range 4 {
+			wg.Go(func() {
+				for i := g; i < len(phones); i += 4 {
+					batch := name + phones[i]
+					adm, err := s.AdmitIntent(ctx, intent(batch, phones[i]))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					for _, p := range adm.Send {
+						if _, dup := sent.LoadOrStore(p, name); dup {
+							t.Errorf("%s admitted twice under a cap of 1", p)
+						}
+					}
+					if len(adm.Send) > 0 {
+						must(t, s.RecordOutcome(ctx, batch, Outcome{Status: Sent}))
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+}

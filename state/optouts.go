@@ -1,0 +1,243 @@
+package state
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/smsform/smsform/internal/e164"
+)
+
+// Opt-outs are kept as a log of additions and removals (re-consent), each
+// with who, when and why, numbered in order: the project's opt-outs as of
+// a number of that log are what a plan made then subtracted, which is how
+// a saved plan is checked against the opt-outs it saw while later ones are
+// still honoured (AdmitIntent).
+
+// OptOutChange adds a number to the project's opt-outs or, with Remove,
+// takes it off (re-consent).
+type OptOutChange struct {
+	Phone  string // E.164
+	Remove bool
+	At     time.Time
+	By     string
+	Reason string
+}
+
+// OptOut is a number opted out, as its latest addition records it.
+type OptOut struct {
+	Phone  string    `json:"phone"`
+	At     time.Time `json:"at"`
+	By     string    `json:"by"`
+	Reason string    `json:"reason,omitempty"`
+}
+
+// ChangeOptOuts records changes to the opt-outs of the project's state at
+// loc, in one transaction, without a lock (it works while applies run: each
+// checks the opt-outs in its intent's transaction). It returns the log's
+// number after them.
+func ChangeOptOuts(ctx context.Context, loc string, changes []OptOutChange) (int64, error) {
+	db, q, err := openControl(ctx, loc, "", true, true)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("write state %s: %w", Redact(loc), err)
+	}
+	defer tx.Rollback()
+	ins, err := tx.PrepareContext(ctx, q.insertOptOut)
+	if err != nil {
+		return 0, fmt.Errorf("write state %s: %w", Redact(loc), err)
+	}
+	defer ins.Close()
+	for _, c := range changes {
+		action := "add"
+		if c.Remove {
+			action = "remove"
+		}
+		if _, err := ins.ExecContext(ctx, c.Phone, action, formatTime(c.At), c.By, c.Reason); err != nil {
+			return 0, fmt.Errorf("write state %s: %w", Redact(loc), err)
+		}
+	}
+	var seq int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM optouts`).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("write state %s: %w", Redact(loc), err)
+	}
+	return seq, tx.Commit()
+}
+
+// OptOuts calls fn for every number opted out in the project's state at
+// loc, ordered by number, and returns the opt-out log's number. A missing
+// state has none.
+func OptOuts(ctx context.Context, loc string, fn func(OptOut) error) (int64, error) {
+	st, err := openLedger(ctx, loc)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	return st.eachOptOut(ctx, 0, fn)
+}
+
+// openLedger opens the project's state at loc to read its ledger, whatever
+// campaigns it holds, without creating or changing anything: an empty view
+// when there is no state yet.
+func openLedger(ctx context.Context, loc string) (*State, error) {
+	if err := CheckLocation(loc); err != nil {
+		return nil, err
+	}
+	if IsPostgres(loc) {
+		t, err := parsePostgres(loc)
+		if err != nil {
+			return nil, err
+		}
+		s := &State{loc: t.shown, q: postgresDialect, now: time.Now, schema: SchemaVersion}
+		db := stdlib.OpenDB(*t.cfg)
+		if v, err := pgSchemaVersion(ctx, db, t); err != nil || v < PostgresSchemaVersion {
+			db.Close()
+			if err == nil && v > 0 {
+				err = fmt.Errorf("open state %s: schema %s is at version %d, this smsform needs %d: run any command that writes to migrate it", t.shown, t.schema, v, PostgresSchemaVersion)
+			}
+			return s, err
+		}
+		s.db = db
+		return s, nil
+	}
+	return openFileView(ctx, loc)
+}
+
+// OptOutSet is the set of numbers opted out as of the opt-out log's number
+// asOf (0: now), and the log's number it reflects: what a plan subtracts.
+func (s *State) OptOutSet(ctx context.Context, asOf int64) (*e164.Map[struct{}], int64, error) {
+	m := e164.NewMap[struct{}](0)
+	seq, err := s.eachOptOut(ctx, asOf, func(o OptOut) error {
+		m.Ref(o.Phone)
+		return nil
+	})
+	return m, seq, err
+}
+
+// eachOptOut walks the opt-outs as of asOf (0: now), by number.
+func (s *State) eachOptOut(ctx context.Context, asOf int64, fn func(OptOut) error) (int64, error) {
+	if s.db == nil || s.unscoped {
+		return 0, nil
+	}
+	var seq int64
+	if err := s.db.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM optouts`).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("read state %s: %w", s.loc, err)
+	}
+	if asOf <= 0 || asOf > seq {
+		asOf = seq
+	}
+	rows, err := s.db.QueryContext(ctx, s.q.optoutsAsOf, asOf)
+	if err != nil {
+		return 0, fmt.Errorf("read state %s: %w", s.loc, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var o OptOut
+		var at string
+		if err := rows.Scan(&o.Phone, &at, &o.By, &o.Reason); err != nil {
+			return 0, fmt.Errorf("read state %s: %w", s.loc, err)
+		}
+		o.At = parseTime(at)
+		if err := fn(o); err != nil {
+			return 0, err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("read state %s: %w", s.loc, err)
+	}
+	return asOf, nil
+}
+
+// CapHolds is, for every number the cap c holds back at now in the state's
+// project, when it may be messaged again: what a plan reports as held back.
+func (s *State) CapHolds(ctx context.Context, c Cap, now time.Time) (*e164.Map[time.Time], error) {
+	m := e164.NewMap[time.Time](0)
+	if s.db == nil || s.unscoped {
+		return m, nil
+	}
+	rows, err := s.db.QueryContext(ctx, s.q.capsSince, now.Add(-c.Per).Unix())
+	if err != nil {
+		return nil, fmt.Errorf("read state %s: %w", s.loc, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p, sends string
+		if err := rows.Scan(&p, &sends); err != nil {
+			return nil, fmt.Errorf("read state %s: %w", s.loc, err)
+		}
+		if at := c.sendableAt(parseCapEntries(sends), now); at.After(now) {
+			v, _ := m.Ref(p)
+			*v = at
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read state %s: %w", s.loc, err)
+	}
+	return m, nil
+}
+
+// PruneCaps drops from the cap index of the project's state at loc every
+// send older than olderThan before now, and the numbers left with none: the
+// index grows with every send, and no cap looks further back than its
+// window. The campaigns' own records are never touched.
+func PruneCaps(ctx context.Context, loc string, olderThan time.Duration, now time.Time) (sends, numbers int, err error) {
+	db, q, err := openControl(ctx, loc, "", true, false)
+	if err != nil || db == nil {
+		return 0, 0, err
+	}
+	defer db.Close()
+	cut := now.Add(-olderThan).Unix()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, 0, fmt.Errorf("write state %s: %w", Redact(loc), err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, q.capsAll)
+	if err != nil {
+		return 0, 0, fmt.Errorf("read state %s: %w", Redact(loc), err)
+	}
+	type update struct {
+		phone, sends string
+		last         int64
+	}
+	var ups []update
+	for rows.Next() {
+		var p, s string
+		if err := rows.Scan(&p, &s); err != nil {
+			rows.Close()
+			return 0, 0, err
+		}
+		var keep []capEntry
+		var last int64
+		for _, e := range parseCapEntries(s) {
+			if e.at >= cut {
+				keep = append(keep, e)
+				last = max(last, e.at)
+			} else {
+				sends++
+			}
+		}
+		ups = append(ups, update{p, formatCapEntries(keep), last})
+	}
+	if err := closeRows(rows); err != nil {
+		return 0, 0, err
+	}
+	for _, u := range ups {
+		if u.sends == "" {
+			_, err = tx.ExecContext(ctx, q.capsDelete, u.phone)
+			numbers++
+		} else {
+			_, err = tx.ExecContext(ctx, q.capsSet, u.phone, u.sends, u.last)
+		}
+		if err != nil {
+			return 0, 0, fmt.Errorf("write state %s: %w", Redact(loc), err)
+		}
+	}
+	return sends, numbers, tx.Commit()
+}

@@ -84,6 +84,40 @@ func TestTerminal(t *testing.T) {
 	}
 }
 
+// TestTerminalAnswerNo answers "no" at apply's prompt: nothing is sent, and
+// nothing is left behind, no state file and no lock file, so that a later
+// move of the campaign to PostgreSQL finds no sign of an earlier state.
+func TestTerminalAnswerNo(t *testing.T) {
+	bin, err := exec.LookPath("smsform")
+	if err != nil {
+		t.Fatalf("smsform is not on PATH (testscript.Main puts it there): %v", err)
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "solo.yaml"), "version: 1\nname: solo\nsender: ACME\nrecipients:\n  - numbers: [\"+447400123459\"]\nbody: Hello.\n")
+	url := startSandbox(t)
+	cmd := exec.Command(bin, "apply", "solo.yaml")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "SMSFORM_BASE_URL="+url, "CI=", "SMSFORM_IN_AUTOMATION=",
+		"SMSFORM_CLIENT_ID=tty-client", "SMSFORM_CLIENT_SECRET=tty-secret", "SMSFORM_TOKEN_DIR="+filepath.Join(dir, "tokens"), "SMSFORM_STATE=", "TERM=xterm")
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	screen := &screenLog{}
+	go io.Copy(screen, tty)
+	screen.waitFor(t, regexp.MustCompile(`Only 'yes' will be accepted: $`), 20*time.Second)
+	tty.Write([]byte("no\r"))
+	screen.waitFor(t, regexp.MustCompile(`apply cancelled`), 10*time.Second)
+	cmd.Wait()
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), "smsstate") {
+			t.Errorf("answering no left %s behind", e.Name())
+		}
+	}
+}
+
 // screenLog collects what a terminal shows.
 type screenLog struct {
 	mu  sync.Mutex

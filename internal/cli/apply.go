@@ -50,6 +50,9 @@ func newApplyCmd(env Env) *cobra.Command {
 			choice.loc = saved.StatePath
 		}
 		sp := choice.loc
+		if err := choice.makeFolder(); err != nil {
+			return err
+		}
 		next := nextStep{env: env, saved: saved, planFile: pos[0], campaign: campaignPath, state: choice.shown(),
 			implicit: choice.source != fromFlag}
 		if saved == nil && !*autoApprove {

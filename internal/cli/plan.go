@@ -44,6 +44,11 @@ func validate(ctx context.Context, env Env, path string) error {
 	if err != nil {
 		return err
 	}
+	if c.Project != nil && c.Project.State != "" {
+		if _, err := projectState(c.Project); err != nil {
+			return err
+		}
+	}
 	p, err := plan.Compute(ctx, c, nil)
 	if p == nil {
 		return err

@@ -126,6 +126,19 @@ func projectState(p *campaign.Project) (string, error) {
 	return path, nil
 }
 
+// makeFolder makes the folder the project file names for its state file,
+// if missing: the project says where the state goes, so its first apply
+// may make the place (plan, which writes nothing, reads it as empty).
+func (c stateChoice) makeFolder() error {
+	if c.source != fromProject || state.IsPostgres(c.loc) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(c.loc), 0o700); err != nil {
+		return fmt.Errorf("make the project's state folder (state in %s:%d): %w", c.project.Path, c.project.StateLine, err)
+	}
+	return nil
+}
+
 // chooseStateFor is chooseState for a command that may name no campaign
 // (state list --state X): --state or SMSFORM_STATE then.
 func chooseStateFor(env Env, pos []string, flag *pflag.Flag) (stateChoice, error) {

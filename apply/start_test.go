@@ -73,7 +73,7 @@ func (r *startRig) save(t *testing.T, statePath string) *planfile.Saved {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := planfile.NewSaved(p, "test", r.path, statePath, r.camp.Files())
+	s, err := planfile.NewSaved(context.Background(), p, "test", r.path, statePath, r.camp.Files())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func (r *startRig) save(t *testing.T, statePath string) *planfile.Saved {
 	if err := planfile.Save(file, s); err != nil {
 		t.Fatal(err)
 	}
-	opened, err := planfile.Open(file)
+	opened, err := planfile.OpenHeader(context.Background(), file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func (s *Saved) CheckFiles(ctx context.Context, reads []string) error {
 	for _, f := range s.Files {
 		sum, err := hashFile(ctx, f.Path)
 		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%w: %s is gone", ErrCampaignChanged, f.Path)
+			return &goneError{f.Path}
 		}
 		if err != nil {
 			return err
@@ -58,6 +58,13 @@ func (s *Saved) CheckFiles(ctx context.Context, reads []string) error {
 	}
 	return nil
 }
+
+// goneError says a file the plan was made from is not where the plan says
+// it is: it is ErrCampaignChanged and fs.ErrNotExist.
+type goneError struct{ path string }
+
+func (e *goneError) Error() string   { return fmt.Sprintf("%v: %s is gone", ErrCampaignChanged, e.path) }
+func (e *goneError) Unwrap() []error { return []error{ErrCampaignChanged, fs.ErrNotExist} }
 
 // samePath is what two spellings of one path have in common: the absolute,
 // cleaned path (or the cleaned one when it has no absolute form).

@@ -118,10 +118,8 @@ func batchSeq(walk eachBatch) iter.Seq2[indexed, error] {
 func batchDiff(saved plan.Batch, derived indexed) string {
 	d := derived.b
 	switch {
-	case saved.ID != d.ID:
-		return fmt.Sprintf("its id is %s; the campaign makes %s here", saved.ID, d.ID)
 	case saved.Body != d.Body:
-		return fmt.Sprintf("its body differs from the one the campaign renders (%d characters in the plan, %d rendered)",
+		return fmt.Sprintf("its body is not the one the campaign renders (%d characters in the plan, %d rendered)",
 			len([]rune(saved.Body)), len([]rune(d.Body)))
 	case !slices.Equal(saved.Recipients, d.Recipients):
 		return recipientsDiff(saved.Recipients, d.Recipients)
@@ -129,6 +127,8 @@ func batchDiff(saved plan.Batch, derived indexed) string {
 		return fmt.Sprintf("it says %s in %d segment(s); the body is %s in %d", saved.Encoding, saved.Segments, d.Encoding, d.Segments)
 	case !slices.Equal(saved.Zones, d.Zones):
 		return fmt.Sprintf("its time zones are %s; the recipients' are %s", zones(saved.Zones), zones(d.Zones))
+	case saved.ID != d.ID:
+		return fmt.Sprintf("its id is %s; the campaign makes %s here", saved.ID, d.ID)
 	}
 	return ""
 }

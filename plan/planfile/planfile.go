@@ -49,10 +49,13 @@ type Saved struct {
 	// PathsFrom says what the stored paths are relative to: the plan
 	// file's folder, or (absent: plan files of smsform before it) the
 	// folder plan was run in.
-	PathsFrom string     `json:"paths_from,omitempty"`
-	StatePath string     `json:"state_path"`
-	Files     []FileSum  `json:"files"` // the campaign file and every file it reads
-	Plan      *plan.Plan `json:"plan"`
+	PathsFrom string `json:"paths_from,omitempty"`
+	// StatePath is where the state is: a URL (without its password), or a
+	// file when StateIsFile, whose path is then stored like the others.
+	StatePath   string     `json:"state_path"`
+	StateIsFile bool       `json:"state_is_file,omitempty"`
+	Files       []FileSum  `json:"files"` // the campaign file and every file it reads
+	Plan        *plan.Plan `json:"plan"`
 
 	file *os.File // the file Open reads the batches from
 	src  *source  // how it is read
@@ -70,7 +73,8 @@ type FileSum struct {
 
 // NewSaved wraps p for saving, with checksums of files: every file the
 // campaign reads (campaign.Campaign.Files), which apply checks again.
-func NewSaved(ctx context.Context, p *plan.Plan, version, campaignPath, statePath string, files []string) (*Saved, error) {
+// statePath is a file when stateIsFile, else a URL without its password.
+func NewSaved(ctx context.Context, p *plan.Plan, version, campaignPath, statePath string, stateIsFile bool, files []string) (*Saved, error) {
 	sums, err := HashFiles(ctx, files)
 	if err != nil {
 		return nil, err
@@ -86,6 +90,7 @@ func NewSaved(ctx context.Context, p *plan.Plan, version, campaignPath, statePat
 		CreatedAt:      time.Now().UTC().Truncate(time.Second),
 		CampaignPath:   campaignPath,
 		StatePath:      statePath,
+		StateIsFile:    stateIsFile && statePath != "",
 		Files:          sums,
 		Plan:           p,
 	}, nil
@@ -151,6 +156,11 @@ func (s *Saved) relativeTo(dir string) (*Saved, error) {
 	if c.CampaignPath, err = relPath(dir, s.CampaignPath); err != nil {
 		return nil, err
 	}
+	if s.StateIsFile {
+		if c.StatePath, err = relPath(dir, s.StatePath); err != nil {
+			return nil, err
+		}
+	}
 	c.Files = make([]FileSum, len(s.Files))
 	for i, f := range s.Files {
 		c.Files[i] = f
@@ -198,6 +208,9 @@ func (s *Saved) resolve(planPath string) {
 		return filepath.Join(dir, filepath.FromSlash(p))
 	}
 	s.CampaignPath = at(s.CampaignPath)
+	if s.StateIsFile {
+		s.StatePath = at(s.StatePath)
+	}
 	for i := range s.Files {
 		s.Files[i].Path = at(s.Files[i].Path)
 	}

@@ -263,7 +263,7 @@ func planAndSave(t *testing.T, c *campaign.Campaign) (*plan.Plan, *Saved, string
 	if err != nil {
 		t.Fatal(err)
 	}
-	saved, err := NewSaved(context.Background(), p, "test", c.Path, "", c.Files())
+	saved, err := NewSaved(context.Background(), p, "test", c.Path, "", false, c.Files())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -186,7 +186,7 @@ func TestPathsRelativeToPlanFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	saved, err := NewSaved(context.Background(), p, "test", c.Path, "", c.Files())
+	saved, err := NewSaved(context.Background(), p, "test", c.Path, filepath.Join("campaigns", "spring", "c.smsstate"), true, c.Files())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,8 @@ func TestPathsRelativeToPlanFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw := decompress(t, planPath)
-	for _, want := range []string{`"campaign_path":"../campaigns/spring/c.yaml"`, `"path":"../campaigns/spring/lists/l.txt"`, `"paths_from":"plan_file"`} {
+	for _, want := range []string{`"campaign_path":"../campaigns/spring/c.yaml"`, `"path":"../campaigns/spring/lists/l.txt"`, `"paths_from":"plan_file"`,
+		`"state_path":"../campaigns/spring/c.smsstate","state_is_file":true`} {
 		if !strings.Contains(raw, want) {
 			t.Errorf("the file does not hold %s:\n%s", want, raw)
 		}
@@ -210,6 +211,9 @@ func TestPathsRelativeToPlanFile(t *testing.T) {
 	defer back.Close()
 	if want := filepath.Join(camp, "c.yaml"); back.CampaignPath != want {
 		t.Errorf("campaign path %q, want %q", back.CampaignPath, want)
+	}
+	if want := filepath.Join(camp, "c.smsstate"); back.StatePath != want {
+		t.Errorf("state path %q, want %q", back.StatePath, want)
 	}
 	again, err := campaign.Load(back.CampaignPath)
 	if err != nil {

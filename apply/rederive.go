@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/plan"
@@ -52,8 +52,9 @@ type eachBatch func(fn func(int, plan.Batch) error) error
 // is what checks it and tells what it was made against. An error of a walk
 // is returned as it is.
 func compareBatches(saved, derived eachBatch) error {
-	next, stop := iter.Pull2(batchSeq(derived))
-	defer stop()
+	ahead := walkAhead(derived)
+	defer ahead.stop()
+	next := ahead.next
 	var diff *DiffError
 	n := 0
 	err := saved(func(i int, s plan.Batch) error {
@@ -97,20 +98,81 @@ type indexed struct {
 	b plan.Batch
 }
 
-// batchSeq turns a walk into a sequence, its error (if any) last.
-func batchSeq(walk eachBatch) iter.Seq2[indexed, error] {
-	return func(yield func(indexed, error) bool) {
-		errStopped := errors.New("stopped")
+// aheadBatches is a walk of a plan's batches made on a goroutine of its
+// own, a few chunks ahead of whoever takes them: making a derived batch
+// (its body read back, its id hashed) and reading a saved one are two
+// tasks, and a machine has more than one core.
+type aheadBatches struct {
+	chunks chan []indexed
+	errc   chan error // the walk's end, once the chunks are all sent
+	done   chan struct{}
+	wg     sync.WaitGroup
+	cur    []indexed
+	ended  bool
+	err    error
+}
+
+// aheadChunk is how many batches go to the comparison at a time.
+const aheadChunk = 64
+
+func walkAhead(walk eachBatch) *aheadBatches {
+	a := &aheadBatches{chunks: make(chan []indexed, 4), errc: make(chan error, 1), done: make(chan struct{})}
+	errStopped := errors.New("stopped")
+	send := func(c []indexed) bool {
+		select {
+		case a.chunks <- c:
+			return true
+		case <-a.done:
+			return false
+		}
+	}
+	a.wg.Go(func() {
+		defer close(a.chunks)
+		c := make([]indexed, 0, aheadChunk)
 		err := walk(func(i int, b plan.Batch) error {
-			if !yield(indexed{i + 1, b}, nil) {
-				return errStopped
+			if c = append(c, indexed{i + 1, b}); len(c) == aheadChunk {
+				if !send(c) {
+					return errStopped
+				}
+				c = make([]indexed, 0, aheadChunk)
 			}
 			return nil
 		})
-		if err != nil && !errors.Is(err, errStopped) {
-			yield(indexed{}, err)
+		if err == nil && len(c) > 0 && !send(c) {
+			return
 		}
+		if !errors.Is(err, errStopped) {
+			a.errc <- err
+		}
+	})
+	return a
+}
+
+// next is the next batch; ok is false past the last one, err the walk's.
+func (a *aheadBatches) next() (b indexed, err error, ok bool) {
+	for len(a.cur) == 0 {
+		if a.ended {
+			return indexed{}, a.err, a.err != nil
+		}
+		c, open := <-a.chunks
+		if !open {
+			a.ended = true
+			select {
+			case a.err = <-a.errc:
+			default:
+			}
+			continue
+		}
+		a.cur = c
 	}
+	b, a.cur = a.cur[0], a.cur[1:]
+	return b, nil, true
+}
+
+// stop ends the walk and waits for its goroutine.
+func (a *aheadBatches) stop() {
+	close(a.done)
+	a.wg.Wait()
 }
 
 // batchDiff says how two batches differ, "" when they do not: every field
@@ -209,7 +271,7 @@ func rederive(ctx context.Context, r Request) (*plan.Plan, error) {
 	if err != nil && !errors.As(err, &over) {
 		return nil, err
 	}
-	diff := compareBatches(saved.ReadPlan, derived.EachBatch)
+	diff := compareBatches(saved.ReadPlanAgainst, derived.EachBatch)
 	if diff != nil && !errors.Is(diff, ErrPlanDiffers) {
 		return nil, diff // the file, or the campaign's spool, could not be read
 	}

@@ -93,9 +93,23 @@ func OpenHeader(ctx context.Context, path string) (*Saved, error) {
 // whose batches are then a Stream over the file. An error of fn stops the
 // reading and is returned as it is; Plan is then left as it was.
 func (s *Saved) ReadPlan(fn func(int, plan.Batch) error) error {
+	return s.readPlan(fn, true)
+}
+
+// ReadPlanAgainst is ReadPlan for a caller that compares every batch, its
+// id included, with one it knows to be right (a batch plan.Compute made):
+// each batch's id is not checked against its content here, since the
+// comparison says more, and hashing a million bodies twice costs time.
+func (s *Saved) ReadPlanAgainst(fn func(int, plan.Batch) error) error {
+	return s.readPlan(fn, false)
+}
+
+func (s *Saved) readPlan(fn func(int, plan.Batch) error, checkIDs bool) error {
 	if s.src == nil {
 		return errors.New("read plan: it was not opened from a file")
 	}
+	s.src.trustIDs = !checkIDs
+	defer func() { s.src.trustIDs = false }()
 	read, err := s.src.checked(fn)
 	if err != nil {
 		return err
@@ -140,6 +154,9 @@ type source struct {
 	lim  limits
 	max  int64                      // the bound of this file, set by open
 	head map[string]json.RawMessage // the header as read first
+	// trustIDs: the reading in progress leaves each batch's id to the
+	// caller's comparison (ReadPlanAgainst).
+	trustIDs bool
 }
 
 // bad is the error for a file that is not a plan smsform wrote.
@@ -229,10 +246,10 @@ func (src *source) read(mode readMode, fn func(int, plan.Batch) error) (*Saved, 
 	if err != nil {
 		return nil, err
 	}
-	d := &decoder{src: src, in: in, mode: mode, fn: fn, lim: &limitedValues{r: in},
+	defer in.Close()
+	d := &decoder{src: src, in: in, mode: mode, fn: fn, js: &jsonScan{r: bufio.NewReaderSize(in, 64<<10)},
 		top: map[string]json.RawMessage{}, fields: map[string]json.RawMessage{}}
-	d.js = &jsonStream{dec: json.NewDecoder(d.lim)}
-	err = d.js.object(d.lim, d.topKey)
+	err = d.js.object(d.topKey)
 	switch {
 	case errors.Is(err, errStop), err == nil && mode != readWhole:
 		if mode == readHeader {
@@ -241,7 +258,7 @@ func (src *source) read(mode readMode, fn func(int, plan.Batch) error) (*Saved, 
 		}
 		return nil, nil
 	case err == nil:
-		err = d.js.end(in)
+		err = d.js.end()
 	}
 	if we, ok := errors.AsType[*walkError](err); ok {
 		return nil, we.err // the caller's, as it gave it: not the file's
@@ -259,7 +276,7 @@ func (src *source) read(mode readMode, fn func(int, plan.Batch) error) (*Saved, 
 
 // open starts reading the file from its start: its decompressed content,
 // bounded (see limits) and stopped by the context.
-func (src *source) open() (io.Reader, error) {
+func (src *source) open() (*aheadReader, error) {
 	size, err := src.r.Seek(0, io.SeekEnd)
 	if err == nil {
 		_, err = src.r.Seek(0, io.SeekStart)
@@ -278,7 +295,7 @@ func (src *source) open() (io.Reader, error) {
 		return nil, src.bad("it was not written by smsform plan --out")
 	}
 	src.max = src.lim.bound(size)
-	return ctxReader{src.ctx, &blankRuns{r: &boundedReader{r: zr, left: src.max}}}, nil
+	return readAhead(ctxReader{src.ctx, &boundedReader{r: zr, left: src.max}}), nil
 }
 
 // decoder is one reading of a plan file.
@@ -287,8 +304,7 @@ type decoder struct {
 	in      io.Reader // the decompressed content
 	mode    readMode
 	fn      func(int, plan.Batch) error
-	lim     *limitedValues
-	js      *jsonStream
+	js      *jsonScan
 	top     map[string]json.RawMessage
 	fields  map[string]json.RawMessage // the plan's, but its batches
 	hasPlan bool
@@ -299,7 +315,7 @@ func (d *decoder) topKey(key string) error {
 	switch key {
 	case "format_version":
 		// Checked as soon as read: a later format is not ours to parse.
-		if err := d.js.value(d.lim, d.top, key); err != nil {
+		if err := d.value(d.top, key); err != nil {
 			return err
 		}
 		var v string
@@ -312,17 +328,17 @@ func (d *decoder) topKey(key string) error {
 			return errStop
 		}
 		d.hasPlan = true
-		return d.js.object(d.lim, d.planKey)
+		return d.js.object(d.planKey)
 	}
-	return d.js.value(d.lim, d.top, key)
+	return d.value(d.top, key)
 }
 
 // planKey reads the value of one key of the plan.
 func (d *decoder) planKey(key string) error {
 	if key != "batches" {
-		return d.js.value(d.lim, d.fields, key)
+		return d.value(d.fields, key)
 	}
-	if err := d.js.list(d.lim, d.batch); err != nil {
+	if err := d.js.list(d.batch); err != nil {
 		return err
 	}
 	if d.mode != readWhole {
@@ -333,11 +349,15 @@ func (d *decoder) planKey(key string) error {
 
 // batch reads batch i, checks it and hands it on.
 func (d *decoder) batch(i int) error {
-	var b plan.Batch
-	if err := d.js.dec.Decode(&b); err != nil {
+	raw, err := d.js.value()
+	if err != nil {
 		return err
 	}
-	if err := checkBatch(b); err != nil {
+	b, err := decodeBatch(raw)
+	if err != nil {
+		return err
+	}
+	if err := checkBatch(b, !d.src.trustIDs); err != nil {
 		return d.src.bad(fmt.Sprintf("batch %d: %v", i+1, err))
 	}
 	if err := d.fn(i, b); err != nil {
@@ -365,8 +385,6 @@ func (d *decoder) failed(err error) error {
 	case errors.Is(err, errTooLarge):
 		return d.src.bad(fmt.Sprintf("it decompresses to more than %d bytes (the bound is %d times its size, %d bytes at most): no plan smsform writes is so large",
 			d.src.max, d.src.lim.ratio, d.src.lim.max))
-	case errors.Is(err, errBlankRun):
-		return d.src.bad(fmt.Sprintf("it holds a run of more than %d blank characters, which no plan smsform writes holds", maxBlankRun))
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, errValueSize):
 		return d.src.bad("it is truncated or corrupted (" + err.Error() + ")")
 	}
@@ -400,9 +418,12 @@ func (e *walkError) Error() string { return e.err.Error() }
 // checkBatch refuses a batch that is not what plan wrote: without
 // recipients, or whose id is not its content's, as when a file was edited
 // by hand after its review.
-func checkBatch(b plan.Batch) error {
+func checkBatch(b plan.Batch, id bool) error {
 	if len(b.Recipients) == 0 {
 		return errors.New("no recipients")
+	}
+	if !id {
+		return nil
 	}
 	if id := plan.BatchID(b.Body, b.Recipients); id != b.ID {
 		return fmt.Errorf("its id %q is not its content's: the file was changed after plan --out", b.ID)
@@ -418,108 +439,14 @@ func unmarshalFields(fields map[string]json.RawMessage, v any) error {
 	return json.Unmarshal(obj, v)
 }
 
-// jsonStream reads a JSON document a value at a time.
-type jsonStream struct{ dec *json.Decoder }
-
-// object reads an object, calling fn for each key with the decoder before
-// its value; a null is an empty object.
-func (d *jsonStream) object(lim *limitedValues, fn func(key string) error) error {
-	lim.reset()
-	tok, err := d.dec.Token()
-	if err != nil || tok == nil {
+// value reads the next value whole into into[key], a copy.
+func (d *decoder) value(into map[string]json.RawMessage, key string) error {
+	raw, err := d.js.value()
+	if err != nil {
 		return err
 	}
-	if tok != json.Delim('{') {
-		return fmt.Errorf("want an object, found %v", tok)
-	}
-	for d.dec.More() {
-		lim.reset()
-		tok, err := d.dec.Token()
-		if err != nil {
-			return err
-		}
-		key, ok := tok.(string)
-		if !ok {
-			return fmt.Errorf("want a key, found %v", tok)
-		}
-		if err := fn(key); err != nil {
-			return err
-		}
-	}
-	_, err = d.dec.Token() // the closing brace
-	return err
-}
-
-// list reads a list, calling fn for each element with the decoder before
-// it; a null is an empty list.
-func (d *jsonStream) list(lim *limitedValues, fn func(i int) error) error {
-	lim.reset()
-	tok, err := d.dec.Token()
-	if err != nil || tok == nil {
-		return err
-	}
-	if tok != json.Delim('[') {
-		return fmt.Errorf("want a list, found %v", tok)
-	}
-	for i := 0; d.dec.More(); i++ {
-		lim.reset()
-		if err := fn(i); err != nil {
-			return err
-		}
-	}
-	_, err = d.dec.Token()
-	return err
-}
-
-// value reads the next value whole into into[key].
-func (d *jsonStream) value(lim *limitedValues, into map[string]json.RawMessage, key string) error {
-	lim.reset()
-	var raw json.RawMessage
-	if err := d.dec.Decode(&raw); err != nil {
-		return err
-	}
-	into[key] = raw
+	into[key] = bytes.Clone(raw)
 	return nil
-}
-
-// end checks that nothing but white space follows the document, reading
-// the stream to its end (within its bound) so that gzip checks its
-// checksum.
-func (d *jsonStream) end(in io.Reader) error {
-	_, err := io.Copy(onlySpace{}, io.MultiReader(d.dec.Buffered(), in))
-	return err
-}
-
-// onlySpace takes white space and refuses anything else.
-type onlySpace struct{}
-
-func (onlySpace) Write(p []byte) (int, error) {
-	if len(bytes.TrimSpace(p)) > 0 {
-		return 0, errors.New("data after the plan")
-	}
-	return len(p), nil
-}
-
-// errValueSize says a value of a plan file was larger than maxValueSize.
-var errValueSize = errors.New("a value larger than any plan smsform writes")
-
-// limitedValues fails a read once more than maxValueSize bytes were read
-// since the last reset: the decoder holds at most one value (and its read
-// ahead) at a time, so this bounds its memory.
-type limitedValues struct {
-	r    io.Reader
-	read int
-}
-
-func (l *limitedValues) reset() { l.read = 0 }
-
-func (l *limitedValues) Read(p []byte) (int, error) {
-	if l.read > maxValueSize {
-		return 0, errValueSize
-	}
-	n, err := l.r.Read(p)
-	l.read += n
-	return n, err
 }
 
 // errTooLarge says a plan file decompressed past its bound (see limits).
@@ -545,38 +472,6 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 	if b.left < 0 {
 		return n, errTooLarge
 	}
-	return n, err
-}
-
-// maxBlankRun bounds a run of white space (or control bytes, which JSON
-// allows only escaped): Save writes none but the last newline, a body holds
-// a few spaces at a time, and encoding/json's decoder reads a long run
-// between two tokens in time that grows with its square.
-const maxBlankRun = 64 << 10
-
-// errBlankRun says a plan file held a run longer than maxBlankRun.
-var errBlankRun = errors.New("a run of white space longer than any plan smsform writes")
-
-// blankRuns fails a read that completes a run of more than maxBlankRun
-// bytes up to ' '.
-type blankRuns struct {
-	r   io.Reader
-	run int
-}
-
-func (b *blankRuns) Read(p []byte) (int, error) {
-	n, err := b.r.Read(p)
-	run := b.run
-	for _, c := range p[:n] {
-		if c > ' ' {
-			run = 0
-			continue
-		}
-		if run++; run > maxBlankRun {
-			return n, errBlankRun
-		}
-	}
-	b.run = run
 	return n, err
 }
 

@@ -148,6 +148,20 @@ func (r *startRig) forge(t *testing.T, saved *planfile.Saved, edit func(batch ma
 	return opened
 }
 
+// recordSomething makes a state at path that records one intent: a state
+// exists once it records something.
+func recordSomething(t *testing.T, path, campaign string) {
+	t.Helper()
+	st, err := state.Open(context.Background(), path, state.Options{Campaign: campaign})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.RecordIntent(context.Background(), state.Intent{BatchID: "x", Phones: []string{"+447400123999"}, BodyHash: "h"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestStartCampaign(t *testing.T) {
 	r := newStartRig(t)
 	if res := r.apply(t, r.request(testharness.ClientSecret, nil)); res.Sent != 5 {
@@ -195,6 +209,7 @@ func TestStartRefuses(t *testing.T) {
 		// tokenless: refused before the token was asked for (every
 		// check of a saved plan but the locked state's).
 		tokenless bool
+		earlier   bool // a *state.EarlierStateError
 		noState   bool // no state file may exist after Start
 		wantSent  int  // messages the sandbox holds (from the setup)
 	}{
@@ -237,15 +252,17 @@ func TestStartRefuses(t *testing.T) {
 		{name: "planned against another state", why: apply.OtherLineage, tokenless: true,
 			setup: func(t *testing.T, r *startRig) apply.Request {
 				other := filepath.Join(t.TempDir(), "other.smsstate")
-				st, err := state.Open(context.Background(), other, state.Options{Campaign: r.camp.Name})
-				if err != nil {
-					t.Fatal(err)
-				}
-				// A state exists once it records something.
-				if err := st.RecordIntent(context.Background(), state.Intent{BatchID: "x", Phones: []string{"+447400123999"}, BodyHash: "h"}); err != nil {
-					t.Fatal(err)
-				}
-				st.Close()
+				recordSomething(t, other, r.camp.Name)
+				recordSomething(t, r.state, r.camp.Name)
+				return r.request(testharness.ClientSecret, r.save(t, other))
+			}},
+		// The state the plan was made against recorded sends, and there
+		// is none where apply looks: a sign of an earlier state, as
+		// state.Open would say, before the token.
+		{name: "planned against a state that is gone", earlier: true, noState: true, tokenless: true,
+			setup: func(t *testing.T, r *startRig) apply.Request {
+				other := filepath.Join(t.TempDir(), "other.smsstate")
+				recordSomething(t, other, r.camp.Name)
 				return r.request(testharness.ClientSecret, r.save(t, other))
 			}},
 	}
@@ -262,6 +279,9 @@ func TestStartRefuses(t *testing.T) {
 			var refused *apply.PlanRefusedError
 			if got := errors.As(err, &refused); got != (tt.why != 0) || got && refused.Why != tt.why {
 				t.Errorf("err = %v (%T), want a plan refused with %d: %v", err, err, tt.why, got)
+			}
+			if got := errors.Is(err, state.ErrEarlierState); got != tt.earlier {
+				t.Errorf("err = %v (%T), an earlier state: %v, want %v", err, err, got, tt.earlier)
 			}
 			if got := errors.As(err, new(*apply.NoTokenError)); got != tt.noToken {
 				t.Errorf("err = %v (%T), a NoTokenError: %v, want %v", err, err, got, tt.noToken)

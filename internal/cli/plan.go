@@ -236,7 +236,7 @@ func savePlan(ctx context.Context, env Env, f planFlags, choice stateChoice, c *
 	if choice.source == fromFlag && hasPassword(sp) && !libpqPassword(env) {
 		warnf(env, "the plan records the state URL without its password: apply %s needs it from --state, %s, PGPASSWORD or ~/.pgpass", f.outFile, envState)
 	}
-	saved, err := planfile.NewSaved(ctx, p, Version, c.Path, savedStatePath(sp), !state.IsURL(sp), c.Files())
+	saved, err := planfile.NewSaved(ctx, p, Version, c.Path, savedStatePath(sp), !state.IsPostgres(sp), c.Files())
 	if err != nil {
 		return err
 	}

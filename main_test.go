@@ -73,6 +73,7 @@ func TestScripts(t *testing.T) {
 			"sandbox-start": cmdSandboxStart,
 			"outbox":        cmdOutbox,
 			"no-secrets":    cmdNoSecrets,
+			"forge-plan":    cmdForgePlan,
 		},
 	})
 }

@@ -1,4 +1,11 @@
 package apply
 
+import "github.com/smsform/smsform/plan"
+
 // Backoff exposes backoff to the external tests.
 var Backoff = backoff
+
+// CompareBatches exposes compareBatches to the external tests.
+func CompareBatches(saved, derived func(func(int, plan.Batch) error) error) error {
+	return compareBatches(saved, derived)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/plan"
@@ -15,8 +16,10 @@ import (
 // it and reviewed.
 type Request struct {
 	Campaign *campaign.Campaign
-	Saved    *planfile.Saved // nil: plan Campaign now
-	PlanFile string          // the file Saved was read from, as messages name it
+	// Saved is a plan file opened with planfile.OpenHeader (or Open); nil:
+	// plan Campaign now. Start reads it whole as it compares it.
+	Saved    *planfile.Saved
+	PlanFile string // the file Saved was read from, as messages name it
 	Client   Client
 	State    string // a state file or a postgres:// URL
 	// StateOptions open the state; Campaign is set from the campaign.
@@ -52,6 +55,7 @@ const (
 	AlreadyApplied                    // the state records the plan as applied
 	OtherLineage                      // the plan was made against another state
 	StateChanged                      // the state changed since the plan was made ([ErrStalePlan])
+	PlanDiffers                       // the plan is not what its files make ([ErrPlanDiffers], [planfile.ErrFileList])
 )
 
 // PlanRefusedError is returned by [Start] for a saved plan that must not
@@ -83,41 +87,46 @@ type Pending struct {
 }
 
 // Start checks everything an apply needs before anything is asked, recorded
-// or sent, in this order: a saved plan's files and budget; a token (so that
-// a wrong base URL or wrong credentials stop it with the state, and a saved
-// plan, as they were); the state, opened and locked; then a saved plan not
-// yet applied and made against this state as it is, or the campaign planned
-// now. A refused saved plan is a [*PlanRefusedError], a token not had a
-// [*NoTokenError]; state.Open's errors are returned as they are.
+// or sent, in this order: a saved plan's files, then the plan made again
+// from them against the state as the saved plan saw it (read only), batch
+// for batch the same as the saved one, and within the budget (see
+// rederive); a token (so that a wrong base URL or wrong credentials stop it
+// with the state, and a saved plan, as they were); the state, opened and
+// locked; then a saved plan not yet applied and made against this state as
+// it is, or the campaign planned now. A refused saved plan is a
+// [*PlanRefusedError], a token not had a [*NoTokenError]; state.Open's
+// errors are returned as they are.
+//
+// A saved plan that passes is sent as made again from its files, which the
+// comparison proved the same: its file is not read again while sending.
 func Start(ctx context.Context, r Request) (*Pending, error) {
 	if r.Clock == nil {
 		r.Clock = SystemClock()
 	}
-	c, saved := r.Campaign, r.Saved
-	if saved != nil {
-		if err := saved.CheckFiles(); err != nil {
-			return nil, &PlanRefusedError{Why: FilesChanged, Err: err}
+	var derived *plan.Plan
+	if r.Saved != nil {
+		var err error
+		if derived, err = rederive(ctx, r); err != nil {
+			return nil, err
 		}
-		// The campaign file is the one planned (CheckFiles), so is its
-		// budget; the plan is held to it again before anything is recorded.
-		if _, err := plan.CheckBudget(saved.Plan, c.Budget); err != nil {
-			return nil, &PlanRefusedError{Why: OverBudget, Err: err}
+		if sign := savedSign(r); sign != "" {
+			r.StateOptions.Signs = append(slices.Clone(r.StateOptions.Signs), sign)
 		}
 	}
 	if err := Prepare(ctx, r.Client, Options{Events: r.Events}); err != nil {
 		return nil, &NoTokenError{Err: err}
 	}
 	opts := r.StateOptions
-	opts.Campaign = c.Name
+	opts.Campaign = r.Campaign.Name
 	st, err := state.Open(ctx, r.State, opts)
 	if err != nil {
 		return nil, err
 	}
 	if p := st.Paused(); p != nil {
 		st.Close()
-		return nil, &state.PausedError{Campaign: c.Name, Pause: *p}
+		return nil, &state.PausedError{Campaign: r.Campaign.Name, Pause: *p}
 	}
-	p, err := planFor(ctx, r, st)
+	p, err := planFor(ctx, r, st, derived)
 	if err != nil {
 		st.Close()
 		return nil, err
@@ -125,9 +134,9 @@ func Start(ctx context.Context, r Request) (*Pending, error) {
 	return &Pending{Plan: p, req: r, st: st, serial: st.Serial()}, nil
 }
 
-// planFor is the saved plan, if this state may apply it, else the
-// campaign's plan against st, scheduled now.
-func planFor(ctx context.Context, r Request, st *state.State) (*plan.Plan, error) {
+// planFor is the saved plan, as derived again, if this state may apply
+// it, else the campaign's plan against st, scheduled now.
+func planFor(ctx context.Context, r Request, st *state.State, derived *plan.Plan) (*plan.Plan, error) {
 	if r.Saved == nil {
 		p, err := plan.Compute(ctx, r.Campaign, st)
 		if err != nil {
@@ -135,23 +144,45 @@ func planFor(ctx context.Context, r Request, st *state.State) (*plan.Plan, error
 		}
 		return p, p.ScheduleAt(r.Clock.Now())
 	}
-	if applied, err := st.PlanApplied(ctx, r.Saved.ID); err != nil {
-		return nil, err
-	} else if applied {
-		return nil, &PlanRefusedError{Why: AlreadyApplied, Err: fmt.Errorf("%w: %s", state.ErrPlanApplied, r.PlanFile)}
-	}
-	if err := checkStamp(r.Saved.Plan.State, st); err != nil {
+	if err := checkApplied(ctx, r, st); err != nil {
 		return nil, err
 	}
-	return r.Saved.Plan, nil
+	if err := checkStamp(r, st); err != nil {
+		return nil, err
+	}
+	return derived, nil
+}
+
+// checkApplied refuses a saved plan the state records as applied.
+func checkApplied(ctx context.Context, r Request, st *state.State) error {
+	applied, err := st.PlanApplied(ctx, r.Saved.ID)
+	switch {
+	case err != nil:
+		return err
+	case applied:
+		return &PlanRefusedError{Why: AlreadyApplied, Err: fmt.Errorf("%w: %s", state.ErrPlanApplied, r.PlanFile)}
+	}
+	return nil
 }
 
 // checkStamp refuses a saved plan made against another state, or against
-// this state before it changed.
-func checkStamp(s plan.StateStamp, st *state.State) error {
+// this state before it changed; and one made against a state where there
+// is none now (unless a person decided to start a new one), as state.Open
+// would with the plan as a sign of the earlier state.
+func checkStamp(r Request, st *state.State) error {
+	s := r.Saved.Plan.State
 	switch {
 	case s.Lineage == "" && st.Serial() == 0:
 		return nil // planned before any state existed, and none was written since
+	case s.Serial > 0 && st.Lineage() == "" && !r.StateOptions.NewState:
+		signs := r.StateOptions.Signs
+		if sign := savedSign(r); !slices.Contains(signs, sign) {
+			signs = append(slices.Clone(signs), sign)
+		}
+		return &state.EarlierStateError{Loc: st.Path(), Campaign: r.Campaign.Name, Signs: signs}
+	case s.Lineage != "" && st.Lineage() == "":
+		return &PlanRefusedError{Why: OtherLineage,
+			Err: fmt.Errorf("%w: the plan was made against state lineage %s, and there is no state at %s", state.ErrLineage, s.Lineage, st.Path())}
 	case s.Lineage != "" && s.Lineage != st.Lineage():
 		return &PlanRefusedError{Why: OtherLineage,
 			Err: fmt.Errorf("%w: the plan was made against state lineage %s, this state is %s", state.ErrLineage, s.Lineage, st.Lineage())}
@@ -159,6 +190,15 @@ func checkStamp(s plan.StateStamp, st *state.State) error {
 		return &PlanRefusedError{Why: StateChanged, Err: ErrStalePlan}
 	}
 	return nil
+}
+
+// savedSign is what a saved plan says of an earlier state: the lineage it
+// was made against, if that state recorded anything ("" otherwise).
+func savedSign(r Request) string {
+	if s := r.Saved.Plan.State; s.Lineage != "" && s.Serial > 0 {
+		return fmt.Sprintf("the saved plan %s was made against state lineage %s (serial %d)", r.PlanFile, s.Lineage, s.Serial)
+	}
+	return ""
 }
 
 // Send sends the plan as [Run] does, with the campaign's sender, rate and

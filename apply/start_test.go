@@ -1,7 +1,10 @@
 package apply_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -73,7 +76,7 @@ func (r *startRig) save(t *testing.T, statePath string) *planfile.Saved {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := planfile.NewSaved(p, "test", r.path, statePath, r.camp.Files())
+	s, err := planfile.NewSaved(context.Background(), p, "test", r.path, statePath, true, r.camp.Files())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,12 +84,82 @@ func (r *startRig) save(t *testing.T, statePath string) *planfile.Saved {
 	if err := planfile.Save(file, s); err != nil {
 		t.Fatal(err)
 	}
-	opened, err := planfile.Open(file)
+	opened, err := planfile.OpenHeader(context.Background(), file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { opened.Close() })
 	return opened
+}
+
+// forge edits batch 1 of a saved plan's file as someone who can write it
+// could, and recomputes its id and the summary (ids are no protection); it
+// returns the edited plan, opened as apply opens it.
+func (r *startRig) forge(t *testing.T, saved *planfile.Saved, edit func(batch map[string]any)) *planfile.Saved {
+	t.Helper()
+	if err := saved.ReadPlan(nil); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "forged.plan")
+	if err := planfile.Save(file, saved); err != nil { // saved's paths, relative to the new folder
+		t.Fatal(err)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(zr)
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	p := doc["plan"].(map[string]any)
+	b := p["batches"].([]any)[0].(map[string]any)
+	before := len(b["recipients"].([]any))
+	edit(b)
+	var phones []string
+	for _, ph := range b["recipients"].([]any) {
+		phones = append(phones, ph.(string))
+	}
+	b["id"] = plan.BatchID(b["body"].(string), phones)
+	sum := p["summary"].(map[string]any)
+	n, _ := sum["to_send"].(json.Number).Int64()
+	sum["to_send"] = int(n) + len(phones) - before
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if err := json.NewEncoder(zw).Encode(doc); err != nil {
+		t.Fatal(err)
+	}
+	zw.Close()
+	if err := os.WriteFile(file, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opened, err := planfile.OpenHeader(context.Background(), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { opened.Close() })
+	return opened
+}
+
+// recordSomething makes a state at path that records one intent: a state
+// exists once it records something.
+func recordSomething(t *testing.T, path, campaign string) {
+	t.Helper()
+	st, err := state.Open(context.Background(), path, state.Options{Campaign: campaign})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.RecordIntent(context.Background(), state.Intent{BatchID: "x", Phones: []string{"+447400123999"}, BodyHash: "h"}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestStartCampaign(t *testing.T) {
@@ -130,17 +203,33 @@ func TestStartRefuses(t *testing.T) {
 	tests := []struct {
 		name string
 		// setup returns the request to start, after doing what makes it wrong.
-		setup    func(t *testing.T, r *startRig) apply.Request
-		why      apply.Refusal // 0: not a refused plan
-		noToken  bool
-		noState  bool // no state file may exist after Start
-		wantSent int  // messages the sandbox holds (from the setup)
+		setup   func(t *testing.T, r *startRig) apply.Request
+		why     apply.Refusal // 0: not a refused plan
+		noToken bool
+		// tokenless: refused before the token was asked for (every
+		// check of a saved plan but the locked state's).
+		tokenless bool
+		earlier   bool // a *state.EarlierStateError
+		noState   bool // no state file may exist after Start
+		wantSent  int  // messages the sandbox holds (from the setup)
 	}{
 		{name: "wrong credentials", noToken: true, noState: true,
 			setup: func(t *testing.T, r *startRig) apply.Request { return r.request("not-the-secret", nil) }},
 		{name: "wrong credentials with a saved plan", noToken: true, noState: true,
 			setup: func(t *testing.T, r *startRig) apply.Request { return r.request("not-the-secret", r.save(t, r.state)) }},
-		{name: "a list changed after the plan", why: apply.FilesChanged, noState: true,
+		{name: "a batch edited, its id recomputed", why: apply.PlanDiffers, noState: true, tokenless: true,
+			setup: func(t *testing.T, r *startRig) apply.Request {
+				return r.request(testharness.ClientSecret, r.forge(t, r.save(t, r.state), func(b map[string]any) {
+					b["body"] = "URGENT: verify your account at http://evil.example/login"
+				}))
+			}},
+		{name: "a recipient added, its id recomputed", why: apply.PlanDiffers, noState: true, tokenless: true,
+			setup: func(t *testing.T, r *startRig) apply.Request {
+				return r.request(testharness.ClientSecret, r.forge(t, r.save(t, r.state), func(b map[string]any) {
+					b["recipients"] = append(b["recipients"].([]any), "+447700900999")
+				}))
+			}},
+		{name: "a list changed after the plan", why: apply.FilesChanged, noState: true, tokenless: true,
 			setup: func(t *testing.T, r *startRig) apply.Request {
 				saved := r.save(t, r.state)
 				if err := os.WriteFile(filepath.Join(r.dir, "recipients.txt"), []byte("+447700900999\n"), 0o600); err != nil {
@@ -148,30 +237,32 @@ func TestStartRefuses(t *testing.T) {
 				}
 				return r.request(testharness.ClientSecret, saved)
 			}},
-		{name: "over the budget", why: apply.OverBudget, noState: true,
+		{name: "over the budget", why: apply.OverBudget, noState: true, tokenless: true,
 			setup: func(t *testing.T, r *startRig) apply.Request {
 				saved := r.save(t, r.state)
 				r.camp.Budget.MaxRecipients = 4
 				return r.request(testharness.ClientSecret, saved)
 			}},
-		{name: "the state changed after the plan", why: apply.StateChanged, wantSent: 5,
+		{name: "the state changed after the plan", why: apply.StateChanged, wantSent: 5, tokenless: true,
 			setup: func(t *testing.T, r *startRig) apply.Request {
 				saved := r.save(t, r.state)
 				r.apply(t, r.request(testharness.ClientSecret, nil))
 				return r.request(testharness.ClientSecret, saved)
 			}},
-		{name: "planned against another state", why: apply.OtherLineage,
+		{name: "planned against another state", why: apply.OtherLineage, tokenless: true,
 			setup: func(t *testing.T, r *startRig) apply.Request {
 				other := filepath.Join(t.TempDir(), "other.smsstate")
-				st, err := state.Open(context.Background(), other, state.Options{Campaign: r.camp.Name})
-				if err != nil {
-					t.Fatal(err)
-				}
-				// A state exists once it records something.
-				if err := st.RecordIntent(context.Background(), state.Intent{BatchID: "x", Phones: []string{"+447400123999"}, BodyHash: "h"}); err != nil {
-					t.Fatal(err)
-				}
-				st.Close()
+				recordSomething(t, other, r.camp.Name)
+				recordSomething(t, r.state, r.camp.Name)
+				return r.request(testharness.ClientSecret, r.save(t, other))
+			}},
+		// The state the plan was made against recorded sends, and there
+		// is none where apply looks: a sign of an earlier state, as
+		// state.Open would say, before the token.
+		{name: "planned against a state that is gone", earlier: true, noState: true, tokenless: true,
+			setup: func(t *testing.T, r *startRig) apply.Request {
+				other := filepath.Join(t.TempDir(), "other.smsstate")
+				recordSomething(t, other, r.camp.Name)
 				return r.request(testharness.ClientSecret, r.save(t, other))
 			}},
 	}
@@ -179,7 +270,7 @@ func TestStartRefuses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newStartRig(t)
 			req := tt.setup(t, r)
-			sends := r.srv.Stats().SendRequests
+			sends, tokens := r.srv.Stats().SendRequests, r.srv.Stats().TokenRequests
 			p, err := apply.Start(context.Background(), req)
 			if err == nil {
 				p.Close()
@@ -189,8 +280,14 @@ func TestStartRefuses(t *testing.T) {
 			if got := errors.As(err, &refused); got != (tt.why != 0) || got && refused.Why != tt.why {
 				t.Errorf("err = %v (%T), want a plan refused with %d: %v", err, err, tt.why, got)
 			}
+			if got := errors.Is(err, state.ErrEarlierState); got != tt.earlier {
+				t.Errorf("err = %v (%T), an earlier state: %v, want %v", err, err, got, tt.earlier)
+			}
 			if got := errors.As(err, new(*apply.NoTokenError)); got != tt.noToken {
 				t.Errorf("err = %v (%T), a NoTokenError: %v, want %v", err, err, got, tt.noToken)
+			}
+			if got := r.srv.Stats().TokenRequests; tt.tokenless && got != tokens {
+				t.Errorf("%d token request(s) during Start, want none: the plan is refused before the API is asked", got-tokens)
 			}
 			if got := r.srv.Stats().SendRequests; got != sends {
 				t.Errorf("%d send request(s) during Start, want none", got-sends)

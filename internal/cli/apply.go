@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -13,121 +15,155 @@ import (
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/report"
 	"github.com/smsform/smsform/internal/words"
+	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/plan/planfile"
 	"github.com/smsform/smsform/state"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
+
+// applyFlags are apply's flags, as parsed.
+type applyFlags struct {
+	state          *pflag.Flag // read through chooseState: whether it was given counts
+	newState       bool
+	autoApprove    bool
+	json           bool
+	lockTimeout    time.Duration
+	maxErrors      int
+	insecure       bool
+	requestTimeout time.Duration
+	showNumbers    bool
+	wide           bool
+	wait           bool
+}
 
 func newApplyCmd(env Env) *cobra.Command {
 	cmd := &cobra.Command{Use: "apply CAMPAIGN.yaml|PLANFILE"}
 	fs := cmd.Flags()
+	var f applyFlags
 	fs.String("state", "", stateFlagUsage)
-	newState := fs.Bool("new-state", false, "start a new state even though there are signs of an earlier one (everyone may be messaged again: decide first)")
-	autoApprove := fs.Bool("auto-approve", false, "apply without asking (needed without a terminal, in automation and with --json)")
-	jsonOut := fs.Bool("json", false, "print one JSON event per line instead of the plan and progress (with a saved plan or --auto-approve)")
-	lockTimeout := fs.Duration("lock-timeout", 0, "wait this long for another apply to release the state (default: fail at once)")
-	maxErrors := fs.Int("max-errors", 10, "stop after this many failed or in-doubt batches")
-	insecure := fs.Bool("insecure-http", false, "allow a plain-http base URL that is not loopback")
-	timeout := fs.Duration("request-timeout", 30*time.Second, "give up waiting for one API answer after this long (the batch is then in doubt)")
-	showNumbers := fs.Bool("show-numbers", false, "show phone numbers whole (they are masked by default)")
-	wide := fs.Bool("wide", false, "show message bodies whole in the plan's table instead of fitting the terminal's width")
-	wait := fs.Bool("wait", false, "while send windows are closed, wait for them to open (until everything is sent or not_after passes) rather than stop with exit 5")
+	f.state = fs.Lookup("state")
+	fs.BoolVar(&f.newState, "new-state", false, "start a new state even though there are signs of an earlier one (everyone may be messaged again: decide first)")
+	fs.BoolVar(&f.autoApprove, "auto-approve", false, "apply without asking (needed without a terminal, in automation and with --json)")
+	fs.BoolVar(&f.json, "json", false, "print one JSON event per line instead of the plan and progress (with a saved plan or --auto-approve)")
+	fs.DurationVar(&f.lockTimeout, "lock-timeout", 0, "wait this long for another apply to release the state (default: fail at once)")
+	fs.IntVar(&f.maxErrors, "max-errors", 10, "stop after this many failed or in-doubt batches")
+	fs.BoolVar(&f.insecure, "insecure-http", false, "allow a plain-http base URL that is not loopback")
+	fs.DurationVar(&f.requestTimeout, "request-timeout", 30*time.Second, "give up waiting for one API answer after this long (the batch is then in doubt)")
+	fs.BoolVar(&f.showNumbers, "show-numbers", false, "show phone numbers whole (they are masked by default)")
+	fs.BoolVar(&f.wide, "wide", false, "show message bodies whole in the plan's table instead of fitting the terminal's width")
+	fs.BoolVar(&f.wait, "wait", false, "while send windows are closed, wait for them to open (until everything is sent or not_after passes) rather than stop with exit 5")
 	cmd.Args = positional(1, 1, "one campaign file or saved plan")
 	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
-		ctx := cmd.Context()
-		saved, campaignPath, err := applyTarget(pos[0])
-		if err != nil {
-			return err
-		}
-		if saved != nil {
-			defer saved.Close()
-		}
-		choice, err := chooseState(env, campaignPath, fs.Lookup("state"))
-		if err != nil {
-			return err
-		}
-		if saved != nil && choice.source == fromDefault && saved.StatePath != "" {
-			choice.loc = saved.StatePath
-		}
-		sp := choice.loc
-		if err := choice.makeFolder(); err != nil {
-			return err
-		}
-		next := nextStep{env: env, saved: saved, planFile: pos[0], campaign: campaignPath, state: choice.shown(),
-			implicit: choice.source != fromFlag}
-		if saved == nil && !*autoApprove {
-			if err := canConfirm(env, *jsonOut, next); err != nil {
-				return err
-			}
-		}
-		c, err := campaign.Load(campaignPath)
-		if err != nil {
-			return err
-		}
-		client, err := connection(c, env, *insecure, *timeout)
-		if err != nil {
-			return err
-		}
-		next.base, next.baseFrom = client.Client.BaseURL, baseURLSource(c, env)
-		if msg := choice.secondLedger(ctx, campaignPath, c.Name); msg != "" {
-			return withHint(errors.New(msg), "nothing was sent or recorded: one campaign, one ledger")
-		}
-		var si savedInfo
-		if saved != nil {
-			si = savedInfo{file: pos[0], lineage: saved.Plan.State.Lineage, serial: saved.Plan.State.Serial}
-		}
-		pending, err := apply.Start(ctx, apply.Request{Campaign: c, Saved: saved, PlanFile: pos[0], Client: client, State: sp,
-			StateOptions: state.Options{LockTimeout: *lockTimeout, LockWait: sayLockWait(env), RunURL: runURL(env), NewState: *newState,
-				Shared: choice.shared, Signs: earlierStateSigns(si, choice, c.Name)},
-			Clock: env.Clock, Events: newProgress(env, *jsonOut, 0).Event, Warn: func(err error) { warnf(env, "%v", err) }})
-		if err != nil {
-			return next.startError(err, *lockTimeout, sp)
-		}
-		defer pending.Close()
-
-		p := pending.Plan
-		out := report.Output{ShowNumbers: *showNumbers, Width: tableWidth(env, *wide), Plain: !env.IsTerminal(env.Stdout), Colour: colour(env, env.Stdout)}
-		if saved == nil {
-			if !*jsonOut {
-				if err := report.WriteTable(env.Stdout, p, out); err != nil {
-					return err
-				}
-			}
-			if p.Summary.ToSend > 0 && !*autoApprove {
-				noteNothingNow(env, p, *wait)
-				if err := confirm(env, report.PromptSummary(p)); err != nil {
-					return err
-				}
-			}
-		}
-		if p.Summary.ToSend == 0 {
-			owed := pending.Owed()
-			if *jsonOut {
-				newProgress(env, true, 0).NothingToSend(owed)
-			} else {
-				fmt.Fprintln(env.Stdout, "Nothing to send.")
-			}
-			if owed.Any() {
-				return next.runError(&apply.IncompleteError{Owed: owed})
-			}
-			return nil
-		}
-
-		prog := applyProgress(env, p, *jsonOut, *wait, *showNumbers)
-		env.Interrupt.set(fmt.Sprintf("up to %s in flight when it quit are in doubt: see them with smsform state list %s%s, check with the provider, then smsform state resolve %s%s --in-doubt --as sent|unsent",
-			words.N(c.Concurrency, "batch", "batches"), next.campaign, next.stateArg(), next.campaign, next.stateArg()))
-		defer env.Interrupt.set("")
-		res, err := pending.Send(ctx, apply.Options{MaxErrors: *maxErrors, Events: prog.Event, Wait: *wait})
-		prog.Done()
-		next.recorded = pending.Recorded()
-		if !*jsonOut {
-			if werr := report.WriteResult(env.Stdout, res, err == nil, out); werr != nil {
-				return errors.Join(werr, err)
-			}
-		}
-		return next.runError(err)
+		return runApply(cmd.Context(), env, f, pos[0])
 	}
 	return cmd
+}
+
+// runApply is smsform apply TARGET: start (every check), show and confirm
+// a campaign's plan, send.
+func runApply(ctx context.Context, env Env, f applyFlags, target string) error {
+	saved, campaignPath, err := applyTarget(ctx, target)
+	if err != nil {
+		return err
+	}
+	if saved != nil {
+		defer saved.Close()
+	}
+	choice, err := chooseState(env, campaignPath, f.state)
+	if err != nil {
+		return err
+	}
+	savedState := saved != nil && choice.source == fromDefault && saved.StatePath != ""
+	if savedState {
+		choice.loc = saved.StatePath
+	}
+	sp := choice.loc
+	if err := choice.makeFolder(); err != nil {
+		return err
+	}
+	next := nextStep{env: env, saved: saved, planFile: target, campaign: campaignPath, state: choice.shown(),
+		implicit: choice.source != fromFlag, savedState: savedState}
+	if saved == nil && !f.autoApprove {
+		if err := canConfirm(env, f.json, next); err != nil {
+			return err
+		}
+	}
+	c, err := campaign.Load(campaignPath)
+	if err != nil {
+		return next.loadError(err)
+	}
+	client, err := connection(c, env, f.insecure, f.requestTimeout)
+	if err != nil {
+		return err
+	}
+	next.base, next.baseFrom = client.Client.BaseURL, baseURLSource(c, env)
+	if msg := choice.secondLedger(ctx, campaignPath, c.Name); msg != "" {
+		return withHint(errors.New(msg), "nothing was sent or recorded: one campaign, one ledger")
+	}
+	// The saved plan's own sign of an earlier state (the lineage it was
+	// made against) is apply.Start's to give: it is known once the file
+	// is read.
+	pending, err := apply.Start(ctx, apply.Request{Campaign: c, Saved: saved, PlanFile: target, Client: client, State: sp,
+		StateOptions: state.Options{LockTimeout: f.lockTimeout, LockWait: sayLockWait(env), RunURL: runURL(env), NewState: f.newState,
+			Shared: choice.shared, Signs: earlierStateSigns(savedInfo{}, choice, c.Name)},
+		Clock: env.Clock, Events: newProgress(env, f.json, 0).Event, Warn: func(err error) { warnf(env, "%v", err) }})
+	if err != nil {
+		return next.startError(err, f.lockTimeout, sp)
+	}
+	defer pending.Close()
+	p := pending.Plan
+	out := report.Output{ShowNumbers: f.showNumbers, Width: tableWidth(env, f.wide), Plain: !env.IsTerminal(env.Stdout), Colour: colour(env, env.Stdout)}
+	if saved == nil {
+		if err := showAndConfirm(env, f, p, out); err != nil {
+			return err
+		}
+	}
+	if p.Summary.ToSend == 0 {
+		owed := pending.Owed()
+		if f.json {
+			newProgress(env, true, 0).NothingToSend(owed)
+		} else {
+			fmt.Fprintln(env.Stdout, "Nothing to send.")
+		}
+		if owed.Any() {
+			return next.runError(&apply.IncompleteError{Owed: owed})
+		}
+		return nil
+	}
+	return sendPending(ctx, env, f, pending, next, out, c.Concurrency)
+}
+
+// showAndConfirm shows a campaign's plan (not with --json) and, unless
+// --auto-approve, asks for "yes".
+func showAndConfirm(env Env, f applyFlags, p *plan.Plan, out report.Output) error {
+	if !f.json {
+		if err := report.WriteTable(env.Stdout, p, out); err != nil {
+			return err
+		}
+	}
+	if p.Summary.ToSend > 0 && !f.autoApprove {
+		noteNothingNow(env, p, f.wait)
+		return confirm(env, report.PromptSummary(p))
+	}
+	return nil
+}
+
+// sendPending sends what passed every check, with progress and the result.
+func sendPending(ctx context.Context, env Env, f applyFlags, pending *apply.Pending, next nextStep, out report.Output, concurrency int) error {
+	prog := applyProgress(env, pending.Plan, f.json, f.wait, f.showNumbers)
+	env.Interrupt.set(fmt.Sprintf("up to %s in flight when it quit are in doubt: see them with smsform state list %s%s, check with the provider, then smsform state resolve %s%s --in-doubt --as sent|unsent",
+		words.N(concurrency, "batch", "batches"), next.campaign, next.stateArg(), next.campaign, next.stateArg()))
+	defer env.Interrupt.set("")
+	res, err := pending.Send(ctx, apply.Options{MaxErrors: f.maxErrors, Events: prog.Event, Wait: f.wait})
+	prog.Done()
+	next.recorded = pending.Recorded()
+	if !f.json {
+		if werr := report.WriteResult(env.Stdout, res, err == nil, out); werr != nil {
+			return errors.Join(werr, err)
+		}
+	}
+	return next.runError(err)
 }
 
 // nextStep words the hints of an apply that stopped: where to look, and
@@ -139,9 +175,12 @@ type nextStep struct {
 	campaign string
 	state    string // as shown: a URL's password masked
 	implicit bool   // the state was not named by --state: the next commands find it by themselves
-	recorded bool   // the run changed the state (and so used up a saved plan)
-	base     string // the API's base URL, and where it came from
-	baseFrom string
+	// savedState: the state is the one the saved plan records (nothing
+	// else names one), a URL without its password.
+	savedState bool
+	recorded   bool   // the run changed the state (and so used up a saved plan)
+	base       string // the API's base URL, and where it came from
+	baseFrom   string
 }
 
 // stateArg is the --state flag the commands need, if any.
@@ -206,10 +245,18 @@ func (n nextStep) startError(err error, waited time.Duration, loc string) error 
 		return earlierStateHint(err, loc)
 	case errors.Is(err, state.ErrMoved):
 		return movedError(err)
-	case !errors.As(err, &refused):
+	case errors.Is(err, context.Canceled):
 		return err
+	case !errors.As(err, &refused):
+		return n.statePassword(err, loc)
 	}
 	switch refused.Why {
+	case apply.PlanDiffers:
+		return withHint(err, "nothing was sent or recorded; the plan is not what smsform plan --out makes of these files (it was edited after it was saved, or made by another smsform version): make a new plan (%s), have it reviewed and apply that", n.newPlan())
+	case apply.FilesChanged:
+		if errors.Is(err, fs.ErrNotExist) {
+			return withHint(err, "%s; or make a new plan (%s) and have it reviewed", n.whereFiles(), n.newPlan())
+		}
 	case apply.OverBudget:
 		return withHint(err, "nothing was sent or recorded; raise the budget in %s, or send less, and make a new plan (%s)", n.campaign, n.newPlan())
 	case apply.AlreadyApplied:
@@ -290,17 +337,56 @@ func canConfirm(env Env, jsonOut bool, n nextStep) error {
 }
 
 // applyTarget tells a saved plan from a campaign file: plans are gzip,
-// campaigns are YAML. A saved plan is checked whole, then read again batch
-// by batch as they are sent (planfile.Open): the caller closes it.
-func applyTarget(path string) (*planfile.Saved, string, error) {
+// campaigns are YAML. Of a saved plan only the header is read here (what
+// campaign, which state): apply.Start reads the rest, comparing it with the
+// campaign as it goes. The caller closes it.
+func applyTarget(ctx context.Context, path string) (*planfile.Saved, string, error) {
 	if strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml") {
 		return nil, path, nil
 	}
-	saved, err := planfile.Open(path)
+	saved, err := planfile.OpenHeader(ctx, path)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, "", err
+		}
 		return nil, "", withHint(err, "apply takes a campaign file (.yaml) or a plan saved with smsform plan --out")
 	}
 	return saved, saved.CampaignPath, nil
+}
+
+// loadError adds to an error loading the campaign of a saved plan, when
+// it is not where the plan file says, where the plan file looked.
+func (n nextStep) loadError(err error) error {
+	if n.saved == nil {
+		return err
+	}
+	// Only the plan's header was read: a damaged plan says more than
+	// the campaign it names.
+	if rerr := n.saved.ReadPlan(nil); errors.Is(rerr, planfile.ErrNotPlan) {
+		return withHint(rerr, "apply takes a campaign file (.yaml) or a plan saved with smsform plan --out")
+	}
+	if _, serr := os.Stat(n.campaign); !errors.Is(serr, fs.ErrNotExist) {
+		return err
+	}
+	return withHint(err, "%s; or make a new plan (smsform plan CAMPAIGN.yaml --out %s)", n.whereFiles(), n.planFile)
+}
+
+// whereFiles says where a saved plan looks for its campaign and lists.
+func (n nextStep) whereFiles() string {
+	if n.saved.PathsFrom == planfile.PathsFromPlanFile {
+		return fmt.Sprintf("the plan %s names the campaign and its lists by their place from the plan file's folder: apply it with them where they were when it was made (the same checkout), the plan file at its place among them or moved with them", n.planFile)
+	}
+	return fmt.Sprintf("the plan %s was made by an earlier smsform, which named the campaign and its lists from the folder plan ran in: run apply from that folder", n.planFile)
+}
+
+// statePassword adds to an error opening the state a saved plan records,
+// a URL without its password, where the password comes from, when nothing
+// here supplies one.
+func (n nextStep) statePassword(err error, loc string) error {
+	if !n.savedState || !state.IsPostgres(loc) || libpqPassword(n.env) {
+		return err
+	}
+	return withHint(err, "the plan records the state's URL without its password: if the database wants one, set PGPASSWORD or a ~/.pgpass entry, or name the state with --state or %s", envState)
 }
 
 // confirm asks for "yes" on the terminal (runApply has made sure there is

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/e164"
@@ -17,6 +20,7 @@ import (
 	"github.com/smsform/smsform/plan/planfile"
 	"github.com/smsform/smsform/state"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func newValidateCmd(env Env) *cobra.Command {
@@ -118,93 +122,154 @@ func (o *outputFlags) write(env Env, w io.Writer, p *plan.Plan) error {
 	return fmt.Errorf("%w: unknown format %q (table, markdown or json)", ErrUsage, format)
 }
 
+// planFlags are plan's flags, as parsed (the output's in outputFlags).
+type planFlags struct {
+	out      outputFlags
+	state    *pflag.Flag // read through chooseState: whether it was given counts
+	outFile  string
+	detailed bool
+	at       string
+}
+
 func newPlanCmd(env Env) *cobra.Command {
 	cmd := &cobra.Command{Use: "plan CAMPAIGN.yaml"}
 	fs := cmd.Flags()
-	var out outputFlags
-	out.register(fs)
-	stateFlag := fs.String("state", "", stateFlagUsage)
-	outFile := fs.String("out", "", "save the plan to this file, for smsform apply PLANFILE")
-	detailed := fs.Bool("detailed-exitcode", false, "exit 0 when there is nothing to send, 2 when there is, 1 on error")
-	atFlag := fs.String("at", "", "show when each batch may go as at this moment (RFC 3339), not now")
+	var f planFlags
+	f.out.register(fs)
+	fs.String("state", "", stateFlagUsage)
+	f.state = fs.Lookup("state")
+	fs.StringVar(&f.outFile, "out", "", "save the plan to this file, for smsform apply PLANFILE (a new file, or an earlier plan file)")
+	fs.BoolVar(&f.detailed, "detailed-exitcode", false, "exit 0 when there is nothing to send, 2 when there is, 1 on error")
+	fs.StringVar(&f.at, "at", "", "show when each batch may go as at this moment (RFC 3339), not now")
 	cmd.Args = positional(1, 1, "one campaign file")
 	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
-		ctx := cmd.Context()
-		at := env.Clock.Now()
-		if *atFlag != "" {
-			var err error
-			if at, err = parseAt(*atFlag); err != nil {
-				return err
-			}
-		}
-		c, err := campaign.Load(pos[0])
-		if err != nil {
-			return err
-		}
-		if *atFlag != "" && !c.Window.Active() {
-			warnf(env, "%s has no send_window, not_before or not_after: --at changes nothing", pos[0])
-		}
-		choice, err := chooseState(env, pos[0], fs.Lookup("state"))
-		if err != nil {
-			return err
-		}
-		sp := choice.loc
-		st, err := choice.openView(ctx, c.Name)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		if m := st.Moved(); m != nil {
-			return movedError(&state.MovedError{Loc: choice.shown(), Campaign: c.Name, Moved: *m})
-		}
-		p, err := plan.Compute(ctx, c, st)
-		if p != nil {
-			if serr := p.ScheduleAt(at); serr != nil {
-				return serr
-			}
-			if msg := choice.secondLedger(ctx, pos[0], c.Name); msg != "" {
-				p.Warnings = append(p.Warnings, msg+"; apply refuses to run until it is settled")
-			}
-		}
-		if shown, ok := invalidNumbers(err); ok {
-			if werr := out.write(env, env.Stdout, p); werr != nil {
-				return werr
-			}
-			return shown
-		}
-		// A plan over budget is shown (and saved, for show --recipient) so that
-		// the reviewer sees why it fails; apply refuses it.
-		var over *plan.BudgetError
-		if errors.As(err, &over) {
-			err = withHint(err, "raise the budget in %s, or send less: fewer recipients, a shorter body, GSM-7 characters only", pos[0])
-		} else if err != nil {
-			return err
-		}
-		if *outFile != "" {
-			if hasPassword(sp) {
-				warnf(env, "the plan records the state URL without its password: apply takes it from PGPASSWORD or ~/.pgpass (or from --state or %s)", envState)
-			}
-			saved, err := planfile.NewSaved(p, Version, pos[0], savedStatePath(sp), c.Files())
-			if err != nil {
-				return err
-			}
-			if err := planfile.Save(*outFile, saved); err != nil {
-				return err
-			}
-		}
-		if err := out.write(env, env.Stdout, p); err != nil {
-			return err
-		}
-		if over != nil {
-			return err
-		}
-		sayPlanNext(env, p, pos[0], *stateFlag, *outFile)
-		if *detailed && p.Summary.ToSend > 0 {
-			return ErrPending
-		}
-		return nil
+		return runPlan(cmd.Context(), env, f, pos[0])
 	}
 	return cmd
+}
+
+// runPlan is smsform plan CAMPAIGN: compute, save (--out), show, and say
+// what to do next.
+func runPlan(ctx context.Context, env Env, f planFlags, campaignPath string) error {
+	at := env.Clock.Now()
+	if f.at != "" {
+		var err error
+		if at, err = parseAt(f.at); err != nil {
+			return err
+		}
+	}
+	if f.outFile != "" {
+		// Before the work: --out writes a new file or over a plan file,
+		// nothing else (a state, the campaign, a list).
+		if err := planfile.CheckOverwrite(f.outFile); err != nil {
+			return withHint(err, "give --out a new file name (e.g. %s.plan), or the path of an earlier plan file to replace", strings.TrimSuffix(filepath.Base(campaignPath), filepath.Ext(campaignPath)))
+		}
+	}
+	c, err := campaign.Load(campaignPath)
+	if err != nil {
+		return err
+	}
+	if f.at != "" && !c.Window.Active() {
+		warnf(env, "%s has no send_window, not_before or not_after: --at changes nothing", campaignPath)
+	}
+	choice, err := chooseState(env, campaignPath, f.state)
+	if err != nil {
+		return err
+	}
+	st, err := choice.openView(ctx, c.Name)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if m := st.Moved(); m != nil {
+		return movedError(&state.MovedError{Loc: choice.shown(), Campaign: c.Name, Moved: *m})
+	}
+	p, err := plan.Compute(ctx, c, st)
+	if p != nil {
+		if serr := p.ScheduleAt(at); serr != nil {
+			return serr
+		}
+		if msg := choice.secondLedger(ctx, campaignPath, c.Name); msg != "" {
+			p.Warnings = append(p.Warnings, msg+"; apply refuses to run until it is settled")
+		}
+	}
+	if shown, ok := invalidNumbers(err); ok {
+		if werr := f.out.write(env, env.Stdout, p); werr != nil {
+			return werr
+		}
+		return shown
+	}
+	// A plan over budget is shown (and saved, for show --recipient) so that
+	// the reviewer sees why it fails; apply refuses it.
+	var over *plan.BudgetError
+	if errors.As(err, &over) {
+		err = withHint(err, "raise the budget in %s, or send less: fewer recipients, a shorter body, GSM-7 characters only", campaignPath)
+	} else if err != nil {
+		return err
+	}
+	if f.outFile != "" {
+		if err := savePlan(ctx, env, f, choice, c, p); err != nil {
+			return err
+		}
+	}
+	if err := f.out.write(env, env.Stdout, p); err != nil {
+		return err
+	}
+	if over != nil {
+		return err
+	}
+	stateFlag := ""
+	if f.state.Changed {
+		stateFlag = f.state.Value.String()
+	}
+	sayPlanNext(env, p, campaignPath, stateFlag, f.outFile)
+	if f.detailed && p.Summary.ToSend > 0 {
+		return ErrPending
+	}
+	return nil
+}
+
+// savePlan saves p to --out, with what apply needs to find and check its
+// campaign and state.
+func savePlan(ctx context.Context, env Env, f planFlags, choice stateChoice, c *campaign.Campaign, p *plan.Plan) error {
+	sp := choice.loc
+	// A password in the state's URL is never saved. Whether apply will
+	// have it again matters only when it came from --state: SMSFORM_STATE
+	// is in apply's environment as it is in plan's (the CI job's secret),
+	// a project file holds none, and libpq's PGPASSWORD or password file
+	// supply it without either.
+	if choice.source == fromFlag && hasPassword(sp) && !libpqPassword(env) {
+		warnf(env, "the plan records the state URL without its password: apply %s needs it from --state, %s, PGPASSWORD or ~/.pgpass", f.outFile, envState)
+	}
+	saved, err := planfile.NewSaved(ctx, p, Version, c.Path, savedStatePath(sp), !state.IsPostgres(sp), c.Files())
+	if err != nil {
+		return err
+	}
+	if err := planfile.Save(f.outFile, saved); err != nil {
+		if errors.Is(err, planfile.ErrNotOverwritable) {
+			return withHint(err, "give --out a new file name, or the path of an earlier plan file to replace")
+		}
+		return err
+	}
+	return nil
+}
+
+// libpqPassword reports whether libpq's own sources of a password are set
+// here: PGPASSWORD, or a password file ($PGPASSFILE, else ~/.pgpass).
+func libpqPassword(env Env) bool {
+	if env.Getenv("PGPASSWORD") != "" {
+		return true
+	}
+	file := env.Getenv("PGPASSFILE")
+	if file == "" {
+		home := env.Getenv("HOME")
+		if home == "" {
+			return false
+		}
+		file = filepath.Join(home, ".pgpass")
+	}
+	_, err := os.Stat(file)
+	return err == nil
 }
 
 // invalidNumbers is the error of a plan refused for its invalid numbers
@@ -243,7 +308,7 @@ func newShowCmd(env Env) *cobra.Command {
 	out.register(fs)
 	recipient := fs.String("recipient", "", "print exactly what this number would be sent (+44…): body, encoding, segments")
 	cmd.Args = positional(1, 1, "one plan file")
-	cmd.RunE = func(_ *cobra.Command, pos []string) error {
+	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
 		// The table, JSON and one recipient walk the batches as a stream
 		// from the file, as apply does, so that a plan of millions is
 		// never in memory; the markdown comment, cut from its middle,
@@ -252,8 +317,11 @@ func newShowCmd(env Env) *cobra.Command {
 		if out.markdown() {
 			open = planfile.Load
 		}
-		saved, err := open(pos[0])
+		saved, err := open(cmd.Context(), pos[0])
 		if err != nil {
+			if cmd.Context().Err() != nil {
+				return err
+			}
 			return withHint(err, "make a new one with smsform plan CAMPAIGN.yaml --out %s", pos[0])
 		}
 		defer saved.Close()

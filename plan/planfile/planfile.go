@@ -1,16 +1,22 @@
 // Package planfile reads and writes saved plans: what `smsform plan --out`
-// writes, reviewed, and `smsform apply PLANFILE` sends exactly. A saved plan
-// is gzip-compressed JSON; it is written and read a batch at a time, so that
-// ten million recipients are never whole in memory, and checked whole before
-// anything is sent.
+// writes, reviewed, and `smsform apply PLANFILE` checks before sending. A
+// saved plan is gzip-compressed JSON; it is written and read a batch at a
+// time, so that ten million recipients are never whole in memory, and
+// checked whole before anything is sent.
+//
+// This package checks that a file is one smsform wrote and whole (gzip's
+// checksum, a bound on how much it decompresses to, each batch's id against
+// its content, the summary against the batches) and that the files it was
+// made from are unchanged ([Saved.CheckFiles]). It does not know what a plan
+// means: apply derives the batches again from those files and refuses a plan
+// whose batches differ, since anyone who can write the file can recompute
+// its ids.
 package planfile
 
 import (
-	"github.com/smsform/smsform/plan"
-
-	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -19,27 +25,45 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/smsform/smsform/internal/atomicfile"
-	"github.com/smsform/smsform/internal/window"
+	"github.com/smsform/smsform/plan"
 )
 
 // Saved is a plan written to a file by `plan --out`, to be applied exactly as
 // it was reviewed. It holds the recipients' numbers (personal data) but never
 // a token or secret.
+//
+// In memory, CampaignPath and the Files' paths are usable from the working
+// folder. In the file they are relative to the plan file's own folder
+// (PathsFrom is [PathsFromPlanFile]), so that the plan applies from any
+// folder; [Open] and [Load] turn them back.
 type Saved struct {
-	FormatVersion  string     `json:"format_version"`
-	SmsformVersion string     `json:"smsform_version"`
-	ID             string     `json:"id"` // random: a saved plan is applied at most once
-	CreatedAt      time.Time  `json:"created_at"`
-	CampaignPath   string     `json:"campaign_path"` // as given to plan
-	StatePath      string     `json:"state_path"`
-	Files          []FileSum  `json:"files"` // the campaign file and every list it reads
-	Plan           *plan.Plan `json:"plan"`
+	FormatVersion  string    `json:"format_version"`
+	SmsformVersion string    `json:"smsform_version"`
+	ID             string    `json:"id"` // random: a saved plan is applied at most once
+	CreatedAt      time.Time `json:"created_at"`
+	CampaignPath   string    `json:"campaign_path"`
+	// PathsFrom says what the stored paths are relative to: the plan
+	// file's folder, or (absent: plan files of smsform before it) the
+	// folder plan was run in.
+	PathsFrom string `json:"paths_from,omitempty"`
+	// StatePath is where the state is: a URL (without its password), or a
+	// file when StateIsFile, whose path is then stored like the others.
+	StatePath   string     `json:"state_path"`
+	StateIsFile bool       `json:"state_is_file,omitempty"`
+	Files       []FileSum  `json:"files"` // the campaign file and every file it reads
+	Plan        *plan.Plan `json:"plan"`
 
 	file *os.File // the file Open reads the batches from
+	src  *source  // how it is read
 }
+
+// PathsFromPlanFile is the PathsFrom of a plan file whose paths are
+// relative to its own folder.
+const PathsFromPlanFile = "plan_file"
 
 // FileSum is a file's SHA-256 at plan time.
 type FileSum struct {
@@ -47,9 +71,11 @@ type FileSum struct {
 	SHA256 string `json:"sha256"`
 }
 
-// NewSaved wraps p for saving, with checksums of files.
-func NewSaved(p *plan.Plan, version, campaignPath, statePath string, files []string) (*Saved, error) {
-	sums, err := HashFiles(files)
+// NewSaved wraps p for saving, with checksums of files: every file the
+// campaign reads (campaign.Campaign.Files), which apply checks again.
+// statePath is a file when stateIsFile, else a URL without its password.
+func NewSaved(ctx context.Context, p *plan.Plan, version, campaignPath, statePath string, stateIsFile bool, files []string) (*Saved, error) {
+	sums, err := HashFiles(ctx, files)
 	if err != nil {
 		return nil, err
 	}
@@ -64,16 +90,17 @@ func NewSaved(p *plan.Plan, version, campaignPath, statePath string, files []str
 		CreatedAt:      time.Now().UTC().Truncate(time.Second),
 		CampaignPath:   campaignPath,
 		StatePath:      statePath,
+		StateIsFile:    stateIsFile && statePath != "",
 		Files:          sums,
 		Plan:           p,
 	}, nil
 }
 
 // HashFiles returns the SHA-256 of each file.
-func HashFiles(paths []string) ([]FileSum, error) {
+func HashFiles(ctx context.Context, paths []string) ([]FileSum, error) {
 	sums := make([]FileSum, 0, len(paths))
 	for _, p := range paths {
-		sum, err := hashFile(p)
+		sum, err := hashFile(ctx, p)
 		if err != nil {
 			return nil, err
 		}
@@ -82,45 +109,34 @@ func HashFiles(paths []string) ([]FileSum, error) {
 	return sums, nil
 }
 
-func hashFile(path string) (string, error) {
+func hashFile(ctx context.Context, path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	if _, err := io.Copy(h, ctxReader{ctx, f}); err != nil {
 		return "", fmt.Errorf("read %s: %w", path, err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// ErrCampaignChanged is wrapped by the error CheckFiles returns.
-var ErrCampaignChanged = errors.New("campaign changed after plan")
-
-// CheckFiles reports the first file that changed (or vanished) since the
-// plan was made.
-func (s *Saved) CheckFiles() error {
-	for _, f := range s.Files {
-		sum, err := hashFile(f.Path)
-		if errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("%w: %s is gone", ErrCampaignChanged, f.Path)
-		}
-		if err != nil {
-			return err
-		}
-		if sum != f.SHA256 {
-			return fmt.Errorf("%w: %s", ErrCampaignChanged, f.Path)
-		}
-	}
-	return nil
-}
-
-// Save writes s to path crash-safely, readable by its owner only.
+// Save writes s to path crash-safely, readable by its owner only, its paths
+// relative to path's folder. It replaces only a plan file: see
+// [CheckOverwrite], which the caller runs first, before the work of making
+// the plan.
 func Save(path string, s *Saved) error {
-	err := atomicfile.Write(path, 0o600, func(w io.Writer) error {
+	if err := CheckOverwrite(path); err != nil {
+		return err
+	}
+	frame, err := s.relativeTo(filepath.Dir(path))
+	if err != nil {
+		return fmt.Errorf("save plan %s: %w", path, err)
+	}
+	err = atomicfile.Write(path, 0o600, func(w io.Writer) error {
 		zw := gzip.NewWriter(w)
-		if err := encodeSaved(zw, s); err != nil {
+		if err := encodeSaved(zw, frame); err != nil {
 			return err
 		}
 		return zw.Close()
@@ -129,6 +145,75 @@ func Save(path string, s *Saved) error {
 		return fmt.Errorf("save plan %s: %w", path, err)
 	}
 	return nil
+}
+
+// relativeTo returns a copy of s whose paths are relative to dir, as the
+// file stores them.
+func (s *Saved) relativeTo(dir string) (*Saved, error) {
+	c := *s
+	c.PathsFrom = PathsFromPlanFile
+	var err error
+	if c.CampaignPath, err = relPath(dir, s.CampaignPath); err != nil {
+		return nil, err
+	}
+	if s.StateIsFile {
+		if c.StatePath, err = relPath(dir, s.StatePath); err != nil {
+			return nil, err
+		}
+	}
+	c.Files = make([]FileSum, len(s.Files))
+	for i, f := range s.Files {
+		c.Files[i] = f
+		if c.Files[i].Path, err = relPath(dir, f.Path); err != nil {
+			return nil, err
+		}
+	}
+	return &c, nil
+}
+
+// relPath is path relative to dir, with forward slashes; an absolute path
+// where there is no relative one (another volume).
+func relPath(dir, path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(absDir, abs)
+	if err != nil {
+		return filepath.ToSlash(abs), nil
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// resolve turns the paths of a plan file read from planPath back into paths
+// usable from the working folder. A plan file without PathsFrom (smsform
+// before it) stored them relative to the folder plan ran in: they are used
+// as they are, which works from that folder, as it always did.
+func (s *Saved) resolve(planPath string) {
+	if s.PathsFrom != PathsFromPlanFile {
+		return
+	}
+	dir := filepath.Dir(planPath)
+	at := func(p string) string {
+		if p == "" || filepath.IsAbs(filepath.FromSlash(p)) {
+			return filepath.FromSlash(p)
+		}
+		return filepath.Join(dir, filepath.FromSlash(p))
+	}
+	s.CampaignPath = at(s.CampaignPath)
+	if s.StateIsFile {
+		s.StatePath = at(s.StatePath)
+	}
+	for i := range s.Files {
+		s.Files[i].Path = at(s.Files[i].Path)
+	}
 }
 
 // encodeSaved writes what json.NewEncoder(w).Encode(s) writes, byte for
@@ -178,334 +263,4 @@ func encodeSaved(w io.Writer, s *Saved) error {
 	}
 	_, err = w.Write(rest)
 	return err
-}
-
-// ErrNotPlan is wrapped by the errors Open and Load return for a file that
-// is not a readable plan.
-var ErrNotPlan = errors.New("not a readable smsform plan file")
-
-// maxValueSize bounds one value of a plan file (a batch, the list of invalid
-// numbers…) as it is read, so that a hostile file cannot exhaust memory;
-// what smsform writes is far under it.
-const maxValueSize = 256 << 20
-
-// Open reads the plan file at path for applying. It reads the whole file
-// once before returning, and refuses it unless it is complete (gzip's
-// checksum), well formed, every batch's id matches its content and the
-// summary counts what the batches hold; only the frame is kept. The batches
-// are read again from the open file each time the plan's Stream is walked,
-// each one checked against its id again, so that ten million recipients are
-// never in memory at once. Close releases the file.
-func Open(path string) (*Saved, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("open plan: %w", err)
-	}
-	s, err := openSaved(path, f, nil)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	s.file = f
-	return s, nil
-}
-
-// Load reads a plan file whole, its batches in Plan.Batches (for show).
-func Load(path string) (*Saved, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("open plan: %w", err)
-	}
-	defer f.Close()
-	var batches []plan.Batch
-	s, err := openSaved(path, f, func(_ int, b plan.Batch) error {
-		batches = append(batches, b)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.Plan.Batches, s.Plan.Stream = batches, nil
-	return s, nil
-}
-
-// Close releases the file of a plan read by Open.
-func (s *Saved) Close() error {
-	if s.file == nil {
-		return nil
-	}
-	return s.file.Close()
-}
-
-// openSaved reads and checks the whole file, handing each batch to batch
-// (which may be nil), and returns the frame with a Stream over r.
-func openSaved(path string, r io.ReadSeeker, batch func(int, plan.Batch) error) (*Saved, error) {
-	bad := func(why string) error { return fmt.Errorf("%s: %w: %s", path, ErrNotPlan, why) }
-	var n, recipients int
-	s, err := readSaved(path, r, true, func(i int, b plan.Batch) error {
-		n++
-		recipients += len(b.Recipients)
-		if batch != nil {
-			return batch(i, b)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case s.FormatVersion != plan.FormatVersion:
-		return nil, bad(fmt.Sprintf("format version %q; this smsform reads %q", s.FormatVersion, plan.FormatVersion))
-	case s.Plan == nil || s.ID == "":
-		return nil, bad("it holds no plan")
-	case s.Plan.Summary.Batches != n || s.Plan.Summary.ToSend != recipients:
-		return nil, bad(fmt.Sprintf("its summary says %d batch(es) to %d recipient(s), its batches hold %d to %d",
-			s.Plan.Summary.Batches, s.Plan.Summary.ToSend, n, recipients))
-	}
-	if _, err := window.Compile(s.Plan.Window); err != nil {
-		return nil, bad("its send window is damaged (" + err.Error() + ")")
-	}
-	s.Plan.Stream = &fileStream{path: path, r: r}
-	return s, nil
-}
-
-// fileStream walks the batches of a plan file from its start.
-type fileStream struct {
-	path string
-	r    io.ReadSeeker
-}
-
-func (f *fileStream) Each(fn func(int, plan.Batch) error) error {
-	_, err := readSaved(f.path, f.r, false, fn)
-	return err
-}
-
-// readSaved decodes a plan file from its start, one value at a time: each
-// batch goes to fn as it is read, checked against its id. With whole it
-// reads to the end (gzip's checksum included) and returns the frame;
-// otherwise it stops after the batches and returns nil.
-func readSaved(path string, r io.ReadSeeker, whole bool, fn func(int, plan.Batch) error) (*Saved, error) {
-	bad := func(why string) error { return fmt.Errorf("%s: %w: %s", path, ErrNotPlan, why) }
-	damaged := func(err error) error {
-		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, errValueSize) {
-			return bad("it is truncated or corrupted (" + err.Error() + ")")
-		}
-		return bad("its content is damaged (" + err.Error() + ")")
-	}
-	if _, err := r.Seek(0, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("read plan %s: %w", path, err)
-	}
-	zr, err := gzip.NewReader(bufio.NewReader(r))
-	if err != nil {
-		return nil, bad("it was not written by smsform plan --out")
-	}
-	lim := &limitedValues{r: zr}
-	d := &jsonStream{dec: json.NewDecoder(lim)}
-	top := map[string]json.RawMessage{}
-	fields := map[string]json.RawMessage{} // the plan's, but its batches
-	hasPlan := false
-	err = d.object(lim, func(key string) error {
-		if key == "format_version" {
-			// Checked as soon as read: a later format is not ours to parse.
-			if err := d.value(lim, top, key); err != nil {
-				return err
-			}
-			var v string
-			if json.Unmarshal(top[key], &v) != nil || v != plan.FormatVersion {
-				return bad(fmt.Sprintf("format version %s; this smsform reads %q", top[key], plan.FormatVersion))
-			}
-			return nil
-		}
-		if key != "plan" {
-			return d.value(lim, top, key)
-		}
-		hasPlan = true
-		return d.object(lim, func(key string) error {
-			if key != "batches" {
-				return d.value(lim, fields, key)
-			}
-			if err := d.list(lim, func(i int) error {
-				var b plan.Batch
-				if err := d.dec.Decode(&b); err != nil {
-					return err
-				}
-				if err := checkBatch(b); err != nil {
-					return bad(fmt.Sprintf("batch %d: %v", i+1, err))
-				}
-				if err := fn(i, b); err != nil {
-					return &walkError{err}
-				}
-				return nil
-			}); err != nil {
-				return err
-			}
-			if !whole {
-				return errBatchesDone
-			}
-			return nil
-		})
-	})
-	if errors.Is(err, errBatchesDone) {
-		return nil, nil
-	}
-	if we, ok := errors.AsType[*walkError](err); ok {
-		return nil, we.err // the caller's, as it gave it: not the file's
-	}
-	if err == nil && !whole {
-		return nil, nil // a plan without batches
-	}
-	if err == nil {
-		err = d.end(zr)
-	}
-	if err != nil {
-		// A damaged stream shows first as a batch or a value that makes
-		// no sense; gzip's checksum at the end says what it really is.
-		if _, derr := io.Copy(io.Discard, zr); derr != nil {
-			return nil, damaged(derr)
-		}
-		if errors.Is(err, ErrNotPlan) {
-			return nil, err
-		}
-		return nil, damaged(err)
-	}
-	var s Saved
-	if err := unmarshalFields(top, &s); err != nil {
-		return nil, damaged(err)
-	}
-	if hasPlan {
-		s.Plan = &plan.Plan{}
-		if err := unmarshalFields(fields, s.Plan); err != nil {
-			return nil, damaged(err)
-		}
-	}
-	return &s, nil
-}
-
-// errBatchesDone ends a walk of the batches early.
-var errBatchesDone = errors.New("batches read")
-
-// walkError is an error of the function a walk hands the batches to: it
-// stops the walk and is returned as is, never taken for damage.
-type walkError struct{ err error }
-
-func (e *walkError) Error() string { return e.err.Error() }
-
-// checkBatch refuses a batch that is not what plan wrote: without
-// recipients, or whose id is not its content's, as when a file was edited
-// by hand after its review.
-func checkBatch(b plan.Batch) error {
-	if len(b.Recipients) == 0 {
-		return errors.New("no recipients")
-	}
-	if id := plan.BatchID(b.Body, b.Recipients); id != b.ID {
-		return fmt.Errorf("its id %q is not its content's: the file was changed after plan --out", b.ID)
-	}
-	return nil
-}
-
-func unmarshalFields(fields map[string]json.RawMessage, v any) error {
-	obj, err := json.Marshal(fields)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(obj, v)
-}
-
-// jsonStream reads a JSON document a value at a time.
-type jsonStream struct{ dec *json.Decoder }
-
-// object reads an object, calling fn for each key with the decoder before
-// its value; a null is an empty object.
-func (d *jsonStream) object(lim *limitedValues, fn func(key string) error) error {
-	lim.reset()
-	tok, err := d.dec.Token()
-	if err != nil || tok == nil {
-		return err
-	}
-	if tok != json.Delim('{') {
-		return fmt.Errorf("want an object, found %v", tok)
-	}
-	for d.dec.More() {
-		lim.reset()
-		tok, err := d.dec.Token()
-		if err != nil {
-			return err
-		}
-		key, ok := tok.(string)
-		if !ok {
-			return fmt.Errorf("want a key, found %v", tok)
-		}
-		if err := fn(key); err != nil {
-			return err
-		}
-	}
-	_, err = d.dec.Token() // the closing brace
-	return err
-}
-
-// list reads a list, calling fn for each element with the decoder before
-// it; a null is an empty list.
-func (d *jsonStream) list(lim *limitedValues, fn func(i int) error) error {
-	lim.reset()
-	tok, err := d.dec.Token()
-	if err != nil || tok == nil {
-		return err
-	}
-	if tok != json.Delim('[') {
-		return fmt.Errorf("want a list, found %v", tok)
-	}
-	for i := 0; d.dec.More(); i++ {
-		lim.reset()
-		if err := fn(i); err != nil {
-			return err
-		}
-	}
-	_, err = d.dec.Token()
-	return err
-}
-
-// value reads the next value whole into into[key].
-func (d *jsonStream) value(lim *limitedValues, into map[string]json.RawMessage, key string) error {
-	lim.reset()
-	var raw json.RawMessage
-	if err := d.dec.Decode(&raw); err != nil {
-		return err
-	}
-	into[key] = raw
-	return nil
-}
-
-// end checks that nothing but white space follows the document, reading
-// the stream to its end so that gzip checks its checksum.
-func (d *jsonStream) end(zr io.Reader) error {
-	rest, err := io.ReadAll(io.LimitReader(io.MultiReader(d.dec.Buffered(), zr), 1<<20))
-	if err != nil {
-		return err
-	}
-	if len(bytes.TrimSpace(rest)) > 0 {
-		return errors.New("data after the plan")
-	}
-	return nil
-}
-
-// errValueSize says a value of a plan file was larger than maxValueSize.
-var errValueSize = errors.New("a value larger than any plan smsform writes")
-
-// limitedValues fails a read once more than maxValueSize bytes were read
-// since the last reset: the decoder holds at most one value (and its read
-// ahead) at a time, so this bounds its memory.
-type limitedValues struct {
-	r    io.Reader
-	read int
-}
-
-func (l *limitedValues) reset() { l.read = 0 }
-
-func (l *limitedValues) Read(p []byte) (int, error) {
-	if l.read > maxValueSize {
-		return 0, errValueSize
-	}
-	n, err := l.r.Read(p)
-	l.read += n
-	return n, err
 }

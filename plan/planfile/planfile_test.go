@@ -48,11 +48,16 @@ func TestSaveStreamsSameBytes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := &Saved{FormatVersion: plan.FormatVersion, SmsformVersion: tricky, ID: "abc", CreatedAt: time.Unix(1e9, 0).UTC(),
 				CampaignPath: `"batches":[]`, Files: []FileSum{{Path: tricky, SHA256: "00"}}, Plan: p}
-			var want bytes.Buffer
-			if err := json.NewEncoder(&want).Encode(s); err != nil {
+			path := filepath.Join(t.TempDir(), "p.plan")
+			// The file holds the paths relative to its folder.
+			frame, err := s.relativeTo(filepath.Dir(path))
+			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join(t.TempDir(), "p.plan")
+			var want bytes.Buffer
+			if err := json.NewEncoder(&want).Encode(frame); err != nil {
+				t.Fatal(err)
+			}
 			if err := Save(path, s); err != nil {
 				t.Fatal(err)
 			}
@@ -134,7 +139,7 @@ func rewrite(t *testing.T, path string, edit func(string) string) {
 // batches from the file each time they are walked, as they were saved.
 func TestOpenStreams(t *testing.T) {
 	path, batches := savedForTest(t)
-	s, err := Open(path)
+	s, err := Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +179,7 @@ func TestOpenStreams(t *testing.T) {
 	if err != stop || n != 1 {
 		t.Errorf("stopped walk: %v after %d batches, want %v after 1", err, n, stop)
 	}
-	whole, err := Load(path)
+	whole, err := Load(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +222,7 @@ func TestOpenRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path, _ := savedForTest(t)
 			tc.edit(t, path)
-			s, err := Open(path)
+			s, err := Open(context.Background(), path)
 			if err == nil {
 				s.Close()
 				t.Fatal("Open accepted the file")
@@ -230,7 +235,7 @@ func TestOpenRefuses(t *testing.T) {
 
 	t.Run("changed in place after open", func(t *testing.T) {
 		path, _ := savedForTest(t)
-		s, err := Open(path)
+		s, err := Open(context.Background(), path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -258,7 +263,7 @@ func planAndSave(t *testing.T, c *campaign.Campaign) (*plan.Plan, *Saved, string
 	if err != nil {
 		t.Fatal(err)
 	}
-	saved, err := NewSaved(p, "test", c.Path, "", c.Files())
+	saved, err := NewSaved(context.Background(), p, "test", c.Path, "", false, c.Files())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,14 +280,14 @@ func TestSavedPlan(t *testing.T) {
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
 		t.Errorf("plan file mode %v, want 0600: it holds phone numbers", fi.Mode().Perm())
 	}
-	back, err := Load(path)
+	back, err := Load(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if back.ID != saved.ID || back.Plan.Batches[0].Recipients[0] != "+447400123459" || len(back.Files) != 2 {
 		t.Fatalf("round trip lost data: %+v", back)
 	}
-	if err := back.CheckFiles(); err != nil {
+	if err := back.CheckFiles(context.Background(), c.Files()); err != nil {
 		t.Fatalf("unchanged files: %v", err)
 	}
 
@@ -291,7 +296,7 @@ func TestSavedPlan(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "bad.plan")
 			os.WriteFile(p, data, 0o600)
-			if _, err := Load(p); !errors.Is(err, ErrNotPlan) {
+			if _, err := Load(context.Background(), p); !errors.Is(err, ErrNotPlan) {
 				t.Fatalf("err = %v, want ErrNotPlan", err)
 			}
 		})
@@ -304,7 +309,7 @@ func TestSavedPlan(t *testing.T) {
 	damaged("a flipped byte", flipped)
 
 	os.WriteFile(c.Files()[1], []byte("+447400123564\n"), 0o644)
-	if err := back.CheckFiles(); !errors.Is(err, ErrCampaignChanged) || !strings.Contains(err.Error(), "l.txt") {
+	if err := back.CheckFiles(context.Background(), c.Files()); !errors.Is(err, ErrCampaignChanged) || !strings.Contains(err.Error(), "l.txt") {
 		t.Fatalf("edited list: err = %v, want ErrCampaignChanged naming l.txt", err)
 	}
 }
@@ -327,7 +332,7 @@ func FuzzDecodeSaved(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := openSaved("fuzz.plan", bytes.NewReader(data), nil)
+		s, err := openSaved(&source{ctx: context.Background(), path: "fuzz.plan", r: bytes.NewReader(data), lim: defaultLimits}, nil)
 		if err != nil && !errors.Is(err, ErrNotPlan) {
 			t.Fatalf("error %v is not ErrNotPlan", err)
 		}
@@ -342,7 +347,7 @@ func FuzzDecodeSaved(f *testing.F) {
 func TestSavedPlanKeepsWindow(t *testing.T) {
 	c := testharness.LoadCampaign(t, header+windowNumbers+"send_window: {days: [sat, sun], from: \"10:00\", to: \"18:00\"}\nnot_before: 2026-12-01T00:00:00Z\nbody: hi\n", nil)
 	p, _, path := planAndSave(t, c)
-	back, err := Load(path)
+	back, err := Load(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

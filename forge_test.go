@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/smsform/smsform/plan"
+)
+
+// cmdForgePlan edits a saved plan as an attacker, a script or another
+// version of smsform could: "forge-plan IN OUT EDIT..." decompresses IN,
+// makes each edit, recomputes every batch's id from its content and the
+// summary's counts from the batches (so that only apply's derivation can
+// tell), and writes OUT compressed again. Edits:
+//
+//	body=TEXT         batch 1's body
+//	recipient=VALUE   batch 1's first recipient (+999, not-a-number…)
+//	add=VALUE         one more recipient in batch 1
+//	drop-batch=N      batch N removed
+//	files=none        an empty list of files
+//	drop-file=SUFFIX  the files whose path ends so removed from the list
+//	keep-ids          ids (and summary) left as they were
+func cmdForgePlan(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 3 {
+		ts.Fatalf("usage: forge-plan IN OUT EDIT...")
+	}
+	doc := readPlanJSON(ts, ts.MkAbs(args[0]))
+	p := doc["plan"].(map[string]any)
+	batches := p["batches"].([]any)
+	first := batches[0].(map[string]any)
+	recompute := true
+	for _, edit := range args[2:] {
+		key, val, _ := strings.Cut(edit, "=")
+		switch key {
+		case "body":
+			first["body"] = val
+		case "recipient":
+			first["recipients"].([]any)[0] = val
+		case "add":
+			first["recipients"] = append(first["recipients"].([]any), val)
+		case "drop-batch":
+			n := int(mustNumber(ts, val))
+			batches = append(batches[:n-1], batches[n:]...)
+		case "files":
+			doc["files"] = []any{}
+		case "drop-file":
+			var kept []any
+			for _, f := range doc["files"].([]any) {
+				if !strings.HasSuffix(f.(map[string]any)["path"].(string), val) {
+					kept = append(kept, f)
+				}
+			}
+			doc["files"] = kept
+		case "keep-ids":
+			recompute = false
+		default:
+			ts.Fatalf("forge-plan: unknown edit %q", edit)
+		}
+	}
+	p["batches"] = batches
+	if recompute {
+		recipients := 0
+		for _, b := range batches {
+			b := b.(map[string]any)
+			var phones []string
+			for _, r := range b["recipients"].([]any) {
+				phones = append(phones, r.(string))
+			}
+			recipients += len(phones)
+			b["id"] = plan.BatchID(b["body"].(string), phones)
+		}
+		summary := p["summary"].(map[string]any)
+		summary["batches"], summary["to_send"] = len(batches), recipients
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	ts.Check(json.NewEncoder(zw).Encode(doc))
+	ts.Check(zw.Close())
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), buf.Bytes(), 0o600))
+}
+
+func readPlanJSON(ts *testscript.TestScript, path string) map[string]any {
+	f, err := os.Open(path)
+	ts.Check(err)
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	ts.Check(err)
+	raw, err := io.ReadAll(zr)
+	ts.Check(err)
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // a serial or a count goes back as it came
+	var doc map[string]any
+	ts.Check(dec.Decode(&doc))
+	return doc
+}
+
+func mustNumber(ts *testscript.TestScript, s string) float64 {
+	var n float64
+	if err := json.Unmarshal([]byte(s), &n); err != nil {
+		ts.Fatalf("forge-plan: %q is not a number", s)
+	}
+	return n
+}

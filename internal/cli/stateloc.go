@@ -226,24 +226,19 @@ func runURL(env Env) string {
 }
 
 // earlierStateSigns are the signs of an earlier state that only the
-// command line knows of (the state package adds its own): a saved plan
-// made against a state, and a lock file next to the campaign while its
-// state file is gone and the state is elsewhere.
-func earlierStateSigns(saved savedInfo, c stateChoice, name string) []string {
-	var signs []string
-	if saved.lineage != "" {
-		signs = append(signs, fmt.Sprintf("the saved plan %s was made against state lineage %s (serial %d)", saved.file, saved.lineage, saved.serial))
-	}
+// command line knows of (the state package adds its own, and apply.Start
+// a saved plan's): a lock file next to the campaign while its state file
+// is gone and the state is elsewhere.
+func earlierStateSigns(c stateChoice, name string) []string {
 	if c.source == fromDefault || exists(c.beside) {
-		return signs
+		return nil
 	}
 	for _, lock := range []string{state.LockFile(c.beside, name), c.beside + ".lock"} {
 		if exists(lock) {
-			signs = append(signs, fmt.Sprintf("%s exists (a state was used next to the campaign)", lock))
-			break
+			return []string{fmt.Sprintf("%s exists (a state was used next to the campaign)", lock)}
 		}
 	}
-	return signs
+	return nil
 }
 
 func exists(path string) bool {
@@ -251,12 +246,6 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// savedInfo is what earlierStateSigns needs of a saved plan.
-type savedInfo struct {
-	file    string
-	lineage string
-	serial  int64
-}
 
 // earlierStateHint says what to do about an *state.EarlierStateError.
 func earlierStateHint(err error, loc string) error {

@@ -246,7 +246,6 @@ func exists(path string) bool {
 	return err == nil
 }
 
-
 // earlierStateHint says what to do about an *state.EarlierStateError.
 func earlierStateHint(err error, loc string) error {
 	where := "restore the file (or point --state at it)"

@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -22,11 +24,30 @@ import (
 // resolved against the outbox, the rest is sent, and the figures must hold:
 // nobody messaged twice, everybody accounted for, at most one in-doubt
 // batch per kill and request in flight. It runs with the state in a file
-// and in PostgreSQL.
+// and in PostgreSQL, and with the file reached through two spellings of
+// its path (a link to its folder, and the real path), alternating from one
+// restart to the next: one state, one lock, whatever the spelling.
 func TestKill(t *testing.T) {
-	for _, b := range backends {
+	for _, b := range append(backends, twoSpellings) {
 		t.Run(b, func(t *testing.T) { testKill(t, b) })
 	}
+}
+
+// twoSpellings is TestKill's file state reached by two paths in turn.
+const twoSpellings = "file-two-spellings"
+
+// spellings are the --state arguments a run of the kill test takes in
+// turn: none (the state next to the campaign), or the two spellings.
+func spellings(t *testing.T, p *project, backend string) [][]string {
+	if backend != twoSpellings {
+		return [][]string{nil}
+	}
+	alias := filepath.Join(p.dir, "alias")
+	if err := os.Symlink(p.dir, alias); err != nil {
+		t.Fatal(err)
+	}
+	real := p.statePath()
+	return [][]string{{"--state", real}, {"--state", filepath.Join("alias", filepath.Base(real))}}
 }
 
 func testKill(t *testing.T, backend string) {
@@ -43,6 +64,7 @@ func testKill(t *testing.T, backend string) {
 	const latency = 30 * time.Millisecond
 
 	p := newProjectOn(t, backend, sandbox.Config{Latency: latency}, testharness.Campaign{Recipients: recipients, BatchSize: batch, Concurrency: conc})
+	spelling := spellings(t, p, backend)
 	sends := make(chan struct{}, 1024)
 	p.srv.OnSend(func(int) {
 		select {
@@ -56,7 +78,7 @@ func testKill(t *testing.T, backend string) {
 	var final outcome
 	for {
 		runs++
-		cmd := p.command("apply", p.campaign, "--auto-approve", "--json")
+		cmd := p.command(append([]string{"apply", p.campaign, "--auto-approve", "--json"}, spelling[runs%len(spelling)]...)...)
 		if landed >= kills {
 			final = p.run(cmd)
 			break

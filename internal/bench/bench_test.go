@@ -179,6 +179,7 @@ func TestBench(t *testing.T) {
 	tab.add(row{figure: "  sandbox answering in 20 ms, state in PostgreSQL: req/s", smsform: fmt.Sprintf("%.0f", applied.rps), rss: applied.rss,
 		comparison: fmt.Sprintf("%.0f bare", bare.rps), ratio: applied.rps / bare.rps, target: "≥ 0.9", pass: applied.rps >= 0.9*bare.rps})
 
+	tab.add(startupRow(t))
 	tab.print(os.Stdout, "bench", *full)
 }
 

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/report"
@@ -75,14 +74,12 @@ func newStateListCmd(env Env) *cobra.Command {
 		if st.Lineage() == "" {
 			return withHint(fmt.Errorf("no state at %s", path), "apply the campaign first, or name the state with --state")
 		}
-		if m := st.Moved(); m != nil && !*jsonOut {
-			fmt.Fprintf(env.Stdout, "Moved to %s on %s by %s (serial %d): this record is kept only to read.\n\n", m.To, m.At.UTC().Format(time.RFC3339), m.By, m.Serial)
-		}
+
 		counts, err := st.Counts(ctx)
 		if err != nil {
 			return err
 		}
-		l := report.StateList{Path: path, Campaign: st.Campaign(), Lineage: st.Lineage(), Serial: st.Serial(), Counts: counts}
+		l := report.StateList{Path: path, Campaign: st.Campaign(), Lineage: st.Lineage(), Serial: st.Serial(), Counts: counts, Moved: st.Moved()}
 		// Lines fit the width as every table does (a long reason is cut);
 		// --wide, or --json, gives reasons whole.
 		out := report.Output{ShowNumbers: *show, Width: tableWidth(env, *wide)}

@@ -20,6 +20,7 @@ type StateList struct {
 	Lineage  string
 	Serial   int64
 	Counts   map[state.Status]int
+	Moved    *state.Moved // set when state migrate copied the record elsewhere
 }
 
 // Recipients walks a state's records, calling fn with each.
@@ -31,6 +32,7 @@ type stateListJSON struct {
 	Lineage       string               `json:"lineage"`
 	Serial        int64                `json:"serial"`
 	Counts        map[state.Status]int `json:"counts"`
+	Moved         *state.Moved         `json:"moved,omitempty"`
 	Recipients    []stateRecipientJSON `json:"recipients"` // empty: streamed in its place
 }
 
@@ -49,11 +51,18 @@ type stateRecipientJSON struct {
 // first would hold them all); a reason that does not fit o.Width after
 // the other columns goes on a line of its own, cut to the width there.
 func WriteStateTable(w io.Writer, l StateList, walk Recipients, o Output) error {
-	sent, failed, inDoubt := l.Counts[state.Sent], l.Counts[state.Failed], l.Counts[state.InDoubt]
-	fmt.Fprintf(w, "State %s\nCampaign %s, lineage %s, serial %d\n%s sent, %s failed, %s in doubt\n\n",
+	sent, failed, inDoubt, suppressed := l.Counts[state.Sent], l.Counts[state.Failed], l.Counts[state.InDoubt], l.Counts[state.Suppressed]
+	if m := l.Moved; m != nil {
+		fmt.Fprintf(w, "Moved to %s on %s by %s (serial %d): this record is kept only to read.\n\n", oneLine(m.To), m.At.UTC().Format(time.RFC3339), oneLine(m.By), m.Serial)
+	}
+	fmt.Fprintf(w, "State %s\nCampaign %s, lineage %s, serial %d\n%s sent, %s failed, %s in doubt",
 		oneLine(l.Path), oneLine(l.Campaign), l.Lineage, l.Serial, words.Count(sent), words.Count(failed), words.Count(inDoubt))
-	const row = "%-16s  %-8s  %-18s  %-20s"
-	if sent+failed+inDoubt > 0 {
+	if suppressed > 0 {
+		fmt.Fprintf(w, ", %s suppressed (opted out)", words.Count(suppressed))
+	}
+	fmt.Fprint(w, "\n\n")
+	const row = "%-16s  %-10s  %-18s  %-20s"
+	if sent+failed+inDoubt+suppressed > 0 {
 		fmt.Fprintln(w, cutLine(strings.TrimRight(fmt.Sprintf(row+"  %s", "PHONE", "STATUS", "BATCH", "AT", "REASON"), " "), o.Width))
 	}
 	return walk(func(r state.Recipient) error {
@@ -77,8 +86,9 @@ func WriteStateTable(w io.Writer, l StateList, walk Recipients, o Output) error 
 // in the order walk gives them, are streamed one by one: memory does not
 // grow with the state.
 func WriteStateJSON(w io.Writer, l StateList, walk Recipients, o Output) error {
-	doc := stateListJSON{FormatVersion: plan.FormatVersion, Campaign: l.Campaign, Lineage: l.Lineage, Serial: l.Serial,
-		Counts: map[state.Status]int{state.Sent: l.Counts[state.Sent], state.Failed: l.Counts[state.Failed], state.InDoubt: l.Counts[state.InDoubt]}}
+	doc := stateListJSON{FormatVersion: plan.FormatVersion, Campaign: l.Campaign, Lineage: l.Lineage, Serial: l.Serial, Moved: l.Moved,
+		Counts: map[state.Status]int{state.Sent: l.Counts[state.Sent], state.Failed: l.Counts[state.Failed], state.InDoubt: l.Counts[state.InDoubt],
+			state.Suppressed: l.Counts[state.Suppressed]}}
 	doc.Recipients = []stateRecipientJSON{}
 	return streamJSON(w, doc, "recipients", true, func(add func(any) error) error {
 		return walk(func(r state.Recipient) error {

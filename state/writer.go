@@ -6,10 +6,23 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // maxGroup bounds how many changes one commit carries.
 const maxGroup = 256
+
+// maxTries bounds how often a group the database aborted to break a
+// deadlock (or a serialization failure) is run again.
+const maxTries = 10
+
+// retryable reports whether the database aborted the transaction only to
+// break a deadlock or a serialization conflict: running it again is safe.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+}
 
 // writer owns the one connection that changes the state. A change joins
 // the queue; whoever holds the leader slot takes everything queued, runs it
@@ -218,11 +231,18 @@ func (w *writer) lead(o *op) {
 func (w *writer) commit(group []*op) {
 	errs := make([]error, len(group))
 	out := make([]bool, len(group)) // refused: out of the group
-	for {
+	for tries := 1; ; tries++ {
 		again, err := w.try(group, errs, out)
 		if err != nil {
 			// Nothing of the group is in the state: known goes back too.
 			w.known.rollback(0)
+			if retryable(err) && tries < maxTries {
+				// Two applies of a project's campaigns lock the same
+				// numbers' rows of the cap index, each group in the order
+				// of its changes: the server broke a deadlock by aborting
+				// this transaction, and it is run again whole.
+				continue
+			}
 			err = fmt.Errorf("write state %s: %w", w.s.loc, err)
 		}
 		if again && err == nil {

@@ -57,9 +57,22 @@ type SendRequest struct {
 // (200, 201, 202, 204…) and its request id when one could be found. The
 // spec leaves the success body open; the sandbox's own answer is
 // [SandboxSendResponse].
+//
+// With [Client.Results] set, the answer is also read for its list of
+// recipients: Results holds its elements as the provider wrote them, or
+// NoList says why none could be read. Neither says what the answer means
+// for a recipient: the caller decides that.
 type SendResponse struct {
 	Status    int
 	RequestID string
+	// Results are the elements of the answer's per-recipient list that
+	// name a number, in the answer's order, at most 2×recipients+16 of
+	// them (the rest of a longer list is not read).
+	Results []RecipientResult
+	// NoList, with Client.Results set, says why the answer holds no
+	// readable list: no body, not JSON, cut at [MaxResponseBytes], the
+	// list absent or not an array. "" when the list was read.
+	NoList string
 }
 
 // SandboxSendResponse is the success body the sandbox writes by default.

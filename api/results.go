@@ -1,5 +1,9 @@
 package api
 
+import (
+	"fmt"
+)
+
 // Results says where a provider's answer to a send lists each recipient's
 // own outcome (a campaign's or project's provider.results): the spec leaves
 // the success body open, and bulk APIs that answer per recipient put a list
@@ -14,4 +18,70 @@ type Results struct {
 	Sent      []string // accepted
 	Retry     []string // not acted on: sent again later, like a 429
 	Duplicate []string // the provider may already have it: in doubt
+}
+
+// RecipientResult is one element of a provider's per-recipient answer, as
+// the provider wrote it: nothing here says what it means (apply decides).
+type RecipientResult struct {
+	// Number is the recipient as the provider echoed it (maybe without
+	// the +, with 00, or national): matching it to a number sent is the
+	// caller's business.
+	Number string
+	// Status is the element's status word; "" when the element has none
+	// that can be read (absent, null, an object): the provider did not
+	// say, which is not a refusal.
+	Status string
+	// Reason is the provider's words for it, scrubbed as every text from
+	// the provider is; "" when there are none.
+	Reason string
+}
+
+// resultsSlack is how many elements past one per recipient a results list
+// may hold (a provider may list a recipient once per part of a long
+// message): the rest is not read, so that a huge answer costs no more than
+// a bounded one. A recipient the elements read do not mention is left
+// unmentioned, which the send loop holds in doubt.
+const resultsSlack = 16
+
+// maxResultsFor is the most elements of a results list read for a send to
+// n recipients.
+func maxResultsFor(n int) int { return 2*n + resultsSlack }
+
+// readResults reads the per-recipient list of a decoded answer doc (nil
+// when the body was not JSON) sent to n recipients. It returns the
+// elements that name a number, or why there is no readable list.
+func (c *Client) readResults(doc any, n int, token string) ([]RecipientResult, string) {
+	r := c.Results
+	v, err := r.List.Lookup(doc)
+	if err != nil {
+		return nil, "the answer has no list of recipients at " + r.List.String() + ": " + err.Error()
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Sprintf("the answer holds %s at %s, not a list of recipients", jsonKind(v), r.List.String())
+	}
+	limit := min(len(list), maxResultsFor(n))
+	out := make([]RecipientResult, 0, min(limit, n+resultsSlack))
+	for _, el := range list[:limit] {
+		num := text(r.Number, el)
+		if num == "" {
+			continue // names nobody: says nothing of any recipient
+		}
+		rr := RecipientResult{Number: clip(num, 40), Status: clip(c.cleanID(text(r.Status, el), token), 64)}
+		if r.Reason != nil {
+			rr.Reason = c.scrub(text(*r.Reason, el), token)
+		}
+		out = append(out, rr)
+	}
+	return out, ""
+}
+
+// text is the string or number p names in v, as written; "" for anything
+// else (absent, null, true/false, an object or a list).
+func text(p Pointer, v any) string {
+	x, err := p.Lookup(v)
+	if err != nil {
+		return ""
+	}
+	return scalar(x)
 }

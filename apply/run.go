@@ -535,6 +535,9 @@ func (w *worker) send(ctx, sendCtx context.Context, b plan.Batch) sendResult {
 			// No endpoint there, or a redirect not followed: the base URL
 			// is wrong. Nothing was sent, and no recipient is to blame.
 			return stop(&WrongPlaceError{Err: ae})
+		case !tokenFailed && ae.Certificate():
+			// Trying again cannot help until this machine trusts it.
+			return stop(err)
 		case !tokenFailed && ae.Status == http.StatusForbidden && !r.anySent():
 			// Refused before anything was sent: a missing permission, not
 			// these recipients' fault.
@@ -575,9 +578,10 @@ func (w *worker) send(ctx, sendCtx context.Context, b plan.Batch) sendResult {
 }
 
 // transient reports whether a failed call may succeed if made again later:
-// no answer, 408, 429, or a server error.
+// no answer, 408, 429, or a server error; never a certificate this machine
+// does not trust.
 func transient(ae *api.Error) bool {
-	return ae.Status == 0 && ae.Err != nil || ae.Status == 408 || ae.Status == 429 || ae.Status >= 500
+	return ae.Status == 0 && ae.Err != nil && !ae.Certificate() || ae.Status == 408 || ae.Status == 429 || ae.Status >= 500
 }
 
 // anySent reports whether this run has had a batch accepted.

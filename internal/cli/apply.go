@@ -97,7 +97,7 @@ func runApply(ctx context.Context, env Env, f applyFlags, target string) error {
 	if err != nil {
 		return err
 	}
-	next.base, next.baseFrom = client.Client.BaseURL, baseURLSource(c, env)
+	next.base, next.baseFrom, next.hours = client.Client.BaseURL, baseURLSource(c, env), client.Hours
 	if msg := choice.secondLedger(ctx, campaignPath, c.Name); msg != "" {
 		return withHint(errors.New(msg), "nothing was sent or recorded: one campaign, one ledger")
 	}
@@ -181,6 +181,7 @@ type nextStep struct {
 	recorded   bool   // the run changed the state (and so used up a saved plan)
 	base       string // the API's base URL, and where it came from
 	baseFrom   string
+	hours      int // valid_hour asked of the token endpoint
 }
 
 // stateArg is the --state flag the commands need, if any.
@@ -216,6 +217,9 @@ func (n nextStep) tokenRefused(err error) error {
 	again := "nothing was sent or recorded; run apply again once fixed"
 	if n.saved != nil {
 		again = fmt.Sprintf("nothing was sent or recorded, so the plan is not used up: once fixed, run smsform apply %s again", n.planFile)
+	}
+	if herr, ok := tokenTrouble(err, n.base, n.baseFrom, n.hours, again); ok {
+		return herr
 	}
 	var ae *api.Error
 	switch {
@@ -311,6 +315,9 @@ func (n nextStep) runError(err error) error {
 		return withHint(err, "set a valid %s, or %s and %s; nothing of the refused batch was sent; once fixed, %s", envToken, envClientID, envClientSecret, n.carryOn())
 	case errors.As(err, &ae) && (ae.Status == 401 || ae.Status == 403):
 		return withHint(err, "check %s and %s, and the base URL; nothing of the refused batch was sent; once fixed, %s", envClientID, envClientSecret, n.carryOn())
+	case errors.As(err, &ae) && ae.Unreachable():
+		fix, _ := reachTrouble(ae, n.base, n.baseFrom)
+		return withHint(err, "%s; nothing of that batch was sent; once fixed, %s", fix, n.carryOn())
 	case errors.As(err, &ae) && apply.StatusOf(ae) == state.Unsent:
 		return withHint(err, "the API did not act on that batch (nothing of it was sent): it was unreachable or kept refusing; later, %s", n.carryOn())
 	}

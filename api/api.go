@@ -82,6 +82,27 @@ type SandboxSendResponse struct {
 	Segments  int    `json:"segments"`
 }
 
+// SandboxResultsResponse is the success body the sandbox writes with
+// --success-body results: one element per recipient, in the shape widely
+// used bulk APIs answer (a provider.results of list /messages, number /to,
+// status /status/groupName, reason /status/description reads it).
+type SandboxResultsResponse struct {
+	RequestID string          `json:"request_id"`
+	Messages  []SandboxResult `json:"messages"`
+}
+
+// SandboxResult is one recipient of a [SandboxResultsResponse].
+type SandboxResult struct {
+	To     string              `json:"to"` // as the sandbox echoes it: not always E.164
+	Status SandboxResultStatus `json:"status"`
+}
+
+// SandboxResultStatus is a recipient's status in a [SandboxResult].
+type SandboxResultStatus struct {
+	GroupName   string `json:"groupName"`
+	Description string `json:"description"`
+}
+
 // ErrorResponse is the shape of every error body.
 type ErrorResponse struct {
 	Error ErrorDetail `json:"error"`
@@ -131,6 +152,7 @@ const (
 	CodeMalformedJSON        = "malformed_json"         // 400: not a JSON object of the expected fields
 	CodeUnsupportedGrantType = "unsupported_grant_type" // 400: grant_type is not client_credentials
 	CodeInvalidField         = "invalid_field"          // 400: a field breaks a rule; the message names it
+	CodeDuplicateRequest     = "duplicate_request"      // 409: the same request was accepted moments ago; nothing was sent
 	CodeTooManyRecipients    = "too_many_recipients"    // 413: more recipients than the server accepts
 	CodeRequestTooLarge      = "request_too_large"      // 413: body over [MaxRequestBytes]
 	CodeRateLimited          = "rate_limited"           // 429: too many requests; see Retry-After

@@ -57,12 +57,9 @@ func ReasonOf(e *api.Error) string {
 }
 
 // Part is what the provider's answer says of some recipients of a batch:
-// Sent, Failed, InDoubt, or Unsent (not acted on: to be sent again).
-type Part struct {
-	Status state.Status
-	Phones []string // E.164, as in the batch
-	Reason string   // the provider's words (Failed, InDoubt)
-}
+// Sent, Failed, InDoubt, or Unsent (not acted on: to be sent again), with
+// the provider's words; the state records it as it is.
+type Part = state.Part
 
 // Reasons for recipients an answer with results does not settle.
 const (

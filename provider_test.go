@@ -105,10 +105,10 @@ func TestProviderPerRecipient(t *testing.T) {
 		args     []string // more apply flags
 		answer   func(w http.ResponseWriter, n int, to []string, deliver func(...string))
 		then     func(t *testing.T, run func(args ...string) (int, string, string, error)) // more commands after the first apply
-		want     map[string]string                                                           // number → status in the state ("" unrecorded)
-		reason   map[string]string                                                           // number → substring of its reason
-		requests int                                                                          // send requests, 0: not checked
-		sizes    []int                                                                        // recipients per request, nil: not checked
+		want     map[string]string                                                         // number → status in the state ("" unrecorded)
+		reason   map[string]string                                                         // number → substring of its reason
+		requests int                                                                       // send requests, 0: not checked
+		sizes    []int                                                                     // recipients per request, nil: not checked
 		stderr   string
 		check    func(t *testing.T, err error, stdout string)
 	}{

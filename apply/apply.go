@@ -26,10 +26,13 @@ var ErrInterrupted = errors.New("interrupted")
 // IncompleteError is returned when the run finished but recipients are
 // owed: failed or in doubt in this run (Failed, InDoubt), or recorded so by
 // the state from any run (Owed). A campaign is finished only when nobody
-// is owed, so a rerun that sends nothing says so too.
+// is owed, so a rerun that sends nothing says so too. Duplicates of this
+// run's in-doubt recipients the provider says it already has (a 409, or a
+// results.duplicate status): most likely sent by an earlier request.
 type IncompleteError struct {
 	Failed, InDoubt int
 	Owed            Owed
+	Duplicates      int
 }
 
 func (e *IncompleteError) Error() string {

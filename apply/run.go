@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -155,8 +156,12 @@ type Result struct {
 	// Retried counts recipients the provider did not act on inside an
 	// answer that listed them (a retry status), each time they were sent
 	// again.
-	Retried  int           `json:"retried_recipients"`
-	Duration time.Duration `json:"duration_ns"`
+	Retried int `json:"retried_recipients"`
+	// Duplicates counts the in-doubt recipients the provider says it
+	// already has (a 409, or a results.duplicate status): most likely sent
+	// by an earlier request.
+	Duplicates int           `json:"duplicates,omitempty"`
+	Duration   time.Duration `json:"duration_ns"`
 	// Waiting counts recipients left for a later run because their send
 	// window (or not_before) had not opened; Next is when the first of them
 	// may go, NextLabel says so in words.
@@ -260,13 +265,13 @@ func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Re
 	case errors.Is(r.err, ErrTooManyErrors) && !errors.Is(r.err, ErrStateRefused) && r.res.Skipped == 0 && r.res.Waiting == 0:
 		// The limit was reached by the last batches: nothing was left
 		// unsent, so the run finished, with errors.
-		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt, Owed: r.owed()}
+		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt, Owed: r.owed(), Duplicates: r.res.Duplicates}
 	case r.err != nil:
 		return r.res, r.err
 	case ctx.Err() != nil:
 		return r.res, ErrInterrupted
 	case r.res.Failed > 0 || r.res.InDoubt > 0:
-		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt, Owed: r.owed()}
+		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt, Owed: r.owed(), Duplicates: r.res.Duplicates}
 	case windowErr == nil && r.res.Owed != nil && r.res.Owed.Any():
 		return r.res, &IncompleteError{Owed: *r.res.Owed}
 	}
@@ -517,10 +522,12 @@ func (r *runner) account(p *settled) error {
 	e := Event{Batch: b.ID, HTTPStatus: o.HTTPStatus, RequestID: o.RequestID, Reason: o.Reason}
 	tallyOutcome(&e, o, len(b.Recipients))
 	var stop error
+	dup := duplicates(o, len(b.Recipients))
 	r.count(func(res *Result) {
 		res.Sent += e.Sent
 		res.Failed += e.Failed
 		res.InDoubt += e.InDoubt
+		res.Duplicates += dup
 		if e.Sent > 0 {
 			res.Batches++
 			res.Segments += b.Segments * e.Sent
@@ -576,6 +583,22 @@ func tallyOutcome(e *Event, o state.Outcome, n int) {
 			e.Reason = p.Reason
 		}
 	}
+}
+
+// duplicates counts the recipients of o, an outcome of a request to n
+// recipients, that the provider says it already has.
+func duplicates(o state.Outcome, n int) int {
+	parts := o.Parts
+	if len(parts) == 0 {
+		parts = []state.Part{{Status: o.Status, Reason: o.Reason, Phones: make([]string, n)}}
+	}
+	dup := 0
+	for _, p := range parts {
+		if p.Status == state.InDoubt && strings.HasPrefix(p.Reason, duplicateReason) {
+			dup += len(p.Phones)
+		}
+	}
+	return dup
 }
 
 func (r *runner) count(f func(*Result)) {

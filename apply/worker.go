@@ -159,7 +159,7 @@ func (w *worker) sendPiece(ctx, sendCtx context.Context, p piece) ([]piece, erro
 	if len(res.retry) == 0 {
 		return nil, nil
 	}
-	return w.again(p, res.retry)
+	return w.again(p, res.retry, res.s.o.HTTPStatus)
 }
 
 // halve answers a 413 to p: its intent is forgotten (the provider did not
@@ -185,7 +185,7 @@ func (r *runner) halve(p piece, ae *api.Error) ([]piece, error) {
 // status) for a request of their own, after the backoff a 429 would get;
 // past Options.MaxRetries they are left unsent and the run stops, as it
 // does for a batch the provider keeps refusing.
-func (w *worker) again(p piece, phones []string) ([]piece, error) {
+func (w *worker) again(p piece, phones []string, status int) ([]piece, error) {
 	r := w.r
 	if err := w.flush(); err != nil {
 		r.skip(withRecipients(p.b, phones))
@@ -202,7 +202,7 @@ func (w *worker) again(p piece, phones []string) ([]piece, error) {
 		res.Retries++
 		res.Retried += len(phones)
 	})
-	r.emit(Event{Type: "retry", Batch: p.b.ID, Recipients: len(phones), Retried: len(phones), Attempt: next.retries, Wait: next.wait,
+	r.emit(Event{Type: "retry", Batch: p.b.ID, Recipients: len(phones), Retried: len(phones), HTTPStatus: status, Attempt: next.retries, Wait: next.wait,
 		Reason: "the provider listed these recipients as not acted on (a results.retry status)"})
 	return []piece{next}, nil
 }

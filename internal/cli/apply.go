@@ -307,7 +307,11 @@ func (n nextStep) runError(err error) error {
 		case incomplete.InDoubt == 0 && incomplete.Owed.InDoubt == 0:
 			return withHint(err, "see why with %s; the API refused them, so they are not sent again until, the cause fixed, %s", list, resolveFailed)
 		}
-		return withHint(err, "see them with %s; check the in-doubt ones with the provider, then %s (sent: delivered; unsent: the next apply sends them)", list, resolve)
+		dup := ""
+		if incomplete.Duplicates > 0 {
+			dup = fmt.Sprintf(" (the provider says it already has %d of them, so they were most likely sent by an earlier request: resolve those as sent once it confirms)", incomplete.Duplicates)
+		}
+		return withHint(err, "see them with %s; check the in-doubt ones with the provider%s, then %s (sent: delivered; unsent: the next apply sends them)", list, dup, resolve)
 	case errors.As(err, new(*apply.SilentError)):
 		return withHint(err, "the provider may have sent them: check with the provider (its dashboard, its status page), then %s; if it is only slow, raise --request-timeout (or --max-silent); then %s",
 			resolve, n.carryOn())

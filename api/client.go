@@ -209,7 +209,12 @@ func (c *Client) Send(ctx context.Context, token string, req SendRequest) (SendR
 	if err != nil {
 		return SendResponse{}, err
 	}
-	doc := decodeAnswer(resp.body)
+	// The answer is read as text, never decoded whole: a provider's list
+	// of a thousand recipients costs one pass over its bytes.
+	var doc []byte
+	if json.Valid(resp.body) {
+		doc = resp.body
+	}
 	out := SendResponse{Status: resp.status, RequestID: c.cleanID(findRequestID(doc, c.RequestIDField), token)}
 	if c.Results == nil {
 		return out, nil
@@ -227,21 +232,6 @@ func (c *Client) Send(ctx context.Context, token string, req SendRequest) (SendR
 		out.Results, out.NoList = c.readResults(doc, len(req.To), token)
 	}
 	return out, nil
-}
-
-// decodeAnswer reads a success body as JSON, numbers kept as written; nil
-// when it is not JSON (or is the JSON null, which holds nothing either).
-func decodeAnswer(body []byte) any {
-	if !json.Valid(body) {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
-		return nil
-	}
-	return v
 }
 
 // response is a 2xx answer: its body may have been cut short by readErr or
@@ -361,8 +351,70 @@ var phoneLike = regexp.MustCompile(`\+?[0-9][0-9 ()./-]{4,}[0-9]`)
 
 // scrub makes text from the server safe to print: no secret, no token, no
 // phone number, no control characters, and not too long.
-func (c *Client) scrub(s, token string) string {
-	s = c.redact(s, token)
+func (c *Client) scrub(s, token string) string { return c.redactor(token).scrub(s) }
+
+// cleanID makes a provider's request id or status word safe to record and
+// print: no secret, no control characters, not too long. Unlike free text
+// it keeps digits: ids are often numbers.
+func (c *Client) cleanID(id, token string) string { return c.redactor(token).cleanID(id) }
+
+// redactor takes the client secret and the bearer token out of what a
+// provider sends back, in every form a provider may send them: as is,
+// URL-encoded (query or path), JSON-escaped, in base64 (standard or URL
+// alphabet, padded or not, alone or inside the base64 of id:secret, at any
+// offset), and whatever follows "Basic" or "Bearer" in an echoed
+// Authorization header. It is the one place where secrets are taken out of
+// what the provider says; make one per answer ([Client.redactor]) and use it
+// for each of its texts.
+type redactor struct {
+	forms []string // replaced wherever they appear
+	cores []string // base64: the run of base64 around one is replaced
+}
+
+// redactor is the redactor of this client's secret and of token.
+func (c *Client) redactor(token string) *redactor {
+	r := &redactor{}
+	for _, secret := range []string{token, c.ClientSecret} {
+		if len(secret) >= minSecret {
+			r.forms = append(r.forms, textForms(secret)...)
+			r.cores = append(r.cores, base64Cores(secret)...)
+		}
+	}
+	if c.ClientID != "" && len(c.ClientSecret) >= minSecret {
+		pair := []byte(c.ClientID + ":" + c.ClientSecret)
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+			r.forms = append(r.forms, enc.EncodeToString(pair))
+		}
+	}
+	return r
+}
+
+// redact takes every form of the secrets out of s.
+func (r *redactor) redact(s string) string {
+	for _, form := range r.forms {
+		s = strings.ReplaceAll(s, form, redacted)
+	}
+	for _, core := range r.cores {
+		if strings.Contains(s, core) {
+			s = regexp.MustCompile(base64Run+regexp.QuoteMeta(core)+base64Run).ReplaceAllString(s, redacted)
+		}
+	}
+	if !mayHoldAuth(s) {
+		return s
+	}
+	return authValue.ReplaceAllStringFunc(s, func(m string) string {
+		scheme, cred := splitAuth(m)
+		if strings.Trim(cred, "abcdefghijklmnopqrstuvwxyz") == "" {
+			return m // a word ("Basic authentication failed"), not a credential
+		}
+		return scheme + " " + redacted
+	})
+}
+
+// scrub is redact, and no phone number, no control characters, and not
+// too long.
+func (r *redactor) scrub(s string) string {
+	s = r.redact(s)
 	s = phoneLike.ReplaceAllString(s, "+[number]")
 	s = strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
@@ -373,12 +425,11 @@ func (c *Client) scrub(s, token string) string {
 	return clip(s, 300)
 }
 
-// cleanID makes a provider's request id or status word safe to record and
-// print: no secret, no control characters, not too long. Unlike free text
-// it keeps digits: ids are often numbers.
-func (c *Client) cleanID(id, token string) string {
-	if c.redact(id, token) != id {
-		return "[redacted]"
+// cleanID is an id or a status word, "[redacted]" when it holds a secret,
+// without control characters, not too long.
+func (r *redactor) cleanID(id string) string {
+	if r.redact(id) != id {
+		return redacted
 	}
 	id = strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
@@ -387,41 +438,6 @@ func (c *Client) cleanID(id, token string) string {
 		return r
 	}, id)
 	return clip(id, 128)
-}
-
-// redact replaces in s every form in which a provider may send back the
-// client secret or the bearer token: as is, URL-encoded (query or path),
-// JSON-escaped, in base64 (standard or URL alphabet, padded or not, alone
-// or inside the base64 of id:secret, at any offset), and whatever follows
-// "Basic" or "Bearer" in an echoed Authorization header. It is the one
-// place where secrets are taken out of what the provider says.
-func (c *Client) redact(s, token string) string {
-	for _, secret := range []string{token, c.ClientSecret} {
-		if len(secret) < minSecret {
-			continue
-		}
-		for _, form := range textForms(secret) {
-			s = strings.ReplaceAll(s, form, redacted)
-		}
-		for _, core := range base64Cores(secret) {
-			if strings.Contains(s, core) {
-				s = regexp.MustCompile(base64Run+regexp.QuoteMeta(core)+base64Run).ReplaceAllString(s, redacted)
-			}
-		}
-	}
-	if c.ClientID != "" && c.ClientSecret != "" {
-		pair := []byte(c.ClientID + ":" + c.ClientSecret)
-		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-			s = strings.ReplaceAll(s, enc.EncodeToString(pair), redacted)
-		}
-	}
-	return authValue.ReplaceAllStringFunc(s, func(m string) string {
-		scheme, cred := splitAuth(m)
-		if strings.Trim(cred, "abcdefghijklmnopqrstuvwxyz") == "" {
-			return m // a word ("Basic authentication failed"), not a credential
-		}
-		return scheme + " " + redacted
-	})
 }
 
 const (
@@ -435,6 +451,17 @@ const (
 
 // authValue is an Authorization header's value as a provider may echo it.
 var authValue = regexp.MustCompile(`(?i)\b(basic|bearer)(\s+|%20|\+)[^\s"'<>,;}\]\\]+`)
+
+// mayHoldAuth reports whether s holds "basic" or "bearer", in any case: a
+// cheap look before authValue's.
+func mayHoldAuth(s string) bool {
+	for i := 0; i+5 <= len(s); i++ {
+		if c := s[i] | 0x20; c == 'b' && (strings.EqualFold(s[i:i+5], "basic") || i+6 <= len(s) && strings.EqualFold(s[i:i+6], "bearer")) {
+			return true
+		}
+	}
+	return false
+}
 
 // splitAuth cuts a match of authValue into its scheme and credential.
 func splitAuth(m string) (scheme, cred string) {
@@ -624,50 +651,40 @@ func errorReason(body []byte) (code, message string) {
 	return text("code", "error_code", "type"), text("message", "error_description", "detail", "title", "description")
 }
 
-// findRequestID takes the request id from a decoded success body (nil: it
-// was not JSON) when it can be found: at pointer when one is given, else in
-// request_id, id or message_id, at the top or under data (an object, or the
-// first of a list). A body that holds no id has none: the provider took the
-// request all the same.
-func findRequestID(doc any, pointer *Pointer) string {
+// findRequestID takes the request id from a success body (valid JSON; nil
+// when it was not JSON) when it can be found: at pointer when one is given,
+// else in request_id, id or message_id, at the top or under data (an
+// object, or the first of a list), or in the first element of a list. A
+// body that holds no id has none: the provider took the request all the
+// same.
+func findRequestID(doc []byte, pointer *Pointer) string {
 	if doc == nil {
 		return ""
 	}
 	if pointer != nil {
 		return text(*pointer, doc)
 	}
-	for _, scope := range []any{doc, field(doc, "data"), first(field(doc, "data")), first(doc)} {
+	data, _ := MustPointer("/data").LookupRaw(doc)
+	for _, scope := range [][]byte{doc, data, first(data), first(doc)} {
+		if len(scope) == 0 || scope[0] != '{' {
+			continue
+		}
 		for _, k := range []string{"request_id", "id", "message_id"} {
-			if id := scalar(field(scope, k)); id != "" {
-				return id
+			if v, ok := rawMember(scope, k); ok {
+				if id := RawText(v); id != "" {
+					return id
+				}
 			}
 		}
 	}
 	return ""
 }
 
-func field(v any, key string) any {
-	m, _ := v.(map[string]any)
-	return m[key]
-}
-
-func first(v any) any {
-	if l, ok := v.([]any); ok && len(l) > 0 {
-		return l[0]
+// first is the first element of the JSON array v, nil for anything else.
+func first(v []byte) []byte {
+	if len(v) == 0 || v[0] != '[' {
+		return nil
 	}
-	return nil
-}
-
-// scalar writes a JSON string or number as text, a number as written;
-// anything else is "".
-func scalar(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case json.Number:
-		return x.String()
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	}
-	return ""
+	el, _ := rawElement(v, 0)
+	return el
 }

@@ -83,12 +83,12 @@ func TestRedactOffsets(t *testing.T) {
 	for _, prefix := range []string{"", "a", "ab", "abc", "user:", "x:y:"} {
 		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawURLEncoding} {
 			b := enc.EncodeToString([]byte(prefix + c.ClientSecret + "tail"))
-			if got := c.redact("echo "+b+" end", ""); strings.Contains(got, b) || got != "echo [redacted] end" {
+			if got := c.redactor("").redact("echo " + b + " end"); strings.Contains(got, b) || got != "echo [redacted] end" {
 				t.Errorf("prefix %q: %q", prefix, got)
 			}
 		}
 	}
-	if got := c.redact("Basic authentication is required", ""); got != "Basic authentication is required" {
+	if got := c.redactor("").redact("Basic authentication is required"); got != "Basic authentication is required" {
 		t.Errorf("plain words redacted: %q", got)
 	}
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"slices"
 )
 
 // Results says where a provider's answer to a send lists each recipient's
@@ -32,7 +33,8 @@ type RecipientResult struct {
 	// say, which is not a refusal.
 	Status string
 	// Reason is the provider's words for it, scrubbed as every text from
-	// the provider is; "" when there are none.
+	// the provider is; "" when there are none, or when Status is one of
+	// Results.Sent (an accepted recipient's words are not kept).
 	Reason string
 }
 
@@ -47,41 +49,67 @@ const resultsSlack = 16
 // n recipients.
 func maxResultsFor(n int) int { return 2*n + resultsSlack }
 
-// readResults reads the per-recipient list of a decoded answer doc (nil
-// when the body was not JSON) sent to n recipients. It returns the
-// elements that name a number, or why there is no readable list.
-func (c *Client) readResults(doc any, n int, token string) ([]RecipientResult, string) {
+// readResults reads the per-recipient list of an answer doc (valid JSON)
+// sent to n recipients. It returns the elements that name a number, or why
+// there is no readable list.
+func (c *Client) readResults(doc []byte, n int, token string) ([]RecipientResult, string) {
 	r := c.Results
-	v, err := r.List.Lookup(doc)
+	list, err := r.List.LookupRaw(doc)
 	if err != nil {
 		return nil, "the answer has no list of recipients at " + r.List.String() + ": " + err.Error()
 	}
-	list, ok := v.([]any)
-	if !ok {
-		return nil, fmt.Sprintf("the answer holds %s at %s, not a list of recipients", jsonKind(v), r.List.String())
+	if list[0] != '[' {
+		return nil, fmt.Sprintf("the answer holds %s at %s, not a list of recipients", rawKind(list), r.List.String())
 	}
-	limit := min(len(list), maxResultsFor(n))
-	out := make([]RecipientResult, 0, min(limit, n+resultsSlack))
-	for _, el := range list[:limit] {
+	limit := maxResultsFor(n)
+	out := make([]RecipientResult, 0, n+resultsSlack)
+	red := c.redactor(token)
+	// Statuses repeat (a thousand PENDING): each is cleaned once.
+	statuses := map[string]string{}
+	read := 0
+	RawElements(list, func(el []byte) bool {
+		if read++; read > limit {
+			return false
+		}
 		num := text(r.Number, el)
 		if num == "" {
-			continue // names nobody: says nothing of any recipient
+			return true // names nobody: says nothing of any recipient
 		}
-		rr := RecipientResult{Number: clip(num, 40), Status: clip(c.cleanID(text(r.Status, el), token), 64)}
-		if r.Reason != nil {
-			rr.Reason = c.scrub(text(*r.Reason, el), token)
+		rr := RecipientResult{Number: clip(num, 40), Status: cleanStatus(red, statuses, r.Status, el)}
+		// The words of an accepted recipient are not kept: reading them
+		// would only cost time on the common path.
+		if r.Reason != nil && !slices.Contains(r.Sent, rr.Status) {
+			rr.Reason = red.scrub(text(*r.Reason, el))
 		}
 		out = append(out, rr)
-	}
+		return true
+	})
 	return out, ""
 }
 
-// text is the string or number p names in v, as written; "" for anything
-// else (absent, null, true/false, an object or a list).
-func text(p Pointer, v any) string {
-	x, err := p.Lookup(v)
+// cleanStatus is the status p names in the element el, cleaned as an id
+// is, from seen when it was seen before.
+func cleanStatus(red *redactor, seen map[string]string, p Pointer, el []byte) string {
+	raw, err := p.LookupRaw(el)
 	if err != nil {
 		return ""
 	}
-	return scalar(x)
+	if s, ok := seen[string(raw)]; ok {
+		return s
+	}
+	s := clip(red.cleanID(RawText(raw)), 64)
+	if len(seen) < 64 {
+		seen[string(raw)] = s
+	}
+	return s
+}
+
+// text is the string or number p names in the JSON text v, as written; ""
+// for anything else (absent, null, true/false, an object or a list).
+func text(p Pointer, v []byte) string {
+	x, err := p.LookupRaw(v)
+	if err != nil {
+		return ""
+	}
+	return RawText(x)
 }

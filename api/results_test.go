@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // bulkResults is the mapping of a provider that answers
@@ -117,11 +118,10 @@ func FuzzResults(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, n int) {
 		n = max(1, min(n, 1000))
 		c := &Client{Results: r, ClientSecret: testSecret}
-		doc := decodeAnswer(body)
-		if doc == nil {
+		if !json.Valid(body) {
 			return
 		}
-		got, noList := c.readResults(doc, n, testToken)
+		got, noList := c.readResults(body, n, testToken)
 		if noList != "" && got != nil {
 			t.Fatalf("results %v with NoList %q", got, noList)
 		}
@@ -132,7 +132,7 @@ func FuzzResults(f *testing.F) {
 			if res.Number == "" {
 				t.Fatalf("a result without a number: %+v", res)
 			}
-			if res.Status != "" && !strings.Contains(string(body), "\\") && !strings.Contains(string(body), res.Status) && !strings.Contains(res.Status, "[redacted]") {
+			if res.Status != "" && utf8.Valid(body) && !strings.Contains(string(body), "\\") && !strings.Contains(string(body), res.Status) && !strings.Contains(res.Status, "[redacted]") {
 				t.Fatalf("status %q is not in the answer %q", res.Status, body)
 			}
 		}

@@ -28,20 +28,26 @@ func matchNumbers(phones []string) func(string) (int, bool) {
 		index[p] = i
 	}
 	var national []*e164.Normalizer // one per region of the batch, made when first needed
+	var key []byte
+	lookup := func(digits string) (int, bool) {
+		key = append(append(key[:0], '+'), digits...)
+		i, ok := index[string(key)] // no copy: the compiler sees to it
+		return i, ok
+	}
 	return func(raw string) (int, bool) {
 		d, plus := digitsOf(raw)
 		if d == "" {
 			i, ok := index[raw]
 			return i, ok
 		}
-		if i, ok := index["+"+d]; ok {
+		if i, ok := lookup(d); ok {
 			return i, true
 		}
 		if plus {
 			return 0, false
 		}
 		if rest, ok := strings.CutPrefix(d, "00"); ok {
-			if i, ok := index["+"+rest]; ok {
+			if i, ok := lookup(rest); ok {
 				return i, true
 			}
 		}
@@ -68,6 +74,12 @@ func matchNumbers(phones []string) func(string) (int, bool) {
 func digitsOf(raw string) (digits string, plus bool) {
 	raw = strings.TrimSpace(raw)
 	raw, plus = strings.CutPrefix(raw, "+")
+	if onlyDigits(raw) {
+		if len(raw) > 20 {
+			return "", false
+		}
+		return raw, plus // the common case: nothing to take out
+	}
 	var b strings.Builder
 	for i := 0; i < len(raw); i++ {
 		switch c := raw[i]; {
@@ -82,6 +94,15 @@ func digitsOf(raw string) (digits string, plus bool) {
 		return "", false // no phone number is that long
 	}
 	return b.String(), plus
+}
+
+func onlyDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // regionsOf is a national-number reader for each region phones belong to.

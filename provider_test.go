@@ -258,6 +258,8 @@ func TestProviderPerRecipient(t *testing.T) {
 				tt.then(t, run)
 			}
 			_, list, _, lerr := run("state", "list", "--json", "--show-numbers")
+			p.mu.Lock() // handlers of requests given up on may still run
+			defer p.mu.Unlock()
 			var doc struct {
 				Recipients []struct{ Phone, Status, Reason string }
 			}

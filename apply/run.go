@@ -156,7 +156,7 @@ type Result struct {
 	// Retried counts recipients the provider did not act on inside an
 	// answer that listed them (a retry status), each time they were sent
 	// again.
-	Retried int `json:"retried_recipients"`
+	Retried int `json:"retried_recipients,omitempty"`
 	// Duplicates counts the in-doubt recipients the provider says it
 	// already has (a 409, or a results.duplicate status): most likely sent
 	// by an earlier request.

@@ -7,10 +7,14 @@
 // status, or the transport failure when no answer came, and whether the
 // request went out whole ([Error.Reached]). What that means for the
 // recipients of a batch (sent, failed, in doubt, or not acted on) is the
-// send loop's to decide, in one place: apply.StatusOf. The client itself
-// never retries, never follows a redirect, reads at most [MaxResponseBytes]
-// of a response, and keeps tokens, secrets and phone numbers out of every
-// error text.
+// send loop's to decide, in one place: apply.StatusOf. A success is a
+// [SendResponse]: with [Client.Results] set, it carries the answer's
+// per-recipient list as the provider wrote it, for apply to map
+// (apply.StatusOfResults). The client itself never retries, never follows
+// a redirect, reads at most [MaxResponseBytes] of a response, reads answers
+// as text through [Pointer.LookupRaw] rather than decoding them whole, and
+// keeps tokens, secrets (in every encoding) and phone numbers out of every
+// text it returns.
 //
 // [Authenticated] sends through a client with a valid token: it reuses one
 // (from memory or a [TokenStore]) until shortly before it expires, issues

@@ -467,6 +467,9 @@ func (r *runner) cut(p piece) []piece {
 		k := min(size, len(rest))
 		q := p
 		q.b = withRecipients(p.b, rest[:k])
+		if len(out) > 0 {
+			q.wait = 0 // a retry's backoff is waited once
+		}
 		out = append(out, q)
 		rest = rest[k:]
 	}
@@ -557,7 +560,9 @@ func (r *runner) account(p *settled) error {
 	if e.Sent > 0 {
 		e.Segments = b.Segments * e.Sent
 	}
-	r.emit(e)
+	if e.Recipients > 0 { // else all are sent again: the retry event says so
+		r.emit(e)
+	}
 	return stop
 }
 

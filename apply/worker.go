@@ -188,8 +188,7 @@ func (r *runner) halve(p piece, ae *api.Error) ([]piece, error) {
 func (w *worker) again(p piece, phones []string, status int) ([]piece, error) {
 	r := w.r
 	if err := w.flush(); err != nil {
-		r.skip(withRecipients(p.b, phones))
-		return nil, err
+		return nil, err // the whole request is counted in doubt: its outcome is not recorded
 	}
 	next := piece{b: withRecipients(p.b, phones), retries: p.retries + 1}
 	if next.retries > r.o.MaxRetries {

@@ -368,26 +368,34 @@ func (w *worker) send(ctx, sendCtx context.Context, b plan.Batch) sendResult {
 		if status != state.Unsent {
 			return settle(status, ae.Status, ReasonOf(ae))
 		}
-		// Not acted on: safe to try again, within bounds.
-		switch {
-		case ctx.Err() != nil:
-			return stop(ErrInterrupted)
-		case ae.Status == 401:
-			return stop(err) // api.Authenticated already renewed the token once
-		case ae.RetryAfter > maxRetryAfter:
-			return stop(fmt.Errorf("batch %s not sent: the API asks to wait %s (Retry-After), more than the %s smsform waits: %w",
-				b.ID, ae.RetryAfter, maxRetryAfter, err))
-		case attempt > r.o.MaxRetries:
-			return stop(fmt.Errorf("batch %s not sent after %d attempts: %w", b.ID, attempt, err))
-		}
-		wait := backoff(attempt, ae.RetryAfter, r.o.BackoffBase, r.o.BackoffCap)
-		r.count(func(res *Result) { res.Retries++ })
-		r.emit(Event{Type: "retry", Batch: b.ID, Recipients: len(b.Recipients), HTTPStatus: ae.Status,
-			Reason: ae.Error(), Attempt: attempt, Wait: wait})
-		if !sleep(ctx, wait) {
-			return stop(ErrInterrupted)
+		if err := r.retryLater(ctx, b, ae, err, attempt); err != nil {
+			return stop(err)
 		}
 	}
+}
+
+// retryLater waits before attempt+1 of b, which the API did not act on
+// (ae, err), or says why it is not tried again.
+func (r *runner) retryLater(ctx context.Context, b plan.Batch, ae *api.Error, err error, attempt int) error {
+	switch {
+	case ctx.Err() != nil:
+		return ErrInterrupted
+	case ae.Status == 401:
+		return err // api.Authenticated already renewed the token once
+	case ae.RetryAfter > maxRetryAfter:
+		return fmt.Errorf("batch %s not sent: the API asks to wait %s (Retry-After), more than the %s smsform waits: %w",
+			b.ID, ae.RetryAfter, maxRetryAfter, err)
+	case attempt > r.o.MaxRetries:
+		return fmt.Errorf("batch %s not sent after %d attempts: %w", b.ID, attempt, err)
+	}
+	wait := backoff(attempt, ae.RetryAfter, r.o.BackoffBase, r.o.BackoffCap)
+	r.count(func(res *Result) { res.Retries++ })
+	r.emit(Event{Type: "retry", Batch: b.ID, Recipients: len(b.Recipients), HTTPStatus: ae.Status,
+		Reason: ae.Error(), Attempt: attempt, Wait: wait})
+	if !sleep(ctx, wait) {
+		return ErrInterrupted
+	}
+	return nil
 }
 
 // answered is the outcome of a request the provider took (a 2xx): sent,

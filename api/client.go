@@ -664,20 +664,48 @@ func findRequestID(doc []byte, pointer *Pointer) string {
 	if pointer != nil {
 		return text(*pointer, doc)
 	}
-	data, _ := MustPointer("/data").LookupRaw(doc)
-	for _, scope := range [][]byte{doc, data, first(data), first(doc)} {
-		if len(scope) == 0 || scope[0] != '{' {
-			continue
-		}
-		for _, k := range []string{"request_id", "id", "message_id"} {
-			if v, ok := rawMember(scope, k); ok {
-				if id := RawText(v); id != "" {
-					return id
-				}
-			}
+	doc = bytes.TrimSpace(doc)
+	ids, data := idFields(doc)
+	if id := firstID(ids); id != "" {
+		return id
+	}
+	for _, scope := range [][]byte{data, first(data), first(doc)} {
+		ids, _ := idFields(scope)
+		if id := firstID(ids); id != "" {
+			return id
 		}
 	}
 	return ""
+}
+
+// firstID is the first of ids that is a string or a number, as text.
+func firstID(ids [3][]byte) string {
+	for _, v := range ids {
+		if id := RawText(v); id != "" {
+			return id
+		}
+	}
+	return ""
+}
+
+// idFields is, in one pass over the JSON object obj, the values of its
+// request_id, id and message_id, and of its data; none when obj is not an
+// object.
+func idFields(obj []byte) (ids [3][]byte, data []byte) {
+	if len(obj) == 0 || obj[0] != '{' {
+		return ids, nil
+	}
+	rawMembers(obj, func(k, v []byte) {
+		for i, name := range []string{"request_id", "id", "message_id"} {
+			if keyIs(k, name) {
+				ids[i] = v
+			}
+		}
+		if keyIs(k, "data") {
+			data = v
+		}
+	})
+	return ids, data
 }
 
 // first is the first element of the JSON array v, nil for anything else.

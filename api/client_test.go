@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 const (
@@ -517,7 +519,55 @@ func FuzzFindRequestID(f *testing.F) {
 		if id != "" && !json.Valid(b) {
 			t.Errorf("an id %q from a body that is not JSON: %q", id, b)
 		}
+		if doc == nil {
+			return
+		}
+		// The same id as the answer decoded whole would give.
+		dec := json.NewDecoder(bytes.NewReader(doc))
+		dec.UseNumber()
+		var v any
+		if dec.Decode(&v) == nil {
+			if want := decodedRequestID(v, p); id != want && utf8.Valid(doc) {
+				t.Errorf("id %q, decoded %q, from %q", id, want, doc)
+			}
+		}
 	})
+}
+
+// decodedRequestID is findRequestID over a decoded answer: the oracle of
+// the text version.
+func decodedRequestID(v any, p *Pointer) string {
+	text := func(x any) string {
+		switch x := x.(type) {
+		case string:
+			return x
+		case json.Number:
+			return x.String()
+		}
+		return ""
+	}
+	if p != nil {
+		x, err := p.Lookup(v)
+		if err != nil {
+			return ""
+		}
+		return text(x)
+	}
+	field := func(v any, k string) any { m, _ := v.(map[string]any); return m[k] }
+	first := func(v any) any {
+		if l, ok := v.([]any); ok && len(l) > 0 {
+			return l[0]
+		}
+		return nil
+	}
+	for _, scope := range []any{v, field(v, "data"), first(field(v, "data")), first(v)} {
+		for _, k := range []string{"request_id", "id", "message_id"} {
+			if id := text(field(scope, k)); id != "" {
+				return id
+			}
+		}
+	}
+	return ""
 }
 
 func FuzzErrorReason(f *testing.F) {

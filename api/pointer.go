@@ -225,6 +225,17 @@ func RawText(v []byte) string {
 // rawMember is the value of the last member named key of the object obj.
 func rawMember(obj []byte, key string) ([]byte, bool) {
 	var found []byte
+	rawMembers(obj, func(k, v []byte) {
+		if keyIs(k, key) {
+			found = v
+		}
+	})
+	return found, found != nil
+}
+
+// rawMembers calls fn with each member of the object obj, in order: its
+// key (quoted) and its value.
+func rawMembers(obj []byte, fn func(k, v []byte)) {
 	i := skipSpace(obj, 1)
 	for i < len(obj) && obj[i] == '"' {
 		kend := skipValue(obj, i)
@@ -232,15 +243,12 @@ func rawMember(obj []byte, key string) ([]byte, bool) {
 		i = skipSpace(obj, kend)
 		i = skipSpace(obj, i+1) // the colon
 		vend := skipValue(obj, i)
-		if keyIs(k, key) {
-			found = obj[i:vend]
-		}
+		fn(k, obj[i:vend])
 		i = skipSpace(obj, vend)
 		if i < len(obj) && obj[i] == ',' {
 			i = skipSpace(obj, i+1)
 		}
 	}
-	return found, found != nil
 }
 
 // rawElement is element i of the array arr, or nil and how many there are.
@@ -282,15 +290,23 @@ func rawString(v []byte) string {
 func skipValue(b []byte, i int) int {
 	switch b[i] {
 	case '"':
-		for i++; i < len(b); i++ {
-			switch b[i] {
-			case '\\':
-				i++
-			case '"':
+		// Most of an answer's bytes are in strings: jump from quote to
+		// quote, and skip those a backslash escapes.
+		for i++; ; {
+			q := bytes.IndexByte(b[i:], '"')
+			if q < 0 {
+				return len(b)
+			}
+			i += q
+			n := 0
+			for k := i - 1; k >= 0 && b[k] == '\\'; k-- {
+				n++
+			}
+			if n%2 == 0 {
 				return i + 1
 			}
+			i++
 		}
-		return len(b)
 	case '{', '[':
 		depth := 0
 		for ; i < len(b); i++ {

@@ -134,6 +134,17 @@ func TestProviderConformance(t *testing.T) {
 			w.WriteHeader(400)
 			io.WriteString(w, `{"error":"unsupported_grant_type","error_description":"grant not enabled for this client"}`)
 		}}, want{exit: 1, stderr: "grant not enabled for this client", noState: true, sendRequests: -1}},
+		{"token valid_hour refused", provider{token: func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(400)
+			io.WriteString(w, `{"error":"invalid_request","error_description":"valid_hour must be at most 12"}`)
+		}}, want{exit: 1, stderr: "valid_hour must be at most 12\nhint: the token endpoint refused the request itself (400), not the credentials: the likely cause is valid_hour or grant_type",
+			noState: true, sendRequests: -1}},
+		{"token valid_till in RFC 3339", provider{token: func(w http.ResponseWriter, _ *http.Request) {
+			fmt.Fprintf(w, `{"access_token":"tok-conformance","valid_till":%q}`, time.Now().Add(time.Hour).Format("2006-01-02T15:04:05.000-07:00"))
+		}, send: answer(200, `{}`)}, want{sent: 2, status: 200}},
+		{"token valid_till in RFC 3339, already past", provider{token: func(w http.ResponseWriter, _ *http.Request) {
+			fmt.Fprintf(w, `{"access_token":"tok-conformance","valid_till":%q}`, time.Now().Add(-time.Hour).UTC().Format(time.RFC3339))
+		}}, want{exit: 1, stderr: "already expired", noState: true, sendRequests: -1}},
 		{"token already expired", provider{token: func(w http.ResponseWriter, _ *http.Request) {
 			fmt.Fprintf(w, `{"access_token":"t","valid_till":%q}`, time.Now().Add(-time.Hour).UTC().Format(api.ValidTillLayout))
 		}}, want{exit: 1, stderr: "provider issues tokens that are already expired", noState: true, sendRequests: -1}},

@@ -7,10 +7,14 @@
 // status, or the transport failure when no answer came, and whether the
 // request went out whole ([Error.Reached]). What that means for the
 // recipients of a batch (sent, failed, in doubt, or not acted on) is the
-// send loop's to decide, in one place: apply.StatusOf. The client itself
-// never retries, never follows a redirect, reads at most [MaxResponseBytes]
-// of a response, and keeps tokens, secrets and phone numbers out of every
-// error text.
+// send loop's to decide, in one place: apply.StatusOf. A success is a
+// [SendResponse]: with [Client.Results] set, it carries the answer's
+// per-recipient list as the provider wrote it, for apply to map
+// (apply.StatusOfResults). The client itself never retries, never follows
+// a redirect, reads at most [MaxResponseBytes] of a response, reads answers
+// as text through [Pointer.LookupRaw] rather than decoding them whole, and
+// keeps tokens, secrets (in every encoding) and phone numbers out of every
+// text it returns.
 //
 // [Authenticated] sends through a client with a valid token: it reuses one
 // (from memory or a [TokenStore]) until shortly before it expires, issues
@@ -57,9 +61,22 @@ type SendRequest struct {
 // (200, 201, 202, 204…) and its request id when one could be found. The
 // spec leaves the success body open; the sandbox's own answer is
 // [SandboxSendResponse].
+//
+// With [Client.Results] set, the answer is also read for its list of
+// recipients: Results holds its elements as the provider wrote them, or
+// NoList says why none could be read. Neither says what the answer means
+// for a recipient: the caller decides that.
 type SendResponse struct {
 	Status    int
 	RequestID string
+	// Results are the elements of the answer's per-recipient list that
+	// name a number, in the answer's order, at most 2×recipients+16 of
+	// them (the rest of a longer list is not read).
+	Results []RecipientResult
+	// NoList, with Client.Results set, says why the answer holds no
+	// readable list: no body, not JSON, cut at [MaxResponseBytes], the
+	// list absent or not an array. "" when the list was read.
+	NoList string
 }
 
 // SandboxSendResponse is the success body the sandbox writes by default.
@@ -67,6 +84,27 @@ type SandboxSendResponse struct {
 	RequestID string `json:"request_id"`
 	Accepted  int    `json:"accepted"`
 	Segments  int    `json:"segments"`
+}
+
+// SandboxResultsResponse is the success body the sandbox writes with
+// --success-body results: one element per recipient, in the shape widely
+// used bulk APIs answer (a provider.results of list /messages, number /to,
+// status /status/groupName, reason /status/description reads it).
+type SandboxResultsResponse struct {
+	RequestID string          `json:"request_id"`
+	Messages  []SandboxResult `json:"messages"`
+}
+
+// SandboxResult is one recipient of a [SandboxResultsResponse].
+type SandboxResult struct {
+	To     string              `json:"to"` // as the sandbox echoes it: not always E.164
+	Status SandboxResultStatus `json:"status"`
+}
+
+// SandboxResultStatus is a recipient's status in a [SandboxResult].
+type SandboxResultStatus struct {
+	GroupName   string `json:"groupName"`
+	Description string `json:"description"`
 }
 
 // ErrorResponse is the shape of every error body.
@@ -118,6 +156,7 @@ const (
 	CodeMalformedJSON        = "malformed_json"         // 400: not a JSON object of the expected fields
 	CodeUnsupportedGrantType = "unsupported_grant_type" // 400: grant_type is not client_credentials
 	CodeInvalidField         = "invalid_field"          // 400: a field breaks a rule; the message names it
+	CodeDuplicateRequest     = "duplicate_request"      // 409: the same request was accepted moments ago; nothing was sent
 	CodeTooManyRecipients    = "too_many_recipients"    // 413: more recipients than the server accepts
 	CodeRequestTooLarge      = "request_too_large"      // 413: body over [MaxRequestBytes]
 	CodeRateLimited          = "rate_limited"           // 429: too many requests; see Retry-After

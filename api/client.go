@@ -12,6 +12,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -31,6 +32,12 @@ type Error struct {
 	// never left (no token, a bad base URL, a refused connection) did not.
 	Reached bool
 	Err     error // the transport error, when no response arrived
+	// Host is the host:port called, said by the messages of a failure
+	// to connect (a certificate, a refused connection).
+	Host string
+	// Trouble says why a connection could not be made, when it is known;
+	// see [Error.Certificate] and [Error.Unreachable].
+	Trouble Trouble
 }
 
 // Error says what failed in words safe to print: the client scrubs the
@@ -76,9 +83,10 @@ func (e *Error) Unwrap() error { return e.Err }
 // credentials. It never follows redirects (an Authorization header must not
 // reach another host) and reads at most a bounded amount of any response.
 //
-// It follows the spec and HTTP, not the sandbox: any 2xx answer to a send
-// means sent, whatever its body; an error's reason is taken from whatever the
-// provider wrote.
+// It follows the spec and HTTP, not the sandbox: a 2xx answer to a send
+// means the provider took the request, whatever its body; with Results
+// set, the answer's per-recipient list is read and returned as data; an
+// error's reason is taken from whatever the provider wrote.
 type Client struct {
 	BaseURL      string
 	ClientID     string
@@ -87,13 +95,16 @@ type Client struct {
 	// [BasicBase64], [BasicLiteral], or "" to try base64 first and the
 	// literal form once on a 401 (the spec leaves the encoding open).
 	Basic string
-	// RequestIDField is a JSON pointer (RFC 6901) to the request id in a
-	// send's success body; "" looks for request_id, id and message_id, at
-	// the top and under data.
-	RequestIDField string
-	HTTP           *http.Client // nil: a client with Timeout
-	Timeout        time.Duration
-	Now            func() time.Time // nil: time.Now; judges valid_till
+	// RequestIDField points to the request id in a send's success body;
+	// nil looks for request_id, id and message_id, at the top and under
+	// data.
+	RequestIDField *Pointer
+	// Results, when set, says where a send's success body lists each
+	// recipient's outcome ([SendResponse.Results]).
+	Results *Results
+	HTTP    *http.Client // nil: a client with Timeout
+	Timeout time.Duration
+	Now     func() time.Time // nil: time.Now; judges valid_till
 }
 
 // DefaultTimeout bounds a whole call, response body included, when
@@ -183,10 +194,12 @@ func (c *Client) now() time.Time {
 	return time.Now()
 }
 
-// Send sends one bulk SMS request with token. Any 2xx answer means the
-// messages were sent, whatever its body: the request id is taken from the
-// body when it can be found. A failure is an *Error that says what HTTP
-// said of it.
+// Send sends one bulk SMS request with token. A 2xx answer means the
+// provider took the request: the request id is taken from the body when it
+// can be found, and with [Client.Results] set the body's per-recipient
+// list is returned as it was written ([SendResponse]), for the caller to
+// decide what it means for each recipient; without Results, the 2xx is all
+// there is to know. A failure is an *Error that says what HTTP said of it.
 func (c *Client) Send(ctx context.Context, token string, req SendRequest) (SendResponse, error) {
 	const op = "send"
 	if token == "" {
@@ -196,15 +209,39 @@ func (c *Client) Send(ctx context.Context, token string, req SendRequest) (SendR
 	if err != nil {
 		return SendResponse{}, err
 	}
-	return SendResponse{Status: resp.status, RequestID: c.cleanID(findRequestID(resp.body, c.RequestIDField), token)}, nil
+	// The answer is read as text, never decoded whole: a provider's list
+	// of a thousand recipients costs one pass over its bytes.
+	var doc []byte
+	if json.Valid(resp.body) {
+		doc = resp.body
+	}
+	out := SendResponse{Status: resp.status, RequestID: c.cleanID(findRequestID(doc, c.RequestIDField), token)}
+	if c.Results == nil {
+		return out, nil
+	}
+	switch {
+	case resp.readErr != nil:
+		out.NoList = "the answer could not be read whole: " + resp.readErr.Error()
+	case resp.cut:
+		out.NoList = fmt.Sprintf("the answer is longer than the %d bytes smsform reads", MaxResponseBytes)
+	case len(bytes.TrimSpace(resp.body)) == 0:
+		out.NoList = "the answer has no body"
+	case doc == nil:
+		out.NoList = "the answer is not JSON"
+	default:
+		out.Results, out.NoList = c.readResults(doc, len(req.To), token)
+	}
+	return out, nil
 }
 
 // response is a 2xx answer: its body may have been cut short by readErr or
-// by [MaxResponseBytes], which changes nothing of what the status says.
+// at [MaxResponseBytes] (cut), which changes nothing of what the status
+// says.
 type response struct {
 	status  int
 	header  http.Header
 	body    []byte
+	cut     bool
 	readErr error
 }
 
@@ -238,7 +275,7 @@ func (c *Client) post(ctx context.Context, op, path, auth, token string, v any) 
 
 	resp, err := c.httpClient().Do(req)
 	if err != nil {
-		return nil, transportError(op, err, wrote.Load())
+		return nil, transportError(op, req.URL.Host, err, wrote.Load())
 	}
 	defer resp.Body.Close()
 
@@ -249,7 +286,7 @@ func (c *Client) post(ctx context.Context, op, path, auth, token string, v any) 
 	}
 	status := resp.StatusCode
 	if status >= 200 && status < 300 {
-		return &response{status: status, header: resp.Header, body: body, readErr: readErr}, nil
+		return &response{status: status, header: resp.Header, body: body, cut: tooLarge, readErr: readErr}, nil
 	}
 
 	e := &Error{Op: op, Status: status, Reached: true}
@@ -274,18 +311,6 @@ func (c *Client) post(ctx context.Context, op, path, auth, token string, v any) 
 		e.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
 	return nil, e
-}
-
-// transportError is a call that got no response: before the request was
-// fully written the API cannot have acted; after, it may have.
-func transportError(op string, err error, wrote bool) *Error {
-	e := &Error{Op: op, Err: err, Reached: wrote}
-	if wrote {
-		e.Message = "no response after the request was sent"
-	} else {
-		e.Message = "request not sent"
-	}
-	return e
 }
 
 func (c *Client) endpoint(path string) (string, error) {
@@ -326,12 +351,70 @@ var phoneLike = regexp.MustCompile(`\+?[0-9][0-9 ()./-]{4,}[0-9]`)
 
 // scrub makes text from the server safe to print: no secret, no token, no
 // phone number, no control characters, and not too long.
-func (c *Client) scrub(s, token string) string {
+func (c *Client) scrub(s, token string) string { return c.redactor(token).scrub(s) }
+
+// cleanID makes a provider's request id or status word safe to record and
+// print: no secret, no control characters, not too long. Unlike free text
+// it keeps digits: ids are often numbers.
+func (c *Client) cleanID(id, token string) string { return c.redactor(token).cleanID(id) }
+
+// redactor takes the client secret and the bearer token out of what a
+// provider sends back, in every form a provider may send them: as is,
+// URL-encoded (query or path), JSON-escaped, in base64 (standard or URL
+// alphabet, padded or not, alone or inside the base64 of id:secret, at any
+// offset), and whatever follows "Basic" or "Bearer" in an echoed
+// Authorization header. It is the one place where secrets are taken out of
+// what the provider says; make one per answer ([Client.redactor]) and use it
+// for each of its texts.
+type redactor struct {
+	forms []string // replaced wherever they appear
+	cores []string // base64: the run of base64 around one is replaced
+}
+
+// redactor is the redactor of this client's secret and of token.
+func (c *Client) redactor(token string) *redactor {
+	r := &redactor{}
 	for _, secret := range []string{token, c.ClientSecret} {
-		if len(secret) >= 4 {
-			s = strings.ReplaceAll(s, secret, "[redacted]")
+		if len(secret) >= minSecret {
+			r.forms = append(r.forms, textForms(secret)...)
+			r.cores = append(r.cores, base64Cores(secret)...)
 		}
 	}
+	if c.ClientID != "" && len(c.ClientSecret) >= minSecret {
+		pair := []byte(c.ClientID + ":" + c.ClientSecret)
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+			r.forms = append(r.forms, enc.EncodeToString(pair))
+		}
+	}
+	return r
+}
+
+// redact takes every form of the secrets out of s.
+func (r *redactor) redact(s string) string {
+	for _, form := range r.forms {
+		s = strings.ReplaceAll(s, form, redacted)
+	}
+	for _, core := range r.cores {
+		if strings.Contains(s, core) {
+			s = regexp.MustCompile(base64Run+regexp.QuoteMeta(core)+base64Run).ReplaceAllString(s, redacted)
+		}
+	}
+	if !mayHoldAuth(s) {
+		return s
+	}
+	return authValue.ReplaceAllStringFunc(s, func(m string) string {
+		scheme, cred := splitAuth(m)
+		if strings.Trim(cred, "abcdefghijklmnopqrstuvwxyz") == "" {
+			return m // a word ("Basic authentication failed"), not a credential
+		}
+		return scheme + " " + redacted
+	})
+}
+
+// scrub is redact, and no phone number, no control characters, and not
+// too long.
+func (r *redactor) scrub(s string) string {
+	s = r.redact(s)
 	s = phoneLike.ReplaceAllString(s, "+[number]")
 	s = strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
@@ -342,14 +425,11 @@ func (c *Client) scrub(s, token string) string {
 	return clip(s, 300)
 }
 
-// cleanID makes a provider's request id safe to record and print: no
-// secret, no control characters, not too long. Unlike free text it keeps
-// digits: ids are often numbers.
-func (c *Client) cleanID(id, token string) string {
-	for _, secret := range []string{token, c.ClientSecret} {
-		if len(secret) >= 4 && strings.Contains(id, secret) {
-			return "[redacted]"
-		}
+// cleanID is an id or a status word, "[redacted]" when it holds a secret,
+// without control characters, not too long.
+func (r *redactor) cleanID(id string) string {
+	if r.redact(id) != id {
+		return redacted
 	}
 	id = strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
@@ -358,6 +438,76 @@ func (c *Client) cleanID(id, token string) string {
 		return r
 	}, id)
 	return clip(id, 128)
+}
+
+const (
+	redacted = "[redacted]"
+	// minSecret is the shortest secret redacted: shorter text would blank
+	// out ordinary words.
+	minSecret = 4
+	// base64Run is the rest of a run of base64 text around a secret's core.
+	base64Run = `[A-Za-z0-9+/_=-]*`
+)
+
+// authValue is an Authorization header's value as a provider may echo it.
+var authValue = regexp.MustCompile(`(?i)\b(basic|bearer)(\s+|%20|\+)[^\s"'<>,;}\]\\]+`)
+
+// mayHoldAuth reports whether s holds "basic" or "bearer", in any case: a
+// cheap look before authValue's.
+func mayHoldAuth(s string) bool {
+	for i := 0; i+5 <= len(s); i++ {
+		if c := s[i] | 0x20; c == 'b' && (strings.EqualFold(s[i:i+5], "basic") || i+6 <= len(s) && strings.EqualFold(s[i:i+6], "bearer")) {
+			return true
+		}
+	}
+	return false
+}
+
+// splitAuth cuts a match of authValue into its scheme and credential.
+func splitAuth(m string) (scheme, cred string) {
+	for _, sep := range []string{"%20", "+", " ", "\t"} {
+		if i := strings.Index(m, sep); i > 0 {
+			return m[:i], strings.TrimLeft(m[i+len(sep):], " \t")
+		}
+	}
+	return m, ""
+}
+
+// textForms are the ways a secret may be written as text: as is, URL
+// query- and path-escaped, JSON-escaped.
+func textForms(secret string) []string {
+	forms := []string{secret, url.QueryEscape(secret), url.PathEscape(secret)}
+	if b, err := json.Marshal(secret); err == nil {
+		forms = append(forms, string(b[1:len(b)-1]))
+	}
+	return forms
+}
+
+// base64Cores are the parts of secret's base64 that appear whatever comes
+// before it: base64 writes 3 bytes as 4 characters, so at each of the 3
+// offsets a secret may start at, the groups made of its bytes alone are
+// the same whatever surrounds them (id:secret, secret alone, padded or not),
+// in either alphabet. A core shorter than 4 characters would match
+// ordinary text and is left out.
+func base64Cores(secret string) []string {
+	var cores []string
+	for skip := range 3 {
+		if skip >= len(secret) {
+			break
+		}
+		b := []byte(secret[skip:])
+		b = b[:len(b)/3*3]
+		if len(b) < 3 {
+			continue
+		}
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+			core := enc.EncodeToString(b)
+			if !slices.Contains(cores, core) {
+				cores = append(cores, core)
+			}
+		}
+	}
+	return cores
 }
 
 func clip(s string, n int) string {
@@ -431,11 +581,29 @@ func parseToken(body []byte) (Token, error) {
 	if tr.ValidTill == "" {
 		return Token{}, errors.New("token response has no valid_till")
 	}
-	till, err := time.ParseInLocation(ValidTillLayout, tr.ValidTill, time.UTC)
-	if err != nil {
-		return Token{}, errors.New("token response has a malformed valid_till, want the form YYYY-MM-DD HH:MM:SS in UTC")
+	till, ok := parseValidTill(tr.ValidTill)
+	if !ok {
+		return Token{}, errors.New("token response has a malformed valid_till, want YYYY-MM-DD HH:MM:SS (UTC) or RFC 3339 (2006-01-02T15:04:05Z)")
 	}
 	return Token{Value: tr.AccessToken, ValidTill: till}, nil
+}
+
+// parseValidTill reads valid_till in the spec's form (YYYY-MM-DD HH:MM:SS,
+// in UTC) or in RFC 3339 (a T or a space between date and time, Z or a
+// numeric offset, fractions of a second), and returns it in UTC.
+func parseValidTill(s string) (time.Time, bool) {
+	if len(s) > 10 && (s[10] == 't' || s[10] == ' ') {
+		s = s[:10] + "T" + s[11:] // RFC 3339 allows both, section 5.6
+	}
+	s = strings.Replace(s, "z", "Z", 1)
+	// The spec's form has no zone: it is UTC. Go reads fractions of a
+	// second after the seconds whether the layout writes them or not.
+	for _, layout := range []string{"2006-01-02T15:04:05", time.RFC3339} {
+		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
 }
 
 // errorReason finds the provider's own words in an error body, whatever
@@ -483,92 +651,68 @@ func errorReason(body []byte) (code, message string) {
 	return text("code", "error_code", "type"), text("message", "error_description", "detail", "title", "description")
 }
 
-// findRequestID takes the request id from a success body when it can be
-// found: at pointer (RFC 6901) when one is given, else in request_id, id or
-// message_id, at the top or under data (an object, or the first of a list).
-// A body that is not JSON, or holds no id, has none: the messages were sent
-// all the same.
-func findRequestID(body []byte, pointer string) string {
-	var v any
-	if json.Unmarshal(body, &v) != nil {
+// findRequestID takes the request id from a success body (valid JSON; nil
+// when it was not JSON) when it can be found: at pointer when one is given,
+// else in request_id, id or message_id, at the top or under data (an
+// object, or the first of a list), or in the first element of a list. A
+// body that holds no id has none: the provider took the request all the
+// same.
+func findRequestID(doc []byte, pointer *Pointer) string {
+	if doc == nil {
 		return ""
 	}
-	if pointer != "" {
-		return scalar(lookupPointer(v, pointer))
+	if pointer != nil {
+		return text(*pointer, doc)
 	}
-	for _, scope := range []any{v, field(v, "data"), first(field(v, "data")), first(v)} {
-		for _, k := range []string{"request_id", "id", "message_id"} {
-			if id := scalar(field(scope, k)); id != "" {
-				return id
-			}
+	doc = bytes.TrimSpace(doc)
+	ids, data := idFields(doc)
+	if id := firstID(ids); id != "" {
+		return id
+	}
+	for _, scope := range [][]byte{data, first(data), first(doc)} {
+		ids, _ := idFields(scope)
+		if id := firstID(ids); id != "" {
+			return id
 		}
 	}
 	return ""
 }
 
-func field(v any, key string) any {
-	m, _ := v.(map[string]any)
-	return m[key]
-}
-
-func first(v any) any {
-	if l, ok := v.([]any); ok && len(l) > 0 {
-		return l[0]
-	}
-	return nil
-}
-
-// scalar writes a JSON string or number as text; anything else is "".
-func scalar(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
+// firstID is the first of ids that is a string or a number, as text.
+func firstID(ids [3][]byte) string {
+	for _, v := range ids {
+		if id := RawText(v); id != "" {
+			return id
+		}
 	}
 	return ""
 }
 
-// lookupPointer resolves an RFC 6901 JSON pointer in v; nil when it names
-// nothing.
-func lookupPointer(v any, pointer string) any {
-	if pointer == "" {
-		return v
+// idFields is, in one pass over the JSON object obj, the values of its
+// request_id, id and message_id, and of its data; none when obj is not an
+// object.
+func idFields(obj []byte) (ids [3][]byte, data []byte) {
+	if len(obj) == 0 || obj[0] != '{' {
+		return ids, nil
 	}
-	if !strings.HasPrefix(pointer, "/") {
+	rawMembers(obj, func(k, v []byte) {
+		for i, name := range []string{"request_id", "id", "message_id"} {
+			if keyIs(k, name) {
+				ids[i] = v
+			}
+		}
+		if keyIs(k, "data") {
+			data = v
+		}
+	})
+	return ids, data
+}
+
+// first is the first element of the JSON array v, nil for anything else.
+func first(v []byte) []byte {
+	if len(v) == 0 || v[0] != '[' {
 		return nil
 	}
-	for _, tok := range strings.Split(pointer[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch x := v.(type) {
-		case map[string]any:
-			v = x[tok]
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(x) {
-				return nil
-			}
-			v = x[i]
-		default:
-			return nil
-		}
-	}
-	return v
-}
-
-// ValidPointer reports whether p is a JSON pointer (RFC 6901): empty, or
-// "/" followed by tokens in which ~ is only ~0 or ~1.
-func ValidPointer(p string) bool {
-	if p == "" {
-		return true
-	}
-	if !strings.HasPrefix(p, "/") {
-		return false
-	}
-	for i := 0; i < len(p); i++ {
-		if p[i] == '~' && (i+1 == len(p) || (p[i+1] != '0' && p[i+1] != '1')) {
-			return false
-		}
-	}
-	return true
+	el, _ := rawElement(v, 0)
+	return el
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 const (
@@ -406,7 +408,9 @@ func TestIssueToken(t *testing.T) {
 		{name: "literal", literal: true, basic: BasicLiteral, respond: `{"access_token":"abc","valid_till":"2030-01-02 03:04:05"}`},
 		{name: "empty token", hours: 1, respond: `{"access_token":"","valid_till":"2030-01-02 03:04:05"}`, wantErr: "empty access_token"},
 		{name: "no valid_till", hours: 1, respond: `{"access_token":"abc"}`, wantErr: "no valid_till"},
-		{name: "malformed valid_till", hours: 1, respond: `{"access_token":"abc","valid_till":"2030-01-02T03:04:05Z"}`, wantErr: "malformed valid_till"},
+		{name: "RFC 3339 valid_till", hours: 1, respond: `{"access_token":"abc","valid_till":"2030-01-02T03:04:05Z"}`},
+		{name: "RFC 3339 with an offset", hours: 1, respond: `{"access_token":"abc","valid_till":"2030-01-02T05:04:05.000+02:00"}`},
+		{name: "malformed valid_till", hours: 1, respond: `{"access_token":"abc","valid_till":"02/01/2030 03:04:05"}`, wantErr: "malformed valid_till"},
 		{name: "not JSON", hours: 1, respond: `<html>`, wantErr: "no token issued: token response is not a JSON object"},
 		{name: "token with newline", hours: 1, respond: `{"access_token":"a\nb","valid_till":"2030-01-02 03:04:05"}`, wantErr: "characters"},
 		{name: "bad credentials", basic: BasicBase64, hours: 1, status: 401, respond: `{"error":{"code":"invalid_client","message":"bad secret ` + testSecret + `"}}`, wantErr: "invalid_client"},
@@ -499,11 +503,71 @@ func FuzzFindRequestID(f *testing.F) {
 	f.Add([]byte(`{"result":{"ids":["a","b"]}}`), "/result/ids/0")
 	f.Add([]byte(`{"a/b":{"~x":"y"}}`), "/a~1b/~0x")
 	f.Fuzz(func(t *testing.T, b []byte, pointer string) {
-		id := findRequestID(b, pointer)
+		var p *Pointer
+		if pointer != "" {
+			ptr, err := ParsePointer(pointer)
+			if err != nil {
+				return
+			}
+			p = &ptr
+		}
+		var doc []byte
+		if json.Valid(b) {
+			doc = b
+		}
+		id := findRequestID(doc, p)
 		if id != "" && !json.Valid(b) {
 			t.Errorf("an id %q from a body that is not JSON: %q", id, b)
 		}
+		if doc == nil {
+			return
+		}
+		// The same id as the answer decoded whole would give.
+		dec := json.NewDecoder(bytes.NewReader(doc))
+		dec.UseNumber()
+		var v any
+		if dec.Decode(&v) == nil {
+			if want := decodedRequestID(v, p); id != want && utf8.Valid(doc) {
+				t.Errorf("id %q, decoded %q, from %q", id, want, doc)
+			}
+		}
 	})
+}
+
+// decodedRequestID is findRequestID over a decoded answer: the oracle of
+// the text version.
+func decodedRequestID(v any, p *Pointer) string {
+	text := func(x any) string {
+		switch x := x.(type) {
+		case string:
+			return x
+		case json.Number:
+			return x.String()
+		}
+		return ""
+	}
+	if p != nil {
+		x, err := p.Lookup(v)
+		if err != nil {
+			return ""
+		}
+		return text(x)
+	}
+	field := func(v any, k string) any { m, _ := v.(map[string]any); return m[k] }
+	first := func(v any) any {
+		if l, ok := v.([]any); ok && len(l) > 0 {
+			return l[0]
+		}
+		return nil
+	}
+	for _, scope := range []any{v, field(v, "data"), first(field(v, "data")), first(v)} {
+		for _, k := range []string{"request_id", "id", "message_id"} {
+			if id := text(field(scope, k)); id != "" {
+				return id
+			}
+		}
+	}
+	return ""
 }
 
 func FuzzErrorReason(f *testing.F) {
@@ -635,6 +699,7 @@ func TestSendSuccessShapes(t *testing.T) {
 		{"status only", 200, "application/json", `{"status":"accepted"}`, "", ""},
 		{"message_id", 200, "application/json", `{"message_id":"m-77"}`, "", "m-77"},
 		{"numeric id", 201, "application/json", `{"id":1234567890123}`, "", "1234567890123"},
+		{"20-digit id", 201, "application/json", `{"id":12345678901234567890}`, "", "12345678901234567890"},
 		{"under data", 200, "application/json", `{"data":{"id":"d-1","status":"queued"}}`, "", "d-1"},
 		{"list under data", 202, "application/json", `{"data":[{"message_id":"x-1"},{"message_id":"x-2"}]}`, "", "x-1"},
 		{"empty list", 200, "application/json", `[]`, "", ""},
@@ -655,7 +720,11 @@ func TestSendSuccessShapes(t *testing.T) {
 				io.WriteString(w, tt.body)
 			}))
 			defer srv.Close()
-			c := &Client{BaseURL: srv.URL, RequestIDField: tt.pointer}
+			c := &Client{BaseURL: srv.URL}
+			if tt.pointer != "" {
+				p := MustPointer(tt.pointer)
+				c.RequestIDField = &p
+			}
 			resp, err := c.Send(context.Background(), testToken, testReq)
 			if err != nil || resp.Status != tt.status || resp.RequestID != tt.wantID {
 				t.Errorf("got %+v, %v; want sent with status %d and request id %q", resp, err, tt.status, tt.wantID)
@@ -691,5 +760,29 @@ func TestErrorReasons(t *testing.T) {
 				t.Errorf("got code %q message %q (HTTP %d), want %q %q", e.Code, e.Message, e.Status, tt.code, tt.msg)
 			}
 		})
+	}
+}
+
+// TestParseValidTill: valid_till in the spec's form and in RFC 3339, read
+// into UTC.
+func TestParseValidTill(t *testing.T) {
+	want := time.Date(2026, 11, 26, 13, 0, 0, 0, time.UTC)
+	for _, in := range []string{
+		"2026-11-26 13:00:00", "2026-11-26T13:00:00Z", "2026-11-26T13:00:00+00:00", "2026-11-26T13:00:00.000Z",
+		"2026-11-26T14:00:00+01:00", "2026-11-26T08:30:00-04:30", "2026-11-26 13:00:00Z", "2026-11-26t13:00:00z",
+		"2026-11-26T13:00:00", "2026-11-26T15:00:00.000000+02:00",
+	} {
+		got, ok := parseValidTill(in)
+		if !ok || !got.Equal(want) || got.Location() != time.UTC {
+			t.Errorf("parseValidTill(%q) = %v, %v; want %v in UTC", in, got, ok, want)
+		}
+	}
+	if got, ok := parseValidTill("2026-11-26 13:00:00.250"); !ok || got.Nanosecond() != 250e6 {
+		t.Errorf("fractions: %v %v", got, ok)
+	}
+	for _, bad := range []string{"", "2026-11-26", "26/11/2026 13:00:00", "2026-11-26T13:00:00+0100", "2026-11-26 25:00:00", "tomorrow"} {
+		if got, ok := parseValidTill(bad); ok {
+			t.Errorf("parseValidTill(%q) = %v, want refused", bad, got)
+		}
 	}
 }

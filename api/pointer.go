@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -148,4 +149,217 @@ func jsonKind(v any) string {
 		return "an array"
 	}
 	return "a value"
+}
+
+// LookupRaw is [Pointer.Lookup] over JSON text: the text of the value p
+// names in doc, which must be valid JSON ([json.Valid]), found without
+// decoding anything else. A long answer is read at the cost of one pass
+// over its bytes and no allocation per element, where decoding it whole
+// would build a map for each. It gives the same answers as Lookup over
+// doc decoded (a key written twice names its last value, as decoding
+// keeps), and its errors are the same.
+func (p Pointer) LookupRaw(doc []byte) ([]byte, error) {
+	v := trimSpace(doc)
+	for _, tok := range p.tokens {
+		miss := func(format string, args ...any) error {
+			return &PointerError{Pointer: p.raw, Token: tok, Why: fmt.Sprintf(format, args...)}
+		}
+		switch {
+		case len(v) > 0 && v[0] == '{':
+			next, ok := rawMember(v, tok)
+			if !ok {
+				return nil, miss("no such key")
+			}
+			v = next
+		case len(v) > 0 && v[0] == '[':
+			i, ok := arrayIndex(tok)
+			if !ok {
+				return nil, miss("not an array index")
+			}
+			next, n := rawElement(v, i)
+			if next == nil {
+				return nil, miss("index out of range (%d elements)", n)
+			}
+			v = next
+		default:
+			return nil, miss("%s holds no keys", rawKind(v))
+		}
+	}
+	return v, nil
+}
+
+// RawElements calls fn with the text of each element of the JSON array
+// list (valid JSON), in order, until fn returns false.
+func RawElements(list []byte, fn func(el []byte) bool) {
+	list = trimSpace(list)
+	if len(list) == 0 || list[0] != '[' {
+		return
+	}
+	i := skipSpace(list, 1)
+	for i < len(list) && list[i] != ']' {
+		end := skipValue(list, i)
+		if !fn(list[i:end]) {
+			return
+		}
+		i = skipSpace(list, end)
+		if i < len(list) && list[i] == ',' {
+			i = skipSpace(list, i+1)
+		}
+	}
+}
+
+// RawText is the JSON string or number v as text (a number as written);
+// "" for anything else.
+func RawText(v []byte) string {
+	switch {
+	case len(v) == 0:
+		return ""
+	case v[0] == '"':
+		return rawString(v)
+	case v[0] == '-' || v[0] >= '0' && v[0] <= '9':
+		return string(v)
+	}
+	return ""
+}
+
+// rawMember is the value of the last member named key of the object obj.
+func rawMember(obj []byte, key string) ([]byte, bool) {
+	var found []byte
+	rawMembers(obj, func(k, v []byte) {
+		if keyIs(k, key) {
+			found = v
+		}
+	})
+	return found, found != nil
+}
+
+// rawMembers calls fn with each member of the object obj, in order: its
+// key (quoted) and its value.
+func rawMembers(obj []byte, fn func(k, v []byte)) {
+	i := skipSpace(obj, 1)
+	for i < len(obj) && obj[i] == '"' {
+		kend := skipValue(obj, i)
+		k := obj[i:kend]
+		i = skipSpace(obj, kend)
+		i = skipSpace(obj, i+1) // the colon
+		vend := skipValue(obj, i)
+		fn(k, obj[i:vend])
+		i = skipSpace(obj, vend)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+}
+
+// rawElement is element i of the array arr, or nil and how many there are.
+func rawElement(arr []byte, i int) ([]byte, int) {
+	var el []byte
+	n := 0
+	RawElements(arr, func(v []byte) bool {
+		if n == i {
+			el = v
+		}
+		n++
+		return el == nil
+	})
+	return el, n
+}
+
+// keyIs reports whether the JSON string k (quoted) is key.
+func keyIs(k []byte, key string) bool {
+	if bytes.IndexByte(k, '\\') < 0 {
+		return string(k[1:len(k)-1]) == key
+	}
+	return rawString(k) == key
+}
+
+// rawString is the JSON string v (quoted) unquoted.
+func rawString(v []byte) string {
+	if bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1 : len(v)-1])
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// skipValue is the index just past the value that starts at b[i] (valid
+// JSON).
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		// Most of an answer's bytes are in strings: jump from quote to
+		// quote, and skip those a backslash escapes.
+		for i++; ; {
+			q := bytes.IndexByte(b[i:], '"')
+			if q < 0 {
+				return len(b)
+			}
+			i += q
+			n := 0
+			for k := i - 1; k >= 0 && b[k] == '\\'; k-- {
+				n++
+			}
+			if n%2 == 0 {
+				return i + 1
+			}
+			i++
+		}
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i = skipValue(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	for i < len(b) && !endsLiteral(b[i]) {
+		i++
+	}
+	return i
+}
+
+// endsLiteral reports whether c ends a number, true, false or null.
+func endsLiteral(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ',' || c == ']' || c == '}'
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+func trimSpace(b []byte) []byte { return bytes.TrimSpace(b) }
+
+// rawKind names the kind of the JSON text v for messages, as jsonKind
+// names a decoded value's.
+func rawKind(v []byte) string {
+	if len(v) == 0 {
+		return "a value"
+	}
+	switch c := v[0]; {
+	case c == 'n':
+		return "null"
+	case c == '"':
+		return "a string"
+	case c == 't' || c == 'f':
+		return "true/false"
+	case c == '{':
+		return "an object"
+	case c == '[':
+		return "an array"
+	}
+	return "a number"
 }

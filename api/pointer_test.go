@@ -1,8 +1,10 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -79,6 +81,48 @@ func FuzzPointer(f *testing.F) {
 		if dec.Decode(&v) != nil {
 			return
 		}
-		p.Lookup(v) // never panics
+		got, err := p.Lookup(v) // never panics
+		if !json.Valid([]byte(doc)) {
+			return // Decode took a valid prefix; LookupRaw wants valid JSON
+		}
+		// LookupRaw over the text gives the same answer.
+		raw, rerr := p.LookupRaw([]byte(doc))
+		if (err == nil) != (rerr == nil) || err != nil && err.Error() != rerr.Error() {
+			t.Fatalf("Lookup: %v, LookupRaw: %v", err, rerr)
+		}
+		if err != nil {
+			return
+		}
+		dec = json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var rv any
+		if err := dec.Decode(&rv); err != nil || !reflect.DeepEqual(rv, got) {
+			t.Fatalf("Lookup %v, LookupRaw %s (%v)", got, raw, err)
+		}
 	})
+}
+
+// TestLookupRaw: the examples of RFC 6901 give over the text what they
+// give over the decoded document, and a key written twice names its last
+// value, as decoding keeps.
+func TestLookupRaw(t *testing.T) {
+	doc := ` {"foo": ["bar", "baz"], "": 0, "a/b": 1, "m~n": 8, "k\"l": 6, "esc\u0061ped": "x\"y", "id": 12345678901234567890,
+		"nil": null, "twice": 1, "twice": {"x": [1, {"y": "deep"}]}, "s": "{[\"]}"} `
+	for _, tc := range []struct{ ptr, want string }{
+		{"/foo", `["bar", "baz"]`}, {"/foo/1", `"baz"`}, {"/", "0"}, {"/a~1b", "1"}, {"/m~0n", "8"}, {`/k"l`, "6"},
+		{"/escaped", `"x\"y"`}, {"/id", "12345678901234567890"}, {"/nil", "null"}, {"/twice/x/1/y", `"deep"`}, {"/s", `"{[\"]}"`},
+	} {
+		got, err := MustPointer(tc.ptr).LookupRaw([]byte(doc))
+		if err != nil || string(got) != tc.want {
+			t.Errorf("%q: %s, %v; want %s", tc.ptr, got, err, tc.want)
+		}
+	}
+	for _, ptr := range []string{"/foo/01", "/foo/2", "/missing", "/nil/x", "/twice/0", "/s/0"} {
+		if _, err := MustPointer(ptr).LookupRaw([]byte(doc)); !errors.Is(err, ErrPointerMissed) {
+			t.Errorf("%q: %v, want a miss", ptr, err)
+		}
+	}
+	if got := RawText([]byte(`"a\u00e9"`)); got != "aé" {
+		t.Errorf("RawText = %q", got)
+	}
 }

@@ -13,6 +13,7 @@ package apply
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/smsform/smsform/api"
 	"github.com/smsform/smsform/internal/words"
@@ -25,10 +26,13 @@ var ErrInterrupted = errors.New("interrupted")
 // IncompleteError is returned when the run finished but recipients are
 // owed: failed or in doubt in this run (Failed, InDoubt), or recorded so by
 // the state from any run (Owed). A campaign is finished only when nobody
-// is owed, so a rerun that sends nothing says so too.
+// is owed, so a rerun that sends nothing says so too. Duplicates of this
+// run's in-doubt recipients the provider says it already has (a 409, or a
+// results.duplicate status): most likely sent by an earlier request.
 type IncompleteError struct {
 	Failed, InDoubt int
 	Owed            Owed
+	Duplicates      int
 }
 
 func (e *IncompleteError) Error() string {
@@ -52,6 +56,20 @@ type Owed struct {
 
 // Any reports whether anyone is owed.
 func (o Owed) Any() bool { return o.Failed > 0 || o.InDoubt > 0 }
+
+// SilentError stops a run whose provider stopped answering: Requests
+// requests in a row were sent and got no answer (a timeout, or the
+// connection dropped after sending), so apply started no new batch. Their
+// recipients are in doubt: the provider may have acted on them.
+type SilentError struct {
+	Requests int
+	Batches  []string // the batches of those requests, in doubt
+}
+
+func (e *SilentError) Error() string {
+	return fmt.Sprintf("the provider stopped answering: %d requests in a row got no answer (a timeout, or the connection dropped after sending), so no new batch was started; in doubt: batch %s",
+		e.Requests, strings.Join(e.Batches, ", batch "))
+}
 
 // WrongPlaceError stops a run whose request reached no API endpoint (404,
 // 405) or was redirected (not followed): the base URL needs fixing. The

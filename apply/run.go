@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,7 +44,7 @@ type Options struct {
 	From          string  // the sender, the API's "from"
 	RatePerSecond float64 // 0: unlimited
 	Concurrency   int     // requests in flight, default 1
-	MaxErrors     int     // failed or in-doubt batches before the run stops, default 10
+	MaxErrors     int     // requests whose recipients all failed or are in doubt before the run stops, default 10
 	MaxRetries    int     // retries of one batch the API did not act on, default [DefaultMaxRetries]
 	BackoffBase   time.Duration
 	BackoffCap    time.Duration
@@ -63,7 +64,28 @@ type Options struct {
 	// ends: the summary carries it, and an error-free run that leaves
 	// anyone owed ends with an *IncompleteError.
 	Owed func() Owed
+	// Results, when set, is how the provider's answers list each
+	// recipient (provider.results): each recipient then gets its own
+	// outcome ([StatusOfResults]). The Sender must return the list
+	// (api.Client.Results set to the same).
+	Results *api.Results
+	// MaxRecipients is the most recipients one request carries
+	// (provider.max_recipients); a batch of more is sent in parts of at
+	// most that many, under its id. 0: no limit but what a 413 teaches.
+	MaxRecipients int
+	// MaxSilent is how many requests in a row may go without an answer
+	// (a timeout, or the connection dropped after sending) before the run
+	// stops with a *SilentError, default [DefaultMaxSilent].
+	MaxSilent int
+	// Warn receives what the person should change but that does not stop
+	// the run (a 413 that asks for provider.max_recipients); it is also a
+	// warning event. nil: the event only.
+	Warn func(error)
 }
+
+// DefaultMaxSilent is how many requests in a row without an answer stop
+// a run, unless [Options] say otherwise.
+const DefaultMaxSilent = 3
 
 func (o *Options) defaults() {
 	if o.Concurrency <= 0 {
@@ -84,6 +106,9 @@ func (o *Options) defaults() {
 	if o.Grace <= 0 {
 		o.Grace = 5 * time.Second
 	}
+	if o.MaxSilent <= 0 {
+		o.MaxSilent = DefaultMaxSilent
+	}
 	if o.Clock == nil {
 		o.Clock = SystemClock()
 	}
@@ -94,10 +119,20 @@ func (o *Options) defaults() {
 const maxRetryAfter = 5 * time.Minute
 
 // Event is one step of a run, for progress displays and --json.
+//
+// A batch event (batch_sent, batch_failed, batch_in_doubt) is one request's
+// outcome: Recipients counts those it settled, and Sent, Failed, InDoubt
+// and Retried say how (Retried: not acted on, sent again in a request of
+// their own). It is named for the worst of them: in_doubt if any is in
+// doubt, else failed if any failed, else sent.
 type Event struct {
-	Type       string        `json:"type"` // start, batch_sent, batch_failed, batch_in_doubt, retry, wait, summary
+	Type       string        `json:"type"` // start, batch_sent, batch_failed, batch_in_doubt, retry, wait, warning, summary
 	Batch      string        `json:"batch,omitempty"`
 	Recipients int           `json:"recipients,omitempty"`
+	Sent       int           `json:"sent,omitempty"`
+	Failed     int           `json:"failed,omitempty"`
+	InDoubt    int           `json:"in_doubt,omitempty"`
+	Retried    int           `json:"retried,omitempty"`
 	Segments   int           `json:"segments,omitempty"`
 	HTTPStatus int           `json:"http_status,omitempty"`
 	RequestID  string        `json:"request_id,omitempty"`
@@ -110,15 +145,23 @@ type Event struct {
 
 // Result counts a run, in recipients unless said otherwise.
 type Result struct {
-	Total    int           `json:"total"`
-	Sent     int           `json:"sent"`
-	Failed   int           `json:"failed"`
-	InDoubt  int           `json:"in_doubt"`
-	Skipped  int           `json:"skipped"` // not attempted: the run stopped first
-	Segments int           `json:"segments"`
-	Batches  int           `json:"batches_sent"`
-	Retries  int           `json:"retries"`
-	Duration time.Duration `json:"duration_ns"`
+	Total    int `json:"total"`
+	Sent     int `json:"sent"`
+	Failed   int `json:"failed"`
+	InDoubt  int `json:"in_doubt"`
+	Skipped  int `json:"skipped"` // not attempted: the run stopped first
+	Segments int `json:"segments"`
+	Batches  int `json:"batches_sent"`
+	Retries  int `json:"retries"` // requests sent again after the provider did not act on them
+	// Retried counts recipients the provider did not act on inside an
+	// answer that listed them (a retry status), each time they were sent
+	// again.
+	Retried int `json:"retried_recipients,omitempty"`
+	// Duplicates counts the in-doubt recipients the provider says it
+	// already has (a 409, or a results.duplicate status): most likely sent
+	// by an earlier request.
+	Duplicates int           `json:"duplicates,omitempty"`
+	Duration   time.Duration `json:"duration_ns"`
 	// Waiting counts recipients left for a later run because their send
 	// window (or not_before) had not opened; Next is when the first of them
 	// may go, NextLabel says so in words.
@@ -222,13 +265,13 @@ func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Re
 	case errors.Is(r.err, ErrTooManyErrors) && !errors.Is(r.err, ErrStateRefused) && r.res.Skipped == 0 && r.res.Waiting == 0:
 		// The limit was reached by the last batches: nothing was left
 		// unsent, so the run finished, with errors.
-		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt, Owed: r.owed()}
+		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt, Owed: r.owed(), Duplicates: r.res.Duplicates}
 	case r.err != nil:
 		return r.res, r.err
 	case ctx.Err() != nil:
 		return r.res, ErrInterrupted
 	case r.res.Failed > 0 || r.res.InDoubt > 0:
-		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt, Owed: r.owed()}
+		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt, Owed: r.owed(), Duplicates: r.res.Duplicates}
 	case windowErr == nil && r.res.Owed != nil && r.res.Owed.Any():
 		return r.res, &IncompleteError{Owed: *r.res.Owed}
 	}
@@ -315,6 +358,9 @@ type runner struct {
 	errors  int
 	err     error      // the first error that stopped the run
 	waiting []batchRef // batches of this pass whose window was closed
+	learned int        // the most recipients a request may carry, from 413s; 0: no limit known
+	warned  bool       // the first 413 was said
+	silent  []string   // batches of the requests in a row that got no answer
 }
 
 func (r *runner) emit(e Event) {
@@ -345,239 +391,11 @@ func (r *runner) stopped(ctx context.Context) bool {
 	return r.err != nil || ctx.Err() != nil
 }
 
-// worker sends batches one after another: journal the intent, send, keep
-// the outcome pending. The pending outcome is journaled in the same commit
-// as the worker's next intent, so that each batch costs one durable commit,
-// not two; nothing is reported before it is journaled, and an outcome never
-// waits longer than it takes to pick up the next batch (a rate wait or the
-// end of the run journals it alone first).
-//
-// A kill thus leaves at most one batch per worker in doubt. Overlapping the
-// next intent's commit with the current request would send faster but
-// leave two per worker in doubt; the README's performance section says what
-// that was measured to gain.
-type worker struct {
-	r       *runner
-	pending *settled
-}
-
-// settled is an outcome known but not yet journaled.
-type settled struct {
-	b plan.Batch
-	o state.Outcome
-}
-
-// run sends the batches it takes until the channel closes, then journals
-// the last outcome. It reads the channel to its end even once the run
-// stopped, so that the loop feeding it never waits forever.
-func (w *worker) run(ctx, sendCtx context.Context, jobs <-chan job) {
-	for j := range jobs {
-		if err := w.sendBatch(ctx, sendCtx, j.i, j.b); err != nil {
-			w.r.fail(err)
-		}
-	}
-	if err := w.flush(); err != nil {
-		w.r.fail(err)
-	}
-}
-
-// sendBatch paces, journals the intent, sends and leaves the outcome
-// pending. An error stops the whole run.
-func (w *worker) sendBatch(ctx, sendCtx context.Context, i int, b plan.Batch) error {
-	r := w.r
-	if r.stopped(ctx) {
-		r.skip(b)
-		return nil
-	}
-	if r.closed(i, len(b.Recipients)) {
-		return nil
-	}
-	if err := w.pace(ctx); err != nil {
-		r.skip(b)
-		if errors.Is(err, ErrInterrupted) {
-			return nil // Run reports the interrupt
-		}
-		return err
-	}
-	// Another worker may have stopped the run while this one waited, and
-	// the window may have closed: it is checked right before the intent.
-	if r.stopped(ctx) {
-		r.skip(b)
-		return nil
-	}
-	if r.closed(i, len(b.Recipients)) {
-		return nil
-	}
-	if err := w.recordIntent(b); err != nil {
-		return err
-	}
-	if r.stopped(ctx) {
-		return r.notSent(b, nil)
-	}
-	res := w.send(ctx, sendCtx, b)
-	w.pending = res.s
-	return res.err
-}
-
-// pace waits for the rate limiter before a batch's intent is journaled, so
-// that a kill while waiting leaves nothing in doubt. A pending outcome is
-// journaled before any wait rather than held through it.
-func (w *worker) pace(ctx context.Context) error {
-	lim := w.r.limiter
-	if ctx.Err() != nil {
-		return ErrInterrupted
-	}
-	if lim == nil {
-		return nil
-	}
-	res := lim.Reserve()
-	if res.Delay() == 0 {
-		return nil
-	}
-	if err := w.flush(); err != nil {
-		res.Cancel()
-		return err
-	}
-	if !sleep(ctx, res.Delay()) {
-		res.Cancel()
-		return ErrInterrupted
-	}
-	return nil
-}
-
-// flush journals the pending outcome on its own.
-func (w *worker) flush() error {
-	if w.pending == nil {
-		return nil
-	}
-	p := w.pending
-	if err := w.r.j.RecordOutcome(w.r.writeCtx, p.b.ID, p.o); err != nil {
-		// The intent is durable, so the batch stays in doubt: never resent silently.
-		w.pending = nil
-		w.r.unrecorded(p.b, err)
-		return fmt.Errorf("%w (the outcome; the batch stays in doubt): %w", ErrStateRefused, err)
-	}
-	w.pending = nil
-	return w.r.account(p)
-}
-
-// recordIntent journals b's intent, with the pending outcome if there is
-// one. When it fails, nothing of b was sent and b is counted as skipped.
-func (w *worker) recordIntent(b plan.Batch) error {
-	r := w.r
-	intent := state.Intent{BatchID: b.ID, Phones: b.Recipients, BodyHash: state.BodyHash(b.Body)}
-	var err error
-	if w.pending == nil {
-		err = r.j.RecordIntent(r.writeCtx, intent)
-	} else if err = r.j.RecordOutcomeAndIntent(r.writeCtx, w.pending.b.ID, w.pending.o, intent); err == nil {
-		p := w.pending
-		w.pending = nil
-		if stop := r.account(p); stop != nil {
-			return r.notSent(b, stop) // too many errors: b's intent is undone, unsent
-		}
-	}
-	if err == nil {
-		return nil
-	}
-	r.skip(b)
-	if errors.Is(err, state.ErrAlreadySent) {
-		// Not the disk: the plan promised someone the state already holds.
-		return fmt.Errorf("batch %s names a recipient the state already holds as sent or in doubt; nothing of it was sent: plan again: %w", b.ID, err)
-	}
-	what := "the intent; nothing of the batch was sent"
-	if w.pending != nil {
-		what = "an outcome and the next intent; nothing of the next batch was sent"
-	}
-	return fmt.Errorf("%w (%s): %w", ErrStateRefused, what, err)
-}
-
-// sendResult is how a batch's sending ended: an outcome to journal, or an
-// error that stops the run (the batch's intent then already undone or left
-// in doubt).
-type sendResult struct {
-	s   *settled
-	err error
-}
-
-// send sends b, whose intent is journaled, with retries while the API
-// provably did not act.
-func (w *worker) send(ctx, sendCtx context.Context, b plan.Batch) sendResult {
-	r := w.r
-	stop := func(err error) sendResult { return sendResult{err: r.notSent(b, err)} }
-	settle := func(status state.Status, code int, reason string) sendResult {
-		return sendResult{s: &settled{b: b, o: state.Outcome{Status: status, HTTPStatus: code, Reason: reason}}}
-	}
-	req := api.SendRequest{From: r.o.From, To: b.Recipients, Body: b.Body}
-	for attempt := 1; ; attempt++ {
-		// The first attempt was paced before its intent.
-		if ctx.Err() != nil || attempt > 1 && r.wait(ctx) != nil {
-			return stop(ErrInterrupted)
-		}
-		resp, err := r.s.Send(sendCtx, req)
-		if err == nil {
-			// The status is recorded as the provider gave it (201, 202,
-			// 204…); a Sender that does not say is taken as a plain 200.
-			s := settle(state.Sent, cmp.Or(resp.Status, 200), "")
-			s.s.o.RequestID = resp.RequestID
-			return s
-		}
-		var ae *api.Error
-		tokenFailed := errors.As(err, new(*api.TokenError))
-		switch {
-		case tokenFailed && !errors.As(err, &ae):
-			// No token could be had (no credentials, say): nothing was sent.
-			return stop(err)
-		case !errors.As(err, &ae):
-			// A Sender's failure that does not say whether the API acted:
-			// only an operator can tell.
-			return settle(state.InDoubt, 0, err.Error())
-		case !tokenFailed && ae.WrongPlace():
-			// No endpoint there, or a redirect not followed: the base URL
-			// is wrong. Nothing was sent, and no recipient is to blame.
-			return stop(&WrongPlaceError{Err: ae})
-		case !tokenFailed && ae.Status == http.StatusForbidden && !r.anySent():
-			// Refused before anything was sent: a missing permission, not
-			// these recipients' fault.
-			return stop(&ForbiddenError{Err: ae})
-		}
-		status := StatusOf(ae)
-		if tokenFailed {
-			// The batch never left: retry while getting a token may work
-			// again later, stop otherwise (credentials refused, say).
-			if !transient(ae) {
-				return stop(err)
-			}
-			status = state.Unsent
-		}
-		if status != state.Unsent {
-			return settle(status, ae.Status, ae.Error())
-		}
-		// Not acted on: safe to try again, within bounds.
-		switch {
-		case ctx.Err() != nil:
-			return stop(ErrInterrupted)
-		case ae.Status == 401:
-			return stop(err) // api.Authenticated already renewed the token once
-		case ae.RetryAfter > maxRetryAfter:
-			return stop(fmt.Errorf("batch %s not sent: the API asks to wait %s (Retry-After), more than the %s smsform waits: %w",
-				b.ID, ae.RetryAfter, maxRetryAfter, err))
-		case attempt > r.o.MaxRetries:
-			return stop(fmt.Errorf("batch %s not sent after %d attempts: %w", b.ID, attempt, err))
-		}
-		wait := backoff(attempt, ae.RetryAfter, r.o.BackoffBase, r.o.BackoffCap)
-		r.count(func(res *Result) { res.Retries++ })
-		r.emit(Event{Type: "retry", Batch: b.ID, Recipients: len(b.Recipients), HTTPStatus: ae.Status,
-			Reason: ae.Error(), Attempt: attempt, Wait: wait})
-		if !sleep(ctx, wait) {
-			return stop(ErrInterrupted)
-		}
-	}
-}
-
 // transient reports whether a failed call may succeed if made again later:
-// no answer, 408, 429, or a server error.
+// no answer, 408, 429, or a server error; never a certificate this machine
+// does not trust.
 func transient(ae *api.Error) bool {
-	return ae.Status == 0 && ae.Err != nil || ae.Status == 408 || ae.Status == 429 || ae.Status >= 500
+	return ae.Status == 0 && ae.Err != nil && !ae.Certificate() || ae.Status == 408 || ae.Status == 429 || ae.Status >= 500
 }
 
 // anySent reports whether this run has had a batch accepted.
@@ -598,43 +416,128 @@ func (r *runner) wait(ctx context.Context) error {
 // notSent undoes the intent of a batch the API provably did not act on, so
 // that a rerun plans it again, counts it as skipped and passes err on.
 func (r *runner) notSent(b plan.Batch, err error) error {
-	if ferr := r.j.ForgetIntent(r.writeCtx, b.ID); ferr != nil {
-		r.unrecorded(b, ferr)
-		return errors.Join(err, fmt.Errorf("%w (forgetting an intent; the batch stays in doubt): %w", ErrStateRefused, ferr))
+	if ferr := r.forget(b); ferr != nil {
+		return errors.Join(err, ferr)
 	}
 	r.skip(b)
 	return err
+}
+
+// forget undoes the intent of a batch the API provably did not act on.
+func (r *runner) forget(b plan.Batch) error {
+	if err := r.j.ForgetIntent(r.writeCtx, b.ID); err != nil {
+		r.unrecorded(b, err)
+		return fmt.Errorf("%w (forgetting an intent; the batch stays in doubt): %w", ErrStateRefused, err)
+	}
+	return nil
 }
 
 // unrecorded counts and reports a batch whose intent is durable but whose
 // end could not be written: the state holds it in doubt.
 func (r *runner) unrecorded(b plan.Batch, err error) {
 	r.count(func(res *Result) { res.InDoubt += len(b.Recipients) })
-	r.emit(Event{Type: "batch_in_doubt", Batch: b.ID, Recipients: len(b.Recipients), Reason: "not recorded: " + err.Error()})
+	r.emit(Event{Type: "batch_in_doubt", Batch: b.ID, Recipients: len(b.Recipients), InDoubt: len(b.Recipients), Reason: "not recorded: " + err.Error()})
 }
 
 func (r *runner) skip(b plan.Batch) {
 	r.count(func(res *Result) { res.Skipped += len(b.Recipients) })
 }
 
+// skipPieces counts pieces of a batch left unsent.
+func (r *runner) skipPieces(ps []piece) {
+	for _, p := range ps {
+		r.skip(p.b)
+	}
+}
+
+// cut is p as the requests it may be sent in: no more recipients in one
+// than Options.MaxRecipients, nor than a 413 taught earlier in the run.
+func (r *runner) cut(p piece) []piece {
+	r.mu.Lock()
+	size := r.learned
+	r.mu.Unlock()
+	if m := r.o.MaxRecipients; m > 0 && (size == 0 || m < size) {
+		size = m
+	}
+	if size <= 0 || len(p.b.Recipients) <= size {
+		return []piece{p}
+	}
+	var out []piece
+	for rest := p.b.Recipients; len(rest) > 0; {
+		k := min(size, len(rest))
+		q := p
+		q.b = withRecipients(p.b, rest[:k])
+		if len(out) > 0 {
+			q.wait = 0 // a retry's backoff is waited once
+		}
+		out = append(out, q)
+		rest = rest[k:]
+	}
+	return out
+}
+
+// tooLarge learns from a 413 to a request of n recipients of b: no
+// request of this run carries more than half as many. The first one is a
+// warning: provider.max_recipients says the provider's limit once for all.
+func (r *runner) tooLarge(b plan.Batch, n int) {
+	half := (n + 1) / 2
+	r.mu.Lock()
+	if r.learned == 0 || half < r.learned {
+		r.learned = half
+	}
+	first := !r.warned
+	r.warned = true
+	r.mu.Unlock()
+	if !first {
+		return
+	}
+	w := fmt.Errorf("the provider refused a request of %d recipients as too large (413): smsform sends it again in halves, down to one recipient, "+
+		"and no more than %d per request for the rest of this run; set provider.max_recipients to the provider's limit so that plan cuts batches to it", n, half)
+	r.emit(Event{Type: "warning", Batch: b.ID, Recipients: n, HTTPStatus: http.StatusRequestEntityTooLarge, Reason: w.Error()})
+	if r.o.Warn != nil {
+		r.o.Warn(w)
+	}
+}
+
+// heard notes an answer from the provider: it is not silent.
+func (r *runner) heard() {
+	r.mu.Lock()
+	r.silent = r.silent[:0]
+	r.mu.Unlock()
+}
+
+// unheard notes a request of b sent and never answered; Options.MaxSilent
+// of them in a row stop the run with a *SilentError.
+func (r *runner) unheard(b plan.Batch) {
+	r.mu.Lock()
+	r.silent = append(r.silent, b.ID)
+	n, ids := len(r.silent), slices.Clone(r.silent)
+	r.mu.Unlock()
+	if n >= r.o.MaxSilent {
+		r.fail(&SilentError{Requests: n, Batches: ids})
+	}
+}
+
 // account counts a journaled outcome and reports it; it returns
 // ErrTooManyErrors when the run must stop.
 func (r *runner) account(p *settled) error {
 	b, o := p.b, p.o
-	n := len(b.Recipients)
+	e := Event{Batch: b.ID, HTTPStatus: o.HTTPStatus, RequestID: o.RequestID, Reason: o.Reason}
+	tallyOutcome(&e, o, len(b.Recipients))
 	var stop error
+	dup := duplicates(o, len(b.Recipients))
 	r.count(func(res *Result) {
-		switch o.Status {
-		case state.Sent:
-			res.Sent += n
+		res.Sent += e.Sent
+		res.Failed += e.Failed
+		res.InDoubt += e.InDoubt
+		res.Duplicates += dup
+		if e.Sent > 0 {
 			res.Batches++
-			res.Segments += b.TotalSegments()
-		case state.Failed:
-			res.Failed += n
-		case state.InDoubt:
-			res.InDoubt += n
+			res.Segments += b.Segments * e.Sent
 		}
-		if o.Status != state.Sent {
+		// A request that sent some of its recipients shows the provider
+		// at work: the others' refusals are theirs, not a reason to stop.
+		if e.Sent == 0 && e.Failed+e.InDoubt > 0 {
 			r.errors++
 			if r.errors >= r.o.MaxErrors {
 				stop = fmt.Errorf("%w: stopped after %d", ErrTooManyErrors, r.errors)
@@ -644,13 +547,63 @@ func (r *runner) account(p *settled) error {
 			}
 		}
 	})
-	// The event is named for the status: batch_sent, batch_failed, batch_in_doubt.
-	e := Event{Type: "batch_" + o.Status.String(), Batch: b.ID, Recipients: n, HTTPStatus: o.HTTPStatus, RequestID: o.RequestID, Reason: o.Reason}
-	if o.Status == state.Sent {
-		e.Segments = b.TotalSegments()
+	// The event is named for the worst status: batch_in_doubt, batch_failed
+	// or batch_sent.
+	e.Type = "batch_" + state.Sent.String()
+	switch {
+	case e.InDoubt > 0:
+		e.Type = "batch_" + state.InDoubt.String()
+	case e.Failed > 0:
+		e.Type = "batch_" + state.Failed.String()
 	}
-	r.emit(e)
+	e.Recipients = e.Sent + e.Failed + e.InDoubt
+	if e.Sent > 0 {
+		e.Segments = b.Segments * e.Sent
+	}
+	if e.Recipients > 0 { // else all are sent again: the retry event says so
+		r.emit(e)
+	}
 	return stop
+}
+
+// tallyOutcome sets e's counts from an outcome of a request to n
+// recipients, and its reason from the first part that gives one.
+func tallyOutcome(e *Event, o state.Outcome, n int) {
+	parts := o.Parts
+	if len(parts) == 0 {
+		parts = []state.Part{{Status: o.Status, Reason: o.Reason, Phones: make([]string, n)}}
+	}
+	for _, p := range parts {
+		switch p.Status {
+		case state.Sent:
+			e.Sent += len(p.Phones)
+		case state.Failed:
+			e.Failed += len(p.Phones)
+		case state.InDoubt:
+			e.InDoubt += len(p.Phones)
+		case state.Unsent:
+			e.Retried += len(p.Phones)
+		}
+		if e.Reason == "" && (p.Status == state.Failed || p.Status == state.InDoubt) {
+			e.Reason = p.Reason
+		}
+	}
+}
+
+// duplicates counts the recipients of o, an outcome of a request to n
+// recipients, that the provider says it already has.
+func duplicates(o state.Outcome, n int) int {
+	parts := o.Parts
+	if len(parts) == 0 {
+		parts = []state.Part{{Status: o.Status, Reason: o.Reason, Phones: make([]string, n)}}
+	}
+	dup := 0
+	for _, p := range parts {
+		if p.Status == state.InDoubt && strings.HasPrefix(p.Reason, duplicateReason) {
+			dup += len(p.Phones)
+		}
+	}
+	return dup
 }
 
 func (r *runner) count(f func(*Result)) {

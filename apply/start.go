@@ -201,13 +201,15 @@ func savedSign(r Request) string {
 	return ""
 }
 
-// Send sends the plan as [Run] does, with the campaign's sender, rate and
-// concurrency (whatever o says of them) and the Request's clock unless o
-// names one. A saved plan is then marked applied if the run recorded
+// Send sends the plan as [Run] does, with the campaign's sender, rate,
+// concurrency and what its provider block says of answers and requests
+// (results, max_recipients), whatever o says of them, and the Request's
+// clock unless o names one. A saved plan is then marked applied if the run recorded
 // anything (see markApplied).
 func (p *Pending) Send(ctx context.Context, o Options) (*Result, error) {
 	c := p.req.Campaign
 	o.From, o.RatePerSecond, o.Concurrency = c.Sender, c.Rate.PerSecond(), c.Concurrency
+	o.Results, o.MaxRecipients = c.Provider.Results, c.Provider.MaxRecipients
 	if o.Clock == nil {
 		o.Clock = p.req.Clock
 	}

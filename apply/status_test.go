@@ -20,7 +20,7 @@ import (
 var statusOfAnswer = map[int]state.Status{
 	300: state.InDoubt, 301: state.Unsent, 302: state.Unsent, 303: state.InDoubt, 304: state.InDoubt, 307: state.Unsent, 308: state.Unsent,
 	400: state.Failed, 401: state.Unsent, 403: state.Failed, 404: state.Unsent, 405: state.Unsent, 408: state.Unsent,
-	413: state.Failed, 415: state.Failed, 418: state.Failed, 422: state.Failed, 429: state.Unsent,
+	409: state.InDoubt, 413: state.Unsent, 415: state.Failed, 418: state.Failed, 422: state.Failed, 429: state.Unsent,
 	500: state.InDoubt, 501: state.InDoubt, 502: state.InDoubt, 503: state.Unsent, 504: state.InDoubt, 599: state.InDoubt,
 }
 

@@ -252,15 +252,23 @@ func TestRunEndNotWritten(t *testing.T) {
 	}
 }
 
-// Prepare waits for a token endpoint that is gone for a while, and gives up
-// at once on refused credentials.
+// Prepare gives up after two tries on a base URL where nothing listens (the
+// run's first contact: a configuration to fix, not a provider to wait
+// for), and at once on refused credentials.
 func TestPrepare(t *testing.T) {
 	r := newRig(t, sandbox.Config{}, testharness.Campaign{Recipients: 10}, 0)
-	o := apply.Options{BackoffBase: 20 * time.Millisecond, BackoffCap: 100 * time.Millisecond, MaxRetries: 100}
+	var retries int
+	o := apply.Options{BackoffBase: 20 * time.Millisecond, BackoffCap: 100 * time.Millisecond, MaxRetries: 100,
+		Events: func(e apply.Event) { retries++ }}
 	r.srv.Stop()
-	time.AfterFunc(200*time.Millisecond, r.srv.Resume)
+	err := apply.Prepare(context.Background(), r.auth, o)
+	var ae *api.Error
+	if !errors.As(err, &ae) || !ae.Unreachable() || retries != 1 {
+		t.Fatalf("prepare with nothing listening: %v after %d retries, want unreachable after 1", err, retries)
+	}
+	r.srv.Resume()
 	if err := apply.Prepare(context.Background(), r.auth, o); err != nil {
-		t.Fatalf("prepare while the server came back: %v", err)
+		t.Fatalf("prepare once the server is back: %v", err)
 	}
 	if n := r.srv.Stats().TokenRequests; n != 1 {
 		t.Errorf("%d token requests answered, want 1", n)
@@ -268,8 +276,7 @@ func TestPrepare(t *testing.T) {
 
 	wrong := newRig(t, sandbox.Config{}, testharness.Campaign{Recipients: 10}, 0)
 	wrong.auth.Client.ClientSecret = "not-the-secret"
-	err := apply.Prepare(context.Background(), wrong.auth, o)
-	var ae *api.Error
+	err = apply.Prepare(context.Background(), wrong.auth, o)
 	if !errors.As(err, &ae) || ae.Status != 401 {
 		t.Fatalf("prepare with a wrong secret: %v, want a 401", err)
 	}

@@ -219,7 +219,11 @@ func TestClientOutcomes(t *testing.T) {
 			return tok, r
 		}, status: 400, code: api.CodeInvalidField, outcome: state.Failed},
 		{name: "too many recipients", cfg: sandbox.Config{MaxRecipients: 1}, prepare: func(e *env, tok string) (string, api.SendRequest) { return tok, okReq() },
-			status: 413, code: api.CodeTooManyRecipients, outcome: state.Failed},
+			status: 413, code: api.CodeTooManyRecipients, outcome: state.Unsent},
+		{name: "repeat within the dedupe window", cfg: sandbox.Config{DedupeWindow: time.Minute}, prepare: func(e *env, tok string) (string, api.SendRequest) {
+			e.client.Send(context.Background(), tok, okReq())
+			return tok, okReq()
+		}, status: 409, code: api.CodeDuplicateRequest, outcome: state.InDoubt},
 		{name: "rate limited", cfg: sandbox.Config{RateLimit: 1}, prepare: func(e *env, tok string) (string, api.SendRequest) {
 			e.client.Send(context.Background(), tok, okReq())
 			return tok, okReq()
@@ -304,5 +308,59 @@ func TestLogHasNoSecrets(t *testing.T) {
 		if strings.Contains(log, f) {
 			t.Errorf("log contains %q", f)
 		}
+	}
+}
+
+// TestResultsAnswer: with the per-recipient answer, each recipient's fate
+// is drawn from the seed (the same seed, the same fates), the answer lists
+// every recipient (numbers not always in E.164), and the outbox holds only
+// those delivered.
+func TestResultsAnswer(t *testing.T) {
+	cfg := sandbox.Config{SuccessBody: "results", RejectRate: 0.2, ThrottleRate: 0.1, Seed: 7}
+	run := func() (statuses []string, e *env) {
+		e = start(t, cfg)
+		tok := e.token(t)
+		c := *e.client
+		reason := api.MustPointer("/status/description")
+		c.Results = &api.Results{List: api.MustPointer("/messages"), Number: api.MustPointer("/to"),
+			Status: api.MustPointer("/status/groupName"), Reason: &reason}
+		to := numbers(t, 0, 200)
+		resp, err := c.Send(context.Background(), tok, api.SendRequest{From: "ACME", To: to, Body: "hi"})
+		if err != nil || resp.NoList != "" || len(resp.Results) != len(to) {
+			t.Fatalf("send: %+v, %v", resp, err)
+		}
+		delivered := map[string]bool{}
+		for _, m := range e.srv.Messages() {
+			delivered[m.To] = true
+		}
+		plain := 0
+		for i, r := range resp.Results {
+			if r.Number != to[i] && "+"+r.Number != to[i] {
+				t.Fatalf("result %d names %q, sent to %q", i, r.Number, to[i])
+			}
+			if !strings.HasPrefix(r.Number, "+") {
+				plain++
+			}
+			if delivered[to[i]] != (r.Status == sandbox.ResultPending) {
+				t.Errorf("%s: status %s, delivered %v", r.Number, r.Status, delivered[to[i]])
+			}
+			statuses = append(statuses, r.Status)
+		}
+		if plain == 0 || plain == len(to) {
+			t.Errorf("%d of %d numbers echoed without the +: want some, not all", plain, len(to))
+		}
+		return statuses, e
+	}
+	first, e := run()
+	again, _ := run()
+	if !reflect.DeepEqual(first, again) {
+		t.Error("the same seed drew other fates")
+	}
+	st := e.srv.Stats()
+	if st.Rejected < 20 || st.Throttled < 8 || st.Messages+st.Rejected+st.Throttled != 200 || st.Messages != len(outboxLines(t, e.outbox.String())) {
+		t.Errorf("stats %+v: want about 40 rejected, 20 throttled, the rest delivered and in the outbox", st)
+	}
+	if err := (sandbox.Config{RejectRate: 0.1}).Check(); err == nil || !strings.Contains(err.Error(), "results") {
+		t.Errorf("a reject rate without the per-recipient answer: %v", err)
 	}
 }

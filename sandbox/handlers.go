@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"bytes"
-	"cmp"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/smsform/smsform/api"
-	"github.com/smsform/smsform/internal/sms"
 )
 
 // Token lifetimes in hours, as the spec sets them.
@@ -132,90 +130,6 @@ func parseTokenRequest(body []byte) (hours int, code, msg string) {
 	return h, "", ""
 }
 
-func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) event {
-	var ev event
-	tok, ok := bearer(r.Header.Get("Authorization"))
-	if !ok {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="smsform sandbox"`)
-		return s.fail(w, r, &ev, http.StatusUnauthorized, api.CodeTokenInvalid, "missing bearer token")
-	}
-	ev.token = tok
-	now := s.cfg.Now()
-
-	s.mu.Lock()
-	expiry, known := s.tokens[tok]
-	var limited bool
-	var f fault
-	if known && now.Before(expiry) {
-		limited = s.rateLimited(now)
-		if !limited {
-			f = s.draw()
-		}
-	}
-	s.mu.Unlock()
-
-	switch {
-	case !known:
-		w.Header().Set("WWW-Authenticate", `Bearer realm="smsform sandbox", error="invalid_token"`)
-		return s.fail(w, r, &ev, http.StatusUnauthorized, api.CodeTokenInvalid, "unknown bearer token")
-	case !now.Before(expiry):
-		w.Header().Set("WWW-Authenticate", `Bearer realm="smsform sandbox", error="invalid_token", error_description="expired"`)
-		return s.fail(w, r, &ev, http.StatusUnauthorized, api.CodeTokenExpired, "bearer token expired; issue a new one")
-	case limited:
-		ev.fault = "rate_limit"
-		w.Header().Set("Retry-After", "1")
-		return s.fail(w, r, &ev, http.StatusTooManyRequests, api.CodeRateLimited,
-			fmt.Sprintf("more than %d send requests in one second", s.cfg.RateLimit))
-	case f == failFault:
-		ev.fault = "fail"
-		w.Header().Set("Retry-After", "1")
-		return s.fail(w, r, &ev, http.StatusServiceUnavailable, api.CodeUnavailable, "temporarily unavailable; nothing was sent")
-	}
-
-	body, status, code, msg := readJSONBody(w, r)
-	if status != 0 {
-		return s.fail(w, r, &ev, status, code, msg)
-	}
-	req, status, code, msg := s.parseSendRequest(body)
-	if status != 0 {
-		return s.fail(w, r, &ev, status, code, msg)
-	}
-
-	id := newID("req_")
-	if err := s.record(id, req, now); err != nil {
-		s.log.Error("outbox write failed", "err", err)
-		return s.fail(w, r, &ev, http.StatusInternalServerError, api.CodeInternal, "outbox write failed")
-	}
-	ev.requestID, ev.recipients = id, len(req.To)
-
-	switch f {
-	case ambiguousFault:
-		ev.fault, ev.dropped = "ambiguous", true
-		s.delay(r)
-		s.count(func(st *Stats) { st.Dropped++ })
-		drop(w)
-		return ev
-	case errorFault:
-		ev.fault = "error"
-		return s.fail(w, r, &ev, http.StatusInternalServerError, api.CodeInternal, "internal error")
-	}
-	s.delay(r)
-	accepted := cmp.Or(s.cfg.SuccessStatus, http.StatusOK)
-	switch {
-	case accepted == http.StatusNoContent || s.cfg.SuccessBody == "empty":
-		w.WriteHeader(accepted)
-	case s.cfg.SuccessBody == "minimal":
-		api.WriteJSON(w, accepted, map[string]string{"message_id": id})
-	default:
-		api.WriteJSON(w, accepted, api.SandboxSendResponse{
-			RequestID: id,
-			Accepted:  len(req.To),
-			Segments:  sms.Analyze(req.Body).Segments * len(req.To),
-		})
-	}
-	return ev
-}
-
 // drop closes the connection without a response: the client cannot know
 // whether the request was acted on.
 func drop(w http.ResponseWriter) {
@@ -254,40 +168,6 @@ func (s *Server) draw() fault {
 		return errorFault
 	}
 	return noFault
-}
-
-// record appends the request's recipients to the outbox, written through
-// to Outbox before returning.
-func (s *Server) record(id string, req api.SendRequest, now time.Time) error {
-	at := now.UTC()
-	msgs := make([]Message, len(req.To))
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	for i, to := range req.To {
-		msgs[i] = Message{RequestID: id, To: to, From: req.From, Body: req.Body, At: at}
-		if err := enc.Encode(msgs[i]); err != nil {
-			return err
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cfg.Outbox != nil {
-		if _, err := s.cfg.Outbox.Write(buf.Bytes()); err != nil {
-			return err
-		}
-		if f, ok := s.cfg.Outbox.(interface{ Flush() error }); ok {
-			if err := f.Flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if !s.cfg.Forget {
-		s.outbox = append(s.outbox, msgs...)
-	}
-	s.stats.Accepted++
-	s.stats.Messages += len(msgs)
-	return nil
 }
 
 func bearer(header string) (string, bool) {

@@ -62,18 +62,28 @@ type Config struct {
 
 	// Fault probabilities per authenticated send request, 0 to 1, summing
 	// to at most 1.
-	FailRate      float64       // 503 with Retry-After: 1, without acting
-	AmbiguousRate float64       // act, then close the connection without a response
-	ErrorRate     float64       // act, then answer 500
-	RateLimit     int           // send requests per second beyond which 429; 0: none
-	Latency       time.Duration // delay before each API response
-	TokenTTL      time.Duration // token lifetime; 0: valid_hour hours
-	Seed          int64         // seeds the fault draws
+	FailRate      float64 // 503 with Retry-After: 1, without acting
+	AmbiguousRate float64 // act, then close the connection without a response
+	ErrorRate     float64 // act, then answer 500
+	RateLimit     int     // send requests per second beyond which 429; 0: none
+	// Shares of the recipients of an accepted request, 0 to 1, summing to
+	// at most 1, drawn one by one from the seed: refused (REJECTED) or
+	// throttled (THROTTLED) inside the 2xx, and not delivered. Only the
+	// per-recipient answer (SuccessBody "results") can say so.
+	RejectRate   float64
+	ThrottleRate float64
+	// DedupeWindow, when set, answers 409 duplicate_request, without
+	// acting, to a request with the same sender, body and recipients as one
+	// acted on less than DedupeWindow before.
+	DedupeWindow time.Duration
+	Latency      time.Duration // delay before each API response
+	TokenTTL     time.Duration // token lifetime; 0: valid_hour hours
+	Seed         int64         // seeds the fault draws
 
 	// How the server answers, so that clients are tested against the shapes
 	// real providers use where the spec leaves them open. The zero values
 	// are the sandbox's own shapes.
-	SuccessBody   string // "sandbox" (request_id, accepted, segments), "minimal" ({"message_id"}), "empty" (no body)
+	SuccessBody   string // "sandbox" (request_id, accepted, segments), "minimal" ({"message_id"}), "empty" (no body), "results" (per recipient: [api.SandboxResultsResponse])
 	SuccessStatus int    // of an accepted send: 200 (default), 201, 202 or 204 (no body)
 	ErrorBody     string // "json" ({"error":{"code","message"}}), "oauth" ({"error","error_description"}), "text"
 	Basic         string // Basic forms the token endpoint takes: "both" (default), "base64" or "literal"
@@ -85,7 +95,7 @@ type Config struct {
 // Shapes are the values the answer-shape settings of [Config] take, first
 // the default; [Config.Check] refuses others.
 var Shapes = map[string][]string{
-	"success-body":   {"sandbox", "minimal", "empty"},
+	"success-body":   {"sandbox", "minimal", "empty", "results"},
 	"success-status": {"200", "201", "202", "204"},
 	"error-body":     {"json", "oauth", "text"},
 	"basic":          {"both", "base64", "literal"},
@@ -98,6 +108,9 @@ func (c Config) Check() error {
 		if v != "" && v != "0" && !slices.Contains(Shapes[name], v) {
 			return fmt.Errorf("sandbox: %s %q is not one of %s", name, v, strings.Join(Shapes[name], ", "))
 		}
+	}
+	if (c.RejectRate != 0 || c.ThrottleRate != 0) && c.SuccessBody != "results" {
+		return errors.New("sandbox: reject-rate and throttle-rate need success-body results: no other answer can say which recipients were refused")
 	}
 	return nil
 }
@@ -118,7 +131,10 @@ type Stats struct {
 	Status        map[int]int // responses by status, all endpoints
 	Dropped       int         // connections closed without a response (ambiguous faults)
 	Accepted      int         // send requests acted on (recorded in the outbox)
-	Messages      int         // recipients recorded in the outbox
+	Messages      int         // recipients recorded in the outbox: delivered
+	Rejected      int         // recipients refused inside a 2xx (RejectRate)
+	Throttled     int         // recipients throttled inside a 2xx (ThrottleRate)
+	Duplicates    int         // send requests answered 409 (DedupeWindow)
 }
 
 // Server is the sandbox API. It is safe for concurrent use.
@@ -128,7 +144,8 @@ type Server struct {
 
 	mu       sync.Mutex
 	rng      *randv2.Rand
-	tokens   map[string]time.Time // token → expiry
+	tokens   map[string]time.Time   // token → expiry
+	seen     map[[32]byte]time.Time // dedupe key → when acted on
 	outbox   []Message
 	stats    Stats
 	window   int64 // the second RateLimit counts in (Unix seconds)
@@ -152,13 +169,23 @@ func New(cfg Config) (*Server, error) {
 	for _, r := range []struct {
 		name string
 		p    float64
-	}{{"fail rate", cfg.FailRate}, {"ambiguous rate", cfg.AmbiguousRate}, {"error rate", cfg.ErrorRate}} {
+	}{{"fail rate", cfg.FailRate}, {"ambiguous rate", cfg.AmbiguousRate}, {"error rate", cfg.ErrorRate},
+		{"reject rate", cfg.RejectRate}, {"throttle rate", cfg.ThrottleRate}} {
 		if !(r.p >= 0 && r.p <= 1) {
 			return nil, fmt.Errorf("sandbox: %s %v is not between 0 and 1", r.name, r.p)
 		}
 	}
 	if sum := cfg.FailRate + cfg.AmbiguousRate + cfg.ErrorRate; sum > 1+1e-9 {
 		return nil, fmt.Errorf("sandbox: fault rates add up to %v, more than 1", sum)
+	}
+	if sum := cfg.RejectRate + cfg.ThrottleRate; sum > 1+1e-9 {
+		return nil, fmt.Errorf("sandbox: reject and throttle rates add up to %v, more than 1", sum)
+	}
+	if cfg.DedupeWindow < 0 {
+		return nil, errors.New("sandbox: the dedupe window must not be negative")
+	}
+	if err := cfg.Check(); err != nil {
+		return nil, err
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -173,6 +200,7 @@ func New(cfg Config) (*Server, error) {
 		log:    log,
 		rng:    randv2.New(randv2.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		tokens: make(map[string]time.Time),
+		seen:   make(map[[32]byte]time.Time),
 		stats:  Stats{Status: make(map[int]int)},
 	}, nil
 }

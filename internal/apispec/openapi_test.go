@@ -258,6 +258,24 @@ func TestOpenAPI(t *testing.T) {
 			}
 			return err
 		}},
+		{name: "client send, per-recipient results", cfg: sandbox.Config{SuccessBody: "results", RejectRate: 0.3, ThrottleRate: 0.3},
+			status: 200, call: func(t *testing.T, e *env, tok string) error {
+				c := *e.client
+				c.Results = &api.Results{List: api.MustPointer("/messages"), Number: api.MustPointer("/to"), Status: api.MustPointer("/status/groupName")}
+				r, err := c.Send(context.Background(), tok, api.SendRequest{From: "ACME", To: numbers(t, 0, 20), Body: "hi"})
+				if err == nil && (len(r.Results) != 20 || r.NoList != "" || r.RequestID == "") {
+					t.Errorf("results: %+v", r)
+				}
+				return err
+			}},
+		{name: "send repeated within the dedupe window", cfg: sandbox.Config{DedupeWindow: time.Minute}, status: 409, call: func(t *testing.T, e *env, tok string) error {
+			req := api.SendRequest{From: "ACME", To: numbers(t, 0, 2), Body: "hi"}
+			if _, err := e.client.Send(context.Background(), tok, req); err != nil {
+				return err
+			}
+			_, err := e.client.Send(context.Background(), tok, req)
+			return err
+		}},
 		{name: "client send short code", status: 200, call: func(t *testing.T, e *env, tok string) error {
 			_, err := e.client.Send(context.Background(), tok, api.SendRequest{From: "12345", To: numbers(t, 0, 1), Body: "hi"})
 			return err

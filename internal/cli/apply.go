@@ -30,6 +30,7 @@ type applyFlags struct {
 	json           bool
 	lockTimeout    time.Duration
 	maxErrors      int
+	maxSilent      int
 	insecure       bool
 	requestTimeout time.Duration
 	showNumbers    bool
@@ -48,6 +49,7 @@ func newApplyCmd(env Env) *cobra.Command {
 	fs.BoolVar(&f.json, "json", false, "print one JSON event per line instead of the plan and progress (with a saved plan or --auto-approve)")
 	fs.DurationVar(&f.lockTimeout, "lock-timeout", 0, "wait this long for another apply to release the state (default: fail at once)")
 	fs.IntVar(&f.maxErrors, "max-errors", 10, "stop after this many failed or in-doubt batches")
+	fs.IntVar(&f.maxSilent, "max-silent", apply.DefaultMaxSilent, "stop after this many requests in a row get no answer from the provider (their batches are in doubt)")
 	fs.BoolVar(&f.insecure, "insecure-http", false, "allow a plain-http base URL that is not loopback")
 	fs.DurationVar(&f.requestTimeout, "request-timeout", 30*time.Second, "give up waiting for one API answer after this long (the batch is then in doubt)")
 	fs.BoolVar(&f.showNumbers, "show-numbers", false, "show phone numbers whole (they are masked by default)")
@@ -97,7 +99,7 @@ func runApply(ctx context.Context, env Env, f applyFlags, target string) error {
 	if err != nil {
 		return err
 	}
-	next.base, next.baseFrom = client.Client.BaseURL, baseURLSource(c, env)
+	next.base, next.baseFrom, next.hours = client.Client.BaseURL, baseURLSource(c, env), client.Hours
 	if msg := choice.secondLedger(ctx, campaignPath, c.Name); msg != "" {
 		return withHint(errors.New(msg), "nothing was sent or recorded: one campaign, one ledger")
 	}
@@ -155,7 +157,8 @@ func sendPending(ctx context.Context, env Env, f applyFlags, pending *apply.Pend
 	env.Interrupt.set(fmt.Sprintf("up to %s in flight when it quit are in doubt: see them with smsform state list %s%s, check with the provider, then smsform state resolve %s%s --in-doubt --as sent|unsent",
 		words.N(concurrency, "batch", "batches"), next.campaign, next.stateArg(), next.campaign, next.stateArg()))
 	defer env.Interrupt.set("")
-	res, err := pending.Send(ctx, apply.Options{MaxErrors: f.maxErrors, Events: prog.Event, Wait: f.wait})
+	res, err := pending.Send(ctx, apply.Options{MaxErrors: f.maxErrors, MaxSilent: f.maxSilent, Events: prog.Event, Wait: f.wait,
+		Warn: func(err error) { warnf(env, "%v", err) }})
 	prog.Done()
 	next.recorded = pending.Recorded()
 	if !f.json {
@@ -181,6 +184,7 @@ type nextStep struct {
 	recorded   bool   // the run changed the state (and so used up a saved plan)
 	base       string // the API's base URL, and where it came from
 	baseFrom   string
+	hours      int // valid_hour asked of the token endpoint
 }
 
 // stateArg is the --state flag the commands need, if any.
@@ -216,6 +220,9 @@ func (n nextStep) tokenRefused(err error) error {
 	again := "nothing was sent or recorded; run apply again once fixed"
 	if n.saved != nil {
 		again = fmt.Sprintf("nothing was sent or recorded, so the plan is not used up: once fixed, run smsform apply %s again", n.planFile)
+	}
+	if herr, ok := tokenTrouble(err, n.base, n.baseFrom, n.hours, again); ok {
+		return herr
 	}
 	var ae *api.Error
 	switch {
@@ -300,7 +307,14 @@ func (n nextStep) runError(err error) error {
 		case incomplete.InDoubt == 0 && incomplete.Owed.InDoubt == 0:
 			return withHint(err, "see why with %s; the API refused them, so they are not sent again until, the cause fixed, %s", list, resolveFailed)
 		}
-		return withHint(err, "see them with %s; check the in-doubt ones with the provider, then %s (sent: delivered; unsent: the next apply sends them)", list, resolve)
+		dup := ""
+		if incomplete.Duplicates > 0 {
+			dup = fmt.Sprintf(" (the provider says it already has %d of them, so they were most likely sent by an earlier request: resolve those as sent once it confirms)", incomplete.Duplicates)
+		}
+		return withHint(err, "see them with %s; check the in-doubt ones with the provider%s, then %s (sent: delivered; unsent: the next apply sends them)", list, dup, resolve)
+	case errors.As(err, new(*apply.SilentError)):
+		return withHint(err, "the provider may have sent them: check with the provider (its dashboard, its status page), then %s; if it is only slow, raise --request-timeout (or --max-silent); then %s",
+			resolve, n.carryOn())
 	case errors.As(err, new(*apply.WrongPlaceError)):
 		return withHint(err, "check the base URL %s (from %s): the send endpoint is %s%s; once fixed, %s",
 			n.base, n.baseFrom, n.base, api.SendPath, n.carryOn())
@@ -311,6 +325,9 @@ func (n nextStep) runError(err error) error {
 		return withHint(err, "set a valid %s, or %s and %s; nothing of the refused batch was sent; once fixed, %s", envToken, envClientID, envClientSecret, n.carryOn())
 	case errors.As(err, &ae) && (ae.Status == 401 || ae.Status == 403):
 		return withHint(err, "check %s and %s, and the base URL; nothing of the refused batch was sent; once fixed, %s", envClientID, envClientSecret, n.carryOn())
+	case errors.As(err, &ae) && ae.Unreachable():
+		fix, _ := reachTrouble(ae, n.base, n.baseFrom)
+		return withHint(err, "%s; nothing of that batch was sent; once fixed, %s", fix, n.carryOn())
 	case errors.As(err, &ae) && apply.StatusOf(ae) == state.Unsent:
 		return withHint(err, "the API did not act on that batch (nothing of it was sent): it was unreachable or kept refusing; later, %s", n.carryOn())
 	}

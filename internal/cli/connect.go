@@ -33,7 +33,8 @@ func connection(c *campaign.Campaign, env Env, insecureHTTP bool, timeout time.D
 		ClientID:       env.Getenv(envClientID),
 		ClientSecret:   env.Getenv(envClientSecret),
 		Basic:          basicForm(c.Provider.BasicAuth),
-		RequestIDField: pointerText(c.Provider.RequestIDField),
+		RequestIDField: c.Provider.RequestIDField,
+		Results:        c.Provider.Results,
 		Timeout:        timeout,
 	}
 	static := env.Getenv(envToken)
@@ -95,12 +96,4 @@ func basicForm(basicAuth string) string {
 		return ""
 	}
 	return basicAuth
-}
-
-// pointerText is a pointer as the client takes it; "" when there is none.
-func pointerText(p *api.Pointer) string {
-	if p == nil {
-		return ""
-	}
-	return p.String()
 }

@@ -3,8 +3,10 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
+	"github.com/smsform/smsform/api"
 	"github.com/smsform/smsform/campaign"
 	"github.com/spf13/cobra"
 )
@@ -34,10 +36,58 @@ func newTokenCmd(env Env) *cobra.Command {
 		}
 		t, err := a.Issue(ctx)
 		if err != nil {
+			if herr, ok := tokenTrouble(err, a.Client.BaseURL, baseURLSource(c, env), a.Hours, "nothing was stored"); ok {
+				return herr
+			}
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "token stored for %s, valid till %s\n", a.Client.BaseURL, t.Format(time.RFC3339))
 		return nil
 	}
 	return cmd
+}
+
+// tokenTrouble adds what to do to a failure of the token endpoint that
+// says nothing about the credentials: nothing answering at the base URL,
+// a certificate this machine does not trust, or a request the endpoint
+// refused as malformed (400). base is the base URL called, from where it
+// came, hours the valid_hour asked for, again what to say of the outcome.
+// It reports false for any other error.
+func tokenTrouble(err error, base, from string, hours int, again string) (error, bool) {
+	var ae *api.Error
+	if !errors.As(err, &ae) {
+		return err, false
+	}
+	if fix, ok := reachTrouble(ae, base, from); ok {
+		return withHint(err, "%s; %s", fix, again), true
+	}
+	if ae.Status != http.StatusBadRequest {
+		return err, false
+	}
+	asked := "valid_hour was not sent (the provider's default applies)"
+	if hours > 0 {
+		asked = fmt.Sprintf("valid_hour was %d (provider.token_valid_hours; the spec allows 1 to 168, a provider may allow less)", hours)
+	}
+	return withHint(err, "the token endpoint refused the request itself (400), not the credentials: the likely cause is valid_hour or grant_type "+
+		"(client_credentials); %s: try a smaller provider.token_valid_hours, and read the provider's words above; %s", asked, again), true
+}
+
+// reachTrouble is what to do when a request could not reach the provider
+// at base (from where it came); false when ae is not such a failure.
+func reachTrouble(ae *api.Error, base, from string) (string, bool) {
+	switch ae.Trouble {
+	case api.TroubleCertificate:
+		return fmt.Sprintf("the TLS certificate of %s (base URL %s, from %s) is not trusted by this machine: "+
+			"check that the base URL names the provider's own host; if its certificate comes from a private or corporate CA, "+
+			"give that CA's PEM bundle in SSL_CERT_FILE (smsform never skips certificate checks)", ae.Host, base, from), true
+	case api.TroubleRefused:
+		return fmt.Sprintf("nothing accepts connections at %s (base URL %s, from %s): check its host and port, and that the provider (or smsform sandbox) is running",
+			ae.Host, base, from), true
+	case api.TroubleDNS:
+		return fmt.Sprintf("the host of the base URL %s (from %s) does not resolve: check its spelling and this machine's DNS", base, from), true
+	case api.TroublePlainHTTP:
+		return fmt.Sprintf("%s speaks plain HTTP, but the base URL %s (from %s) says https: use http:// for a loopback sandbox, or the provider's HTTPS port",
+			ae.Host, base, from), true
+	}
+	return "", false
 }

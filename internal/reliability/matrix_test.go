@@ -105,6 +105,23 @@ func TestFaultMatrix(t *testing.T) {
 			after:  checkResolve,
 		},
 		{
+			name:   "per-recipient answers: refused (0.05) and throttled (0.2) inside a 200",
+			cfg:    sandbox.Config{SuccessBody: "results", RejectRate: 0.05, ThrottleRate: 0.2},
+			before: perRecipient,
+			// 3: the refused recipients are failed.
+			exits: []int{3},
+			after: func(t *testing.T, p *project, o outcome, _ int) string {
+				st, tl := p.srv.Stats(), p.tally()
+				if tl.Sent != st.Messages || tl.Failed != st.Rejected || tl.InDoubt != 0 {
+					t.Errorf("state %d sent, %d failed, %d in doubt; the provider delivered %d and refused %d", tl.Sent, tl.Failed, tl.InDoubt, st.Messages, st.Rejected)
+				}
+				if st.Throttled == 0 || o.summary.Retried < st.Throttled {
+					t.Errorf("%d recipients retried, the provider throttled %d", o.summary.Retried, st.Throttled)
+				}
+				return fmt.Sprintf("%d refused, %d throttled and sent again; recorded sent = delivered", st.Rejected, st.Throttled)
+			},
+		},
+		{
 			name: "rate limiting (429)",
 			// Some 3-4 s of sending at the limit.
 			tune:  func(cfg *sandbox.Config, batches int) { cfg.RateLimit = max(3, batches/4) },
@@ -294,7 +311,28 @@ func runFault(t *testing.T, f fault, seed int64, recipients, batch, conc, batche
 	}
 }
 
-func maxErrors(*testing.T, *project, int) []string { return []string{"--max-errors", "100000"} }
+// maxErrors lifts the limits that stop a run on in-doubt batches (errors,
+// and requests in a row without an answer), for rows about what the run
+// records of each.
+func maxErrors(*testing.T, *project, int) []string {
+	return []string{"--max-errors", "100000", "--max-silent", "100000"}
+}
+
+// perRecipient describes the sandbox's per-recipient answer in the
+// campaign's provider block.
+func perRecipient(t *testing.T, p *project, _ int) []string {
+	t.Helper()
+	f, err := os.OpenFile(p.campaign, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString("provider:\n  results:\n    list: /messages\n    number: /to\n    status: /status/groupName\n" +
+		"    reason: /status/description\n    sent: [PENDING]\n    retry: [THROTTLED]\n"); err != nil {
+		t.Fatal(err)
+	}
+	return nil
+}
 
 func checkRetryAfter(t *testing.T, p *project) {
 	t.Helper()

@@ -251,6 +251,9 @@ func (s *Server) Stats() sandbox.Stats {
 		sum.Dropped += st.Dropped
 		sum.Accepted += st.Accepted
 		sum.Messages += st.Messages
+		sum.Rejected += st.Rejected
+		sum.Throttled += st.Throttled
+		sum.Duplicates += st.Duplicates
 		for k, v := range st.Status {
 			sum.Status[k] += v
 		}

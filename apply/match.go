@@ -1,0 +1,122 @@
+package apply
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/smsform/smsform/internal/e164"
+)
+
+// matchNumbers returns a function that tells which of phones (a batch's
+// recipients, in E.164) a number as a provider echoed it names, and
+// whether one does. Providers echo numbers as they store them:
+//
+//   - E.164 ("+447700900123"), maybe with spaces, dashes, dots or
+//     brackets: matched as is;
+//   - without the + ("447700900123") or with the 00 international prefix
+//     ("00447700900123"): matched with a + in its place;
+//   - in a national form ("07700 900123"): read in the region of each
+//     country the batch's numbers belong to, and matched only when exactly
+//     one of the batch's numbers is found that way.
+//
+// A number matched by none of these, or by two of the batch's numbers,
+// names nobody: the recipient it may have meant stays unmentioned, which
+// holds it in doubt, never sent by a guess.
+func matchNumbers(phones []string) func(string) (int, bool) {
+	index := make(map[string]int, len(phones))
+	for i, p := range phones {
+		index[p] = i
+	}
+	var national []*e164.Normalizer // one per region of the batch, made when first needed
+	var key []byte
+	lookup := func(digits string) (int, bool) {
+		key = append(append(key[:0], '+'), digits...)
+		i, ok := index[string(key)] // no copy: the compiler sees to it
+		return i, ok
+	}
+	return func(raw string) (int, bool) {
+		d, plus := digitsOf(raw)
+		if d == "" {
+			i, ok := index[raw]
+			return i, ok
+		}
+		if i, ok := lookup(d); ok {
+			return i, true
+		}
+		if plus {
+			return 0, false
+		}
+		if rest, ok := strings.CutPrefix(d, "00"); ok {
+			if i, ok := lookup(rest); ok {
+				return i, true
+			}
+		}
+		if national == nil {
+			national = regionsOf(phones)
+		}
+		found, n := 0, 0
+		for _, norm := range national {
+			num, err := norm.Normalize(d)
+			if err != nil {
+				continue
+			}
+			if i, ok := index[num.E164]; ok && (n == 0 || i != found) {
+				found = i
+				n++
+			}
+		}
+		return found, n == 1
+	}
+}
+
+// digitsOf is raw's digits, without the separators people and providers
+// write, and whether it starts with a +; "" when raw holds anything else.
+func digitsOf(raw string) (digits string, plus bool) {
+	raw = strings.TrimSpace(raw)
+	raw, plus = strings.CutPrefix(raw, "+")
+	if onlyDigits(raw) {
+		if len(raw) > 20 {
+			return "", false
+		}
+		return raw, plus // the common case: nothing to take out
+	}
+	var b strings.Builder
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c >= '0' && c <= '9':
+			b.WriteByte(c)
+		case c == ' ' || c == '-' || c == '.' || c == '(' || c == ')' || c == '/':
+		default:
+			return "", false
+		}
+	}
+	if b.Len() > 20 {
+		return "", false // no phone number is that long
+	}
+	return b.String(), plus
+}
+
+func onlyDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// regionsOf is a national-number reader for each region phones belong to.
+func regionsOf(phones []string) []*e164.Normalizer {
+	intl := e164.NewNormalizer("")
+	var regions []string
+	for _, p := range phones {
+		if num, err := intl.Normalize(p); err == nil && !slices.Contains(regions, num.Region) {
+			regions = append(regions, num.Region)
+		}
+	}
+	out := make([]*e164.Normalizer, 0, len(regions)) // not nil, even when empty: made once
+	for _, r := range regions {
+		out = append(out, e164.NewNormalizer(r))
+	}
+	return out
+}

@@ -31,7 +31,7 @@ const (
 	exitOK          = 0
 	exitError       = 1
 	exitPending     = 2 // plan --detailed-exitcode: something to send
-	exitIncomplete  = 3 // apply finished, but some recipients failed or are in doubt
+	exitIncomplete  = 3 // apply ended with recipients owed: failed or in doubt (this run's or earlier), past not_after, or the provider went silent
 	exitLocked      = 4 // another apply holds the state
 	exitClosed      = 5 // apply stopped: nothing more is sendable now (send window closed, not_before not reached)
 	exitPaused      = 6 // the campaign is paused (smsform pause): apply stopped, or refused to start
@@ -109,12 +109,13 @@ func exitCode(err error, stderr io.Writer) int {
 	var incomplete *apply.IncompleteError
 	var closed *apply.ClosedError
 	var expired *apply.ExpiredError
+	var silent *apply.SilentError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return exitOK
 	case errors.Is(err, cli.ErrPending):
 		return exitPending
-	case errors.As(err, &incomplete), errors.As(err, &expired):
+	case errors.As(err, &incomplete), errors.As(err, &expired), errors.As(err, &silent):
 		report(stderr, err)
 		return exitIncomplete
 	case errors.As(err, &closed):

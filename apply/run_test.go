@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,6 +105,7 @@ func (r *rig) rerunSendsNothing(t *testing.T) {
 func isIncomplete(err error) bool { return errors.As(err, new(*apply.IncompleteError)) }
 
 func TestRunFaults(t *testing.T) {
+	var goneServer atomic.Pointer[testharness.Server] // stopped, until a retry meets it gone
 	tests := []struct {
 		name    string
 		cfg     sandbox.Config
@@ -353,12 +355,23 @@ func TestRunFaults(t *testing.T) {
 			// them (the default) add up to less than the 300 ms the server
 			// is gone about once in forty runs, which this test is not
 			// about. Thirty cannot.
-			opts: apply.Options{BackoffBase: 20 * time.Millisecond, BackoffCap: 200 * time.Millisecond, MaxRetries: 30},
+			// The server comes back once a retry has met it gone (not after
+			// a fixed time: on a loaded machine the client may not try
+			// again before that).
+			opts: apply.Options{BackoffBase: 20 * time.Millisecond, BackoffCap: 200 * time.Millisecond, MaxRetries: 30,
+				Events: func(e apply.Event) {
+					if e.Type != "retry" {
+						return
+					}
+					if srv := goneServer.Swap(nil); srv != nil {
+						time.AfterFunc(100*time.Millisecond, srv.Resume)
+					}
+				}},
 			prepare: func(t *testing.T, r *rig) {
 				r.srv.OnSend(func(n int) {
 					if n == 3 {
 						r.srv.Stop()
-						time.AfterFunc(300*time.Millisecond, r.srv.Resume)
+						goneServer.Store(r.srv)
 					}
 				})
 			},

@@ -103,7 +103,9 @@ func (j *journalLog) ForgetIntent(ctx context.Context, batch string) error {
 // A rate wait comes before the next intent, and the last outcome is
 // journaled before the wait: a kill while waiting leaves nothing in doubt.
 func TestRunPacesBeforeTheIntent(t *testing.T) {
-	r := newRig(t, sandbox.Config{}, testharness.Campaign{Recipients: 30, BatchSize: 10, Rate: "2/s"}, 0)
+	// The second batch may go a minute after the first: far more than a
+	// loaded machine's delays.
+	r := newRig(t, sandbox.Config{}, testharness.Campaign{Recipients: 30, BatchSize: 10, Rate: "1/m"}, 0)
 	issueSlowly(t, r)
 	j := &journalLog{State: r.st}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -111,7 +113,7 @@ func TestRunPacesBeforeTheIntent(t *testing.T) {
 	var whileWaiting []string
 	r.srv.OnSend(func(n int) {
 		if n == 1 {
-			// The second batch may go at 500 ms: interrupt the wait.
+			// Interrupt the wait for the second batch.
 			time.AfterFunc(250*time.Millisecond, func() {
 				whileWaiting = j.snapshot()
 				cancel()
@@ -160,7 +162,9 @@ func TestRunAlreadySentIsNotADiskError(t *testing.T) {
 // Once the error limit is reached no worker starts another request, even
 // one that was waiting for the rate limiter meanwhile.
 func TestRunStopsWorkersWaitingForTheRate(t *testing.T) {
-	r := newRig(t, sandbox.Config{MaxBody: 5}, testharness.Campaign{Recipients: 40, BatchSize: 10, Concurrency: 2, Rate: "10/s"}, 0)
+	// The second worker waits a second for the rate: more than a loaded
+	// machine takes to record the first batch's refusal.
+	r := newRig(t, sandbox.Config{MaxBody: 5}, testharness.Campaign{Recipients: 40, BatchSize: 10, Concurrency: 2, Rate: "1/s"}, 0)
 	issueSlowly(t, r)
 	res, err := r.apply(t, context.Background(), apply.Options{MaxErrors: 1})
 	if !errors.Is(err, apply.ErrTooManyErrors) {

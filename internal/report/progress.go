@@ -251,6 +251,12 @@ func retryLine(e apply.Event) string {
 		what = "no answer: " + oneLine(e.Reason)
 	}
 	subject := "batch " + e.Batch + " was not acted on"
+	if e.Retried > 0 && e.HTTPStatus >= 200 && e.HTTPStatus < 300 {
+		// The provider took the request but listed some recipients as
+		// not acted on (throttled): those go again.
+		subject = fmt.Sprintf("%s of batch %s %s not acted on (throttled, said the provider)", words.N(e.Retried, "recipient", "recipients"), e.Batch,
+			words.Plural(e.Retried, "was", "were"))
+	}
 	if e.Batch == "" {
 		subject = "token endpoint unreachable"
 		if e.HTTPStatus != 0 {

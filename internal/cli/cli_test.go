@@ -223,7 +223,7 @@ func flagsOf(help string) []string {
 	return names
 }
 
-// TestHelpSaysEverything holds each command's help to what the README
+// TestHelpSaysEverything holds each command's help to what docs/commands.md
 // promises of it: what it does, an example, its exit codes, and the
 // environment of the commands that read it.
 func TestHelpSaysEverything(t *testing.T) {
@@ -251,28 +251,27 @@ func TestHelpSaysEverything(t *testing.T) {
 	}
 }
 
-// TestREADMEListsEveryFlag checks README's command reference (the commands
-// table, and the sandbox's own section) names every flag of every command.
-func TestREADMEListsEveryFlag(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(data)
-	section := func(title string) string {
-		_, after, ok := strings.Cut(readme, "\n"+title+"\n")
-		if !ok {
-			t.Fatalf("README has no %q", title)
+// TestDocsListEveryFlag checks the command reference (the commands table of
+// docs/commands.md, and docs/sandbox.md for the sandbox) names every flag
+// of every command.
+func TestDocsListEveryFlag(t *testing.T) {
+	read := func(name string) string {
+		data, err := os.ReadFile(filepath.Join("..", "..", "docs", name))
+		if err != nil {
+			t.Fatal(err)
 		}
-		if i := strings.Index(after, "\n## "); i >= 0 {
-			after = after[:i]
-		}
-		return after
+		return string(data)
 	}
-	commands := section("## Commands")
-	sandboxDoc := section("## The sandbox")
+	_, commands, ok := strings.Cut(read("commands.md"), "\n## Commands\n")
+	if !ok {
+		t.Fatal(`docs/commands.md has no "## Commands"`)
+	}
+	if i := strings.Index(commands, "\n## "); i >= 0 {
+		commands = commands[:i]
+	}
+	sandboxDoc := read("sandbox.md")
 	if !strings.Contains(commands, "`--no-color`") {
-		t.Error("README's commands do not mention --no-color")
+		t.Error("docs/commands.md's commands do not mention --no-color")
 	}
 	for cmd, help := range commandHelp(t) {
 		var doc string
@@ -285,12 +284,12 @@ func TestREADMEListsEveryFlag(t *testing.T) {
 			}
 		}
 		if doc == "" {
-			t.Errorf("README's commands table has no row for %s", cmd)
+			t.Errorf("docs/commands.md's commands table has no row for %s", cmd)
 			continue
 		}
 		for _, f := range flagsOf(help) {
 			if !regexp.MustCompile(`--` + f + `\b`).MatchString(doc) {
-				t.Errorf("README does not list %s --%s", cmd, f)
+				t.Errorf("docs/commands.md does not list %s --%s", cmd, f)
 			}
 		}
 	}

@@ -18,7 +18,6 @@ var pendingPages = map[string]bool{
 	"docs/install.md":   true, // release archives, go install
 	"docs/ci.md":        true, // the GitHub Action
 	"docs/editors.md":   true, // JSON Schemas for editors
-	"docs/providers.md": true, // using a real provider
 }
 
 // TestDocsLinks checks every relative link of README.md and docs/*.md: the

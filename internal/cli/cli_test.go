@@ -289,7 +289,7 @@ func TestDocsListEveryFlag(t *testing.T) {
 		}
 		for _, f := range flagsOf(help) {
 			if !regexp.MustCompile(`--` + f + `\b`).MatchString(doc) {
-				t.Errorf("docs/commands.md does not list %s --%s", cmd, f)
+				t.Errorf("the command reference (docs/commands.md, docs/sandbox.md) does not list %s --%s", cmd, f)
 			}
 		}
 	}

@@ -3,7 +3,7 @@
 // sends it through the messaging API, never messaging anyone twice.
 //
 // main only wires the process to [cli.Run] and turns the error it returns
-// into words on stderr and an exit code; the codes are documented in README.md.
+// into words on stderr and an exit code; the codes are documented in docs/commands.md.
 package main
 
 import (
@@ -26,7 +26,7 @@ import (
 	"github.com/smsform/smsform/state"
 )
 
-// Exit codes, documented in README.md.
+// Exit codes, documented in docs/commands.md.
 const (
 	exitOK          = 0
 	exitError       = 1

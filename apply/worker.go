@@ -23,7 +23,7 @@ import (
 //
 // A kill thus leaves at most one batch per worker in doubt. Overlapping the
 // next intent's commit with the current request would send faster but
-// leave two per worker in doubt; the README's performance section says what
+// leave two per worker in doubt; docs/performance.md says what
 // that was measured to gain.
 type worker struct {
 	r       *runner

@@ -113,7 +113,7 @@ and says when the next window opens; --wait sleeps until then instead.`,
 	},
 	"state": {
 		short:   "Inspect and change a campaign's state",
-		long:    "list shows who was messaged; resolve records an operator's decision on in-doubt or failed recipients; migrate copies a state between a file and PostgreSQL.",
+		long:    "list shows who was messaged; resolve records an operator's decision on in-doubt or failed recipients; migrate copies a state between a file and PostgreSQL and marks the source moved; where says which state a campaign uses and why.",
 		example: "  smsform state list campaigns/spring.yaml",
 	},
 	"state list": {
@@ -136,10 +136,21 @@ and says when the next window opens; --wait sleeps until then instead.`,
 	},
 	"state migrate": {
 		short:   "Copy a campaign's whole state between a file and PostgreSQL",
-		long:    "Copies every record, lineage and serial included, into a target that records nothing of the campaign yet, then reads the copy back and compares.",
+		long:    "Copies every record, lineage and serial included, into a target that records nothing of the campaign yet (or a record that moved away from it), reads the copy back and compares, then marks the source moved: it stays readable, and every command that would write or plan against it refuses.",
 		example: "  smsform state migrate campaigns/spring.yaml --from campaigns/spring.smsstate --to postgres://db.example.com/smsform",
 		env:     []string{"PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
 		exits:   "0 1 4",
+		args:    []string{"yaml", "yml"},
+	},
+	"state where": {
+		short: "Say which state a campaign's commands use, and why",
+		long: `The state comes from --state, else SMSFORM_STATE, else the project file's state
+(smsform.yaml, found from the campaign's folder upwards), else the file next to the campaign.
+When the project file names a state, --state and SMSFORM_STATE may only name that same state.
+Also shows what the state records of the campaign, and whether it was moved or is paused.`,
+		example: "  smsform state where campaigns/spring.yaml\n  smsform state where campaigns/spring.yaml --json",
+		env:     []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
+		exits:   "0 1",
 		args:    []string{"yaml", "yml"},
 	},
 	"sandbox": {

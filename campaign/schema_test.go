@@ -248,7 +248,7 @@ func defs(t *testing.T) js {
 		"send_window":   window,
 		"budget":        object(t, "budget", "", nil, nil),
 		"frequency_cap": object(t, "frequency_cap", "", []string{"max", "per"}, nil),
-		"statuses": js{"type": "array", "items": js{"type": []string{"string", "number", "boolean"}, "pattern": `\S`}},
+		"statuses":      js{"type": "array", "items": js{"type": []string{"string", "number", "boolean"}, "pattern": `\S`}},
 		"sender": js{"type": "string", "anyOf": []any{
 			js{"pattern": e164Pattern},
 			js{"pattern": `^[0-9]{3,8}$`},

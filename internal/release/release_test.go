@@ -41,7 +41,7 @@ func newRepo(t *testing.T) string {
 func TestRunRefusesWhatNoTagNames(t *testing.T) {
 	cases := []struct {
 		name, version, want string
-		prepare            func(t *testing.T, repo string)
+		prepare             func(t *testing.T, repo string)
 	}{
 		{"not a version", "0.3", "not a semantic version", nil},
 		{"untagged", "v0.3.0", "is not tagged v0.3.0", nil},

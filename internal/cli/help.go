@@ -162,6 +162,16 @@ Its first line on stdout is "listening on http://HOST:PORT".`,
 		env:     []string{"SMSFORM_SANDBOX_CLIENT_ID, SMSFORM_SANDBOX_CLIENT_SECRET"},
 		exits:   "0 1",
 	},
+	"init": {
+		short: "Write a new project that works at once: smsform.yaml, a campaign, lists, prices, CI workflows",
+		long: `Writes into DIR (default: the current folder) a project file whose state is a
+file in the git-ignored folder .smsform/, campaigns/welcome.yaml with a small
+list and an opt-out list, an example price table, the two GitHub workflows
+that use smsform's action, and a .gitignore for state and plan files. It never
+overwrites: when any of these files exists it writes nothing and names them.`,
+		example: "  smsform init\n  smsform init my-campaigns && cd my-campaigns && smsform plan campaigns/welcome.yaml",
+		exits:   "0 1",
+	},
 	"version": {
 		short:   "Print smsform's version, commit, Go version and platform",
 		example: "  smsform version --json",

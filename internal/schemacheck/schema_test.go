@@ -132,6 +132,8 @@ func campaignCorpus(t *testing.T) []file {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// What smsform init writes.
+	files = append(files, file{path: filepath.Join(root, "internal", "cli", "initfiles", "campaigns", "welcome.yaml"), want: "valid"})
 	good, _ := filepath.Glob(filepath.Join(root, "campaign", "testdata", "good", "*.yaml"))
 	for _, p := range good {
 		files = append(files, file{path: p, want: "valid"})
@@ -208,6 +210,9 @@ func TestProjectSchemaAgreesWithLoadProject(t *testing.T) {
 	s := compile(t, "project.schema.json")
 	for _, want := range []string{"valid", "invalid"} {
 		files, _ := filepath.Glob(filepath.Join("testdata", "project", want, "*.yaml"))
+		if want == "valid" { // and what smsform init writes
+			files = append(files, filepath.Join(root, "internal", "cli", "initfiles", campaign.ProjectFile))
+		}
 		if len(files) < 4 {
 			t.Fatalf("testdata/project/%s holds %d files: too few to say anything", want, len(files))
 		}

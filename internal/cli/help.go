@@ -153,6 +153,17 @@ Also shows what the state records of the campaign, and whether it was moved or i
 		exits:   "0 1",
 		args:    []string{"yaml", "yml"},
 	},
+	"state grant-readonly": {
+		short: "Let a PostgreSQL role read the state and nothing more, for plan jobs",
+		long: `Prints the SQL that lets ROLE read smsform's schema: USAGE on the schema,
+SELECT on its tables, and default privileges so that the tables of later
+schema versions are readable too. Run it as the role that applies (it owns
+smsform's tables). --execute runs it, creating or migrating the schema first.
+The state is --state, else SMSFORM_STATE, else the project file's.`,
+		example: "  smsform state grant-readonly smsform_plan --state postgres://smsform@db.example.com/campaigns | psql ...\n  smsform state grant-readonly smsform_plan --execute",
+		env:     []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
+		exits:   "0 1",
+	},
 	"sandbox": {
 		short: "Serve the messaging API on loopback, for demos and tests",
 		long: `A strict fake provider: it issues expiring tokens, checks every request, records

@@ -99,4 +99,3 @@ func grantCLI(ctx context.Context, loc string, args ...string) (stdout, stderr s
 	err = cli.Run(ctx, args, cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return env[k] }})
 	return out.String(), errOut.String(), err
 }
-

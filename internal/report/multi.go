@@ -141,14 +141,14 @@ func jsonString(s string) string {
 // WriteCampaignsMarkdown writes one pull-request comment for several
 // campaigns: a table with each campaign's headline and the combined
 // summary first, then each campaign's plan in a collapsed <details>, all
-// within o.MarkdownLimit (GitHub's 65,536 by default). Each campaign gets
+// within o.MarkdownLimit (by default GitHub's 65,536 less ciRoom). Each campaign gets
 // an equal share of the room the table leaves, and what one leaves unused
 // goes to the next; within its share its batches are cut from the middle,
 // as [WriteMarkdown] does.
 func WriteCampaignsMarkdown(w io.Writer, cps []CampaignPlan, o Output) error {
 	limit := o.MarkdownLimit
 	if limit <= 0 {
-		limit = githubCommentLimit
+		limit = githubCommentLimit - ciRoom
 	}
 	head := campaignsHead(cps, o)
 	if len(head) > limit/2 { // thousands of campaigns: the table alone is too long
@@ -172,6 +172,10 @@ func WriteCampaignsMarkdown(w io.Writer, cps []CampaignPlan, o Output) error {
 	_, err := io.WriteString(w, out.String())
 	return err
 }
+
+// ciRoom is left for what a CI job adds to the comment: the marker that
+// finds it again, a link to the run.
+const ciRoom = 1024
 
 // detailsRoom is what one campaign's <details> frame may take besides its
 // plan: the summary line (a path and a headline) and the tags.

@@ -399,7 +399,7 @@ func TestGitLabPipeline(t *testing.T) {
 		t.Errorf("smsform-plan must run on merge requests that change campaigns; rules: %+v", planJob.Rules)
 	}
 	ps := script(planJob.Script)
-	for _, want := range []string{"smsform plan", "--format markdown", "--out", "/notes", "<!-- smsform-plan:"} {
+	for _, want := range []string{"smsform plan", "--format markdown", "--out", "/notes", "<!-- smsform-plan -->", "--changed-since"} {
 		if !strings.Contains(ps, want) {
 			t.Errorf("smsform-plan script lacks %q", want)
 		}

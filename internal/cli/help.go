@@ -54,7 +54,7 @@ never messages anyone twice.`,
 	"validate": {
 		short:   "Check campaign files and their lists, without planning output",
 		long:    "Runs every check of plan (YAML, numbers, templates, windows, prices) on each campaign, prints errors and warnings on stderr, and one line per valid campaign on stdout: its recipients and warnings. It contacts nothing and writes nothing.",
-		example: "  smsform validate campaigns/spring.yaml\n  smsform validate campaigns/*.yaml",
+		example: "  smsform validate campaigns/spring.yaml\n  smsform validate campaigns/*.yaml\n  smsform validate                      # every campaign of the project\n  smsform validate --changed-since origin/main",
 		exits:   "0 1",
 		args:    []string{"yaml", "yml"},
 	},
@@ -64,11 +64,16 @@ never messages anyone twice.`,
 the state already records subtracted, the rest cut into batches. Numbers are
 masked unless --show-numbers. Plan never contacts the API and never changes the
 state. --out saves the plan for smsform apply PLANFILE (it holds phone numbers:
-keep it private).`,
+keep it private). With no campaign (the project's campaigns), several files or
+folders, or --changed-since, each campaign gets a section and the summary counts
+them all; --out is then a folder (one NAME.plan each), and the exit code is 1 if
+any fails, else 2 with --detailed-exitcode if any has something to send.`,
 		example: `  smsform plan campaigns/spring.yaml
   smsform plan campaigns/spring.yaml --format markdown > plan.md
   smsform plan campaigns/spring.yaml --out spring.plan --detailed-exitcode
-  smsform plan campaigns/spring.yaml --at 2026-12-01T08:00:00Z   # who goes when, as at that moment`,
+  smsform plan campaigns/spring.yaml --at 2026-12-01T08:00:00Z   # who goes when, as at that moment
+  smsform plan                                   # every campaign of the project, a section each
+  smsform plan --changed-since origin/main --format markdown --out plans/   # one comment, one plan file each`,
 		env:   []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE", "CI, SMSFORM_IN_AUTOMATION", "NO_COLOR"},
 		exits: "0 1 2",
 		args:  []string{"yaml", "yml"},
@@ -96,6 +101,7 @@ before its intent: when nothing more may be sent now, apply stops (exit 5)
 and says when the next window opens; --wait sleeps until then instead.`,
 		example: `  smsform apply campaigns/spring.yaml
   smsform apply spring.plan
+  smsform apply plans/                  # each saved plan, stopping at the first that fails
   CI=true smsform apply campaigns/spring.yaml --auto-approve --json
   smsform apply spring.plan --wait`,
 		env: []string{"SMSFORM_BASE_URL", "SMSFORM_CLIENT_ID", "SMSFORM_CLIENT_SECRET", "SMSFORM_TOKEN", "SMSFORM_TOKEN_DIR",

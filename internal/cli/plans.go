@@ -17,16 +17,11 @@ import (
 // folder's, several files, or those changed since a git revision.
 
 // outIsDir reports whether --out names a folder for one plan file per
-// campaign: an existing folder, or a path written with a trailing /.
+// campaign, written with a trailing / (with several campaigns it always
+// is). A single campaign's --out naming an existing folder stays refused:
+// a plan is not written into a folder nobody asked for.
 func outIsDir(out string) bool {
-	if out == "" {
-		return false
-	}
-	if strings.HasSuffix(out, "/") || strings.HasSuffix(out, string(filepath.Separator)) {
-		return true
-	}
-	fi, err := os.Stat(out)
-	return err == nil && fi.IsDir()
+	return strings.HasSuffix(out, "/") || strings.HasSuffix(out, string(filepath.Separator))
 }
 
 // selectCampaigns is the campaign files of the command line, less those

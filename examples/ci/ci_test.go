@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -41,22 +40,38 @@ func lint(t *testing.T, path string, content []byte) []*actionlint.Error {
 	return errs
 }
 
-func TestGitHubWorkflowsPassActionlint(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("github-actions", "*.yml"))
-	if err != nil {
-		t.Fatal(err)
+// workflowFiles are the GitHub workflows to check: the recipes here and
+// the pair smsform init writes.
+func workflowFiles(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	for _, pattern := range []string{filepath.Join("github-actions", "*.yml"), filepath.Join(initWorkflows, "*.yml")} {
+		m, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
 	}
-	for _, want := range []string{"plan.yml", "apply.yml"} {
-		if !slices.Contains(files, filepath.Join("github-actions", want)) {
-			t.Errorf("github-actions/%s is missing (found %v)", want, files)
+	for _, want := range []string{"github-actions/plan.yml", "github-actions/apply.yml", initWorkflows + "/smsform-plan.yml", initWorkflows + "/smsform-apply.yml"} {
+		if !slices.Contains(files, filepath.FromSlash(want)) {
+			t.Errorf("%s is missing (found %v)", want, files)
 		}
 	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
+	return files
+}
+
+// initWorkflows holds the workflows smsform init writes.
+const initWorkflows = "../../internal/cli/initfiles/.github/workflows"
+
+func TestGitHubWorkflowsPassActionlint(t *testing.T) {
+	for _, f := range workflowFiles(t) {
+		t.Run(f, func(t *testing.T) {
 			content, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)
 			}
+			// smsform init pins the action to its own version.
+			content = []byte(strings.ReplaceAll(string(content), "@ACTION_REF@", "v0.3.0"))
 			for _, e := range lint(t, f, content) {
 				t.Errorf("%s:%d:%d: %s [%s]", f, e.Line, e.Column, e.Message, e.Kind)
 			}
@@ -100,131 +115,178 @@ jobs:
 	}
 }
 
+// step is a workflow's or a composite action's step.
+type step struct {
+	ID   string            `yaml:"id"`
+	If   string            `yaml:"if"`
+	Uses string            `yaml:"uses"`
+	Run  string            `yaml:"run"`
+	With map[string]string `yaml:"with"`
+	Env  map[string]string `yaml:"env"`
+}
+
+type job struct {
+	Permissions map[string]string `yaml:"permissions"`
+	Concurrency struct {
+		Group            string `yaml:"group"`
+		CancelInProgress bool   `yaml:"cancel-in-progress"`
+	} `yaml:"concurrency"`
+	Steps []step `yaml:"steps"`
+}
+
+type workflow struct {
+	On struct {
+		Schedule []struct {
+			Cron string `yaml:"cron"`
+		} `yaml:"schedule"`
+	} `yaml:"on"`
+	Permissions map[string]string `yaml:"permissions"`
+	Jobs        map[string]job    `yaml:"jobs"`
+}
+
+func loadYAML[T any](t *testing.T, path string) T {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v T
+	if err := yaml.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return v
+}
+
+// actionInputs are action.yml's inputs, and which are required.
+func actionInputs(t *testing.T) map[string]bool {
+	t.Helper()
+	a := loadYAML[struct {
+		Inputs map[string]struct {
+			Required bool `yaml:"required"`
+		} `yaml:"inputs"`
+	}](t, "../../action.yml")
+	in := map[string]bool{}
+	for name, i := range a.Inputs {
+		in[name] = i.Required
+	}
+	return in
+}
+
+// actionStep is the step of j that uses smsform's action, checked against
+// action.yml's inputs.
+func actionStep(t *testing.T, file string, j job) step {
+	t.Helper()
+	inputs := actionInputs(t)
+	for _, s := range j.Steps {
+		if !strings.HasPrefix(s.Uses, "smsform/smsform@") {
+			continue
+		}
+		for k := range s.With {
+			if _, ok := inputs[k]; !ok {
+				t.Errorf("%s: the action has no input %q", file, k)
+			}
+		}
+		for k, required := range inputs {
+			if _, given := s.With[k]; required && !given {
+				t.Errorf("%s: the action's required input %q is not given", file, k)
+			}
+		}
+		return s
+	}
+	t.Fatalf("%s: no step uses smsform/smsform@", file)
+	return step{}
+}
+
 // The properties the recipes promise, beyond what actionlint can know.
 func TestGitHubWorkflowsPromises(t *testing.T) {
-	type job struct {
-		Permissions map[string]string `yaml:"permissions"`
-		Concurrency struct {
-			Group            string `yaml:"group"`
-			CancelInProgress bool   `yaml:"cancel-in-progress"`
-		} `yaml:"concurrency"`
-		Strategy struct {
-			FailFast *bool `yaml:"fail-fast"`
-		} `yaml:"strategy"`
-		Steps []struct {
-			ID   string            `yaml:"id"`
-			If   string            `yaml:"if"`
-			Uses string            `yaml:"uses"`
-			Run  string            `yaml:"run"`
-			With map[string]string `yaml:"with"`
-			Env  map[string]string `yaml:"env"`
-		} `yaml:"steps"`
+	for _, pair := range [][2]string{{"github-actions/plan.yml", "github-actions/apply.yml"}, {initWorkflows + "/smsform-plan.yml", initWorkflows + "/smsform-apply.yml"}} {
+		t.Run("plan "+pair[0], func(t *testing.T) {
+			w := loadYAML[workflow](t, pair[0])
+			if got := w.Permissions; len(got) != 1 || got["contents"] != "read" {
+				t.Errorf("workflow permissions = %v, want contents: read only", got)
+			}
+			p := w.Jobs["plan"]
+			if p.Permissions["pull-requests"] != "write" || len(p.Permissions) != 2 {
+				t.Errorf("plan job permissions = %v, want contents: read, pull-requests: write", p.Permissions)
+			}
+			if len(p.Steps) == 0 || !strings.HasPrefix(p.Steps[0].Uses, "actions/checkout@") || p.Steps[0].With["fetch-depth"] != "0" {
+				t.Error("the plan job must check out the history first (fetch-depth: 0): the changed campaigns are found against the base")
+			}
+			s := actionStep(t, pair[0], p)
+			if s.With["command"] != "plan" || s.With["state"] != "${{ secrets.SMSFORM_STATE_READONLY }}" {
+				t.Errorf("plan step with = %v, want command: plan and the read-only state from secrets", s.With)
+			}
+		})
+		t.Run("apply "+pair[1], func(t *testing.T) {
+			w := loadYAML[workflow](t, pair[1])
+			a := w.Jobs["apply"]
+			if a.Concurrency.Group == "" || a.Concurrency.CancelInProgress {
+				t.Errorf("apply concurrency = %+v, want a group, never cancel-in-progress", a.Concurrency)
+			}
+			if a.Permissions["contents"] != "read" || a.Permissions["actions"] != "write" {
+				t.Errorf("apply job permissions = %v, want contents: read (nothing committed), actions: write (the plans artifact)", a.Permissions)
+			}
+			s := actionStep(t, pair[1], a)
+			if s.With["command"] != "apply" || s.With["state"] != "${{ secrets.SMSFORM_STATE }}" {
+				t.Errorf("apply step with = %v, want command: apply and the state from secrets", s.With)
+			}
+			for _, k := range []string{"SMSFORM_CLIENT_ID", "SMSFORM_CLIENT_SECRET", "SMSFORM_BASE_URL"} {
+				if s.Env[k] != "${{ secrets."+k+" }}" {
+					t.Errorf("apply step env %s = %q, want it from secrets", k, s.Env[k])
+				}
+			}
+		})
 	}
-	type workflow struct {
-		On struct {
-			Schedule []struct {
-				Cron string `yaml:"cron"`
-			} `yaml:"schedule"`
-		} `yaml:"on"`
-		Permissions map[string]string `yaml:"permissions"`
-		Jobs        map[string]job    `yaml:"jobs"`
+	// Campaigns with send windows are carried on by a schedule.
+	if w := loadYAML[workflow](t, "github-actions/apply.yml"); len(w.On.Schedule) == 0 || w.On.Schedule[0].Cron == "" {
+		t.Error("apply.yml has no schedule trigger for campaigns with send windows")
 	}
-	load := func(name string) workflow {
-		t.Helper()
-		b, err := os.ReadFile(filepath.Join("github-actions", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var w workflow
-		if err := yaml.Unmarshal(b, &w); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		return w
-	}
-
-	t.Run("plan", func(t *testing.T) {
-		w := load("plan.yml")
-		if got := w.Permissions; len(got) != 1 || got["contents"] != "read" {
-			t.Errorf("workflow permissions = %v, want contents: read only", got)
-		}
-		p := w.Jobs["plan"]
-		if p.Permissions["pull-requests"] != "write" || len(p.Permissions) != 2 {
-			t.Errorf("plan job permissions = %v, want contents: read, pull-requests: write", p.Permissions)
-		}
-		var planned, uploaded bool
-		for _, s := range p.Steps {
-			if strings.Contains(s.Run, "smsform plan") && strings.Contains(s.Run, "--format markdown") &&
-				strings.Contains(s.Run, "--out") {
-				planned = true
-				if s.Env["SMSFORM_STATE"] != "${{ secrets.SMSFORM_STATE_READONLY }}" {
-					t.Errorf("plan step env SMSFORM_STATE = %q, want the read-only state URL from secrets", s.Env["SMSFORM_STATE"])
-				}
-			}
-			if strings.HasPrefix(s.Uses, "actions/upload-artifact@") {
-				uploaded = true
-				if d := s.With["retention-days"]; d == "" || len(d) > 1 {
-					t.Errorf("plan artifact retention-days = %q, want a short one (plan files are personal data)", d)
-				}
-			}
-		}
-		if !planned || !uploaded {
-			t.Errorf("plan job: planned=%v uploaded=%v, want both", planned, uploaded)
-		}
-	})
-
-	t.Run("apply", func(t *testing.T) {
-		w := load("apply.yml")
-		a := w.Jobs["apply"]
-		if a.Concurrency.Group != "smsform-apply-${{ matrix.campaign }}" || a.Concurrency.CancelInProgress {
-			t.Errorf("apply concurrency = %+v, want one group per campaign, never cancel-in-progress", a.Concurrency)
-		}
-		if a.Strategy.FailFast == nil || *a.Strategy.FailFast {
-			t.Error("apply matrix must set fail-fast: false (a failure must not cancel another campaign's send)")
-		}
-		if a.Permissions["contents"] != "read" {
-			t.Errorf("apply job contents permission = %q, want read: nothing is committed", a.Permissions["contents"])
-		}
-		applied := false
-		for _, s := range a.Steps {
-			if s.ID == "apply" {
-				applied = true
-				if !strings.Contains(s.Run, "smsform apply") {
-					t.Error(`the step with id "apply" does not run smsform apply`)
-				}
-				for _, k := range []string{"SMSFORM_CLIENT_ID", "SMSFORM_CLIENT_SECRET", "SMSFORM_BASE_URL", "SMSFORM_STATE"} {
-					if s.Env[k] != "${{ secrets."+k+" }}" {
-						t.Errorf("apply step env %s = %q, want it from secrets", k, s.Env[k])
-					}
-				}
-			}
-			// The state is in PostgreSQL: numbers never go to git.
-			if strings.Contains(s.Run, "git push") || strings.Contains(s.Run, "git commit") || strings.Contains(s.Run, ".smsstate") {
-				t.Errorf("step %q commits to git or touches a state file", s.Run)
-			}
-		}
-		if !applied {
-			t.Error(`no step with id "apply"`)
-		}
-		// Scheduled runs apply campaigns until done: exit 5 (waiting for a
-		// send window) is not a failure there.
-		if len(w.On.Schedule) == 0 || w.On.Schedule[0].Cron == "" {
-			t.Error("apply.yml has no schedule trigger for campaigns with send windows")
-		}
-		var exitStep string
-		for _, s := range a.Steps {
-			if strings.Contains(s.Run, `case "$RC" in`) {
-				exitStep = s.Run
-			}
-		}
-		five := regexp.MustCompile(`(?m)^\s*5\)`).FindStringIndex(exitStep)
-		if five == nil {
-			t.Fatal("the exit code step does not handle 5")
-		}
-		if rest := exitStep[five[0]:]; strings.Contains(rest[:strings.Index(rest, ";;")], "exit 5") {
-			t.Error("the exit code step fails the job on 5; a closed send window is not a failure")
-		}
-	})
 }
+
+// action.yml: a composite action whose scripts get every input through
+// env:, never from an expression inside run: (an input holding
+// "$(curl evil)" would run), and that builds the smsform of its own ref.
+func TestActionTakesInputsThroughEnv(t *testing.T) {
+	a := loadYAML[struct {
+		Runs struct {
+			Using string `yaml:"using"`
+			Steps []step `yaml:"steps"`
+		} `yaml:"runs"`
+	}](t, "../../action.yml")
+	if a.Runs.Using != "composite" {
+		t.Errorf("runs.using = %q, want composite", a.Runs.Using)
+	}
+	built, ran := false, false
+	for _, s := range a.Runs.Steps {
+		if s.Run == "" {
+			continue
+		}
+		if pasted(s) {
+			t.Errorf("a run: holds an expression, which is pasted into the script: %q", s.Run)
+		}
+		built = built || strings.Contains(s.Run, "build.sh") && s.Env["ACTION_REF"] == "${{ github.action_ref }}"
+		if strings.Contains(s.Run, "smsform-action") {
+			ran = true
+			for _, in := range []string{"command", "campaigns", "state"} {
+				if s.Env["INPUT_"+strings.ToUpper(in)] != "${{ inputs."+in+" }}" {
+					t.Errorf("input %s does not reach smsform-action through env: %v", in, s.Env)
+				}
+			}
+		}
+	}
+	if !built || !ran {
+		t.Errorf("action.yml: built from its own ref = %v, runs smsform-action = %v; want both", built, ran)
+	}
+	// The check can fail: an input pasted into run: is caught, one given
+	// through env: is not.
+	if !pasted(step{Run: `smsform-action "${{ inputs.command }}"`}) || pasted(step{Run: `smsform-action "$INPUT_COMMAND"`, Env: map[string]string{"INPUT_COMMAND": "${{ inputs.command }}"}}) {
+		t.Error("pasted does not tell an expression in run: from one in env:")
+	}
+}
+
+// pasted reports whether a step's script holds an expression, which GitHub
+// pastes into the script before the shell reads it.
+func pasted(s step) bool { return strings.Contains(s.Run, "${{") }
 
 func TestGitLabPipeline(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("gitlab", ".gitlab-ci.yml"))
@@ -245,7 +307,7 @@ func TestGitLabPipeline(t *testing.T) {
 		Changes any    `yaml:"changes"`
 		When    string `yaml:"when"`
 	}
-	type job struct {
+	type glJob struct {
 		Stage         string         `yaml:"stage"`
 		ResourceGroup string         `yaml:"resource_group"`
 		Rules         []rule         `yaml:"rules"`
@@ -253,8 +315,8 @@ func TestGitLabPipeline(t *testing.T) {
 		Script        []yaml.Node    `yaml:"script"`
 		AfterScript   []yaml.Node    `yaml:"after_script"`
 	}
-	jobs := map[string]job{}
-	hidden := map[string]job{} // ".name": templates pulled in with !reference
+	jobs := map[string]glJob{}
+	hidden := map[string]glJob{} // ".name": templates pulled in with !reference
 	var stages []string
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		key, val := root.Content[i].Value, root.Content[i+1]
@@ -264,7 +326,7 @@ func TestGitLabPipeline(t *testing.T) {
 				t.Fatalf("stages: %v", err)
 			}
 		case val.Kind == yaml.MappingNode:
-			var j job
+			var j glJob
 			if err := val.Decode(&j); err != nil {
 				t.Fatalf("%s: %v", key, err)
 			}
@@ -322,7 +384,7 @@ func TestGitLabPipeline(t *testing.T) {
 	if !strings.Contains(script(applyJob.Script), `[ "$rc" != 5 ]`) {
 		t.Error("smsform-apply fails the job on 5; a closed send window is not a failure")
 	}
-	for name, j := range map[string]job{"smsform-plan": planJob, "smsform-apply": applyJob} {
+	for name, j := range map[string]glJob{"smsform-plan": planJob, "smsform-apply": applyJob} {
 		if !slices.Contains(stages, j.Stage) {
 			t.Errorf("%s: stage %q is not in stages %v", name, j.Stage, stages)
 		}
@@ -337,7 +399,7 @@ func TestGitLabPipeline(t *testing.T) {
 		t.Errorf("smsform-plan must run on merge requests that change campaigns; rules: %+v", planJob.Rules)
 	}
 	ps := script(planJob.Script)
-	for _, want := range []string{"smsform plan", "--format markdown", "--out", "/notes", "<!-- smsform-plan:"} {
+	for _, want := range []string{"smsform plan", "--format markdown", "--out", "/notes", "<!-- smsform-plan -->", "--changed-since"} {
 		if !strings.Contains(ps, want) {
 			t.Errorf("smsform-plan script lacks %q", want)
 		}

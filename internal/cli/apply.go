@@ -39,7 +39,7 @@ type applyFlags struct {
 }
 
 func newApplyCmd(env Env) *cobra.Command {
-	cmd := &cobra.Command{Use: "apply CAMPAIGN.yaml|PLANFILE"}
+	cmd := &cobra.Command{Use: "apply CAMPAIGN.yaml|PLANFILE|DIR"}
 	fs := cmd.Flags()
 	var f applyFlags
 	fs.String("state", "", stateFlagUsage)
@@ -55,8 +55,11 @@ func newApplyCmd(env Env) *cobra.Command {
 	fs.BoolVar(&f.showNumbers, "show-numbers", false, "show phone numbers whole (they are masked by default)")
 	fs.BoolVar(&f.wide, "wide", false, "show message bodies whole in the plan's table instead of fitting the terminal's width")
 	fs.BoolVar(&f.wait, "wait", false, "while send windows are closed, wait for them to open (until everything is sent or not_after passes) rather than stop with exit 5")
-	cmd.Args = positional(1, 1, "one campaign file or saved plan")
+	cmd.Args = positional(1, 1, "one campaign file, saved plan or folder of saved plans")
 	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
+		if isDir(pos[0]) {
+			return runApplyDir(cmd.Context(), env, f, pos[0])
+		}
 		return runApply(cmd.Context(), env, f, pos[0])
 	}
 	return cmd

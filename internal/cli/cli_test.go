@@ -124,7 +124,7 @@ func TestUsageMistakes(t *testing.T) {
 		{[]string{"plan", "--fromat", "json", "c.yaml"}, "unknown flag --fromat", "did you mean --format?"},
 		{[]string{"apply", "--auto-aprove", "c.yaml"}, "unknown flag --auto-aprove", "did you mean --auto-approve?"},
 		{[]string{"plan", "--zzz", "c.yaml"}, "unknown flag --zzz", "run smsform plan --help"},
-		{[]string{"plan", "a.yaml", "b.yaml"}, "smsform plan takes one campaign file", "run smsform plan --help"},
+		{[]string{"apply", "a.yaml", "b.yaml"}, "smsform apply takes one campaign file, saved plan or folder of saved plans", "run smsform apply --help"},
 		{[]string{"plan", "--state"}, "flag needs an argument", "run smsform plan --help"},
 		{[]string{}, "no command given", "smsform plan CAMPAIGN.yaml"},
 	} {

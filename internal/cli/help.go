@@ -54,7 +54,7 @@ never messages anyone twice.`,
 	"validate": {
 		short:   "Check campaign files and their lists, without planning output",
 		long:    "Runs every check of plan (YAML, numbers, templates, windows, prices) on each campaign, prints errors and warnings on stderr, and one line per valid campaign on stdout: its recipients and warnings. It contacts nothing and writes nothing.",
-		example: "  smsform validate campaigns/spring.yaml\n  smsform validate campaigns/*.yaml",
+		example: "  smsform validate campaigns/spring.yaml\n  smsform validate campaigns/*.yaml\n  smsform validate                      # every campaign of the project\n  smsform validate --changed-since origin/main",
 		exits:   "0 1",
 		args:    []string{"yaml", "yml"},
 	},
@@ -64,11 +64,16 @@ never messages anyone twice.`,
 the state already records subtracted, the rest cut into batches. Numbers are
 masked unless --show-numbers. Plan never contacts the API and never changes the
 state. --out saves the plan for smsform apply PLANFILE (it holds phone numbers:
-keep it private).`,
+keep it private). With no campaign (the project's campaigns), several files or
+folders, or --changed-since, each campaign gets a section and the summary counts
+them all; --out is then a folder (one NAME.plan each), and the exit code is 1 if
+any fails, else 2 with --detailed-exitcode if any has something to send.`,
 		example: `  smsform plan campaigns/spring.yaml
   smsform plan campaigns/spring.yaml --format markdown > plan.md
   smsform plan campaigns/spring.yaml --out spring.plan --detailed-exitcode
-  smsform plan campaigns/spring.yaml --at 2026-12-01T08:00:00Z   # who goes when, as at that moment`,
+  smsform plan campaigns/spring.yaml --at 2026-12-01T08:00:00Z   # who goes when, as at that moment
+  smsform plan                                   # every campaign of the project, a section each
+  smsform plan --changed-since origin/main --format markdown --out plans/   # one comment, one plan file each`,
 		env:   []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE", "CI, SMSFORM_IN_AUTOMATION", "NO_COLOR"},
 		exits: "0 1 2",
 		args:  []string{"yaml", "yml"},
@@ -96,6 +101,7 @@ before its intent: when nothing more may be sent now, apply stops (exit 5)
 and says when the next window opens; --wait sleeps until then instead.`,
 		example: `  smsform apply campaigns/spring.yaml
   smsform apply spring.plan
+  smsform apply plans/                  # each saved plan, stopping at the first that fails
   CI=true smsform apply campaigns/spring.yaml --auto-approve --json
   smsform apply spring.plan --wait`,
 		env: []string{"SMSFORM_BASE_URL", "SMSFORM_CLIENT_ID", "SMSFORM_CLIENT_SECRET", "SMSFORM_TOKEN", "SMSFORM_TOKEN_DIR",
@@ -153,6 +159,17 @@ Also shows what the state records of the campaign, and whether it was moved or i
 		exits:   "0 1",
 		args:    []string{"yaml", "yml"},
 	},
+	"state grant-readonly": {
+		short: "Let a PostgreSQL role read the state and nothing more, for plan jobs",
+		long: `Prints the SQL that lets ROLE read smsform's schema: USAGE on the schema,
+SELECT on its tables, and default privileges so that the tables of later
+schema versions are readable too. Run it as the role that applies (it owns
+smsform's tables). --execute runs it, creating or migrating the schema first.
+The state is --state, else SMSFORM_STATE, else the project file's.`,
+		example: "  smsform state grant-readonly smsform_plan --state postgres://smsform@db.example.com/campaigns | psql ...\n  smsform state grant-readonly smsform_plan --execute",
+		env:     []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
+		exits:   "0 1",
+	},
 	"sandbox": {
 		short: "Serve the messaging API on loopback, for demos and tests",
 		long: `A strict fake provider: it issues expiring tokens, checks every request, records
@@ -160,6 +177,16 @@ each message in --outbox, and can inject faults. It listens on loopback only.
 Its first line on stdout is "listening on http://HOST:PORT".`,
 		example: "  smsform sandbox --addr 127.0.0.1:0 --outbox outbox.jsonl",
 		env:     []string{"SMSFORM_SANDBOX_CLIENT_ID, SMSFORM_SANDBOX_CLIENT_SECRET"},
+		exits:   "0 1",
+	},
+	"init": {
+		short: "Write a new project that works at once: smsform.yaml, a campaign, lists, prices, CI workflows",
+		long: `Writes into DIR (default: the current folder) a project file whose state is a
+file in the git-ignored folder .smsform/, campaigns/welcome.yaml with a small
+list and an opt-out list, an example price table, the two GitHub workflows
+that use smsform's action, and a .gitignore for state and plan files. It never
+overwrites: when any of these files exists it writes nothing and names them.`,
+		example: "  smsform init\n  smsform init my-campaigns && cd my-campaigns && smsform plan campaigns/welcome.yaml",
 		exits:   "0 1",
 	},
 	"version": {

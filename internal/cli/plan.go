@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/e164"
@@ -24,18 +25,15 @@ import (
 )
 
 func newValidateCmd(env Env) *cobra.Command {
-	cmd := &cobra.Command{Use: "validate CAMPAIGN.yaml..."}
-	cmd.Args = positional(1, math.MaxInt, "one or more campaign files")
+	cmd := &cobra.Command{Use: "validate [CAMPAIGN.yaml|DIR]..."}
+	since := cmd.Flags().String("changed-since", "", "only the campaigns whose file, or a file they read, differs from this git revision")
+	cmd.Args = positional(0, math.MaxInt, "campaign files or folders (none: the project's campaigns)")
 	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
-		var errs []error
-		for _, path := range pos {
-			err := validate(cmd.Context(), env, path)
-			if err != nil && cmd.Context().Err() != nil {
-				return err
-			}
-			errs = append(errs, err)
+		files, many, err := selectCampaigns(cmd.Context(), env, pos, *since)
+		if err != nil {
+			return err
 		}
-		return errors.Join(errs...)
+		return validateAll(cmd.Context(), env, files, many)
 	}
 	return cmd
 }
@@ -129,21 +127,31 @@ type planFlags struct {
 	outFile  string
 	detailed bool
 	at       string
+	// changedSince keeps the campaigns that differ from a git revision.
+	changedSince string
 }
 
 func newPlanCmd(env Env) *cobra.Command {
-	cmd := &cobra.Command{Use: "plan CAMPAIGN.yaml"}
+	cmd := &cobra.Command{Use: "plan [CAMPAIGN.yaml|DIR]..."}
 	fs := cmd.Flags()
 	var f planFlags
 	f.out.register(fs)
 	fs.String("state", "", stateFlagUsage)
 	f.state = fs.Lookup("state")
-	fs.StringVar(&f.outFile, "out", "", "save the plan to this file, for smsform apply PLANFILE (a new file, or an earlier plan file)")
+	fs.StringVar(&f.outFile, "out", "", "save the plan to this file, for smsform apply PLANFILE (a new file, or an earlier plan file); with several campaigns, a folder: one NAME.plan each")
 	fs.BoolVar(&f.detailed, "detailed-exitcode", false, "exit 0 when there is nothing to send, 2 when there is, 1 on error")
 	fs.StringVar(&f.at, "at", "", "show when each batch may go as at this moment (RFC 3339), not now")
-	cmd.Args = positional(1, 1, "one campaign file")
+	fs.StringVar(&f.changedSince, "changed-since", "", "only the campaigns whose file, or a file they read, differs from this git revision")
+	cmd.Args = positional(0, math.MaxInt, "campaign files or folders (none: the project's campaigns)")
 	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
-		return runPlan(cmd.Context(), env, f, pos[0])
+		files, many, err := selectCampaigns(cmd.Context(), env, pos, f.changedSince)
+		if err != nil {
+			return err
+		}
+		if many || outIsDir(f.outFile) {
+			return runPlans(cmd.Context(), env, f, files)
+		}
+		return runPlan(cmd.Context(), env, f, files[0])
 	}
 	return cmd
 }
@@ -151,12 +159,9 @@ func newPlanCmd(env Env) *cobra.Command {
 // runPlan is smsform plan CAMPAIGN: compute, save (--out), show, and say
 // what to do next.
 func runPlan(ctx context.Context, env Env, f planFlags, campaignPath string) error {
-	at := env.Clock.Now()
-	if f.at != "" {
-		var err error
-		if at, err = parseAt(f.at); err != nil {
-			return err
-		}
+	at, err := planAt(env, f)
+	if err != nil {
+		return err
 	}
 	if f.outFile != "" {
 		// Before the work: --out writes a new file or over a plan file,
@@ -165,34 +170,9 @@ func runPlan(ctx context.Context, env Env, f planFlags, campaignPath string) err
 			return withHint(err, "give --out a new file name (e.g. %s.plan), or the path of an earlier plan file to replace", strings.TrimSuffix(filepath.Base(campaignPath), filepath.Ext(campaignPath)))
 		}
 	}
-	c, err := campaign.Load(campaignPath)
-	if err != nil {
-		return err
-	}
-	if f.at != "" && !c.Window.Active() {
-		warnf(env, "%s has no send_window, not_before or not_after: --at changes nothing", campaignPath)
-	}
-	choice, err := chooseState(env, campaignPath, f.state)
-	if err != nil {
-		return err
-	}
-	st, err := choice.openView(ctx, c.Name)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	if m := st.Moved(); m != nil {
-		return movedError(&state.MovedError{Loc: choice.shown(), Campaign: c.Name, Moved: *m})
-	}
-	p, err := plan.Compute(ctx, c, st)
-	if p != nil {
-		if serr := p.ScheduleAt(at); serr != nil {
-			return serr
-		}
-		if msg := choice.secondLedger(ctx, campaignPath, c.Name); msg != "" {
-			p.Warnings = append(p.Warnings, msg+"; apply refuses to run until it is settled")
-		}
-	}
+	r, err := computePlan(ctx, env, f, campaignPath, at)
+	defer r.close()
+	p := r.plan
 	if shown, ok := invalidNumbers(err); ok {
 		if werr := f.out.write(env, env.Stdout, p); werr != nil {
 			return werr
@@ -201,21 +181,19 @@ func runPlan(ctx context.Context, env Env, f planFlags, campaignPath string) err
 	}
 	// A plan over budget is shown (and saved, for show --recipient) so that
 	// the reviewer sees why it fails; apply refuses it.
-	var over *plan.BudgetError
-	if errors.As(err, &over) {
-		err = withHint(err, "raise the budget in %s, or send less: fewer recipients, a shorter body, GSM-7 characters only", campaignPath)
-	} else if err != nil {
+	over, err := overBudget(err, campaignPath)
+	if err != nil && !over {
 		return err
 	}
 	if f.outFile != "" {
-		if err := savePlan(ctx, env, f, choice, c, p); err != nil {
+		if err := savePlan(ctx, env, f.outFile, r); err != nil {
 			return err
 		}
 	}
 	if err := f.out.write(env, env.Stdout, p); err != nil {
 		return err
 	}
-	if over != nil {
+	if over {
 		return err
 	}
 	stateFlag := ""
@@ -229,23 +207,90 @@ func runPlan(ctx context.Context, env Env, f planFlags, campaignPath string) err
 	return nil
 }
 
-// savePlan saves p to --out, with what apply needs to find and check its
-// campaign and state.
-func savePlan(ctx context.Context, env Env, f planFlags, choice stateChoice, c *campaign.Campaign, p *plan.Plan) error {
-	sp := choice.loc
+// planAt is the moment plan judges send windows by: --at, else now.
+func planAt(env Env, f planFlags) (time.Time, error) {
+	if f.at != "" {
+		return parseAt(f.at)
+	}
+	return env.Clock.Now(), nil
+}
+
+// planned is one campaign's plan and what it was made from.
+type planned struct {
+	campaign *campaign.Campaign
+	choice   stateChoice
+	st       *state.State
+	plan     *plan.Plan // nil when it could not be made
+}
+
+func (r planned) close() {
+	if r.st != nil {
+		r.st.Close()
+	}
+}
+
+// computePlan loads the campaign at campaignPath and plans it against its
+// state, as at the moment at. The plan comes back with the error when it
+// can be shown (invalid numbers, over budget).
+func computePlan(ctx context.Context, env Env, f planFlags, campaignPath string, at time.Time) (planned, error) {
+	var r planned
+	c, err := campaign.Load(campaignPath)
+	if err != nil {
+		return r, err
+	}
+	r.campaign = c
+	if f.at != "" && !c.Window.Active() {
+		warnf(env, "%s has no send_window, not_before or not_after: --at changes nothing", campaignPath)
+	}
+	if r.choice, err = chooseState(env, campaignPath, f.state); err != nil {
+		return r, err
+	}
+	if r.st, err = r.choice.openView(ctx, c.Name); err != nil {
+		return r, err
+	}
+	if m := r.st.Moved(); m != nil {
+		return r, movedError(&state.MovedError{Loc: r.choice.shown(), Campaign: c.Name, Moved: *m})
+	}
+	p, err := plan.Compute(ctx, c, r.st)
+	if p != nil {
+		if serr := p.ScheduleAt(at); serr != nil {
+			return r, serr
+		}
+		if msg := r.choice.secondLedger(ctx, campaignPath, c.Name); msg != "" {
+			p.Warnings = append(p.Warnings, msg+"; apply refuses to run until it is settled")
+		}
+	}
+	r.plan = p
+	return r, err
+}
+
+// overBudget reports whether err is a plan over its budget, which is shown
+// (and saved) with the error, and adds what to do to it.
+func overBudget(err error, campaignPath string) (bool, error) {
+	var over *plan.BudgetError
+	if errors.As(err, &over) {
+		return true, withHint(err, "raise the budget in %s, or send less: fewer recipients, a shorter body, GSM-7 characters only", campaignPath)
+	}
+	return false, err
+}
+
+// savePlan saves r's plan to outFile, with what apply needs to find and
+// check its campaign and state.
+func savePlan(ctx context.Context, env Env, outFile string, r planned) error {
+	sp := r.choice.loc
 	// A password in the state's URL is never saved. Whether apply will
 	// have it again matters only when it came from --state: SMSFORM_STATE
 	// is in apply's environment as it is in plan's (the CI job's secret),
 	// a project file holds none, and libpq's PGPASSWORD or password file
 	// supply it without either.
-	if choice.source == fromFlag && hasPassword(sp) && !libpqPassword(env) {
-		warnf(env, "the plan records the state URL without its password: apply %s needs it from --state, %s, PGPASSWORD or ~/.pgpass", f.outFile, envState)
+	if r.choice.source == fromFlag && hasPassword(sp) && !libpqPassword(env) {
+		warnf(env, "the plan records the state URL without its password: apply %s needs it from --state, %s, PGPASSWORD or ~/.pgpass", outFile, envState)
 	}
-	saved, err := planfile.NewSaved(ctx, p, Version, c.Path, savedStatePath(sp), !state.IsPostgres(sp), c.Files())
+	saved, err := planfile.NewSaved(ctx, r.plan, Version, r.campaign.Path, savedStatePath(sp), !state.IsPostgres(sp), r.campaign.Files())
 	if err != nil {
 		return err
 	}
-	if err := planfile.Save(f.outFile, saved); err != nil {
+	if err := planfile.Save(outFile, saved); err != nil {
 		if errors.Is(err, planfile.ErrNotOverwritable) {
 			return withHint(err, "give --out a new file name, or the path of an earlier plan file to replace")
 		}

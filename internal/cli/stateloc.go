@@ -166,7 +166,7 @@ func (c stateChoice) openView(ctx context.Context, name string) (*state.State, e
 	} else {
 		st, err = state.OpenReadOnly(ctx, c.loc, name)
 	}
-	return st, lineageHint(err)
+	return st, readOnlyHint(lineageHint(err), c.loc)
 }
 
 // secondLedger says why the file next to the campaign is a second ledger

@@ -1,0 +1,336 @@
+package campaign
+
+// The JSON Schemas in schema/ (for editors: completion, hover, inline
+// errors) are generated here from the loader's own key lists (topKeys,
+// providerKeys, ...), the validator tags of its raw types and its patterns,
+// so that they cannot drift: TestSchemas fails when a key has no schema or a
+// schema names a key the loader does not know, and when the files differ
+// from what this generates (go test ./campaign -run TestSchemas -update
+// rewrites them). internal/schemacheck checks that the schemas and Load
+// agree on every example and on the invalid corpus.
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/nyaruka/phonenumbers"
+)
+
+var updateSchemas = flag.Bool("update", false, "rewrite schema/*.schema.json")
+
+// js is a JSON Schema object; encoding/json writes its keys sorted, so the
+// files are stable.
+type js = map[string]any
+
+const schemaBase = "https://raw.githubusercontent.com/smsform/smsform/main/schema/"
+
+// draft is JSON Schema draft-07, the newest draft that every editor's YAML
+// support reads in full (VS Code's yaml-language-server, JetBrains).
+const draft = "http://json-schema.org/draft-07/schema#"
+
+// Patterns for what the loader checks with code. They accept what it
+// accepts; where a rule needs more than a pattern (a valid phone number, a
+// duration's range) the schema is looser and Load has the last word.
+const (
+	e164Pattern     = `^\+[1-9][0-9]{1,14}$`
+	durationPattern = `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	pointerPattern  = `^(/([^/~]|~[01])*)+$`
+	clockPattern    = `^([01][0-9]|2[0-3]):[0-5][0-9]$`
+	clockEndPattern = `^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$`
+	instantPattern  = `^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$`
+	// ratePattern is rateRE with a positive N: 0/s is refused.
+	ratePattern    = `^\s*([0-9]*[1-9][0-9]*(\.[0-9]+)?|[0-9]+\.[0-9]*[1-9][0-9]*)\s*/\s*[smh]\s*$`
+	baseURLPattern = `^[hH][tT][tT][pP][sS]?://[^@/?#\s]+([/?#][^@\s]*)?$`
+	listPattern    = `\.([cC][sS][vV]|[tT][xX][tT])$`
+	txtPattern     = `\.[tT][xX][tT]$`
+)
+
+// keySchemas is the schema of every key the loader knows, by dotted path
+// (a list item's keys under "recipients[]"). Types, bounds and enums that a
+// raw type's validate tag states are added from the tag.
+var keySchemas = map[string]js{
+	"version":           {"description": "The file format's version: 1.", "type": "integer"},
+	"name":              {"description": "The campaign's identity: its state is kept under this name. 1-64 lowercase letters, digits, '-', '_' or '.'.", "type": "string", "pattern": nameRE.String()},
+	"sender":            {"description": "Who the messages come from (the API's \"from\"): an alphanumeric name of at most 11 letters, digits and spaces, a short code of 3-8 digits, or a phone number in E.164.", "$ref": "#/definitions/sender"},
+	"provider":          {"description": "Where and how the messaging API is reached. Secrets never go here: SMSFORM_CLIENT_ID and SMSFORM_CLIENT_SECRET come from the environment.", "$ref": "#/definitions/provider"},
+	"default_region":    {"description": "The country of numbers written without +country code, as an ISO 3166 code such as GB or US.", "$ref": "#/definitions/region"},
+	"recipients":        {"description": "Who gets the message: lists (.csv with a header row, .txt with one number a line) and numbers.", "type": "array", "items": js{"$ref": "#/definitions/source"}},
+	"exclude":           {"description": "Numbers never to message (opt-outs): lists and numbers, like recipients.", "type": "array", "items": js{"$ref": "#/definitions/source"}},
+	"body":              {"description": "The message: a Go template; {{ .column }} is a value from the recipient's CSV row.", "type": "string"},
+	"batch_size":        {"description": "Recipients per request to the API (default 100).", "type": "integer"},
+	"rate":              {"description": "At most this many messages per second, minute or hour: N/s, N/m or N/h (default: no limit).", "type": "string", "pattern": ratePattern},
+	"concurrency":       {"description": "Requests in flight at once (default 1).", "type": "integer"},
+	"strict":            {"description": "Refuse the campaign when a list holds an invalid number, instead of leaving it out.", "type": "boolean"},
+	"send_window":       {"description": "When messages may land, in each recipient's own local time.", "$ref": "#/definitions/send_window"},
+	"fallback_timezone": {"description": "The time zone for numbers whose zone cannot be told from the number (an IANA name such as Europe/London). Needs a send_window.", "type": "string", "minLength": 1},
+	"not_before":        {"description": "Send nothing before this moment: an RFC 3339 time with its offset, e.g. 2026-12-01T09:00:00+01:00.", "type": "string", "pattern": instantPattern},
+	"not_after":         {"description": "Send nothing after this moment: an RFC 3339 time with its offset.", "type": "string", "pattern": instantPattern},
+	"prices":            {"description": "A price table (CSV: country,prefix,price_per_segment,currency), relative to the campaign file: plan shows the cost.", "type": "string", "minLength": 1},
+	"budget":            {"description": "Limits that stop a campaign before it sends.", "$ref": "#/definitions/budget"},
+	"empty_variables":   {"description": "What an empty template variable does: warn (default) or error.", "type": "string"},
+	"frequency_cap":     {"description": "A stricter frequency cap than the project's (campaigns in a project only).", "$ref": "#/definitions/frequency_cap"},
+
+	"budget.max_total":                {"description": "The most the campaign may cost, in the price table's currency.", "type": []string{"number", "string"}, "pattern": `^[0-9]+(\.[0-9]+)?$`, "minimum": 0},
+	"budget.max_segments_per_message": {"description": "The most segments one message may take.", "type": "integer", "minimum": 1},
+	"budget.max_recipients":           {"description": "The most recipients the campaign may have.", "type": "integer", "minimum": 1},
+
+	"recipients[].numbers":      {"description": "Phone numbers, quoted: in E.164 (\"+14155550101\") or national with default_region.", "type": "array", "minItems": 1, "items": js{"type": "string"}},
+	"recipients[].file":         {"description": "A list file relative to the campaign file: .csv (a header row; one column holds the number) or .txt (one number a line).", "type": "string", "pattern": listPattern},
+	"recipients[].phone_column": {"description": "The CSV column that holds the number (default phone).", "type": "string", "minLength": 1},
+
+	"send_window.days": {"description": "The days messages may land (default: every day).", "type": "array", "minItems": 1, "uniqueItems": true,
+		"items": js{"enum": []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}}},
+	"send_window.from": {"description": "The local time the window opens, \"HH:MM\" in quotes.", "type": "string", "pattern": clockPattern},
+	"send_window.to":   {"description": "The local time the window closes, \"HH:MM\" in quotes (\"24:00\" for midnight); after from.", "type": "string", "pattern": clockEndPattern},
+
+	"frequency_cap.max": {"description": "At most this many messages to one number...", "type": "integer", "minimum": 1},
+	"frequency_cap.per": {"description": "...in any window this long (e.g. 24h; at most 2160h).", "type": "string", "pattern": durationPattern},
+
+	"provider.base_url":          {"description": "The API's base URL: https, or http on this machine only. No credentials in it.", "type": "string", "pattern": baseURLPattern},
+	"provider.basic_auth":        {"description": "How the token request's Basic credentials are encoded: auto (default), base64 (RFC 7617) or literal.", "type": "string"},
+	"provider.token_valid_hours": {"description": "How long a token is kept before a new one is asked for (default 24).", "type": "integer"},
+	"provider.request_id_field":  {"description": "A JSON pointer to the request id in a send's success answer, e.g. /data/message_id.", "type": "string", "pattern": pointerPattern},
+	"provider.max_recipients":    {"description": "The most recipients one request may carry.", "type": "integer", "minimum": 1},
+	"provider.max_body_length":   {"description": "The longest body the provider takes, in characters.", "type": "integer", "minimum": 1},
+	"provider.expected_latency":  {"description": "How long the provider takes to answer a send (default 200ms), for plan's estimate.", "type": "string", "pattern": durationPattern},
+	"provider.results":           {"description": "Where a send's answer lists each recipient's outcome, for providers that answer per recipient.", "$ref": "#/definitions/results"},
+
+	"provider.results.list":      {"description": "A JSON pointer to the array of per-recipient results, e.g. /messages.", "type": "string", "pattern": pointerPattern},
+	"provider.results.number":    {"description": "Inside each element, a JSON pointer to the recipient's number, e.g. /to.", "type": "string", "pattern": pointerPattern},
+	"provider.results.status":    {"description": "Inside each element, a JSON pointer to its status, e.g. /status/groupName.", "type": "string", "pattern": pointerPattern},
+	"provider.results.reason":    {"description": "Inside each element, a JSON pointer to the words of a refusal.", "type": "string", "pattern": pointerPattern},
+	"provider.results.sent":      {"description": "Statuses that mean accepted.", "$ref": "#/definitions/statuses"},
+	"provider.results.retry":     {"description": "Statuses that mean: not taken, try again later.", "$ref": "#/definitions/statuses"},
+	"provider.results.duplicate": {"description": "Statuses that mean the provider may already have the message.", "$ref": "#/definitions/statuses"},
+
+	"project.version":         {"description": "The file format's version: 1.", "type": "integer"},
+	"project.state":           {"description": "The project's state: a PostgreSQL URL or keyword string (no password: PGPASSWORD or ~/.pgpass give it), or a folder for the state file, relative to this file.", "type": "string", "pattern": `\S`, "not": js{"pattern": `^postgres(ql)?://[^/?#@]*:[^/?#@]*@|[?&]password=|(^|\s)password\s*=`}},
+	"project.provider":        {"description": "Provider settings every campaign shares; a campaign's own provider keys win, key by key.", "$ref": "#/definitions/provider"},
+	"project.frequency_cap":   {"description": "At most max messages to one number in any window of per, across every campaign of the project.", "$ref": "#/definitions/frequency_cap"},
+	"project.test_recipients": {"description": "Numbers test sends may go to.", "type": "array", "items": js{"type": "string"}},
+	"project.campaigns":       {"description": "Globs, relative to this file, that find the project's campaign files (default campaigns/*.yaml and *.yaml).", "type": "array", "minItems": 1, "items": js{"type": "string", "minLength": 1}},
+}
+
+// keyLists are the loader's key lists by the path of the mapping they
+// belong to.
+func keyLists() map[string][]string {
+	return map[string][]string{
+		"":                 topKeys,
+		"budget":           budgetKeys,
+		"recipients[]":     sourceKeys,
+		"send_window":      windowKeys,
+		"frequency_cap":    {"max", "per"}, // frequencyCap's literal list
+		"provider":         providerKeys,
+		"provider.results": resultsKeys,
+		"project":          projectKeys,
+	}
+}
+
+// object is the schema of the mapping at path: every key the loader knows
+// there, nothing else, nulls allowed where the loader takes them for
+// absent (every key it does not require).
+func object(t *testing.T, path, description string, required []string, tags map[string]js) js {
+	t.Helper()
+	props := js{}
+	for _, key := range keyLists()[path] {
+		p := join(path, key)
+		s, ok := keySchemas[p]
+		if !ok {
+			t.Errorf("the loader knows %s but the schema has no entry for it: add it to keySchemas", p)
+			continue
+		}
+		s = maps.Clone(s)
+		maps.Copy(s, tags[key])
+		if ref, ok := s["$ref"]; ok {
+			// draft-07 ignores whatever stands beside a $ref.
+			delete(s, "$ref")
+			s["allOf"] = []any{js{"$ref": ref}}
+		}
+		if !slices.Contains(required, key) {
+			s = nullable(s)
+		}
+		props[key] = s
+	}
+	o := js{"type": "object", "additionalProperties": false, "properties": props}
+	if description != "" {
+		o["description"] = description
+	}
+	if len(required) > 0 {
+		o["required"] = required
+	}
+	return o
+}
+
+// nullable lets a key be written with nothing after it, which the loader
+// takes for absent.
+func nullable(s js) js {
+	desc := s["description"]
+	inner := maps.Clone(s)
+	delete(inner, "description")
+	return js{"description": desc, "anyOf": []any{inner, js{"type": "null"}}}
+}
+
+// tagSchemas reads the validate tags of a raw type's fields: required,
+// eq, min, max and oneof, by the field's YAML key.
+func tagSchemas(t *testing.T, raw any) (required []string, tags map[string]js) {
+	t.Helper()
+	tags = map[string]js{}
+	rt := reflect.TypeOf(raw)
+	for i := range rt.NumField() {
+		f := rt.Field(i)
+		key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		tag := f.Tag.Get("validate")
+		if key == "" || key == "-" || tag == "" {
+			continue
+		}
+		s := js{}
+		for _, rule := range strings.Split(tag, ",") {
+			name, param, _ := strings.Cut(rule, "=")
+			n, _ := strconv.Atoi(param)
+			switch name {
+			case "required":
+				required = append(required, key)
+				switch f.Type.Kind() {
+				case reflect.String:
+					s["minLength"] = 1
+				case reflect.Slice:
+					s["minItems"] = 1
+				}
+			case "eq":
+				s["const"] = n
+			case "min", "max":
+				s[map[string]map[reflect.Kind]string{
+					"min": {reflect.Int: "minimum", reflect.String: "minLength", reflect.Slice: "minItems"},
+					"max": {reflect.Int: "maximum", reflect.String: "maxLength", reflect.Slice: "maxItems"},
+				}[name][f.Type.Kind()]] = n
+			case "oneof":
+				s["enum"] = strings.Fields(param)
+			case "omitempty", "campaign_name", "sender", "region", "base_url", "rate":
+				// Optional, or a rule written as a pattern or definition above.
+			default:
+				t.Errorf("%s: validate rule %q has no schema: teach tagSchemas", key, name)
+			}
+		}
+		tags[key] = s
+	}
+	return required, tags
+}
+
+// defs are the shared definitions both schemas refer to.
+func defs(t *testing.T) js {
+	t.Helper()
+	_, providerTags := tagSchemas(t, rawProvider{})
+	regions := slices.Sorted(maps.Keys(phonenumbers.GetSupportedRegions()))
+	source := object(t, "recipients[]", "A list file, or numbers written in the campaign.", nil, nil)
+	// Exactly one of numbers and file; phone_column only with a .csv file.
+	source["oneOf"] = []any{
+		js{"required": []string{"numbers"}, "not": js{"anyOf": []any{js{"required": []string{"file"}}, js{"required": []string{"phone_column"}}}}},
+		js{"required": []string{"file"}, "not": js{"required": []string{"numbers"}}},
+	}
+	source["if"] = js{"required": []string{"file"}, "properties": js{"file": js{"type": "string", "pattern": txtPattern}}}
+	source["then"] = js{"not": js{"required": []string{"phone_column"}}}
+	window := object(t, "send_window", "", []string{"from", "to"}, nil)
+	results := object(t, "provider.results", "", []string{"list", "number", "status", "sent"}, nil)
+	return js{
+		"provider":      object(t, "provider", "", nil, providerTags),
+		"results":       results,
+		"source":        source,
+		"send_window":   window,
+		"budget":        object(t, "budget", "", nil, nil),
+		"frequency_cap": object(t, "frequency_cap", "", []string{"max", "per"}, nil),
+		"statuses":      js{"type": "array", "items": js{"type": []string{"string", "number", "boolean"}, "pattern": `\S`}},
+		"sender": js{"type": "string", "anyOf": []any{
+			js{"pattern": e164Pattern},
+			js{"pattern": `^[0-9]{3,8}$`},
+			js{"pattern": `^[A-Za-z0-9 ]*[A-Za-z][A-Za-z0-9 ]*$`, "maxLength": 11},
+		}},
+		"region": js{"enum": regions},
+	}
+}
+
+func campaignSchema(t *testing.T) js {
+	t.Helper()
+	required, tags := tagSchemas(t, rawCampaign{})
+	s := object(t, "", "", required, tags)
+	s["dependencies"] = js{"fallback_timezone": []string{"send_window"}}
+	s["$schema"] = draft
+	s["$id"] = schemaBase + "campaign.schema.json"
+	s["title"] = "smsform campaign"
+	s["description"] = "A campaign file of smsform (one campaign per file). `smsform validate` checks what a schema cannot: numbers, list files, templates, and the rules between keys."
+	s["definitions"] = defs(t)
+	return s
+}
+
+func projectSchema(t *testing.T) js {
+	t.Helper()
+	required, tags := tagSchemas(t, rawProject{})
+	s := object(t, "project", "", required, tags)
+	s["$schema"] = draft
+	s["$id"] = schemaBase + "project.schema.json"
+	s["title"] = "smsform project file (smsform.yaml)"
+	s["description"] = "What every campaign of a project shares: the state, provider settings, the frequency cap, test recipients and where the campaign files are."
+	d := defs(t)
+	for _, unused := range []string{"source", "send_window", "budget", "sender", "region"} {
+		delete(d, unused)
+	}
+	s["definitions"] = d
+	return s
+}
+
+// TestSchemas regenerates schema/*.schema.json and compares them with the
+// files: a key added to the loader without its schema fails here.
+func TestSchemas(t *testing.T) {
+	for name, schema := range map[string]js{"campaign.schema.json": campaignSchema(t), "project.schema.json": projectSchema(t)} {
+		got, err := json.MarshalIndent(schema, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, '\n')
+		path := filepath.Join("..", "schema", name)
+		if *updateSchemas {
+			if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (go test ./campaign -run TestSchemas -update writes it)", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s is not what the loader's keys make: run go test ./campaign -run TestSchemas -update and commit it\n%s", path, firstDiff(string(want), string(got)))
+		}
+	}
+	// Every entry is a key the loader knows: a key removed from it goes
+	// from the schema too.
+	for p := range keySchemas {
+		dot := strings.LastIndex(p, ".")
+		parent, key := "", p
+		if dot >= 0 {
+			parent, key = p[:dot], p[dot+1:]
+		}
+		if !slices.Contains(keyLists()[parent], key) {
+			t.Errorf("keySchemas has %s, which the loader does not know", p)
+		}
+	}
+}
+
+func firstDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := range min(len(w), len(g)) {
+		if w[i] != g[i] {
+			return fmt.Sprintf("line %d: file has %q, loader makes %q", i+1, w[i], g[i])
+		}
+	}
+	return fmt.Sprintf("file has %d lines, loader makes %d", len(w), len(g))
+}

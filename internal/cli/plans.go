@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/smsform/smsform/internal/report"
+	"github.com/smsform/smsform/internal/words"
+	"github.com/smsform/smsform/plan/planfile"
+)
+
+// This file is plan and validate over several campaigns: a project's, a
+// folder's, several files, or those changed since a git revision.
+
+// outIsDir reports whether --out names a folder for one plan file per
+// campaign, written with a trailing / (with several campaigns it always
+// is). A single campaign's --out naming an existing folder stays refused:
+// a plan is not written into a folder nobody asked for.
+func outIsDir(out string) bool {
+	return strings.HasSuffix(out, "/") || strings.HasSuffix(out, string(filepath.Separator))
+}
+
+// selectCampaigns is the campaign files of the command line, less those
+// unchanged since --changed-since.
+func selectCampaigns(ctx context.Context, env Env, pos []string, since string) (files []string, many bool, err error) {
+	files, many, err = campaignFiles(pos)
+	if err != nil || since == "" {
+		return files, many, err
+	}
+	files, err = changedSince(ctx, env, since, files)
+	return files, true, err
+}
+
+// campaignError names the campaign file an error belongs to, unless the
+// error already starts with it (a campaign.Error does).
+type campaignError struct {
+	file string
+	err  error
+}
+
+func (e *campaignError) Error() string {
+	if strings.HasPrefix(e.err.Error(), e.file) {
+		return e.err.Error()
+	}
+	return e.file + ": " + e.err.Error()
+}
+
+func (e *campaignError) Unwrap() error { return e.err }
+
+// runPlans plans each campaign and shows them together: one section per
+// campaign and the combined summary, one markdown comment, or one JSON
+// document. With --out DIR each plan is saved as DIR/NAME.plan. The exit
+// is 1 if any campaign fails to plan; else, with --detailed-exitcode, 2 if
+// any has something to send.
+func runPlans(ctx context.Context, env Env, f planFlags, files []string) error {
+	at, err := planAt(env, f)
+	if err != nil {
+		return err
+	}
+	if f.outFile != "" {
+		if err := os.MkdirAll(f.outFile, 0o700); err != nil { // plan files hold phone numbers
+			return fmt.Errorf("--out %s: %w", f.outFile, err)
+		}
+	}
+	cps := make([]report.CampaignPlan, 0, len(files))
+	var errs []error
+	names := map[string]string{}
+	for _, file := range files {
+		r, err := computePlan(ctx, env, f, file, at)
+		defer r.close()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		cp := planOne(ctx, env, f, file, r, err, names)
+		if cp.Err != nil {
+			errs = append(errs, &campaignError{file: file, err: cp.Err})
+		}
+		cps = append(cps, cp)
+	}
+	if err := writeCampaigns(env, f.out, cps); err != nil {
+		return err
+	}
+	sum := report.SumCampaigns(cps)
+	if f.outFile != "" && !inAutomation(env) && sum.Pending > 0 {
+		fmt.Fprintf(env.Stderr, "smsform: plans saved in %s (they hold phone numbers: keep them private)\nhint: apply exactly these plans with: smsform apply %s\n", f.outFile, f.outFile)
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if f.detailed && sum.Pending > 0 {
+		return ErrPending
+	}
+	return nil
+}
+
+// planOne turns one campaign's plan and error into its part of the output,
+// saving the plan when --out names a folder and it is one apply may take.
+func planOne(ctx context.Context, env Env, f planFlags, file string, r planned, err error, names map[string]string) report.CampaignPlan {
+	cp := report.CampaignPlan{File: file, Plan: r.plan}
+	over := false
+	if shown, ok := invalidNumbers(err); ok {
+		err = shown
+	} else if over, err = overBudget(err, file); err != nil && !over {
+		cp.Plan = nil
+	}
+	cp.Err = err
+	if f.outFile == "" || cp.Plan == nil || (err != nil && !over) {
+		return cp
+	}
+	name := r.campaign.Name
+	if other, dup := names[name]; dup {
+		cp.Err = withHint(fmt.Errorf("%s and %s both name campaign %s: one campaign, one file", other, file, name), "give each campaign a name of its own")
+		return cp
+	}
+	names[name] = file
+	out := filepath.Join(f.outFile, name+".plan")
+	if err := planfile.CheckOverwrite(out); err != nil {
+		cp.Err = withHint(err, "remove it, or give --out a new folder")
+		return cp
+	}
+	if err := savePlan(ctx, env, out, r); err != nil {
+		cp.Err = err
+		return cp
+	}
+	cp.Saved = out
+	return cp
+}
+
+// writeCampaigns shows the campaigns' plans in the format asked for.
+func writeCampaigns(env Env, o outputFlags, cps []report.CampaignPlan) error {
+	format := o.format
+	if o.json {
+		format = "json"
+	}
+	w := env.Stdout
+	out := report.Output{ShowNumbers: o.showNumbers, Width: tableWidth(env, o.wide), Plain: !env.IsTerminal(w), Colour: colour(env, w)}
+	switch format {
+	case "table":
+		return report.WriteCampaignsTable(w, cps, out)
+	case "markdown", "md":
+		return report.WriteCampaignsMarkdown(w, cps, out)
+	case "json":
+		return report.WriteCampaignsJSON(w, cps, out)
+	}
+	return fmt.Errorf("%w: unknown format %q (table, markdown or json)", ErrUsage, format)
+}
+
+// validateAll validates each campaign, and with more than one says how
+// many were valid.
+func validateAll(ctx context.Context, env Env, files []string, many bool) error {
+	var errs []error
+	for _, path := range files {
+		err := validate(ctx, env, path)
+		if err != nil && ctx.Err() != nil {
+			return err
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if many {
+		fmt.Fprintf(env.Stdout, "%s: %s valid, %s with errors\n", words.N(len(files), "campaign", "campaigns"),
+			words.Count(len(files)-len(errs)), words.Count(len(errs)))
+	}
+	return errors.Join(errs...)
+}

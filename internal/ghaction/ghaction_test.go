@@ -1,0 +1,74 @@
+package ghaction
+
+import (
+	"archive/zip"
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func zipOf(t *testing.T, names ...string) []byte {
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for _, n := range names {
+		w, err := zw.Create(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte("plan " + n))
+	}
+	zw.Close()
+	return b.Bytes()
+}
+
+// Nothing in the artifact chooses where a file lands: only plain NAME.plan.
+func TestUnzipPlansTakesOnlyPlanFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "plans")
+	names, err := unzipPlans(zipOf(t, "news.plan", "promo.plan"), dir)
+	if err != nil || !slices.Equal(names, []string{"news.plan", "promo.plan"}) {
+		t.Fatalf("unzipPlans = %v, %v", names, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "promo.plan")); string(b) != "plan promo.plan" {
+		t.Errorf("promo.plan holds %q", b)
+	}
+	for _, bad := range []string{"../evil.plan", "sub/x.plan", "/etc/x.plan", "notes.txt", ".hidden.plan"} {
+		out := filepath.Join(t.TempDir(), "plans")
+		if _, err := unzipPlans(zipOf(t, bad), out); err == nil {
+			t.Errorf("unzipPlans took %q", bad)
+		}
+		if _, err := os.Stat(filepath.Join(filepath.Dir(out), "evil.plan")); err == nil {
+			t.Errorf("%q was written outside the folder", bad)
+		}
+	}
+}
+
+// The state input: a location is SMSFORM_STATE, anything else the
+// password of the project's database; a file state is refused.
+func TestStateEnv(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "smsform.yaml"), []byte("version: 1\nstate: postgres://smsform@db.example.com/campaigns\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, ".git"), nil, 0o644) // the project's search stops here
+	env := func(state string) Env {
+		return Env{Dir: dir, Getenv: func(k string) string { return map[string]string{"INPUT_STATE": state}[k] }}
+	}
+	for in, want := range map[string]string{
+		"":        "",
+		"hunter2": "PGPASSWORD=hunter2",
+		"postgres://ro:pw@db.example.com/campaigns": "SMSFORM_STATE=postgres://ro:pw@db.example.com/campaigns",
+		"host=db user=ro dbname=campaigns":          "SMSFORM_STATE=host=db user=ro dbname=campaigns",
+	} {
+		got, err := stateEnv(env(in))
+		if err != nil || strings.Join(got, " ") != want {
+			t.Errorf("state %q: %v, %v; want %q", in, got, err, want)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "smsform.yaml"), []byte("version: 1\nstate: .smsform/\n"), 0o644)
+	for _, in := range []string{"", "hunter2", "states/x.smsstate"} {
+		if _, err := stateEnv(env(in)); err == nil || !strings.Contains(err.Error(), "not in PostgreSQL") {
+			t.Errorf("state %q with a file state: %v, want a refusal", in, err)
+		}
+	}
+}

@@ -101,7 +101,7 @@ func newRootCmd(env Env) *cobra.Command {
 	env.noColor = root.PersistentFlags().Bool("no-color", false, "no colour in the output")
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newValidateCmd(env), newPlanCmd(env), newShowCmd(env), newApplyCmd(env), newTokenCmd(env),
-		newStateCmd(env), newSandboxCmd(env), newVersionCmd(env))
+		newStateCmd(env), newSandboxCmd(env), newVersionCmd(env), newOptOutCmd(env))
 	root.AddCommand(newInitCmd(env))
 	root.SetHelpCommand(newHelpCmd(root))
 	document(root)

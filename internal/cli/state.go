@@ -18,11 +18,11 @@ func newStateCmd(env Env) *cobra.Command {
 		Use:  "state",
 		Args: unknownCommand,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withHint(fmt.Errorf("%w: smsform state takes list, resolve, migrate, where or grant-readonly", ErrUsage), "run smsform state list CAMPAIGN.yaml")
+			return withHint(fmt.Errorf("%w: smsform state takes list, resolve, migrate, where, grant-readonly or prune", ErrUsage), "run smsform state list CAMPAIGN.yaml")
 		},
 	}
 	cmd.AddCommand(newStateListCmd(env), newStateResolveCmd(env), newStateMigrateCmd(env), newStateWhereCmd(env))
-	cmd.AddCommand(newGrantReadonlyCmd(env))
+	cmd.AddCommand(newGrantReadonlyCmd(env), newStatePruneCmd(env))
 	return cmd
 }
 

@@ -1,0 +1,467 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/internal/e164"
+	"github.com/smsform/smsform/internal/report"
+	"github.com/smsform/smsform/internal/words"
+	"github.com/smsform/smsform/state"
+)
+
+// Opt-outs concern people, not campaigns: they are kept in the project's
+// state (the state of smsform.yaml), where every plan of every campaign
+// subtracts them and every apply checks them right before each intent.
+// Changing them takes no lock, so that a STOP is recorded while applies
+// run; the next intent of each honours it.
+
+func newOptOutCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:  "optout",
+		Args: unknownCommand,
+		RunE: func(*cobra.Command, []string) error {
+			return withHint(fmt.Errorf("%w: smsform optout takes add, import, remove or list", ErrUsage), "run smsform optout add +447400123456 --reason STOP")
+		},
+	}
+	cmd.AddCommand(newOptOutAddCmd(env), newOptOutImportCmd(env), newOptOutRemoveCmd(env), newOptOutListCmd(env))
+	return cmd
+}
+
+// projectFlagUsage is the --project flag's help, the same for every command
+// that names no campaign.
+const projectFlagUsage = "the project's folder (default: the nearest folder holding smsform.yaml, from the current one upwards)"
+
+// regionFlagUsage is the --default-region flag's help.
+const regionFlagUsage = "region of national numbers (GB: 07700 900123), as a campaign's default_region; default: every number in E.164 (+44…)"
+
+// projectLedger is the state that keeps the opt-outs and the frequency cap
+// of the project governing dir (--project, else the current folder): the
+// project file's state, which SMSFORM_STATE may name only as the same
+// state (with a password, say), as for any campaign of the project.
+func projectLedger(env Env, dir string) (stateChoice, error) {
+	if dir == "" {
+		dir = "."
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if filepath.Base(dir) == campaign.ProjectFile {
+		dir = filepath.Dir(dir)
+	}
+	proj, err := campaign.ProjectFor(dir)
+	if err != nil {
+		return stateChoice{}, err
+	}
+	switch {
+	case proj == nil:
+		return stateChoice{}, withHint(fmt.Errorf("no %s in %s or any folder above it: opt-outs and frequency caps are kept in a project's state", campaign.ProjectFile, dir),
+			"create %s with version: 1 and state: (a folder for the state file, or a PostgreSQL database), or pass --project DIR", campaign.ProjectFile)
+	case proj.State == "":
+		return stateChoice{}, withHint(fmt.Errorf("%s names no state: opt-outs and frequency caps are kept in the project's state", proj.Path),
+			"add state: to %s (a folder for the state file, e.g. state: .smsform/, or a PostgreSQL database)", proj.Path)
+	}
+	// The project file stands for a campaign of its folder: the choice is
+	// the project's state, or the same state named by SMSFORM_STATE.
+	return chooseState(env, proj.Path, nil)
+}
+
+// optOutFlags are the flags every optout command shares.
+type optOutFlags struct {
+	project string
+	region  string
+}
+
+func (f *optOutFlags) register(fs *pflag.FlagSet, numbers bool) {
+	fs.StringVar(&f.project, "project", "", projectFlagUsage)
+	if numbers {
+		fs.StringVar(&f.region, "default-region", "", regionFlagUsage)
+	}
+}
+
+// normalizer reads numbers as a campaign with default_region f.region does.
+func (f *optOutFlags) normalizer() (*e164.Normalizer, error) {
+	if f.region != "" && !e164.ValidRegion(f.region) {
+		return nil, withHint(fmt.Errorf("%w: --default-region %q is not a region", ErrUsage, f.region), "give a two-letter region code, e.g. --default-region GB")
+	}
+	return e164.NewNormalizer(f.region), nil
+}
+
+func newOptOutAddCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{Use: "add NUMBER..."}
+	var f optOutFlags
+	f.register(cmd.Flags(), true)
+	reason := cmd.Flags().String("reason", "", "why, for whoever reads the opt-outs (e.g. STOP by SMS)")
+	cmd.Args = positional(1, math.MaxInt, "one or more phone numbers")
+	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
+		ledger, nums, err := optOutInput(env, &f)
+		if err != nil {
+			return err
+		}
+		for i, raw := range pos {
+			nums.add(raw, fmt.Sprintf("argument %d", i+1))
+		}
+		if err := nums.check("arguments", false); err != nil {
+			return err
+		}
+		return addOptOuts(cmd.Context(), env, ledger, nums, *reason)
+	}
+	return cmd
+}
+
+func newOptOutImportCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{Use: "import FILE"}
+	var f optOutFlags
+	f.register(cmd.Flags(), true)
+	fs := cmd.Flags()
+	column := fs.String("phone-column", "phone", "a CSV file's column that holds the number (a file that is not .csv holds one number a line)")
+	reason := fs.String("reason", "", "why, for whoever reads the opt-outs (default: imported from FILE)")
+	skip := fs.Bool("skip-invalid", false, "skip values that are not valid numbers (a provider's export may hold short codes) instead of refusing the file")
+	cmd.Args = positional(1, 1, "one file")
+	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
+		ledger, nums, err := optOutInput(env, &f)
+		if err != nil {
+			return err
+		}
+		src := optOutSource(pos[0], *column, fs.Changed("phone-column"))
+		err = src.Read(cmd.Context(), func(e campaign.Entry) error {
+			nums.add(e.Raw, fmt.Sprintf("%s:%d", campaign.Plain(e.File), e.Line))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := nums.check(pos[0], *skip); err != nil {
+			return err
+		}
+		if *reason == "" {
+			*reason = "imported from " + filepath.Base(pos[0])
+		}
+		return addOptOuts(cmd.Context(), env, ledger, nums, *reason)
+	}
+	return cmd
+}
+
+// optOutSource reads an opt-out file as a campaign reads its lists: a CSV
+// file (.csv, or any file when --phone-column is given) by its header, any
+// other one number a line ("#" lines and blank lines skipped).
+func optOutSource(path, column string, columnGiven bool) campaign.Source {
+	src := campaign.Source{Kind: campaign.KindText, File: path, Path: path}
+	if columnGiven || strings.EqualFold(filepath.Ext(path), ".csv") {
+		src.Kind, src.PhoneColumn = campaign.KindCSV, column
+	}
+	return src
+}
+
+func newOptOutRemoveCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{Use: "remove NUMBER..."}
+	var f optOutFlags
+	f.register(cmd.Flags(), true)
+	reason := cmd.Flags().String("reason", "", "required: the re-consent, for the record (e.g. \"opted in again on the web form, ticket 4521\")")
+	cmd.Args = positional(1, math.MaxInt, "one or more phone numbers")
+	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
+		if strings.TrimSpace(*reason) == "" {
+			return withHint(fmt.Errorf("%w: optout remove needs --reason: taking a number off the opt-outs is a re-consent, kept on record", ErrUsage),
+				"smsform optout remove NUMBER --reason \"opted in again on the web form\"")
+		}
+		ledger, nums, err := optOutInput(env, &f)
+		if err != nil {
+			return err
+		}
+		for i, raw := range pos {
+			nums.add(raw, fmt.Sprintf("argument %d", i+1))
+		}
+		if err := nums.check("arguments", false); err != nil {
+			return err
+		}
+		return removeOptOuts(cmd.Context(), env, ledger, nums, *reason)
+	}
+	return cmd
+}
+
+func newOptOutListCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{Use: "list"}
+	var f optOutFlags
+	f.register(cmd.Flags(), false)
+	fs := cmd.Flags()
+	jsonOut := fs.Bool("json", false, "print one JSON document")
+	show := fs.Bool("show-numbers", false, "show phone numbers whole (they are masked by default)")
+	wide := fs.Bool("wide", false, "show reasons whole instead of fitting the terminal's width")
+	cmd.Args = positional(0, 0, "no argument")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		ctx := cmd.Context()
+		ledger, err := projectLedger(env, f.project)
+		if err != nil {
+			return err
+		}
+		l := report.OptOutList{Project: ledger.project.Path, State: ledger.shown()}
+		walk := func(fn func(state.OptOut) error) error {
+			_, err := state.OptOuts(ctx, ledger.loc, fn)
+			return err
+		}
+		out := report.Output{ShowNumbers: *show, Width: tableWidth(env, *wide)}
+		if *jsonOut {
+			return report.WriteOptOutJSON(env.Stdout, l, walk, out)
+		}
+		return report.WriteOptOutTable(env.Stdout, l, walk, out)
+	}
+	return cmd
+}
+
+// optOutInput is the project's ledger and the set its numbers go into.
+func optOutInput(env Env, f *optOutFlags) (stateChoice, *numberSet, error) {
+	ledger, err := projectLedger(env, f.project)
+	if err != nil {
+		return stateChoice{}, nil, err
+	}
+	norm, err := f.normalizer()
+	if err != nil {
+		return stateChoice{}, nil, err
+	}
+	return ledger, &numberSet{norm: norm, seen: e164.NewMap[struct{}](0)}, nil
+}
+
+// numberSet gathers the numbers a command is given, normalised to E.164 as
+// a campaign's lists are, each once, in the order given.
+type numberSet struct {
+	norm    *e164.Normalizer
+	seen    *e164.Map[struct{}]
+	phones  []string
+	dups    int
+	invalid []string // the first few, where and why, the value masked
+	bad     int
+}
+
+// shownInvalid is how many invalid values an error or a warning names.
+const shownInvalid = 5
+
+func (s *numberSet) add(raw, where string) {
+	n, err := s.norm.Normalize(raw)
+	if err != nil {
+		if s.bad++; len(s.invalid) < shownInvalid {
+			s.invalid = append(s.invalid, fmt.Sprintf("%s: %s: %v", where, campaign.Quote(e164.MaskInvalid(raw)), err))
+		}
+		return
+	}
+	if _, added := s.seen.Ref(n.E164); !added {
+		s.dups++
+		return
+	}
+	s.phones = append(s.phones, n.E164)
+}
+
+// check refuses invalid numbers (nothing is recorded), or with skip lets
+// them be, and refuses a set with no number at all.
+func (s *numberSet) check(what string, skip bool) error {
+	if s.bad > 0 && !skip {
+		hint := "write numbers in E.164 (+447400123456), or give --default-region for national ones"
+		if what != "arguments" {
+			hint += "; or pass --skip-invalid to record the valid ones"
+		}
+		return withHint(fmt.Errorf("%s in %s, nothing recorded: %s", words.N(s.bad, "invalid number", "invalid numbers"), what, strings.Join(s.invalid, "; ")), "%s", hint)
+	}
+	if len(s.phones) == 0 {
+		return fmt.Errorf("no valid number in %s: nothing recorded", what)
+	}
+	return nil
+}
+
+// skipped says what check let be: the invalid values and the repeats.
+func (s *numberSet) skipped() string {
+	var parts []string
+	if s.dups > 0 {
+		parts = append(parts, words.N(s.dups, "repeat", "repeats")+" counted once")
+	}
+	if s.bad > 0 {
+		parts = append(parts, words.N(s.bad, "invalid value", "invalid values")+" skipped")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// currentOptOuts is the set of numbers opted out now in the state at loc.
+func currentOptOuts(ctx context.Context, loc string) (*e164.Map[struct{}], error) {
+	m := e164.NewMap[struct{}](0)
+	_, err := state.OptOuts(ctx, loc, func(o state.OptOut) error {
+		m.Ref(o.Phone)
+		return nil
+	})
+	return m, err
+}
+
+// addOptOuts records the numbers that are not opted out yet, so that a
+// provider's export imported every day does not grow the log by its size.
+func addOptOuts(ctx context.Context, env Env, ledger stateChoice, nums *numberSet, reason string) error {
+	now, err := currentOptOuts(ctx, ledger.loc)
+	if err != nil {
+		return err
+	}
+	at, by := env.Clock.Now().UTC(), actor(env)
+	var changes []state.OptOutChange
+	for _, p := range nums.phones {
+		if _, ok := now.Get(p); !ok {
+			changes = append(changes, state.OptOutChange{Phone: p, At: at, By: by, Reason: reason})
+		}
+	}
+	for _, inv := range nums.invalid {
+		warnf(env, "skipped invalid value %s", inv)
+	}
+	already := len(nums.phones) - len(changes)
+	if len(changes) == 0 {
+		fmt.Fprintf(env.Stdout, "Nothing to record: %s already opted out%s.\n", countedNumbers(already), nums.skipped())
+		return nil
+	}
+	if _, err := state.ChangeOptOuts(ctx, ledger.loc, changes); err != nil {
+		return err
+	}
+	also := ""
+	if already > 0 {
+		also = fmt.Sprintf("; %s already opted out", countedNumbers(already))
+	}
+	fmt.Fprintf(env.Stdout, "Opted out %s%s%s, by %s in %s.\n", words.N(len(changes), "number", "numbers"), also, nums.skipped(), by, ledger.shown())
+	fmt.Fprintln(env.Stdout, "Every campaign of the project skips them from now on: plans subtract them, and applies running now or later, of saved plans too, check them right before each batch.")
+	return nil
+}
+
+// countedNumbers is "1 number was" or "3 numbers were".
+func countedNumbers(n int) string {
+	return words.N(n, "number was", "numbers were")
+}
+
+// removeOptOuts takes numbers off the opt-outs, each a re-consent with its
+// reason; a number that is not opted out refuses the whole command, so
+// that a typo is not a silent no-op.
+func removeOptOuts(ctx context.Context, env Env, ledger stateChoice, nums *numberSet, reason string) error {
+	now, err := currentOptOuts(ctx, ledger.loc)
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for _, p := range nums.phones {
+		if _, ok := now.Get(p); !ok {
+			missing = append(missing, e164.Mask(p))
+		}
+	}
+	if len(missing) > 0 {
+		return withHint(fmt.Errorf("not opted out: %s; nothing recorded", strings.Join(missing, ", ")),
+			"smsform optout list shows the opt-outs (--show-numbers to see them whole)")
+	}
+	at, by := env.Clock.Now().UTC(), actor(env)
+	changes := make([]state.OptOutChange, len(nums.phones))
+	for i, p := range nums.phones {
+		changes[i] = state.OptOutChange{Phone: p, Remove: true, At: at, By: by, Reason: reason}
+	}
+	if _, err := state.ChangeOptOuts(ctx, ledger.loc, changes); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "Removed %s from the opt-outs (re-consent, by %s: %s): campaigns of the project may message %s again.\n",
+		words.N(len(changes), "number", "numbers"), by, reason, words.Plural(len(changes), "it", "them"))
+	return nil
+}
+
+// newStatePruneCmd drops old sends from the frequency cap's index of the
+// project's state. It never touches a campaign's own records.
+func newStatePruneCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{Use: "prune"}
+	fs := cmd.Flags()
+	project := fs.String("project", "", projectFlagUsage)
+	olderThan := fs.String("older-than", "", "drop sends older than this from the cap's index: 30d, 720h; at least the longest frequency cap's window")
+	cmd.Args = positional(0, 0, "no argument")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		d, err := parseAge(*olderThan)
+		if err != nil {
+			return err
+		}
+		ledger, err := projectLedger(env, *project)
+		if err != nil {
+			return err
+		}
+		longest, from := longestCap(env, ledger.project)
+		if d < longest {
+			return withHint(fmt.Errorf("--older-than %s is shorter than the frequency cap's window of %s (%s): pruning would let a number be messaged past its cap", *olderThan, ageWords(longest), from),
+				"give --older-than %s or more", ageWords(longest))
+		}
+		sends, numbers, err := state.PruneCaps(cmd.Context(), ledger.loc, d, env.Clock.Now())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "Pruned %s older than %s from the frequency cap's index of %s (%s left with none); the campaigns' records are untouched.\n",
+			words.N(sends, "send", "sends"), *olderThan, ledger.shown(), words.N(numbers, "number", "numbers"))
+		return nil
+	}
+	return cmd
+}
+
+// parseAge reads --older-than: a Go duration (720h) or a number of days (30d).
+func parseAge(s string) (time.Duration, error) {
+	bad := withHint(fmt.Errorf("%w: --older-than %q is not a duration", ErrUsage, s), "give days (30d) or hours (720h)")
+	if s == "" {
+		return 0, withHint(fmt.Errorf("%w: state prune needs --older-than", ErrUsage), "smsform state prune --older-than 30d")
+	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n <= 0 {
+			return 0, bad
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, bad
+	}
+	return d, nil
+}
+
+// ageWords writes a duration as --older-than takes it: days when whole.
+func ageWords(d time.Duration) string {
+	const day = 24 * time.Hour
+	if d > 0 && d%day == 0 {
+		return strconv.Itoa(int(d/day)) + "d"
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// longestCap is the longest window of the project's frequency cap and of
+// its campaigns' own (stricter caps may look further back), and where it
+// is set. A campaign file that does not load is told of and passed over:
+// it cannot be applied as it is.
+func longestCap(env Env, p *campaign.Project) (time.Duration, string) {
+	var longest time.Duration
+	from := "no frequency cap is set"
+	if c := p.FrequencyCap; c != nil {
+		longest, from = c.Per, p.Path
+	}
+	files, err := p.CampaignFiles()
+	if err != nil {
+		warnf(env, "%v: campaigns' own caps not checked", err)
+	}
+	for _, f := range files {
+		c, err := campaign.Load(f)
+		if err != nil {
+			warnf(env, "%s does not load, its frequency_cap is not checked: %v", f, err)
+			continue
+		}
+		if c.FrequencyCap != nil && c.FrequencyCap.Per > longest {
+			longest, from = c.FrequencyCap.Per, f
+		}
+	}
+	return longest, from
+}

@@ -29,6 +29,12 @@ const collectBefore = 100_000
 // gigabyte. The state's records are matched to the recipients once every
 // recipient is known, and kept only as a status per recipient.
 func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, error) {
+	return ComputeWith(ctx, c, rec, Options{})
+}
+
+// ComputeWith is [Compute] with options: the opt-outs as of a given number
+// of their log, the moment the frequency cap is judged at (see [Ledger]).
+func ComputeWith(ctx context.Context, c *campaign.Campaign, rec Recorded, o Options) (*Plan, error) {
 	b := &builder{
 		c:      c,
 		p:      &Plan{Campaign: c.Name, Sender: c.Sender, Window: c.Window, Template: c.Body},
@@ -41,16 +47,19 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 	var (
 		recorded     <-chan *heldChunk
 		recordedDone func() error
+		ledger       func() (*ledgerView, error)
 	)
 	if rec != nil {
 		b.p.State = StateStamp{Lineage: rec.Lineage(), Serial: rec.Serial(), Location: rec.Path(), FirstSend: rec.Lineage() == "" || rec.Serial() == 0}
 		readCtx, cancel := context.WithCancel(ctx)
 		recorded, recordedDone = readRecorded(readCtx, rec)
-		// On any return the reader is stopped and waited for, so that it
-		// never outlives Compute.
+		ledger = readLedger(readCtx, rec, CapOf(c), o)
+		// On any return the readers are stopped and waited for, so that
+		// they never outlive Compute.
 		defer func() {
 			cancel()
 			recordedDone()
+			ledger()
 		}()
 	}
 	if err := b.read(ctx); err != nil {
@@ -61,6 +70,11 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 		if err := recordedDone(); err != nil {
 			return nil, err
 		}
+		v, err := ledger()
+		if err != nil {
+			return nil, err
+		}
+		b.useLedger(v)
 	}
 	if err := b.arrange(); err != nil {
 		return nil, err
@@ -212,6 +226,7 @@ type builder struct {
 	held       heldSet
 	groups     groups
 	groupZones []*window.Zones // per group, with a send window (see splitByZone)
+	ledger     *ledgerView     // the project's opt-outs and cap holds; nil: none
 
 	toSend    tally          // what is to send, priced and counted in settle
 	ucs2Extra map[uint16]int // of toSend: the segments UCS-2 adds, by price row + 1
@@ -425,6 +440,9 @@ func (b *builder) settle() {
 		key := costKeyOf(b.places.at(i), m)
 		if st := b.held.of(i); st != notHeld {
 			b.hold(phone, int32(i), st, key)
+			continue
+		}
+		if b.skipOptedOut(phone) {
 			continue
 		}
 		b.toSend[key]++

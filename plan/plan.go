@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/sms"
@@ -90,8 +91,8 @@ type Duplicate struct {
 }
 
 // Summary counts a plan. Recipients = ToSend + AlreadySent + InDoubt +
-// Failed + Excluded + NoTimezone: every distinct valid number of the
-// campaign lands in exactly one of those.
+// Failed + Excluded + OptedOut + NoTimezone: every distinct valid number of
+// the campaign lands in exactly one of those.
 type Summary struct {
 	Recipients  int `json:"recipients"`
 	ToSend      int `json:"to_send"`
@@ -107,6 +108,15 @@ type Summary struct {
 	// send window, their number's time zone is not known and the campaign
 	// names no fallback_timezone. They count in Recipients, not in ToSend.
 	NoTimezone int `json:"no_timezone,omitempty"`
+	// OptedOut counts recipients the project's opt-outs hold back (see
+	// [Ledger]); the state's records of the campaign come first: one
+	// already sent is counted as such.
+	OptedOut int `json:"opted_out,omitempty"`
+	// HeldByCap counts recipients to send (of ToSend: they stay in the
+	// batches) whom the frequency cap holds back at the moment the plan
+	// was made; the last of them may be sent at HeldByCapUntil.
+	HeldByCap      int       `json:"held_by_cap,omitempty"`
+	HeldByCapUntil time.Time `json:"held_by_cap_until,omitzero"`
 }
 
 // BatchStream reads a plan's batches in order from where they are kept, as
@@ -213,6 +223,10 @@ type StateStamp struct {
 	// must see.
 	Location  string `json:"location,omitempty"`
 	FirstSend bool   `json:"first_send"`
+	// OptOutSeq is the number of the project's opt-out log whose opt-outs
+	// the plan subtracted (0: none recorded): a saved plan is made again
+	// with these, and numbers opted out since are skipped as it is sent.
+	OptOutSeq int64 `json:"opt_out_seq,omitempty"`
 }
 
 // FirstSendNotice is what a plan says when there is no state to plan

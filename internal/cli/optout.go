@@ -16,6 +16,7 @@ import (
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/report"
 	"github.com/smsform/smsform/internal/words"
+	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/state"
 )
 
@@ -73,6 +74,22 @@ func projectLedger(env Env, dir string) (stateChoice, error) {
 	// The project file stands for a campaign of its folder: the choice is
 	// the project's state, or the same state named by SMSFORM_STATE.
 	return chooseState(env, proj.Path, nil)
+}
+
+// needsLedger refuses a campaign held to a frequency cap whose state is not
+// the project's: a cap counts every campaign's sends, which only the
+// project's state holds (a project file without state:, or one whose
+// state is overridden outside the project's campaigns).
+func needsLedger(c *campaign.Campaign, choice stateChoice) error {
+	if plan.CapOf(c) == nil || choice.shared {
+		return nil
+	}
+	where := campaign.ProjectFile
+	if c.Project != nil {
+		where = c.Project.Path
+	}
+	return withHint(fmt.Errorf("campaign %s is held to a frequency cap, but its state %s (%s) is not the project's: a cap counts every campaign's sends, which only the project's state holds", c.Name, choice.shown(), choice.from()),
+		"add state: to %s (a folder for the state file, e.g. state: .smsform/, or a PostgreSQL database), then smsform state migrate to carry this campaign's record there", where)
 }
 
 // optOutFlags are the flags every optout command shares.

@@ -245,13 +245,16 @@ func computePlan(ctx context.Context, env Env, f planFlags, campaignPath string,
 	if r.choice, err = chooseState(env, campaignPath, f.state); err != nil {
 		return r, err
 	}
+	if err := needsLedger(c, r.choice); err != nil {
+		return r, err
+	}
 	if r.st, err = r.choice.openView(ctx, c.Name); err != nil {
 		return r, err
 	}
 	if m := r.st.Moved(); m != nil {
 		return r, movedError(&state.MovedError{Loc: r.choice.shown(), Campaign: c.Name, Moved: *m})
 	}
-	p, err := plan.Compute(ctx, c, r.st)
+	p, err := plan.ComputeWith(ctx, c, r.st, plan.Options{Now: at})
 	if p != nil {
 		if serr := p.ScheduleAt(at); serr != nil {
 			return r, serr

@@ -77,6 +77,9 @@ func markdownFrame(v shown) (head, foot string) {
 	if n := p.State.FirstSendNotice(p.Campaign); n != "" {
 		fmt.Fprintf(&h, "⚠️ %s.\n\n", mdText(n))
 	}
+	if n := capNote(p); n != "" {
+		fmt.Fprintf(&h, "⏳ %s.\n\n", mdText(n))
+	}
 	writeScheduleText(&h, p, "- ")
 	writeBudget(&h, p)
 	writeMessage(&h, v)

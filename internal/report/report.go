@@ -63,6 +63,9 @@ func Headline(p *plan.Plan) string {
 	if s.Duplicates > 0 {
 		fmt.Fprintf(&b, ", %s %s", words.Count(s.Duplicates), words.Plural(s.Duplicates, "duplicate", "duplicates"))
 	}
+	if s.OptedOut > 0 {
+		fmt.Fprintf(&b, ", %s opted out", words.Count(s.OptedOut))
+	}
 	b.WriteString(".")
 	return b.String()
 }
@@ -130,6 +133,9 @@ func PromptSummary(p *plan.Plan) string {
 		if waiting > 0 {
 			when += ", " + words.Count(waiting) + " from " + next
 		}
+	}
+	if w := capWords(p); w != "" {
+		when += "; " + w
 	}
 	parts = append(parts, "when: "+when)
 	return "Summary: " + strings.Join(parts, "; ") + "."

@@ -132,6 +132,9 @@ func writeTableHead(b *strings.Builder, p *plan.Plan, o Output) {
 			}
 		}
 	}
+	if n := capNote(p); n != "" {
+		fmt.Fprintf(b, "%s.\n", n)
+	}
 	b.WriteString("\n")
 	if n := p.State.FirstSendNotice(p.Campaign); n != "" {
 		fmt.Fprintf(b, "Note: %s.\n\n", oneLine(n))

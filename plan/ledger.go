@@ -1,0 +1,140 @@
+package plan
+
+import (
+	"context"
+	"time"
+
+	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/internal/e164"
+	"github.com/smsform/smsform/state"
+)
+
+// A project's state keeps, besides each campaign's records, what concerns
+// people: opt-outs and the frequency cap's index. A plan subtracts the
+// opt-outs (Summary.OptedOut) and counts the recipients the cap holds back
+// now (Summary.HeldByCap). Those stay in the batches, as recipients whose
+// send window is closed do: apply checks the cap right before each batch's
+// intent, when it may have let them go, and leaves the rest for a later
+// run. Opt-outs are subtracted as of a number of their log, recorded in
+// the plan's stamp, so that a saved plan is made again exactly as it was
+// reviewed while later opt-outs are still honoured (apply suppresses them).
+
+// Ledger is what a project's state tells a plan of people rather than of
+// the campaign; *state.State has it. A [Recorded] without it plans as if
+// nobody opted out and no cap held anyone.
+type Ledger interface {
+	// OptOutSet is the set of numbers opted out as of the opt-out log's
+	// number asOf (0: now), and the log's number it reflects.
+	OptOutSet(ctx context.Context, asOf int64) (*e164.Map[struct{}], int64, error)
+	// CapHolds is, for each number the cap holds back at now, when it may
+	// be messaged again.
+	CapHolds(ctx context.Context, c state.Cap, now time.Time) (*e164.Map[time.Time], error)
+}
+
+// Options tune [ComputeWith].
+type Options struct {
+	// OptOutsAsOf is the number of the opt-out log whose opt-outs the plan
+	// subtracts; 0: the latest. A saved plan is made again with the one it
+	// was made with (StateStamp.OptOutSeq).
+	OptOutsAsOf int64
+	// Now is when the frequency cap's holds are judged; zero: the system
+	// clock.
+	Now time.Time
+}
+
+// CapOf is the frequency cap campaign c is held to: its own, which is at
+// least as strict as its project's, else the project's; nil: none.
+func CapOf(c *campaign.Campaign) *state.Cap {
+	f := c.FrequencyCap
+	if f == nil && c.Project != nil {
+		f = c.Project.FrequencyCap
+	}
+	if f == nil {
+		return nil
+	}
+	return &state.Cap{Max: f.Max, Per: f.Per}
+}
+
+// ledgerView is what a plan read of the ledger.
+type ledgerView struct {
+	optedOut *e164.Map[struct{}]
+	seq      int64
+	holds    *e164.Map[time.Time] // nil without a cap
+}
+
+// readLedger reads the ledger of rec, if it has one, on another goroutine
+// while the lists are read: a million opt-outs, and the cap index's recent
+// sends, cost a read of their own. wait returns what was read.
+func readLedger(ctx context.Context, rec Recorded, c *state.Cap, o Options) (wait func() (*ledgerView, error)) {
+	l, ok := rec.(Ledger)
+	if !ok {
+		return func() (*ledgerView, error) { return nil, nil }
+	}
+	type result struct {
+		v   *ledgerView
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v := &ledgerView{}
+		var err error
+		v.optedOut, v.seq, err = l.OptOutSet(ctx, o.OptOutsAsOf)
+		if err == nil && c != nil {
+			now := o.Now
+			if now.IsZero() {
+				now = time.Now()
+			}
+			v.holds, err = l.CapHolds(ctx, *c, now)
+		}
+		done <- result{v, err}
+	}()
+	var r *result
+	return func() (*ledgerView, error) {
+		if r == nil {
+			x := <-done
+			r = &x
+		}
+		return r.v, r.err
+	}
+}
+
+// useLedger sets what the plan says of the ledger it read.
+func (b *builder) useLedger(v *ledgerView) {
+	if v == nil {
+		return
+	}
+	b.ledger = v
+	b.p.State.OptOutSeq = v.seq
+	if v.optedOut.Len() == 0 {
+		b.ledger.optedOut = nil
+	}
+	if v.holds != nil && v.holds.Len() == 0 {
+		b.ledger.holds = nil
+	}
+}
+
+// skipOptedOut reports whether the recipient of number k, to be sent as far
+// as the campaign's records go, opted out: it is then counted and not
+// planned. One the cap holds back now is counted, and planned.
+func (b *builder) skipOptedOut(k e164.Packed) bool {
+	v := b.ledger
+	if v == nil {
+		return false
+	}
+	s := &b.p.Summary
+	if v.optedOut != nil {
+		if _, ok := v.optedOut.GetPacked(k); ok {
+			s.OptedOut++
+			return true
+		}
+	}
+	if v.holds != nil {
+		if until, ok := v.holds.GetPacked(k); ok {
+			s.HeldByCap++
+			if until.After(s.HeldByCapUntil) {
+				s.HeldByCapUntil = until.UTC()
+			}
+		}
+	}
+	return false
+}

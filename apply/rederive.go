@@ -229,6 +229,8 @@ func frameDiff(saved, derived *plan.Plan) string {
 	case !slices.Equal(sw.Days, dw.Days) || sw.From != dw.From || sw.To != dw.To || sw.Fallback != dw.Fallback ||
 		!sw.NotBefore.Equal(dw.NotBefore) || !sw.NotAfter.Equal(dw.NotAfter):
 		return "its send window is not the campaign's"
+	case saved.State.OptOutSeq != derived.State.OptOutSeq:
+		return fmt.Sprintf("it subtracts the opt-outs as of log number %d, its header names %d", saved.State.OptOutSeq, derived.State.OptOutSeq)
 	case saved.Summary.ToSend != derived.Summary.ToSend || saved.Summary.Batches != derived.Summary.Batches:
 		return fmt.Sprintf("it sends %d message(s) in %d batch(es), the campaign %d in %d",
 			saved.Summary.ToSend, saved.Summary.Batches, derived.Summary.ToSend, derived.Summary.Batches)
@@ -266,7 +268,9 @@ func rederive(ctx context.Context, r Request) (*plan.Plan, error) {
 	if err := checkApplied(ctx, r, ro); err != nil {
 		return nil, err
 	}
-	derived, err := plan.Compute(ctx, c, ro)
+	// The opt-outs as the plan saw them: numbers opted out since are not
+	// a difference, apply suppresses them as it sends (see AdmitIntent).
+	derived, err := plan.ComputeWith(ctx, c, ro, plan.Options{OptOutsAsOf: &saved.OptOutSeq, Now: r.Clock.Now()})
 	var over *plan.BudgetError
 	if err != nil && !errors.As(err, &over) {
 		return nil, err

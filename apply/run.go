@@ -21,10 +21,15 @@ import (
 
 // Journal is what apply needs of the state; *state.State satisfies it.
 type Journal interface {
-	RecordIntent(ctx context.Context, in state.Intent) error
+	// AdmitIntent records an intent for the recipients the project's
+	// ledger lets go now (Admission.Send), recording those who opted out
+	// as suppressed and leaving those over the frequency cap unrecorded;
+	// a campaign's own state admits everyone.
+	AdmitIntent(ctx context.Context, in state.Intent) (state.Admission, error)
 	RecordOutcome(ctx context.Context, batchID string, o state.Outcome) error
-	// RecordOutcomeAndIntent records both in one durable commit.
-	RecordOutcomeAndIntent(ctx context.Context, prevBatch string, o state.Outcome, next state.Intent) error
+	// RecordOutcomeAndAdmit records an outcome and admits the next intent
+	// in one durable commit.
+	RecordOutcomeAndAdmit(ctx context.Context, prevBatch string, o state.Outcome, next state.Intent) (state.Admission, error)
 	ForgetIntent(ctx context.Context, batchID string) error
 }
 
@@ -171,6 +176,13 @@ type Result struct {
 	// Expired counts recipients this campaign will not send: not_after has
 	// passed, or comes before their window opens.
 	Expired int `json:"expired,omitempty"`
+	// Suppressed counts recipients who opted out since the plan was made:
+	// recorded suppressed, never sent, not owed.
+	Suppressed int `json:"suppressed,omitempty"`
+	// HeldByCap counts recipients the frequency cap held back, left for a
+	// later run; HeldNext is when the first of them may go.
+	HeldByCap int       `json:"held_by_cap,omitempty"`
+	HeldNext  time.Time `json:"held_next,omitzero"`
 	// Owed is what the state records as owed at the end, this run's and
 	// every earlier run's (see Options.Owed).
 	Owed *Owed `json:"owed,omitempty"`
@@ -226,28 +238,33 @@ func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Re
 
 	var (
 		todo      []batchRef // nil: every batch
+		held      []capHold  // what the frequency cap held back, sent again after the batches
 		windowErr error
 	)
 	for {
-		waiting := r.pass(ctx, sendCtx, p, todo)
-		if len(waiting) == 0 {
+		waiting := r.pass(ctx, sendCtx, p, todo, held)
+		held = r.takeHeld()
+		if len(waiting) == 0 && len(held) == 0 {
 			break
 		}
 		if r.stopped(ctx) {
 			r.skipAll(waiting)
+			r.skipHeld(held)
 			break
 		}
 		var wait time.Time
-		todo, wait, windowErr = r.gate.after(waiting, r.res)
+		todo, wait, windowErr = r.after(waiting, held)
 		if !o.Wait || !errors.As(windowErr, new(*ClosedError)) {
 			break
 		}
-		waited := r.gate.sleepUntil(ctx, wait, func(d time.Duration) {
-			r.emit(Event{Type: "wait", Recipients: r.res.Waiting, Reason: r.res.NextLabel, Until: wait.UTC(), Wait: d})
+		waited := sleepUntil(ctx, o.Clock, wait, func(d time.Duration) {
+			r.emit(Event{Type: "wait", Recipients: r.res.Waiting + r.res.HeldByCap, Reason: waitReason(r.res), Until: wait.UTC(), Wait: d})
 		})
 		r.res.Waiting, r.res.Next, r.res.NextLabel, windowErr = 0, time.Time{}, "", nil
+		r.res.HeldByCap, r.res.HeldNext = 0, time.Time{}
 		if !waited {
 			r.skipAll(todo)
+			r.skipHeld(held)
 			break
 		}
 	}
@@ -293,7 +310,7 @@ var errPassDone = errors.New("pass done")
 // order, and returns those that found their send window closed right
 // before their intent, in order. Each pass ends with every outcome
 // journaled.
-func (r *runner) pass(ctx, sendCtx context.Context, p *plan.Plan, todo []batchRef) []batchRef {
+func (r *runner) pass(ctx, sendCtx context.Context, p *plan.Plan, todo []batchRef, held []capHold) []batchRef {
 	r.waiting = r.waiting[:0]
 	jobs := make(chan job)
 	var wg sync.WaitGroup
@@ -320,6 +337,13 @@ func (r *runner) pass(ctx, sendCtx context.Context, p *plan.Plan, todo []batchRe
 		jobs <- job{i: i, b: b}
 		return nil
 	})
+	for _, h := range held {
+		if r.stopped(ctx) {
+			r.skip(h.b)
+			continue
+		}
+		jobs <- job{i: h.i, b: h.b, held: true}
+	}
 	close(jobs)
 	wg.Wait()
 	if err != nil && !errors.Is(err, errPassDone) {
@@ -338,10 +362,12 @@ func (r *runner) skipAll(refs []batchRef) {
 	})
 }
 
-// job is a batch and its place in the plan.
+// job is a batch and its place in the plan; held: b is what the frequency
+// cap held back of that batch in an earlier pass, not the whole batch.
 type job struct {
-	i int
-	b plan.Batch
+	i    int
+	b    plan.Batch
+	held bool
 }
 
 type runner struct {
@@ -358,6 +384,7 @@ type runner struct {
 	errors  int
 	err     error      // the first error that stopped the run
 	waiting []batchRef // batches of this pass whose window was closed
+	held    []capHold  // what the frequency cap held back in this pass
 	learned int        // the most recipients a request may carry, from 413s; 0: no limit known
 	warned  bool       // the first 413 was said
 	silent  []string   // batches of the requests in a row that got no answer

@@ -118,6 +118,12 @@ func Start(ctx context.Context, r Request) (*Pending, error) {
 	}
 	opts := r.StateOptions
 	opts.Campaign = r.Campaign.Name
+	if opts.FrequencyCap == nil {
+		opts.FrequencyCap = plan.CapOf(r.Campaign)
+	}
+	if opts.Now == nil {
+		opts.Now = r.Clock.Now // the cap is judged by the run's clock
+	}
 	st, err := state.Open(ctx, r.State, opts)
 	if err != nil {
 		return nil, err
@@ -138,11 +144,12 @@ func Start(ctx context.Context, r Request) (*Pending, error) {
 // it, else the campaign's plan against st, scheduled now.
 func planFor(ctx context.Context, r Request, st *state.State, derived *plan.Plan) (*plan.Plan, error) {
 	if r.Saved == nil {
-		p, err := plan.Compute(ctx, r.Campaign, st)
+		now := r.Clock.Now()
+		p, err := plan.ComputeWith(ctx, r.Campaign, st, plan.Options{Now: now})
 		if err != nil {
 			return nil, err
 		}
-		return p, p.ScheduleAt(r.Clock.Now())
+		return p, p.ScheduleAt(now)
 	}
 	if err := checkApplied(ctx, r, st); err != nil {
 		return nil, err

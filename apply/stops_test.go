@@ -80,9 +80,9 @@ func (j *journalLog) snapshot() []string {
 	return append([]string(nil), j.calls...)
 }
 
-func (j *journalLog) RecordIntent(ctx context.Context, in state.Intent) error {
+func (j *journalLog) AdmitIntent(ctx context.Context, in state.Intent) (state.Admission, error) {
 	j.log("intent")
-	return j.State.RecordIntent(ctx, in)
+	return j.State.AdmitIntent(ctx, in)
 }
 
 func (j *journalLog) RecordOutcome(ctx context.Context, batch string, o state.Outcome) error {
@@ -90,9 +90,9 @@ func (j *journalLog) RecordOutcome(ctx context.Context, batch string, o state.Ou
 	return j.State.RecordOutcome(ctx, batch, o)
 }
 
-func (j *journalLog) RecordOutcomeAndIntent(ctx context.Context, prev string, o state.Outcome, next state.Intent) error {
+func (j *journalLog) RecordOutcomeAndAdmit(ctx context.Context, prev string, o state.Outcome, next state.Intent) (state.Admission, error) {
 	j.log("outcome+intent")
-	return j.State.RecordOutcomeAndIntent(ctx, prev, o, next)
+	return j.State.RecordOutcomeAndAdmit(ctx, prev, o, next)
 }
 
 func (j *journalLog) ForgetIntent(ctx context.Context, batch string) error {
@@ -195,11 +195,11 @@ func (b brokenDisk) RecordOutcome(ctx context.Context, batch string, o state.Out
 	return b.State.RecordOutcome(ctx, batch, o)
 }
 
-func (b brokenDisk) RecordOutcomeAndIntent(ctx context.Context, prev string, o state.Outcome, next state.Intent) error {
+func (b brokenDisk) RecordOutcomeAndAdmit(ctx context.Context, prev string, o state.Outcome, next state.Intent) (state.Admission, error) {
 	if b.outcomes {
-		return errDiskFull
+		return state.Admission{}, errDiskFull
 	}
-	return b.State.RecordOutcomeAndIntent(ctx, prev, o, next)
+	return b.State.RecordOutcomeAndAdmit(ctx, prev, o, next)
 }
 
 func (b brokenDisk) ForgetIntent(ctx context.Context, batch string) error {

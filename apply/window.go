@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/smsform/smsform/internal/window"
@@ -29,16 +30,27 @@ func SystemClock() Clock { return systemClock{} }
 // ClosedError stops a run that may send nothing more now: every batch left
 // waits for its recipients' send window, or for the campaign's not_before.
 // Nothing of them was recorded; a later apply (or apply --wait) sends them.
+//
+// Held counts the recipients the frequency cap held back (see AdmitIntent
+// in package state), who are left for a later run in the same way.
 type ClosedError struct {
 	Waiting int       // recipients
 	Next    time.Time // when the first of them may go
 	Label   string    // that, in words: "window opens 09:00 America/New_York, in 3 h 10 min"
 	Expired int       // recipients that will not be sent at all (see ExpiredError)
+	Held    int       // recipients held back by the frequency cap
 }
 
 func (e *ClosedError) Error() string {
+	var what []string
+	if e.Waiting > 0 || e.Held == 0 {
+		what = append(what, words.N(e.Waiting, "recipient waits", "recipients wait"))
+	}
+	if e.Held > 0 {
+		what = append(what, words.N(e.Held, "recipient", "recipients")+" held back by the frequency cap")
+	}
 	msg := fmt.Sprintf("nothing more may be sent now: %s; next: %s (%s)",
-		words.N(e.Waiting, "recipient waits", "recipients wait"), e.Label, e.Next.UTC().Format(time.RFC3339))
+		strings.Join(what, ", "), e.Label, e.Next.UTC().Format(time.RFC3339))
 	if e.Expired > 0 {
 		msg += fmt.Sprintf("; %s not be sent: their window does not open before not_after", words.N(e.Expired, "recipient will", "recipients will"))
 	}
@@ -147,20 +159,28 @@ func (g *gate) after(waiting []batchRef, res *Result) ([]batchRef, time.Time, er
 // often: a machine that slept through the wait finds it over at once.
 const maxSleep = time.Minute
 
-// sleepUntil waits until t on the gate's clock, calling show once with the
-// wait ahead; it reports false when ctx ended the wait.
-func (g *gate) sleepUntil(ctx context.Context, t time.Time, show func(time.Duration)) bool {
-	show(max(t.Sub(g.clock.Now()), 0))
+// sleepUntil waits until t on clock, calling show once with the wait
+// ahead; it reports false when ctx ended the wait.
+func sleepUntil(ctx context.Context, clock Clock, t time.Time, show func(time.Duration)) bool {
+	show(max(t.Sub(clock.Now()), 0))
 	for {
 		if ctx.Err() != nil {
 			return false
 		}
-		d := t.Sub(g.clock.Now())
+		d := t.Sub(clock.Now())
 		if d <= 0 {
 			return true
 		}
-		if !g.clock.Sleep(ctx, min(d, maxSleep)) {
+		if !clock.Sleep(ctx, min(d, maxSleep)) {
 			return false
 		}
 	}
+}
+
+// waitReason says what a run waits for: a send window, the frequency cap.
+func waitReason(res *Result) string {
+	if res.HeldByCap > 0 && (res.Waiting == 0 || res.HeldNext.Before(res.Next)) {
+		return "the frequency cap"
+	}
+	return res.NextLabel
 }

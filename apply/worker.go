@@ -28,6 +28,7 @@ import (
 type worker struct {
 	r       *runner
 	pending *settled
+	i       int // the place in the plan of the batch being sent
 }
 
 // settled is an outcome known but not yet journaled. b holds the
@@ -54,7 +55,7 @@ type piece struct {
 // stopped, so that the loop feeding it never waits forever.
 func (w *worker) run(ctx, sendCtx context.Context, jobs <-chan job) {
 	for j := range jobs {
-		if err := w.sendBatch(ctx, sendCtx, j.i, j.b); err != nil {
+		if err := w.sendBatch(ctx, sendCtx, j); err != nil {
 			w.r.fail(err)
 		}
 	}
@@ -66,13 +67,14 @@ func (w *worker) run(ctx, sendCtx context.Context, jobs <-chan job) {
 // sendBatch paces, then sends b's pieces one after another, each journaled
 // as an intent before it is sent; the last outcome is left pending. An
 // error stops the whole run.
-func (w *worker) sendBatch(ctx, sendCtx context.Context, i int, b plan.Batch) error {
-	r := w.r
+func (w *worker) sendBatch(ctx, sendCtx context.Context, j job) error {
+	r, b := w.r, j.b
+	w.i = j.i
 	if r.stopped(ctx) {
 		r.skip(b)
 		return nil
 	}
-	if r.closed(i, len(b.Recipients)) {
+	if r.closedJob(j) {
 		return nil
 	}
 	if err := w.pace(ctx); err != nil {
@@ -88,7 +90,7 @@ func (w *worker) sendBatch(ctx, sendCtx context.Context, i int, b plan.Batch) er
 		r.skip(b)
 		return nil
 	}
-	if r.closed(i, len(b.Recipients)) {
+	if r.closedJob(j) {
 		return nil
 	}
 	todo := []piece{{b: b}}
@@ -142,9 +144,11 @@ func (w *worker) between(ctx context.Context, p piece) (bool, error) {
 // or the recipients the answer listed as not acted on.
 func (w *worker) sendPiece(ctx, sendCtx context.Context, p piece) ([]piece, error) {
 	r := w.r
-	if err := w.recordIntent(p.b); err != nil {
-		return nil, err
+	b, err := w.recordIntent(p.b)
+	if err != nil || len(b.Recipients) == 0 {
+		return nil, err // nothing to send: every recipient opted out or is held back
 	}
+	p.b = b
 	if r.stopped(ctx) {
 		return nil, r.notSent(p.b, nil)
 	}
@@ -256,40 +260,52 @@ func (w *worker) flush() error {
 
 // recordIntent journals b's intent, with the pending outcome if there is
 // one (alone first when it is of the same batch: a piece's outcome must be
-// the batch's latest before the next piece's intent). When it fails,
-// nothing of b was sent and b is counted as skipped.
-func (w *worker) recordIntent(b plan.Batch) error {
+// the batch's latest before the next piece's intent). The ledger admits
+// the intent: it returns b with the recipients to send, those the intent
+// was recorded for (none when every one opted out or is held back). When
+// it fails, nothing of b was sent and b is counted as skipped.
+func (w *worker) recordIntent(b plan.Batch) (plan.Batch, error) {
 	r := w.r
 	if w.pending != nil && w.pending.b.ID == b.ID {
 		if err := w.flush(); err != nil {
 			r.skip(b)
-			return err
+			return plan.Batch{}, err
 		}
 	}
 	intent := state.Intent{BatchID: b.ID, Phones: b.Recipients, BodyHash: state.BodyHash(b.Body)}
-	var err error
+	var (
+		adm state.Admission
+		err error
+	)
 	if w.pending == nil {
-		err = r.j.RecordIntent(r.writeCtx, intent)
-	} else if err = r.j.RecordOutcomeAndIntent(r.writeCtx, w.pending.b.ID, w.pending.o, intent); err == nil {
+		adm, err = r.j.AdmitIntent(r.writeCtx, intent)
+	} else if adm, err = r.j.RecordOutcomeAndAdmit(r.writeCtx, w.pending.b.ID, w.pending.o, intent); err == nil {
 		p := w.pending
 		w.pending = nil
+		r.admitted(w.i, b, adm)
+		sent := withRecipients(b, adm.Send)
 		if stop := r.account(p); stop != nil {
-			return r.notSent(b, stop) // too many errors: b's intent is undone, unsent
+			if len(adm.Send) == 0 {
+				return sent, stop
+			}
+			return plan.Batch{}, r.notSent(sent, stop) // too many errors: the intent is undone, unsent
 		}
+		return sent, nil
 	}
 	if err == nil {
-		return nil
+		r.admitted(w.i, b, adm)
+		return withRecipients(b, adm.Send), nil
 	}
 	r.skip(b)
 	if errors.Is(err, state.ErrAlreadySent) {
 		// Not the disk: the plan promised someone the state already holds.
-		return fmt.Errorf("batch %s names a recipient the state already holds as sent or in doubt; nothing of it was sent: plan again: %w", b.ID, err)
+		return plan.Batch{}, fmt.Errorf("batch %s names a recipient the state already holds as sent or in doubt; nothing of it was sent: plan again: %w", b.ID, err)
 	}
 	what := "the intent; nothing of the batch was sent"
 	if w.pending != nil {
 		what = "an outcome and the next intent; nothing of the next batch was sent"
 	}
-	return fmt.Errorf("%w (%s): %w", ErrStateRefused, what, err)
+	return plan.Batch{}, fmt.Errorf("%w (%s): %w", ErrStateRefused, what, err)
 }
 
 // sendResult is how a request ended: an outcome to journal (and the

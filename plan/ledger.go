@@ -33,10 +33,10 @@ type Ledger interface {
 
 // Options tune [ComputeWith].
 type Options struct {
-	// OptOutsAsOf is the number of the opt-out log whose opt-outs the plan
-	// subtracts; 0: the latest. A saved plan is made again with the one it
-	// was made with (StateStamp.OptOutSeq).
-	OptOutsAsOf int64
+	// OptOutsAsOf, when set, is the number of the opt-out log whose
+	// opt-outs the plan subtracts (0: none); nil: the latest. A saved plan
+	// is made again with the one it was made with (StateStamp.OptOutSeq).
+	OptOutsAsOf *int64
 	// Now is when the frequency cap's holds are judged; zero: the system
 	// clock.
 	Now time.Time
@@ -76,9 +76,14 @@ func readLedger(ctx context.Context, rec Recorded, c *state.Cap, o Options) (wai
 	}
 	done := make(chan result, 1)
 	go func() {
-		v := &ledgerView{}
+		v := &ledgerView{optedOut: e164.NewMap[struct{}](0)}
 		var err error
-		v.optedOut, v.seq, err = l.OptOutSet(ctx, o.OptOutsAsOf)
+		switch asOf := o.OptOutsAsOf; {
+		case asOf == nil:
+			v.optedOut, v.seq, err = l.OptOutSet(ctx, 0)
+		case *asOf > 0:
+			v.optedOut, v.seq, err = l.OptOutSet(ctx, *asOf)
+		}
 		if err == nil && c != nil {
 			now := o.Now
 			if now.IsZero() {

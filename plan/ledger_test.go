@@ -54,10 +54,17 @@ func TestComputeLedger(t *testing.T) {
 
 	// As of the log's first change (a saved plan made again), a day later:
 	// +…403 is planned, and nobody is held back.
-	p, err = ComputeWith(ctx, c, ro, Options{OptOutsAsOf: first, Now: t0.Add(24*time.Hour + time.Minute)})
+	p, err = ComputeWith(ctx, c, ro, Options{OptOutsAsOf: &first, Now: t0.Add(24*time.Hour + time.Minute)})
 	must(t, err)
 	if s := p.Summary; s.OptedOut != 1 || s.ToSend != 4 || s.HeldByCap != 0 || !s.HeldByCapUntil.IsZero() || p.State.OptOutSeq != first {
 		t.Errorf("as of %d: %+v, seq %d", first, s, p.State.OptOutSeq)
+	}
+	// As of before the first (a plan saved before any opt-out): none.
+	var none int64
+	p, err = ComputeWith(ctx, c, ro, Options{OptOutsAsOf: &none, Now: t0})
+	must(t, err)
+	if s := p.Summary; s.OptedOut != 0 || s.ToSend != 5 || p.State.OptOutSeq != 0 {
+		t.Errorf("as of none: %+v, seq %d", s, p.State.OptOutSeq)
 	}
 }
 

@@ -98,6 +98,9 @@ func runApply(ctx context.Context, env Env, f applyFlags, target string) error {
 	if err != nil {
 		return next.loadError(err)
 	}
+	if err := needsLedger(c, choice); err != nil {
+		return err
+	}
 	client, err := connection(c, env, f.insecure, f.requestTimeout)
 	if err != nil {
 		return err

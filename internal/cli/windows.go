@@ -49,13 +49,20 @@ func (n nextStep) windowError(err error) (error, bool) {
 		if inAutomation(n.env) {
 			return err, true
 		}
+		opens := "the window opens"
+		if closed.Held > 0 {
+			opens = "the window opens or the frequency cap allows"
+			if closed.Waiting == 0 {
+				opens = "the frequency cap allows"
+			}
+		}
 		switch {
 		case n.saved == nil:
-			return withHint(err, "nothing was recorded for them: run apply again once the window opens (a scheduled run does it: see examples/ci), or keep it running with --wait"), true
+			return withHint(err, "nothing was recorded for them: run apply again once %s (a scheduled run does it: see examples/ci), or keep it running with --wait", opens), true
 		case !n.recorded:
-			return withHint(err, "nothing was recorded, so the plan is not used up: apply it again once the window opens (smsform apply %s), or with --wait", n.planFile), true
+			return withHint(err, "nothing was recorded, so the plan is not used up: apply it again once %s (smsform apply %s), or with --wait", opens, n.planFile), true
 		}
-		return withHint(err, "the plan is used up (it sent what could go): send the rest once the window opens with smsform apply %s, or make a new plan (%s); apply --wait keeps a run going until the windows open", n.campaign, n.newPlan()), true
+		return withHint(err, "the plan is used up (it sent what could go): send the rest once %s with smsform apply %s, or make a new plan (%s); apply --wait keeps a run going until then", opens, n.campaign, n.newPlan()), true
 	case errors.As(err, &expired):
 		if inAutomation(n.env) {
 			return err, true

@@ -303,6 +303,8 @@ func WriteResult(w io.Writer, r *apply.Result, complete bool, o Output) error {
 		{header: "Failed", cells: []string{words.Count(r.Failed)}},
 		{header: "In doubt", cells: []string{words.Count(r.InDoubt)}},
 		{header: "Skipped", cells: []string{words.Count(r.Skipped)}},
+		{header: "Suppressed", cells: []string{words.Count(r.Suppressed)}},
+		{header: "Held back", cells: []string{words.Count(r.HeldByCap)}},
 		{header: "Segments", cells: []string{words.Count(r.Segments)}},
 		{header: "Retries", cells: []string{words.Count(r.Retries)}},
 		{header: "Time", cells: []string{r.Duration.Round(time.Millisecond).String()}},

@@ -52,10 +52,14 @@ type Saved struct {
 	PathsFrom string `json:"paths_from,omitempty"`
 	// StatePath is where the state is: a URL (without its password), or a
 	// file when StateIsFile, whose path is then stored like the others.
-	StatePath   string     `json:"state_path"`
-	StateIsFile bool       `json:"state_is_file,omitempty"`
-	Files       []FileSum  `json:"files"` // the campaign file and every file it reads
-	Plan        *plan.Plan `json:"plan"`
+	StatePath   string `json:"state_path"`
+	StateIsFile bool   `json:"state_is_file,omitempty"`
+	// OptOutSeq is the plan's StateStamp.OptOutSeq, in the header: apply
+	// makes the plan again with the opt-outs as of it before it reads the
+	// batches (and then checks it is the plan's).
+	OptOutSeq int64      `json:"opt_out_seq,omitempty"`
+	Files     []FileSum  `json:"files"` // the campaign file and every file it reads
+	Plan      *plan.Plan `json:"plan"`
 
 	file *os.File // the file Open reads the batches from
 	src  *source  // how it is read
@@ -91,6 +95,7 @@ func NewSaved(ctx context.Context, p *plan.Plan, version, campaignPath, statePat
 		CampaignPath:   campaignPath,
 		StatePath:      statePath,
 		StateIsFile:    stateIsFile && statePath != "",
+		OptOutSeq:      p.State.OptOutSeq,
 		Files:          sums,
 		Plan:           p,
 	}, nil

@@ -1,0 +1,189 @@
+package apply_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/smsform/smsform/api"
+	"github.com/smsform/smsform/apply"
+	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/internal/testharness"
+	"github.com/smsform/smsform/plan"
+	"github.com/smsform/smsform/sandbox"
+	"github.com/smsform/smsform/state"
+)
+
+// projectRig is a project with a frequency cap of 1 per 24 h, its state a
+// file shared by its campaigns, against the sandbox over HTTP.
+type projectRig struct {
+	dir   string
+	loc   string
+	srv   *testharness.Server
+	clock *fakeClock
+	auth  *api.Authenticated
+}
+
+func newProjectRig(t *testing.T) *projectRig {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "st"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "smsform.yaml"), []byte("version: 1\nstate: st/\nfrequency_cap: {max: 1, per: 24h}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := testharness.Start(t, sandbox.Config{})
+	client := &api.Client{BaseURL: srv.URL, ClientID: testharness.ClientID, ClientSecret: testharness.ClientSecret, Timeout: 5 * time.Second}
+	return &projectRig{dir: dir, loc: filepath.Join(dir, "st", "smsform.smsstate"), srv: srv, clock: &fakeClock{},
+		auth: &api.Authenticated{Client: client}}
+}
+
+// campaign writes and loads a campaign of the project.
+func (r *projectRig) campaign(t *testing.T, name string, phones ...string) *campaign.Campaign {
+	t.Helper()
+	yaml := fmt.Sprintf("version: 1\nname: %s\nsender: ACME\nrecipients:\n  - numbers: [\"%s\"]\nbody: \"from %s\"\nbatch_size: 2\n", name, strings.Join(phones, `", "`), name)
+	path := filepath.Join(r.dir, name+".yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := campaign.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// open opens the project's state for campaign c, held to its cap.
+func (r *projectRig) open(t *testing.T, c *campaign.Campaign) *state.State {
+	t.Helper()
+	st, err := state.Open(context.Background(), r.loc, state.Options{Campaign: c.Name, Shared: true, FrequencyCap: plan.CapOf(c), Now: r.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func (r *projectRig) plan(t *testing.T, c *campaign.Campaign, st *state.State) *plan.Plan {
+	t.Helper()
+	p, err := plan.ComputeWith(context.Background(), c, st, plan.Options{Now: r.clock.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (r *projectRig) run(c *campaign.Campaign, p *plan.Plan, st *state.State, wait bool) (*apply.Result, error) {
+	return apply.Run(context.Background(), p, st, r.auth, apply.Options{From: c.Sender, Clock: r.clock, Wait: wait})
+}
+
+// deliveredBy counts the outbox's messages per number and body.
+func (r *projectRig) deliveredBy() map[string]int {
+	got := map[string]int{}
+	for _, m := range r.srv.Messages() {
+		got[m.To+" "+m.Body]++
+	}
+	return got
+}
+
+// Two campaigns over overlapping lists, a cap of 1 per 24 h: the second
+// sends only the numbers the first did not message, suppresses the one
+// that opted out after its plan, and leaves the others for later (a
+// ClosedError that says when); with --wait it waits for the cap and sends
+// them once it allows. Every recipient is accounted for.
+func TestRunLedger(t *testing.T) {
+	ctx := context.Background()
+	r := newProjectRig(t)
+	t0 := time.Date(2026, 3, 28, 20, 0, 0, 0, time.UTC) // a daylight-saving night in Europe: the cap's window is in UTC
+	r.clock.Set(t0)
+	p := []string{"+447400123401", "+447400123402", "+447400123403", "+447400123404", "+447400123405", "+447400123406"}
+	a := r.campaign(t, "a", p[:3]...)
+	sa := r.open(t, a)
+	if res, err := r.run(a, r.plan(t, a, sa), sa, false); err != nil || res.Sent != 3 {
+		t.Fatalf("first campaign: %+v, %v", res, err)
+	}
+
+	r.clock.Set(t0.Add(time.Hour))
+	b := r.campaign(t, "b", p...)
+	sb := r.open(t, b)
+	pb := r.plan(t, b, sb)
+	if s := pb.Summary; s.ToSend != 6 || s.HeldByCap != 3 || !s.HeldByCapUntil.Equal(t0.Add(24*time.Hour)) {
+		t.Errorf("plan: %+v", s)
+	}
+	if _, err := state.ChangeOptOuts(ctx, r.loc, []state.OptOutChange{{Phone: p[4], At: r.clock.Now(), By: "test"}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.run(b, pb, sb, false)
+	var closed *apply.ClosedError
+	if !errors.As(err, &closed) || closed.Held != 3 || closed.Waiting != 0 || !closed.Next.Equal(t0.Add(24*time.Hour)) {
+		t.Fatalf("second campaign: %v, want a ClosedError with 3 held back until %s", err, t0.Add(24*time.Hour))
+	}
+	if res.Sent != 2 || res.Suppressed != 1 || res.HeldByCap != 3 || res.Skipped != 0 || !res.HeldNext.Equal(t0.Add(24*time.Hour)) {
+		t.Errorf("result %+v: want 2 sent, 1 suppressed, 3 held back", res)
+	}
+	counts, err := sb.Counts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts[state.Sent] != 2 || counts[state.Suppressed] != 1 || counts[state.InDoubt] != 0 {
+		t.Errorf("state: %v", counts)
+	}
+	if f, d := sb.Owed(); f != 0 || d != 0 {
+		t.Errorf("owed %d, %d: suppressed is not owed", f, d)
+	}
+
+	// A day later with --wait, planned an hour after the first run: the
+	// run waits for the cap, then sends the three.
+	r.clock.Set(t0.Add(2 * time.Hour))
+	pb = r.plan(t, b, sb)
+	if s := pb.Summary; s.ToSend != 3 || s.OptedOut != 1 || s.AlreadySent != 2 {
+		t.Errorf("plan again: %+v", s)
+	}
+	res, err = r.run(b, pb, sb, true)
+	if err != nil || res.Sent != 3 || res.HeldByCap != 0 {
+		t.Fatalf("with --wait: %+v, %v", res, err)
+	}
+	if r.clock.slept < 22*time.Hour {
+		t.Errorf("slept %s, want until the cap allows (22 h)", r.clock.slept)
+	}
+	got := r.deliveredBy()
+	for i, phone := range p {
+		wantA, wantB := 0, 1
+		if i < 3 {
+			wantA = 1
+		}
+		if i == 4 {
+			wantB = 0
+		}
+		if got[phone+" from a"] != wantA || got[phone+" from b"] != wantB {
+			t.Errorf("%s: %d from a, %d from b; want %d, %d", phone, got[phone+" from a"], got[phone+" from b"], wantA, wantB)
+		}
+	}
+}
+
+// A batch whose recipients all opted out since the plan sends nothing and
+// records them suppressed; the next batch goes as usual.
+func TestRunLedgerAllSuppressed(t *testing.T) {
+	ctx := context.Background()
+	r := newProjectRig(t)
+	r.clock.Set(time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC))
+	c := r.campaign(t, "c", "+447400123411", "+447400123412", "+447400123413")
+	st := r.open(t, c)
+	p := r.plan(t, c, st)
+	if _, err := state.ChangeOptOuts(ctx, r.loc, []state.OptOutChange{{Phone: "+447400123411"}, {Phone: "+447400123412"}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.run(c, p, st, false)
+	if err != nil || res.Sent != 1 || res.Suppressed != 2 || res.Batches != 1 {
+		t.Fatalf("%+v, %v: want the second batch sent, the first suppressed whole", res, err)
+	}
+	if n := len(r.srv.Messages()); n != 1 {
+		t.Errorf("outbox holds %d messages, want 1", n)
+	}
+}

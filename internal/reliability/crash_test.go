@@ -28,7 +28,7 @@ import (
 // its path (a link to its folder, and the real path), alternating from one
 // restart to the next: one state, one lock, whatever the spelling.
 func TestKill(t *testing.T) {
-	for _, b := range append(backends, twoSpellings) {
+	for _, b := range append(backends, twoSpellings, withOptOuts) {
 		t.Run(b, func(t *testing.T) { testKill(t, b) })
 	}
 }
@@ -65,6 +65,7 @@ func testKill(t *testing.T, backend string) {
 
 	p := newProjectOn(t, backend, sandbox.Config{Latency: latency}, testharness.Campaign{Recipients: recipients, BatchSize: batch, Concurrency: conc})
 	spelling := spellings(t, p, backend)
+	stopOptOuts := optOutWhileKilled(t, p, backend)
 	sends := make(chan struct{}, 1024)
 	p.srv.OnSend(func(int) {
 		select {
@@ -109,6 +110,7 @@ func testKill(t *testing.T, backend string) {
 		final = *o
 		break
 	}
+	stopOptOuts()
 	if final.code != 0 && final.code != 3 {
 		t.Fatalf("last apply: exit %d: %s", final.code, final.stderr)
 	}
@@ -134,6 +136,10 @@ func testKill(t *testing.T, backend string) {
 	fmt.Printf("crashtest: state=%s kills=%d recipients=%d duplicates=%d unaccounted=%d in_doubt_batches=%d wall=%v\n",
 		backend, landed, recipients, after.Duplicates, after.Unaccounted(), inDoubtBatches, wall.Round(time.Millisecond))
 
+	if backend == withOptOuts {
+		checkKillOptOuts(t, p, before, after, inDoubtBatches, landed*conc)
+		return
+	}
 	if before.Duplicates != 0 || before.Lost != 0 {
 		t.Errorf("before resolving: %d messaged twice, %d records contradict the outbox: %v", before.Duplicates, before.Lost, before.Problems)
 	}
@@ -207,7 +213,7 @@ func resolveByOutbox(t *testing.T, p *project) int {
 	for _, m := range p.srv.Messages() {
 		delivered[m.To] = true
 	}
-	st, err := state.Open(ctx, p.statePath(), state.Options{Campaign: p.name, LockTimeout: 10 * time.Second})
+	st, err := state.Open(ctx, p.statePath(), state.Options{Campaign: p.name, LockTimeout: 10 * time.Second, Shared: p.shared})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/testharness"
 	"github.com/smsform/smsform/sandbox"
 	"github.com/smsform/smsform/state"
@@ -128,6 +129,12 @@ func (l ledgerTally) String() string {
 // accounted for.
 func (lp *ledgerProject) account(t *testing.T) ledgerTally {
 	t.Helper()
+	return lp.accountBodies(t, func(name string) string { return "from " + name })
+}
+
+// accountBodies is account for campaigns whose body is bodyOf(name).
+func (lp *ledgerProject) accountBodies(t *testing.T, bodyOf func(string) string) ledgerTally {
+	t.Helper()
 	ctx := context.Background()
 	byTo := map[string][]string{} // the bodies each number got
 	for _, m := range lp.srv.Messages() {
@@ -154,7 +161,7 @@ func (lp *ledgerProject) account(t *testing.T) ledgerTally {
 		if err != nil {
 			t.Fatal(err)
 		}
-		body := "from " + name
+		body := bodyOf(name)
 		for _, p := range phones {
 			got := byTo[p]
 			mine := len(got) == 1 && got[0] == body
@@ -173,4 +180,71 @@ func (lp *ledgerProject) account(t *testing.T) ledgerTally {
 		}
 	}
 	return tl
+}
+
+// withOptOuts is TestKill's run whose campaign is a project's, its state
+// the project's file, while another process opts its numbers out.
+const withOptOuts = "file-opt-outs"
+
+// optOutWhileKilled, for the withOptOuts run, makes p a project's campaign
+// and opts one number in twenty out, five at a time, while the kill test
+// runs; the function it returns stops that and waits for it.
+func optOutWhileKilled(t *testing.T, p *project, backend string) (stop func()) {
+	t.Helper()
+	if backend != withOptOuts {
+		return func() {}
+	}
+	if err := os.Mkdir(filepath.Join(p.dir, "st"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(p.dir, "smsform.yaml"), []byte("version: 1\nstate: st/\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p.shared = true
+	var numbers []string
+	for i := 3; i < len(p.phones); i += 20 {
+		numbers = append(numbers, p.phones[i])
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for group := range slices.Chunk(numbers, 5) {
+			select {
+			case <-done:
+				return
+			case <-time.After(150 * time.Millisecond):
+			}
+			p.smsform(append([]string{"optout", "add", "--reason", "STOP"}, group...)...)
+		}
+	})
+	return sync.OnceFunc(func() {
+		close(done)
+		wg.Wait()
+	})
+}
+
+// checkKillOptOuts is the kill test's verdict when numbers opted out while
+// it ran: nobody messaged twice, and every recipient sent or opted out
+// (suppressed, or subtracted by a later run's plan), never both.
+func checkKillOptOuts(t *testing.T, p *project, before, after testharness.Tally, inDoubtBatches, limit int) {
+	t.Helper()
+	c, err := campaign.Load(p.campaign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp := &ledgerProject{project: p, loc: p.statePath(), lists: map[string][]string{p.name: p.phones}}
+	tl := lp.accountBodies(t, func(string) string { return c.Body })
+	t.Logf("with opt-outs: %s", tl)
+	if before.Duplicates != 0 || before.Lost != 0 || after.Duplicates != 0 || after.Lost != 0 {
+		t.Errorf("%d messaged twice, %d records contradict the outbox: %v", after.Duplicates, after.Lost, after.Problems)
+	}
+	if tl.sent+tl.suppressed+tl.subtracted != len(p.phones) || tl.held != 0 {
+		t.Errorf("%s: not %d recipients", tl, len(p.phones))
+	}
+	if tl.suppressed+tl.subtracted == 0 {
+		t.Errorf("nobody opted out while the kill test ran: it proves nothing (%s)", tl)
+	}
+	if inDoubtBatches > limit {
+		t.Errorf("%d in-doubt batches, limit %d", inDoubtBatches, limit)
+	}
 }

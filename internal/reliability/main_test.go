@@ -135,7 +135,8 @@ type project struct {
 	name     string // the campaign's
 	phones   []string
 	env      []string
-	stateURL string // "": the state file next to the campaign
+	stateURL string // "": the state file next to the campaign (or the project's, when shared)
+	shared   bool   // the state is the project's (smsform.yaml names it), shared with its other campaigns
 	restore  func() // undoes a state fault, before the campaign is finished
 	note     string // what a fault's preparation measured, for the report
 
@@ -180,8 +181,11 @@ func (p *project) usePostgres(url string) {
 
 // statePath is where the project's state is: its file, or its URL.
 func (p *project) statePath() string {
-	if p.stateURL != "" {
+	switch {
+	case p.stateURL != "":
 		return p.stateURL
+	case p.shared:
+		return filepath.Join(p.dir, "st", "smsform.smsstate")
 	}
 	return strings.TrimSuffix(p.campaign, ".yaml") + ".smsstate"
 }
@@ -247,7 +251,11 @@ func summaryOf(stdout string) apply.Result {
 // tally holds the state file against the outbox.
 func (p *project) tally() testharness.Tally {
 	p.t.Helper()
-	st, err := state.OpenReadOnly(context.Background(), p.statePath(), p.name)
+	open := state.OpenReadOnly
+	if p.shared {
+		open = state.OpenSharedReadOnly
+	}
+	st, err := open(context.Background(), p.statePath(), p.name)
 	if err != nil {
 		p.t.Fatal(err)
 	}

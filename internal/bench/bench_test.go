@@ -187,6 +187,7 @@ func TestBench(t *testing.T) {
 	tab.add(row{figure: "  batches of 1,000, the sandbox answering per recipient in 20 ms: req/s", smsform: fmt.Sprintf("%.0f", applied.rps), rss: applied.rss,
 		comparison: fmt.Sprintf("%.0f bare", bare.rps), ratio: applied.rps / bare.rps, target: "≥ 0.9", pass: applied.rps >= 0.9*bare.rps})
 
+	tab.add(ledgerApplyRow(t, ctx, smsform, dir, sz, n))
 	tab.add(startupRow(t))
 	tab.print(os.Stdout, "bench", *full)
 }
@@ -442,6 +443,9 @@ type pairSpec struct {
 	batch    int           // recipients per batch, 0: 100
 	results  bool          // the sandbox answers per recipient (--success-body results), and the campaign reads it
 	stateURL string        // apply's state in this database, "": a file
+	// capped: the campaign is a project's whose state is stateURL, with a
+	// frequency cap (see ledgerProjectDir)
+	capped bool
 }
 
 // applyPair measures rounds of sending one campaign twice to a sandbox
@@ -486,7 +490,12 @@ func applyRound(t *testing.T, ctx context.Context, smsform, dir string, sz sizes
 	if stateURL != "" {
 		name += "-pg"
 	}
-	g, err := testharness.Generate(dir, testharness.Spec{Name: name, Recipients: sz.apply, BatchSize: cmp.Or(ps.batch, 100), Concurrency: sz.concurrency,
+	gdir := dir
+	if ps.capped {
+		name += "-capped"
+		gdir = ledgerProjectDir(t, dir, name, stateURL)
+	}
+	g, err := testharness.Generate(gdir, testharness.Spec{Name: name, Recipients: sz.apply, BatchSize: cmp.Or(ps.batch, 100), Concurrency: sz.concurrency,
 		BaseURL: url, Seed: uint64(2 + round)})
 	if err != nil {
 		t.Fatal(err)

@@ -365,3 +365,37 @@ func ledgerPlanRows(t *testing.T, ctx context.Context, smsform, dir string, g *t
 	}
 	return rows
 }
+
+// ledgerProjectDir makes a project folder under dir whose state is the
+// database at url, with a frequency cap of 3 per 24 h, for applyRound.
+func ledgerProjectDir(t *testing.T, dir, name, url string) string {
+	t.Helper()
+	proj := filepath.Join(dir, name)
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	project := fmt.Sprintf("version: 1\nstate: %s\nfrequency_cap: {max: 3, per: 24h}\n", url)
+	if err := os.WriteFile(filepath.Join(proj, "smsform.yaml"), []byte(project), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return proj
+}
+
+// ledgerApplyRow measures apply at 20 ms with the cap, the project's state
+// in PostgreSQL holding the ledger, against the bare sender: each intent
+// then locks and updates the batch's numbers' rows of the cap's index and
+// reads their opt-outs.
+func ledgerApplyRow(t *testing.T, ctx context.Context, smsform, dir string, sz sizes, runs int) row {
+	t.Helper()
+	l := benchLedger()
+	db := pg.Database(t)
+	start := time.Now()
+	if err := fillLedger(ctx, db, nil, l, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("ledger of %d sends and %d opt-outs written to PostgreSQL in %s", l.sends(), l.optOuts, time.Since(start).Round(time.Second))
+	bare, applied := applyPair(t, ctx, smsform, dir, sz, pairSpec{latency: 20 * time.Millisecond, stateURL: db, capped: true}, runs)
+	return row{figure: fmt.Sprintf("  sandbox answering in 20 ms, a frequency cap, the project's ledger (%s sends, %s opt-outs) in PostgreSQL: req/s", count(l.sends()), count(l.optOuts)),
+		smsform: fmt.Sprintf("%.0f", applied.rps), rss: applied.rss, comparison: fmt.Sprintf("%.0f bare", bare.rps),
+		ratio: applied.rps / bare.rps, target: "≥ 0.85", pass: applied.rps >= 0.85*bare.rps}
+}

@@ -36,7 +36,7 @@ var exitHelp = map[string]string{
 	"2":   "--detailed-exitcode: there is something to send",
 	"3":   "finished, but some recipients failed or are in doubt",
 	"4":   "the state is locked by another apply",
-	"5":   "stopped: nothing more is sendable now (send window closed or not_before ahead)",
+	"5":   "stopped: nothing more is sendable now (send window closed, not_before ahead, or the frequency cap)",
 	"130": "interrupted",
 }
 
@@ -98,7 +98,12 @@ have acted on without saying so is left in doubt for you to resolve
 
 With a send window (or not_before), each batch's window is checked right
 before its intent: when nothing more may be sent now, apply stops (exit 5)
-and says when the next window opens; --wait sleeps until then instead.`,
+and says when the next window opens; --wait sleeps until then instead.
+
+In a project (smsform.yaml with a state), each batch's recipients are also
+checked against the project's opt-outs and frequency cap right before its
+intent: those who opted out since the plan are recorded suppressed and not
+sent; those over the cap are left for a later run, as a closed window's are.`,
 		example: `  smsform apply campaigns/spring.yaml
   smsform apply spring.plan
   smsform apply plans/                  # each saved plan, stopping at the first that fails

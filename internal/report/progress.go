@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 
@@ -303,11 +304,14 @@ func WriteResult(w io.Writer, r *apply.Result, complete bool, o Output) error {
 		{header: "Failed", cells: []string{words.Count(r.Failed)}},
 		{header: "In doubt", cells: []string{words.Count(r.InDoubt)}},
 		{header: "Skipped", cells: []string{words.Count(r.Skipped)}},
-		{header: "Suppressed", cells: []string{words.Count(r.Suppressed)}},
-		{header: "Held back", cells: []string{words.Count(r.HeldByCap)}},
 		{header: "Segments", cells: []string{words.Count(r.Segments)}},
 		{header: "Retries", cells: []string{words.Count(r.Retries)}},
 		{header: "Time", cells: []string{r.Duration.Round(time.Millisecond).String()}},
+	}
+	// Only a project's ledger suppresses or holds back: shown when it did.
+	if r.Suppressed > 0 || r.HeldByCap > 0 {
+		cols = slices.Insert(cols, 4, column{header: "Suppressed", cells: []string{words.Count(r.Suppressed)}},
+			column{header: "Held back", cells: []string{words.Count(r.HeldByCap)}})
 	}
 	g := &grid{cols: cols}
 	g.shrink = append(g.shrink, func(g *grid) bool {

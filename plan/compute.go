@@ -65,6 +65,9 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 	if err := b.arrange(); err != nil {
 		return nil, err
 	}
+	if err := b.readControls(ctx, rec); err != nil {
+		return nil, err
+	}
 	if err := noValid(b.p, c.DefaultRegion); err != nil {
 		return b.p, err
 	}

@@ -255,6 +255,8 @@ func (n nextStep) startError(err error, waited time.Duration, loc string) error 
 		return earlierStateHint(err, loc)
 	case errors.Is(err, state.ErrMoved):
 		return movedError(err)
+	case errors.Is(err, state.ErrPaused):
+		return withHint(err, "nothing was sent or recorded; once it may go on, smsform resume %s%s, then apply again", n.campaign, n.stateArg())
 	case errors.Is(err, context.Canceled):
 		return err
 	case !errors.As(err, &refused):

@@ -123,6 +123,23 @@ messaged: a saved plan made before stays valid.`,
 		exits:   "0 1",
 		args:    []string{"yaml", "yml"},
 	},
+	"test": {
+		short: "Send the campaign's messages to your own phones first",
+		long: `Renders the campaign's messages (one per distinct body, up to 3: the longest,
+the shortest, the UCS-2 one…; or --row FILE:LINE, one recipient's message) and
+sends them to the numbers you name (--to, or test_recipients in the project
+file), checked as list numbers are. It goes through the same client and token
+as apply, without a prompt, and is recorded in the campaign's state as a test
+send (when, by whom, which body, the provider's answer): never one of the
+campaign's recipients, never a change to its plan. Plan and apply then say
+"tested … to 2 numbers".`,
+		example: `  smsform test campaigns/spring.yaml --to +447400123456,+447400123457
+  smsform test campaigns/spring.yaml --to +447400123456 --row lists/customers.csv:12`,
+		env: []string{"SMSFORM_BASE_URL", "SMSFORM_CLIENT_ID", "SMSFORM_CLIENT_SECRET", "SMSFORM_TOKEN", "SMSFORM_TOKEN_DIR",
+			"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
+		exits: "0 1 4",
+		args:  []string{"yaml", "yml"},
+	},
 	"resume": {
 		short:   "Lift a campaign's pause: the next apply carries on where it stopped",
 		long:    "Clears the pause smsform pause recorded. It sends nothing itself: run apply (or let the scheduled job run it).",

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -121,12 +122,10 @@ func actor(env Env) string {
 		}
 	}
 	name := env.Getenv("USER")
-	if u, err := user.Current(); err == nil && u.Username != "" {
+	if u, err := user.Current(); name == "" && err == nil {
 		name = u.Username
 	}
-	if name == "" {
-		name = "?"
-	}
+	name = cmp.Or(name, "?")
 	host, _ := os.Hostname()
 	return name + "@" + host
 }

@@ -204,8 +204,9 @@ func savedSign(r Request) string {
 // Send sends the plan as [Run] does, with the campaign's sender, rate,
 // concurrency and what its provider block says of answers and requests
 // (results, max_recipients), whatever o says of them, and the Request's
-// clock unless o names one. A saved plan is then marked applied if the run recorded
-// anything (see markApplied).
+// clock unless o names one. The median time the provider took to answer is
+// then kept in the state, for later plans' estimates, and a saved plan is
+// marked applied if the run recorded anything (see markApplied).
 func (p *Pending) Send(ctx context.Context, o Options) (*Result, error) {
 	c := p.req.Campaign
 	o.From, o.RatePerSecond, o.Concurrency = c.Sender, c.Rate.PerSecond(), c.Concurrency
@@ -214,7 +215,9 @@ func (p *Pending) Send(ctx context.Context, o Options) (*Result, error) {
 		o.Clock = p.req.Clock
 	}
 	o.Owed = p.Owed
-	res, err := Run(ctx, p.Plan, p.st, p.req.Client, o)
+	sender, journal := &timedSender{Sender: p.req.Client}, &timedJournal{Journal: p.st}
+	res, err := Run(ctx, p.Plan, journal, sender, o)
+	p.recordLatency(ctx, sender, journal)
 	if p.req.Saved != nil && p.Recorded() {
 		p.markApplied(ctx)
 	}

@@ -3,8 +3,6 @@ package plan
 import (
 	"math"
 	"time"
-
-	"github.com/smsform/smsform/internal/window"
 )
 
 // Estimate is how long sending a plan takes: its requests go at the pace
@@ -72,7 +70,7 @@ func (e *Estimate) finish(at time.Time, s *Schedule) {
 	}
 	t, last := at, time.Time{}
 	for _, g := range s.Groups {
-		if g.Batches == 0 || g.Reason == window.ReasonEnded || g.Reason == window.ReasonNever {
+		if g.Batches == 0 || !g.Sendable() {
 			continue
 		}
 		if g.At.After(t) {

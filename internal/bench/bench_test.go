@@ -186,6 +186,12 @@ func TestBench(t *testing.T) {
 		comparison: fmt.Sprintf("%.0f bare", bare.rps), ratio: applied.rps / bare.rps, target: "≥ 0.9", pass: applied.rps >= 0.9*bare.rps})
 
 	tab.add(startupRow(t))
+
+	// How well the sending time is foretold: plan's estimate, apply's time left.
+	for _, r := range estimateRows(t, smsform, dir) {
+		tab.add(r)
+	}
+
 	tab.print(os.Stdout, "bench", *full)
 }
 

@@ -239,7 +239,7 @@ func openForTest(ctx context.Context, env Env, path string, c *campaign.Campaign
 		return nil, withHint(errors.New(msg), "nothing was sent or recorded: one campaign, one ledger")
 	}
 	st, err := state.Open(ctx, choice.loc, state.Options{Campaign: c.Name, LockTimeout: lockTimeout, LockWait: sayLockWait(env),
-		RunURL: runURL(env), Shared: choice.shared, Signs: earlierStateSigns(savedInfo{}, choice, c.Name)})
+		RunURL: runURL(env), Shared: choice.shared, Signs: earlierStateSigns(choice, c.Name)})
 	switch {
 	case errors.Is(err, state.ErrLocked):
 		return nil, withHint(lockedHint(err, lockTimeout), "nothing was sent: test sends are recorded in the state, which that apply holds")

@@ -140,7 +140,7 @@ func controlsJSON(p *plan.Plan, v shown) (*jsonPause, *jsonTestSend, *jsonEstima
 	}
 	if e := p.Estimate; e != nil {
 		je = &jsonEstimate{Requests: e.Requests, RatePerSecond: e.Rate, Concurrency: e.Concurrency,
-			LatencySeconds: e.Latency.Seconds(), LatencyMeasured: e.Measured, SendingSeconds: e.Sending.Round(time.Second).Seconds()}
+			LatencySeconds: e.Latency.Seconds(), LatencyMeasured: e.Measured, SendingSeconds: e.Sending.Round(time.Millisecond).Seconds()}
 		if !e.LastBatchAt.IsZero() {
 			at := e.LastBatchAt.UTC().Truncate(time.Second)
 			je.LastBatchAt = &at

@@ -37,28 +37,44 @@ func (t *timedSender) Send(ctx context.Context, req api.SendRequest) (api.SendRe
 	return resp, err
 }
 
-// timedJournal measures how long j takes to make an intent durable.
-type timedJournal struct {
-	Journal
-	took durations
+// runJournal is the journal of one run: it measures how long the state
+// takes to make an intent durable, and names the saved plan being applied
+// (planID, "" for none) in every intent, which is what lets a later run of
+// the plan see the state as the plan saw it (state.WithoutPlan). Every
+// method of [Journal] is written out, not embedded, so that one added to
+// it cannot pass by unnamed.
+type runJournal struct {
+	j      Journal
+	planID string
+	took   durations
 }
 
-func (t *timedJournal) RecordIntent(ctx context.Context, in state.Intent) error {
+func (t *runJournal) RecordIntent(ctx context.Context, in state.Intent) error {
+	in.PlanID = t.planID
 	start := time.Now()
-	err := t.Journal.RecordIntent(ctx, in)
+	err := t.j.RecordIntent(ctx, in)
 	if err == nil {
 		t.took.add(time.Since(start))
 	}
 	return err
 }
 
-func (t *timedJournal) RecordOutcomeAndIntent(ctx context.Context, prevBatch string, o state.Outcome, next state.Intent) error {
+func (t *runJournal) RecordOutcomeAndIntent(ctx context.Context, prevBatch string, o state.Outcome, next state.Intent) error {
+	next.PlanID = t.planID
 	start := time.Now()
-	err := t.Journal.RecordOutcomeAndIntent(ctx, prevBatch, o, next)
+	err := t.j.RecordOutcomeAndIntent(ctx, prevBatch, o, next)
 	if err == nil {
 		t.took.add(time.Since(start))
 	}
 	return err
+}
+
+func (t *runJournal) RecordOutcome(ctx context.Context, batchID string, o state.Outcome) error {
+	return t.j.RecordOutcome(ctx, batchID, o)
+}
+
+func (t *runJournal) ForgetIntent(ctx context.Context, batchID string) error {
+	return t.j.ForgetIntent(ctx, batchID)
 }
 
 // durations keeps the last maxLatencies durations measured.
@@ -94,7 +110,7 @@ func (t *durations) median() (time.Duration, bool) {
 // recordLatency keeps the time a request took in the state, for later
 // plans: the median answer, and the median commit of an intent; failing
 // that is only a warning, since an estimate is all it serves.
-func (p *Pending) recordLatency(ctx context.Context, s *timedSender, j *timedJournal) {
+func (p *Pending) recordLatency(ctx context.Context, s *timedSender, j *runJournal) {
 	d, ok := s.took.median()
 	if !ok {
 		return

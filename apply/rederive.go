@@ -237,7 +237,8 @@ func frameDiff(saved, derived *plan.Plan) string {
 }
 
 // rederive plans the campaign again from its files and the state the saved
-// plan was made against, read only, and returns that plan if the saved one
+// plan was made against (without the plan's own attempts, once an earlier
+// run of it recorded some), read only, and returns that plan if the saved one
 // is the same, batch for batch; otherwise a *PlanRefusedError. It asks
 // nothing of the API and writes nothing: a refusal leaves the state, and
 // the genuine plan, as they were. On success the saved plan has been read
@@ -266,7 +267,11 @@ func rederive(ctx context.Context, r Request) (*plan.Plan, error) {
 	if err := checkApplied(ctx, r, ro); err != nil {
 		return nil, err
 	}
-	derived, err := plan.Compute(ctx, c, ro)
+	run, err := earlierRun(ctx, r, ro)
+	if err != nil {
+		return nil, err
+	}
+	derived, err := plan.Compute(ctx, c, asPlanSaw(ro, r, run))
 	var over *plan.BudgetError
 	if err != nil && !errors.As(err, &over) {
 		return nil, err
@@ -277,7 +282,7 @@ func rederive(ctx context.Context, r Request) (*plan.Plan, error) {
 	}
 	// What the plan was made against is known once its file is read: a
 	// plan of a state that moved on differs for that reason, said first.
-	if err := checkStamp(r, ro); err != nil {
+	if err := checkStamp(r, ro, run); err != nil {
 		return nil, err
 	}
 	if diff == nil {

@@ -184,7 +184,7 @@ type nextStep struct {
 	// savedState: the state is the one the saved plan records (nothing
 	// else names one), a URL without its password.
 	savedState bool
-	recorded   bool   // the run changed the state (and so used up a saved plan)
+	recorded   bool   // the run changed the state (a saved plan then goes on from there)
 	base       string // the API's base URL, and where it came from
 	baseFrom   string
 	hours      int // valid_hour asked of the token endpoint
@@ -211,7 +211,8 @@ func (n nextStep) carryOn() string {
 	case !n.recorded:
 		return fmt.Sprintf("apply the plan again (smsform apply %s): nothing was recorded, so it is not used up", n.planFile)
 	}
-	return fmt.Sprintf("make a new plan (%s), have it reviewed and apply it: this one is used up, the new one holds only what was not sent", n.newPlan())
+	return fmt.Sprintf("apply the plan again (smsform apply %s): it sends only the batches it has not attempted yet, as long as nothing else changes the campaign's state meanwhile (else make a new plan: %s)",
+		n.planFile, n.newPlan())
 }
 
 // tokenRefused is the error for a token that could not be had before the

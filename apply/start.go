@@ -256,4 +256,3 @@ func (p *Pending) Recorded() bool { return p.st.Serial() != p.serial }
 
 // Close releases the state.
 func (p *Pending) Close() error { return p.st.Close() }
-

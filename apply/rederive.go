@@ -264,6 +264,10 @@ func rederive(ctx context.Context, r Request) (*plan.Plan, error) {
 	if m := ro.Moved(); m != nil {
 		return nil, &state.MovedError{Loc: ro.Path(), Campaign: c.Name, Moved: *m}
 	}
+	// A pause is a person's word: it is said before anything else.
+	if p := ro.Paused(); p != nil {
+		return nil, &state.PausedError{Campaign: c.Name, Pause: *p}
+	}
 	if err := checkApplied(ctx, r, ro); err != nil {
 		return nil, err
 	}

@@ -99,7 +99,7 @@ func (p *Progress) Event(e apply.Event) {
 			fmt.Fprintln(p.stderr, line)
 		}
 		return
-	case "retry", "wait":
+	case "retry", "wait", "paused":
 		p.say(e)
 		return
 	case "batch_sent", "batch_failed", "batch_in_doubt":
@@ -132,6 +132,9 @@ func (p *Progress) say(e apply.Event) {
 		p.bar.Clear()
 	}
 	line := retryLine(e)
+	if e.Type == "paused" {
+		line = "smsform: " + oneLine(e.Reason) + "; no new batch starts, the requests in flight finish and are recorded"
+	}
 	if e.Type == "wait" {
 		line = waitLine(e)
 		p.until = e.Until

@@ -46,7 +46,7 @@ func TestSendWords(ts *state.TestSend) string {
 }
 
 // EstimateWords words how long sending takes, and when the last batch goes
-// when it is known: "about 2 h 10 min of sending (1,204 requests, at most 5
+// when it is known: "about 2 h 10 min to send (1,204 requests, at most 5
 // a second, 4 at a time, answered in 200ms as provider.expected_latency
 // says); with the windows, the last batch goes around Tue 2026-11-24 14:05
 // UTC". withWindows says the campaign has windows,
@@ -54,9 +54,9 @@ func TestSendWords(ts *state.TestSend) string {
 func EstimateWords(e *plan.Estimate, withWindows bool) string {
 	var b strings.Builder
 	if e.Sending < time.Minute {
-		b.WriteString("under a minute of sending")
+		b.WriteString("under a minute to send")
 	} else {
-		b.WriteString("about " + window.Wait(e.Sending) + " of sending")
+		b.WriteString("about " + window.Wait(e.Sending) + " to send")
 	}
 	how := []string{words.N(e.Requests, "request", "requests")}
 	if e.Rate > 0 {

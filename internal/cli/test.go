@@ -61,9 +61,9 @@ func newTestCmd(env Env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		next := nextStep{env: env, campaign: pos[0], base: client.Client.BaseURL, baseFrom: baseURLSource(c, env)}
 		if err := apply.Prepare(ctx, client, apply.Options{Events: newProgress(env, false, 0).Event}); err != nil {
-			return next.tokenRefused(err)
+			return withHint(err, "nothing was sent or recorded: check %s and %s (or %s), and the base URL %s (from %s)",
+				envClientID, envClientSecret, envToken, client.Client.BaseURL, baseURLSource(c, env))
 		}
 		st, err := openForTest(ctx, env, pos[0], c, cmd, *lockTimeout)
 		if err != nil {

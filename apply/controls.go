@@ -94,7 +94,7 @@ func (r *runner) limited() {
 	if !r.limitHit {
 		return
 	}
-	r.res.LimitReached = true
+	r.res.LimitReached, r.res.Limit = true, r.o.Limit
 	if r.err == nil {
 		r.err = &LimitError{Limit: r.o.Limit, Attempted: r.reserved, Left: r.res.Skipped + r.res.Waiting}
 	}

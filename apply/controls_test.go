@@ -57,6 +57,20 @@ func TestRunLimit(t *testing.T) {
 	}
 }
 
+// A canary that leaves anyone failed never ends as if all were well: the
+// limit is said in its result, and the run ends owing (exit 3).
+func TestRunLimitOwing(t *testing.T) {
+	r := newRig(t, sandbox.Config{MaxBody: 5}, testharness.Campaign{Recipients: 6, BatchSize: 1}, 0)
+	res, err := r.apply(t, context.Background(), apply.Options{Limit: 2})
+	var incomplete *apply.IncompleteError
+	if !errors.As(err, &incomplete) || incomplete.Failed != 2 {
+		t.Fatalf("run: %v, want 2 failed", err)
+	}
+	if !res.LimitReached || res.Limit != 2 || res.Skipped != 4 || r.srv.Stats().SendRequests != 2 {
+		t.Errorf("result %+v after %d requests; want the limit of 2 reached, 4 left", res, r.srv.Stats().SendRequests)
+	}
+}
+
 // A pause recorded while a run goes (from another connection: SetPause
 // takes no lock) stops it before its next intent: the requests in flight
 // finish and are recorded, nothing is left in doubt, the run ends with a

@@ -178,9 +178,10 @@ type Result struct {
 	// Owed is what the state records as owed at the end, this run's and
 	// every earlier run's (see Options.Owed).
 	Owed *Owed `json:"owed,omitempty"`
-	// LimitReached says the run stopped at Options.Limit; Skipped counts
-	// what it left.
+	// LimitReached says the run stopped at Options.Limit (Limit, in
+	// recipients); Skipped and Waiting count what it left.
 	LimitReached bool `json:"limit_reached,omitempty"`
+	Limit        int  `json:"limit,omitempty"`
 }
 
 // owed is the state's count of what is owed, or this run's when the

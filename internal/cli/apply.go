@@ -176,7 +176,7 @@ func sendPending(ctx context.Context, env Env, f applyFlags, pending *apply.Pend
 			return errors.Join(werr, err)
 		}
 	}
-	if next.limitStopped(err, f.json) {
+	if next.limitStopped(res, err, f.json) {
 		return nil
 	}
 	return next.runError(err)

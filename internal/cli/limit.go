@@ -53,22 +53,21 @@ func (l limitFlag) of(toSend int) int {
 	return max(1, int(math.Floor(float64(toSend)*l.percent/100)))
 }
 
-// limitStopped reports a run that stopped at --limit: what went and what
-// is left, and how to carry on; it is not an error (exit 0). ok is false
-// for any other end of a run.
-func (n nextStep) limitStopped(err error, jsonOut bool) (ok bool) {
-	var le *apply.LimitError
-	if !errors.As(err, &le) {
+// limitStopped says, for a run that stopped at --limit, what went and what
+// is left, and how to carry on; ok reports that the run ended there and
+// nothing else is to be said (exit 0). A run that stopped at the limit
+// owing recipients ends with their error all the same (exit 3).
+func (n nextStep) limitStopped(res *apply.Result, err error, jsonOut bool) (ok bool) {
+	if res == nil || !res.LimitReached {
 		return false
 	}
-	if jsonOut {
-		return true // the summary says limit_reached and what was skipped
+	if !jsonOut { // with --json the summary says limit_reached and what was skipped
+		again := "run apply again to carry on"
+		if n.saved != nil {
+			again = fmt.Sprintf("smsform apply %s sends the rest of this plan", n.planFile)
+		}
+		fmt.Fprintf(n.env.Stdout, "\nStopped at --limit %s: %s left to send: %s.\n", words.Count(res.Limit),
+			words.N(res.Skipped+res.Waiting, "recipient", "recipients"), again)
 	}
-	again := "run apply again to carry on"
-	if n.saved != nil {
-		again = fmt.Sprintf("smsform apply %s sends the rest of this plan", n.planFile)
-	}
-	fmt.Fprintf(n.env.Stdout, "\nStopped at --limit %s: %s attempted, %s left to send: %s.\n", words.Count(le.Limit),
-		words.N(le.Attempted, "recipient", "recipients"), words.Count(le.Left), again)
-	return true
+	return errors.As(err, new(*apply.LimitError))
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -376,13 +377,16 @@ func TestGitLabPipeline(t *testing.T) {
 		t.Errorf("smsform-scheduled: resource_group %q, rules %+v; want smsform-apply and schedule pipelines", scheduled.ResourceGroup, scheduled.Rules)
 	}
 	ss := script(scheduled.Script)
-	for _, want := range []string{"smsform apply", "--auto-approve", "--lock-timeout", `[ "$rc" != 5 ]`} {
+	for _, want := range []string{"smsform apply", "--auto-approve", "--lock-timeout", `[ "$rc" != 5 ]`, `[ "$rc" != 6 ]`} {
 		if !strings.Contains(ss, want) {
 			t.Errorf("smsform-scheduled script lacks %q", want)
 		}
 	}
 	if !strings.Contains(script(applyJob.Script), `[ "$rc" != 5 ]`) {
 		t.Error("smsform-apply fails the job on 5; a closed send window is not a failure")
+	}
+	if !strings.Contains(script(applyJob.Script), `[ "$rc" != 6 ]`) {
+		t.Error("smsform-apply fails the job on 6; a paused campaign is not a failure")
 	}
 	for name, j := range map[string]glJob{"smsform-plan": planJob, "smsform-apply": applyJob} {
 		if !slices.Contains(stages, j.Stage) {

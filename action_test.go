@@ -228,6 +228,20 @@ func TestActionPlanCommentApply(t *testing.T) {
 		t.Errorf("after the rerun the sandbox got %d messages, want still 4", n)
 	}
 
+	// A scheduled run of a paused campaign: apply refuses (exit 6), which
+	// is no failure of the job.
+	pause := exec.Command("smsform", "pause", "campaigns/promo.yaml", "--reason", "hold")
+	pause.Dir = repo
+	if out, err := pause.CombinedOutput(); err != nil {
+		t.Fatalf("pause: %v\n%s", err, out)
+	}
+	vars["INPUT_CAMPAIGNS"] = "campaigns/promo.yaml"
+	log.Reset()
+	if err := run("apply", creds...); err != nil || !strings.Contains(log.String(), "the campaign is paused (smsform pause") {
+		t.Errorf("applying a paused campaign = %v, want no failure and a notice\n%s", err, log.String())
+	}
+	delete(vars, "INPUT_CAMPAIGNS")
+
 	// Without a database the action refuses: a runner's state file is gone
 	// when the job ends.
 	writeFile(t, filepath.Join(repo, "smsform.yaml"), "version: 1\nstate: .smsform/\n")

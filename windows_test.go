@@ -240,8 +240,9 @@ func TestWindowsWaitEndToEnd(t *testing.T) {
 
 // TestWindowsSavedPlanCheckedAtSendTime: a saved plan is held to the
 // windows when it is applied, not when it was made. Applied when only Tokyo
-// is open, it sends Tokyo alone and is used up; applied before any window
-// opens, it records nothing and can be applied again later.
+// is open, it sends Tokyo alone and goes on from there when applied again;
+// applied before any window opens, it records nothing and can be applied
+// again later.
 func TestWindowsSavedPlanCheckedAtSendTime(t *testing.T) {
 	srv := testharness.Start(t, sandbox.Config{})
 	dir := t.TempDir()
@@ -261,8 +262,8 @@ func TestWindowsSavedPlanCheckedAtSendTime(t *testing.T) {
 	if r.code != 5 || len(srv.Messages()) != 1 || outbox(srv)["+819012345678"] != 1 {
 		t.Fatalf("apply at 03:00: exit %d, outbox %v\n%s", r.code, outbox(srv), r.stderr)
 	}
-	if !strings.Contains(r.stderr, "the plan is used up") {
-		t.Errorf("hint does not say the plan is used up:\n%s", r.stderr)
+	if !strings.Contains(r.stderr, "apply the plan again (smsform apply "+planFile+"): it sends the batches it has not attempted yet") {
+		t.Errorf("hint does not say the plan goes on from there:\n%s", r.stderr)
 	}
 
 	// A fresh plan, applied before any window opens: nothing is recorded,

@@ -9,3 +9,6 @@ var Backoff = backoff
 func CompareBatches(saved, derived func(func(int, plan.Batch) error) error) error {
 	return compareBatches(saved, derived)
 }
+
+// Unattempted exposes unattempted to the external tests.
+var Unattempted = unattempted

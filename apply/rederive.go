@@ -239,7 +239,8 @@ func frameDiff(saved, derived *plan.Plan) string {
 }
 
 // rederive plans the campaign again from its files and the state the saved
-// plan was made against, read only, and returns that plan if the saved one
+// plan was made against (without the plan's own attempts, once an earlier
+// run of it recorded some), read only, and returns that plan if the saved one
 // is the same, batch for batch; otherwise a *PlanRefusedError. It asks
 // nothing of the API and writes nothing: a refusal leaves the state, and
 // the genuine plan, as they were. On success the saved plan has been read
@@ -265,12 +266,20 @@ func rederive(ctx context.Context, r Request) (*plan.Plan, error) {
 	if m := ro.Moved(); m != nil {
 		return nil, &state.MovedError{Loc: ro.Path(), Campaign: c.Name, Moved: *m}
 	}
+	// A pause is a person's word: it is said before anything else.
+	if p := ro.Paused(); p != nil {
+		return nil, &state.PausedError{Campaign: c.Name, Pause: *p}
+	}
 	if err := checkApplied(ctx, r, ro); err != nil {
+		return nil, err
+	}
+	run, err := earlierRun(ctx, r, ro)
+	if err != nil {
 		return nil, err
 	}
 	// The opt-outs as the plan saw them: numbers opted out since are not
 	// a difference, apply suppresses them as it sends (see AdmitIntent).
-	derived, err := plan.ComputeWith(ctx, c, ro, plan.Options{OptOutsAsOf: &saved.OptOutSeq, Now: r.Clock.Now()})
+	derived, err := plan.ComputeWith(ctx, c, asPlanSaw(ro, r, run), plan.Options{OptOutsAsOf: &saved.OptOutSeq, Now: r.Clock.Now()})
 	var over *plan.BudgetError
 	if err != nil && !errors.As(err, &over) {
 		return nil, err
@@ -281,7 +290,7 @@ func rederive(ctx context.Context, r Request) (*plan.Plan, error) {
 	}
 	// What the plan was made against is known once its file is read: a
 	// plan of a state that moved on differs for that reason, said first.
-	if err := checkStamp(r, ro); err != nil {
+	if err := checkStamp(r, ro, run); err != nil {
 		return nil, err
 	}
 	if diff == nil {

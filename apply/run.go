@@ -86,6 +86,10 @@ type Options struct {
 	// the run (a 413 that asks for provider.max_recipients); it is also a
 	// warning event. nil: the event only.
 	Warn func(error)
+	// Limit is the most recipients the run attempts (apply --limit): whole
+	// batches in plan order while their recipients stay within it; the
+	// run then ends with a *LimitError. 0: no limit.
+	Limit int
 }
 
 // DefaultMaxSilent is how many requests in a row without an answer stop
@@ -186,6 +190,10 @@ type Result struct {
 	// Owed is what the state records as owed at the end, this run's and
 	// every earlier run's (see Options.Owed).
 	Owed *Owed `json:"owed,omitempty"`
+	// LimitReached says the run stopped at Options.Limit (Limit, in
+	// recipients); Skipped and Waiting count what it left.
+	LimitReached bool `json:"limit_reached,omitempty"`
+	Limit        int  `json:"limit,omitempty"`
 }
 
 // owed is the state's count of what is owed, or this run's when the
@@ -212,7 +220,7 @@ var ErrTooManyErrors = errors.New("too many failed or in-doubt batches")
 // server gone, credentials refused, too many errors).
 func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Result, error) {
 	o.defaults()
-	r := &runner{j: j, s: s, o: o, res: &Result{}, started: time.Now()}
+	r := &runner{j: j, s: s, o: o, res: &Result{}, started: time.Now(), counted: map[int]bool{}}
 	if p.Window.Active() {
 		g, err := newGate(p, o.Clock)
 		if err != nil {
@@ -247,7 +255,7 @@ func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Re
 		if len(waiting) == 0 && len(held) == 0 {
 			break
 		}
-		if r.stopped(ctx) {
+		if r.stopped(ctx) || r.limitReached() {
 			r.skipAll(waiting)
 			r.skipHeld(held)
 			break
@@ -273,6 +281,7 @@ func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Re
 		windowErr = &ExpiredError{Left: r.res.Expired, Reason: r.gate.expiredWhy}
 	}
 	r.res.Duration = time.Since(r.started)
+	r.limited()
 	if o.Owed != nil {
 		owed := o.Owed()
 		r.res.Owed = &owed
@@ -282,6 +291,9 @@ func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Re
 	case errors.Is(r.err, ErrTooManyErrors) && !errors.Is(r.err, ErrStateRefused) && r.res.Skipped == 0 && r.res.Waiting == 0:
 		// The limit was reached by the last batches: nothing was left
 		// unsent, so the run finished, with errors.
+		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt, Owed: r.owed(), Duplicates: r.res.Duplicates}
+	case errors.As(r.err, new(*LimitError)) && r.owed().Any():
+		// Stopped at the limit, but owing: never exit 0 then.
 		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt, Owed: r.owed(), Duplicates: r.res.Duplicates}
 	case r.err != nil:
 		return r.res, r.err
@@ -330,7 +342,7 @@ func (r *runner) pass(ctx, sendCtx context.Context, p *plan.Plan, todo []batchRe
 			}
 			k++
 		}
-		if r.stopped(ctx) {
+		if r.stopped(ctx) || !r.reserve(i, b) {
 			r.skip(b)
 			return nil
 		}
@@ -388,6 +400,12 @@ type runner struct {
 	learned int        // the most recipients a request may carry, from 413s; 0: no limit known
 	warned  bool       // the first 413 was said
 	silent  []string   // batches of the requests in a row that got no answer
+	// reserved counts the recipients of the batches handed out against
+	// Options.Limit; counted says which batches they are.
+	reserved  int
+	counted   map[int]bool
+	limitHit  bool // a batch did not fit: none is handed out any more
+	pauseSaid bool // a paused event was emitted
 }
 
 func (r *runner) emit(e Event) {

@@ -154,10 +154,17 @@ func planFor(ctx context.Context, r Request, st *state.State, derived *plan.Plan
 	if err := checkApplied(ctx, r, st); err != nil {
 		return nil, err
 	}
-	if err := checkStamp(r, st); err != nil {
+	run, err := earlierRun(ctx, r, st)
+	if err != nil {
 		return nil, err
 	}
-	return derived, nil
+	if err := checkStamp(r, st, run); err != nil {
+		return nil, err
+	}
+	if run == nil {
+		return derived, nil
+	}
+	return unattempted(ctx, derived, st)
 }
 
 // checkApplied refuses a saved plan the state records as applied.
@@ -173,12 +180,22 @@ func checkApplied(ctx context.Context, r Request, st *state.State) error {
 }
 
 // checkStamp refuses a saved plan made against another state, or against
-// this state before it changed; and one made against a state where there
-// is none now (unless a person decided to start a new one), as state.Open
-// would with the plan as a sign of the earlier state.
-func checkStamp(r Request, st *state.State) error {
+// this state before it changed (other than by the plan's own earlier
+// runs, run: nil when there were none); and one made against a state where
+// there is none now (unless a person decided to start a new one), as
+// state.Open would with the plan as a sign of the earlier state.
+func checkStamp(r Request, st *state.State, run *state.PlanRun) error {
 	s := r.Saved.Plan.State
 	switch {
+	case run != nil && s.Lineage != "" && s.Lineage != st.Lineage():
+		return &PlanRefusedError{Why: OtherLineage,
+			Err: fmt.Errorf("%w: the plan was made against state lineage %s, this state is %s", state.ErrLineage, s.Lineage, st.Lineage())}
+	case run != nil && run.Serial != st.Serial():
+		// Something other than the plan changed the state since its
+		// last run: the rest of it was not reviewed against that.
+		return &PlanRefusedError{Why: StateChanged, Err: fmt.Errorf("%w (it was applied in part; the state changed since its last run)", ErrStalePlan)}
+	case run != nil:
+		return nil // every change since the plan is its own
 	case s.Lineage == "" && st.Serial() == 0:
 		return nil // planned before any state existed, and none was written since
 	case s.Serial > 0 && st.Lineage() == "" && !r.StateOptions.NewState:
@@ -211,8 +228,9 @@ func savedSign(r Request) string {
 // Send sends the plan as [Run] does, with the campaign's sender, rate,
 // concurrency and what its provider block says of answers and requests
 // (results, max_recipients), whatever o says of them, and the Request's
-// clock unless o names one. A saved plan is then marked applied if the run recorded
-// anything (see markApplied).
+// clock unless o names one. The time a request took is then kept in the
+// state, for later plans' estimates, and a run of a saved plan that
+// recorded anything is recorded (see recordRun).
 func (p *Pending) Send(ctx context.Context, o Options) (*Result, error) {
 	c := p.req.Campaign
 	o.From, o.RatePerSecond, o.Concurrency = c.Sender, c.Rate.PerSecond(), c.Concurrency
@@ -221,9 +239,14 @@ func (p *Pending) Send(ctx context.Context, o Options) (*Result, error) {
 		o.Clock = p.req.Clock
 	}
 	o.Owed = p.Owed
-	res, err := Run(ctx, p.Plan, p.st, p.req.Client, o)
+	sender, journal := &timedSender{Sender: p.req.Client}, &runJournal{j: p.st}
+	if p.req.Saved != nil {
+		journal.planID = p.req.Saved.ID
+	}
+	res, err := Run(ctx, p.Plan, journal, sender, o)
+	p.recordLatency(ctx, sender, journal)
 	if p.req.Saved != nil && p.Recorded() {
-		p.markApplied(ctx)
+		p.recordRun(ctx, res != nil && res.Skipped == 0 && res.Waiting == 0)
 	}
 	return res, err
 }
@@ -234,43 +257,9 @@ func (p *Pending) Owed() Owed {
 	return Owed{Failed: f, InDoubt: d}
 }
 
-// Recorded reports whether sending changed the state, and so used up a
-// saved plan.
+// Recorded reports whether sending changed the state: a saved plan then
+// goes on from where this run left it, or is done.
 func (p *Pending) Recorded() bool { return p.st.Serial() != p.serial }
 
 // Close releases the state.
 func (p *Pending) Close() error { return p.st.Close() }
-
-// markApplied records that the saved plan was applied; Send calls it only
-// when the run recorded something. A run that recorded nothing leaves the
-// plan as good as new, so that a mistake found before the first send
-// (wrong credentials, say) does not use up a reviewed plan.
-//
-// Marking after the run cannot let a plan be applied twice. The plan holds
-// the state's lineage and serial at plan time, Start refuses a plan whose
-// serial is not the state's (checkStamp), and every change to the state
-// (each intent, outcome, forgotten intent) bumps the serial in the
-// transaction that makes the change. So the commit of this run's first
-// intent is the instant the plan goes stale for every later apply, marked
-// or not:
-//
-//   - kill -9 before that commit: nothing was recorded, and nothing was
-//     sent, since a batch is sent only once its intent is durable. The
-//     serial is the plan's, and applying the plan again is right.
-//   - kill -9 after it, before the mark: the serial moved, so the plan is
-//     refused as stale ("plan again"), never sent twice.
-//   - after the mark: refused as already applied. The clearer message is
-//     all that plans_applied adds.
-//
-// Two applies of one plan cannot interleave: the state lock is held from
-// state.Open (which reads the serial) to Close, so the second one reads the
-// serial, or the mark, that the first one left.
-//
-// The mark is written even after an interrupt; if it cannot be written, the
-// moved serial still refuses the plan, so that is only a warning.
-func (p *Pending) markApplied(ctx context.Context) {
-	err := p.st.MarkPlanApplied(context.WithoutCancel(ctx), p.req.Saved.ID)
-	if err != nil && p.req.Warn != nil {
-		p.req.Warn(fmt.Errorf("could not record that %s was applied (%v); it cannot be applied again anyway: the state changed since it was made", p.req.PlanFile, err))
-	}
-}

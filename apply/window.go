@@ -109,6 +109,7 @@ func (r *runner) closed(i, n int) bool {
 	if r.gate == nil || r.gate.sc.Open(r.gate.zones[i], r.gate.clock.Now()) {
 		return false
 	}
+	r.unreserve(i, n)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.waiting = append(r.waiting, batchRef{i: i, recipients: n})

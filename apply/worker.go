@@ -297,6 +297,9 @@ func (w *worker) recordIntent(b plan.Batch) (plan.Batch, error) {
 		return withRecipients(b, adm.Send), nil
 	}
 	r.skip(b)
+	if paused := new(state.PausedError); errors.As(err, &paused) {
+		return plan.Batch{}, w.paused(b, paused)
+	}
 	if errors.Is(err, state.ErrAlreadySent) {
 		// Not the disk: the plan promised someone the state already holds.
 		return plan.Batch{}, fmt.Errorf("batch %s names a recipient the state already holds as sent or in doubt; nothing of it was sent: plan again: %w", b.ID, err)
@@ -396,6 +399,10 @@ func (r *runner) retryLater(ctx context.Context, b plan.Batch, ae *api.Error, er
 	switch {
 	case ctx.Err() != nil:
 		return ErrInterrupted
+	case r.stopped(ctx):
+		// Paused, or stopped by another batch: no request starts
+		// again, and this one was not acted on.
+		return r.stopError()
 	case ae.Status == 401:
 		return err // api.Authenticated already renewed the token once
 	case ae.RetryAfter > maxRetryAfter:

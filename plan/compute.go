@@ -79,6 +79,9 @@ func ComputeWith(ctx context.Context, c *campaign.Campaign, rec Recorded, o Opti
 	if err := b.arrange(); err != nil {
 		return nil, err
 	}
+	if err := b.readControls(ctx, rec); err != nil {
+		return nil, err
+	}
 	if err := noValid(b.p, c.DefaultRegion); err != nil {
 		return b.p, err
 	}

@@ -59,6 +59,14 @@ type Plan struct {
 	// Schedule is when the batches may go, as seen at one moment; set by
 	// [Plan.ScheduleAt] for output, never saved.
 	Schedule *Schedule `json:"-"`
+	// What the state says of the campaign's running, for output; set by
+	// Compute from a state that tells ([Controls]), never saved: the pause
+	// (nil: not paused) and the last test send (nil: none).
+	Paused   *state.Pause    `json:"-"`
+	LastTest *state.TestSend `json:"-"`
+	// Estimate is how long sending takes and when the last batch goes
+	// (the latter set by [Plan.ScheduleAt]); never saved.
+	Estimate *Estimate `json:"-"`
 
 	// What a reviewer reads: the body as written, a few rendered messages
 	// chosen to be informative, what goes where and in how many segments.

@@ -31,10 +31,20 @@ type When struct {
 func (s *Schedule) Batch(i int) When { return s.Groups[s.batch[i]] }
 
 // ScheduleAt works out p.Schedule as at the moment at; it leaves it nil for
-// a campaign that may send at any time. It fails only on a window a saved
-// plan carries damaged.
+// a campaign that may send at any time. It also says when the estimate's
+// last batch goes. It fails only on a window a saved plan carries damaged.
 func (p *Plan) ScheduleAt(at time.Time) error {
 	p.Schedule = nil
+	if err := p.schedule(at); err != nil {
+		return err
+	}
+	p.Estimate.finish(at, p.Schedule)
+	return nil
+}
+
+// schedule sets p.Schedule as at the moment at, for a campaign with
+// windows.
+func (p *Plan) schedule(at time.Time) error {
 	if !p.Window.Active() {
 		return nil
 	}

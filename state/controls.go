@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"os"
-	"os/user"
 	"time"
 
 	"github.com/jackc/pgx/v5/stdlib"
@@ -53,10 +51,10 @@ func (s *State) checkMoved() error {
 	return &MovedError{Loc: s.loc, Campaign: s.campaign, Moved: *s.moved}
 }
 
-// markMoved marks the record moved to the state at to, whose copy has
-// serial.
-func (s *State) markMoved(ctx context.Context, to string, serial int64) error {
-	m := Moved{To: WithoutPassword(to), At: s.now().UTC(), By: whoAmI(), Serial: serial}
+// markMoved marks the record moved, by whom, to the state at to, whose
+// copy has serial.
+func (s *State) markMoved(ctx context.Context, to, by string, serial int64) error {
+	m := Moved{To: WithoutPassword(to), At: s.now().UTC(), By: by, Serial: serial}
 	switch real, err := ResolveFile(to); {
 	case !IsPostgres(to) && err == nil:
 		m.To = real
@@ -74,18 +72,6 @@ func (s *State) markMoved(ctx context.Context, to string, serial int64) error {
 	return err
 }
 
-// whoAmI names the person or job behind a change: user@host.
-func whoAmI() string {
-	name := os.Getenv("USER")
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		name = u.Username
-	}
-	host, _ := os.Hostname()
-	if name == "" {
-		name = "?"
-	}
-	return name + "@" + host
-}
 
 // Pause is a campaign's pause: while it is set no intent is recorded.
 type Pause struct {

@@ -25,6 +25,7 @@ type Copied struct {
 type CopyOptions struct {
 	Campaign    string // which campaign, for a PostgreSQL source ("" when it holds one)
 	Shared      bool   // the target is a project's state (Options.Shared)
+	By          string // who migrates, for the source's moved mark
 	LockTimeout time.Duration
 	RunURL      string
 }
@@ -90,7 +91,7 @@ func Copy(ctx context.Context, from, to string, opts CopyOptions) (*Copied, erro
 	}
 	// The source stays readable, but nothing writes or plans against it
 	// any more: a forgotten variable must not make it a second ledger.
-	if err := src.markMoved(ctx, to, got.Serial); err != nil {
+	if err := src.markMoved(ctx, to, opts.By, got.Serial); err != nil {
 		return nil, fmt.Errorf("copy state: copied and checked, but the source %s could not be marked moved: %w", src.loc, err)
 	}
 	return got, nil

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -376,13 +377,16 @@ func TestGitLabPipeline(t *testing.T) {
 		t.Errorf("smsform-scheduled: resource_group %q, rules %+v; want smsform-apply and schedule pipelines", scheduled.ResourceGroup, scheduled.Rules)
 	}
 	ss := script(scheduled.Script)
-	for _, want := range []string{"smsform apply", "--auto-approve", "--lock-timeout", `[ "$rc" != 5 ]`} {
+	for _, want := range []string{"smsform apply", "--auto-approve", "--lock-timeout", `[ "$rc" != 5 ]`, `[ "$rc" != 6 ]`} {
 		if !strings.Contains(ss, want) {
 			t.Errorf("smsform-scheduled script lacks %q", want)
 		}
 	}
 	if !strings.Contains(script(applyJob.Script), `[ "$rc" != 5 ]`) {
 		t.Error("smsform-apply fails the job on 5; a closed send window is not a failure")
+	}
+	if !strings.Contains(script(applyJob.Script), `[ "$rc" != 6 ]`) {
+		t.Error("smsform-apply fails the job on 6; a paused campaign is not a failure")
 	}
 	for name, j := range map[string]glJob{"smsform-plan": planJob, "smsform-apply": applyJob} {
 		if !slices.Contains(stages, j.Stage) {
@@ -443,6 +447,76 @@ func TestGitLabPipeline(t *testing.T) {
 		if strings.Contains(string(b), secret+":") {
 			t.Errorf("%s is set in the file; it must come from CI/CD variables", secret)
 		}
+	}
+}
+
+// The two-step rollout: a canary with --limit, then, after a person's
+// approval, the rest of the same plan.
+func TestRollout(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("github-actions", "rollout.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w struct {
+		Jobs map[string]struct {
+			Needs       any    `yaml:"needs"`
+			Environment string `yaml:"environment"`
+			Steps       []struct {
+				Run  string            `yaml:"run"`
+				Uses string            `yaml:"uses"`
+				With map[string]string `yaml:"with"`
+			} `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	if err := yaml.Unmarshal(b, &w); err != nil {
+		t.Fatal(err)
+	}
+	runs := func(job string) string {
+		var all strings.Builder
+		for _, s := range w.Jobs[job].Steps {
+			all.WriteString(s.Run + "\n")
+		}
+		return all.String()
+	}
+	canary, rest := runs("canary"), runs("rest")
+	if !strings.Contains(canary, `smsform apply "plans/$CAMPAIGN.plan" --limit "$CANARY"`) {
+		t.Error("the canary job does not apply its plan with --limit")
+	}
+	if w.Jobs["rest"].Needs != "canary" || w.Jobs["rest"].Environment == "" {
+		t.Errorf("the rest job needs %v in environment %q; want canary, and an environment whose reviewers approve", w.Jobs["rest"].Needs, w.Jobs["rest"].Environment)
+	}
+	if !strings.Contains(rest, `smsform apply "plans/$CAMPAIGN.plan" --json`) || strings.Contains(rest, "--limit") || strings.Contains(rest, "smsform plan") {
+		t.Error("the rest job must apply the canary's plan, whole, without planning again")
+	}
+	for _, job := range []string{canary, rest} {
+		if !regexp.MustCompile(`(?m)^\s*6\) echo`).MatchString(job) {
+			t.Error("a rollout job fails on 6: a paused campaign is not a failure")
+		}
+	}
+
+	g, err := os.ReadFile(filepath.Join("gitlab", ".gitlab-ci.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var top map[string]yaml.Node
+	if err := yaml.Unmarshal(g, &top); err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Needs []string `yaml:"needs"`
+		Rules []struct {
+			When string `yaml:"when"`
+		} `yaml:"rules"`
+	}
+	node := top["smsform-rollout-rest"]
+	if err := node.Decode(&r); err != nil {
+		t.Fatalf("smsform-rollout-rest: %v", err)
+	}
+	if !slices.Equal(r.Needs, []string{"smsform-canary"}) || len(r.Rules) == 0 || r.Rules[0].When != "manual" {
+		t.Errorf("smsform-rollout-rest: needs %v, rules %+v; want smsform-canary and a manual job", r.Needs, r.Rules)
+	}
+	if !strings.Contains(string(g), `smsform apply "plans/$c.plan" --limit "$canary"`) {
+		t.Error("smsform-canary does not apply its plan with --limit")
 	}
 }
 

@@ -189,6 +189,12 @@ func TestBench(t *testing.T) {
 
 	tab.add(ledgerApplyRow(t, ctx, smsform, dir, sz, n))
 	tab.add(startupRow(t))
+
+	// How well the sending time is foretold: plan's estimate, apply's time left.
+	for _, r := range estimateRows(t, smsform, dir) {
+		tab.add(r)
+	}
+
 	tab.print(os.Stdout, "bench", *full)
 }
 

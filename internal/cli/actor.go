@@ -24,7 +24,7 @@ func actor(env Env) string {
 		}
 	}
 	name := env.Getenv("USER")
-	if u, err := user.Current(); err == nil && u.Username != "" {
+	if u, err := user.Current(); name == "" && err == nil {
 		name = u.Username
 	}
 	if name == "" {

@@ -36,6 +36,7 @@ type applyFlags struct {
 	showNumbers    bool
 	wide           bool
 	wait           bool
+	limit          string
 }
 
 func newApplyCmd(env Env) *cobra.Command {
@@ -55,6 +56,7 @@ func newApplyCmd(env Env) *cobra.Command {
 	fs.BoolVar(&f.showNumbers, "show-numbers", false, "show phone numbers whole (they are masked by default)")
 	fs.BoolVar(&f.wide, "wide", false, "show message bodies whole in the plan's table instead of fitting the terminal's width")
 	fs.BoolVar(&f.wait, "wait", false, "while send windows are closed, wait for them to open (until everything is sent or not_after passes) rather than stop with exit 5")
+	fs.StringVar(&f.limit, "limit", "", "send only the first batches, whole, while their recipients stay within N, or P% of what is left to send (a canary); the next apply carries on")
 	cmd.Args = positional(1, 1, "one campaign file, saved plan or folder of saved plans")
 	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
 		if isDir(pos[0]) {
@@ -68,6 +70,9 @@ func newApplyCmd(env Env) *cobra.Command {
 // runApply is smsform apply TARGET: start (every check), show and confirm
 // a campaign's plan, send.
 func runApply(ctx context.Context, env Env, f applyFlags, target string) error {
+	if _, err := parseLimit(f.limit); err != nil {
+		return err
+	}
 	saved, campaignPath, err := applyTarget(ctx, target)
 	if err != nil {
 		return err
@@ -159,18 +164,23 @@ func showAndConfirm(env Env, f applyFlags, p *plan.Plan, out report.Output) erro
 
 // sendPending sends what passed every check, with progress and the result.
 func sendPending(ctx context.Context, env Env, f applyFlags, pending *apply.Pending, next nextStep, out report.Output, concurrency int) error {
-	prog := applyProgress(env, pending.Plan, f.json, f.wait, f.showNumbers)
+	limit, _ := parseLimit(f.limit) // checked before anything
+	n := limit.of(pending.Plan.Summary.ToSend)
+	prog := applyProgress(env, pending.Plan, f.json, f.wait, f.showNumbers, n)
 	env.Interrupt.set(fmt.Sprintf("up to %s in flight when it quit are in doubt: see them with smsform state list %s%s, check with the provider, then smsform state resolve %s%s --in-doubt --as sent|unsent",
 		words.N(concurrency, "batch", "batches"), next.campaign, next.stateArg(), next.campaign, next.stateArg()))
 	defer env.Interrupt.set("")
 	res, err := pending.Send(ctx, apply.Options{MaxErrors: f.maxErrors, MaxSilent: f.maxSilent, Events: prog.Event, Wait: f.wait,
-		Warn: func(err error) { warnf(env, "%v", err) }})
+		Warn: func(err error) { warnf(env, "%v", err) }, Limit: n})
 	prog.Done()
 	next.recorded = pending.Recorded()
 	if !f.json {
 		if werr := report.WriteResult(env.Stdout, res, err == nil, out); werr != nil {
 			return errors.Join(werr, err)
 		}
+	}
+	if next.limitStopped(res, err, f.json) {
+		return nil
 	}
 	return next.runError(err)
 }
@@ -187,7 +197,7 @@ type nextStep struct {
 	// savedState: the state is the one the saved plan records (nothing
 	// else names one), a URL without its password.
 	savedState bool
-	recorded   bool   // the run changed the state (and so used up a saved plan)
+	recorded   bool   // the run changed the state (a saved plan then goes on from there)
 	base       string // the API's base URL, and where it came from
 	baseFrom   string
 	hours      int // valid_hour asked of the token endpoint
@@ -214,7 +224,8 @@ func (n nextStep) carryOn() string {
 	case !n.recorded:
 		return fmt.Sprintf("apply the plan again (smsform apply %s): nothing was recorded, so it is not used up", n.planFile)
 	}
-	return fmt.Sprintf("make a new plan (%s), have it reviewed and apply it: this one is used up, the new one holds only what was not sent", n.newPlan())
+	return fmt.Sprintf("apply the plan again (smsform apply %s): it sends only the batches it has not attempted yet, as long as nothing else changes the campaign's state meanwhile (else make a new plan: %s)",
+		n.planFile, n.newPlan())
 }
 
 // tokenRefused is the error for a token that could not be had before the
@@ -258,6 +269,8 @@ func (n nextStep) startError(err error, waited time.Duration, loc string) error 
 		return earlierStateHint(err, loc)
 	case errors.Is(err, state.ErrMoved):
 		return movedError(err)
+	case errors.Is(err, state.ErrPaused):
+		return withHint(err, "nothing was sent or recorded; once it may go on, smsform resume %s%s, then apply again", n.campaign, n.stateArg())
 	case errors.Is(err, context.Canceled):
 		return err
 	case !errors.As(err, &refused):
@@ -295,6 +308,9 @@ func (n nextStep) runError(err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, state.ErrPaused):
+		return withHint(err, "no new batch started; the requests in flight were answered and recorded; once it may go on, smsform resume %s%s, then %s",
+			n.campaign, n.stateArg(), n.carryOn())
 	case errors.Is(err, apply.ErrStateRefused):
 		fix := fmt.Sprintf("make room on the disk that holds %s, or make it writable", n.state)
 		if state.IsPostgres(n.state) {

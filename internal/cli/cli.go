@@ -103,6 +103,7 @@ func newRootCmd(env Env) *cobra.Command {
 	root.AddCommand(newValidateCmd(env), newPlanCmd(env), newShowCmd(env), newApplyCmd(env), newTokenCmd(env),
 		newStateCmd(env), newSandboxCmd(env), newVersionCmd(env), newOptOutCmd(env))
 	root.AddCommand(newInitCmd(env))
+	root.AddCommand(newPauseCmd(env), newResumeCmd(env), newTestCmd(env))
 	root.SetHelpCommand(newHelpCmd(root))
 	document(root)
 	return root

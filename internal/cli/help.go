@@ -37,6 +37,7 @@ var exitHelp = map[string]string{
 	"3":   "finished, but some recipients failed or are in doubt",
 	"4":   "the state is locked by another apply",
 	"5":   "stopped: nothing more is sendable now (send window closed, not_before ahead, or the frequency cap)",
+	"6":   "the campaign is paused (smsform pause): apply stopped, or refused to start",
 	"130": "interrupted",
 }
 
@@ -111,8 +112,46 @@ sent; those over the cap are left for a later run, as a closed window's are.`,
   smsform apply spring.plan --wait`,
 		env: []string{"SMSFORM_BASE_URL", "SMSFORM_CLIENT_ID", "SMSFORM_CLIENT_SECRET", "SMSFORM_TOKEN", "SMSFORM_TOKEN_DIR",
 			"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE", "CI, SMSFORM_IN_AUTOMATION", "NO_COLOR"},
-		exits: "0 1 3 4 5 130",
+		exits: "0 1 3 4 5 6 130",
 		args:  []string{"yaml", "yml", "plan"},
+	},
+	"pause": {
+		short: "Pause a campaign: no new batch starts, from any machine that reaches its state",
+		long: `Records a pause in the campaign's state, with who, when and why. It takes no
+lock, so it works while an apply runs: that apply starts no new batch, lets
+the requests in flight finish, records them and stops with exit 6. Until
+smsform resume, apply (of the campaign or of a saved plan) refuses with exit 6,
+and plan says the campaign is paused. Pausing changes nothing of who was
+messaged: a saved plan made before stays valid.`,
+		example: `  smsform pause campaigns/spring.yaml --reason "typo in the link"`,
+		env:     []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
+		exits:   "0 1",
+		args:    []string{"yaml", "yml"},
+	},
+	"test": {
+		short: "Send the campaign's messages to your own phones first",
+		long: `Renders the campaign's messages (one per distinct body, up to 3: the longest,
+the shortest, the UCS-2 one…; or --row FILE:LINE, one recipient's message) and
+sends them to the numbers you name (--to, or test_recipients in the project
+file), checked as list numbers are. It goes through the same client and token
+as apply, without a prompt, and is recorded in the campaign's state as a test
+send (when, by whom, which body, the provider's answer): never one of the
+campaign's recipients, never a change to its plan. Plan and apply then say
+"tested … to 2 numbers".`,
+		example: `  smsform test campaigns/spring.yaml --to +447400123456,+447400123457
+  smsform test campaigns/spring.yaml --to +447400123456 --row lists/customers.csv:12`,
+		env: []string{"SMSFORM_BASE_URL", "SMSFORM_CLIENT_ID", "SMSFORM_CLIENT_SECRET", "SMSFORM_TOKEN", "SMSFORM_TOKEN_DIR",
+			"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
+		exits: "0 1 4",
+		args:  []string{"yaml", "yml"},
+	},
+	"resume": {
+		short:   "Lift a campaign's pause: the next apply carries on where it stopped",
+		long:    "Clears the pause smsform pause recorded. It sends nothing itself: run apply (or let the scheduled job run it).",
+		example: "  smsform resume campaigns/spring.yaml",
+		env:     []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
+		exits:   "0 1",
+		args:    []string{"yaml", "yml"},
 	},
 	"token": {
 		short:   "Issue a token and store it for apply to reuse (never printed)",

@@ -189,7 +189,7 @@ func newStateMigrateCmd(env Env) *cobra.Command {
 				shared, _ = state.SameState(*to, declared)
 			}
 		}
-		c, err := state.Copy(ctx, *from, *to, state.CopyOptions{Campaign: name, LockTimeout: *lockTimeout, RunURL: runURL(env), Shared: shared})
+		c, err := state.Copy(ctx, *from, *to, state.CopyOptions{Campaign: name, LockTimeout: *lockTimeout, RunURL: runURL(env), Shared: shared, By: actor(env)})
 		if errors.Is(err, state.ErrLocked) {
 			return lockedHint(err, *lockTimeout)
 		} else if errors.Is(err, state.ErrTargetNotEmpty) {

@@ -2,6 +2,7 @@ package ghaction
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -12,16 +13,22 @@ const (
 	exitOK         = 0
 	exitIncomplete = 3
 	exitClosed     = 5
+	exitPaused     = 6
 )
+
+// errPaused says a campaign was paused (smsform pause): no failure, but
+// its plans are kept, for once it is resumed.
+var errPaused = errors.New("paused")
 
 // runApply applies the plans reviewed in the pull request that was merged
 // into this commit; with campaigns named, it applies those campaign files
 // as they are (for scheduled runs that carry on campaigns with send
-// windows). Exit 5 (nothing more may be sent now) is no failure.
+// windows). Exit 5 (nothing more may be sent now) and 6 (the campaign is
+// paused: a person's decision) are no failure.
 func runApply(ctx context.Context, env Env) error {
 	if in := strings.Fields(env.Getenv("INPUT_CAMPAIGNS")); len(in) > 0 {
 		for _, c := range in {
-			if err := applyOne(ctx, env, c, "--auto-approve"); err != nil {
+			if err := applyOne(ctx, env, c, "--auto-approve"); err != nil && !errors.Is(err, errPaused) {
 				return err
 			}
 		}
@@ -62,7 +69,10 @@ func runApply(ctx context.Context, env Env) error {
 		return nil
 	}
 	fmt.Fprintf(env.Stdout, "applying the %d plans reviewed in pull request #%d (run %d)\n", len(names), pr.Number, a.WorkflowRun.ID)
-	if err := applyOne(ctx, env, dir); err != nil {
+	switch err := applyOne(ctx, env, dir); {
+	case errors.Is(err, errPaused):
+		return nil // kept: once resumed, the plans send what they did not attempt
+	case err != nil:
 		return err
 	}
 	// Used up: an applied plan is refused if applied again, and it holds
@@ -86,6 +96,9 @@ func applyOne(ctx context.Context, env Env, target string, flags ...string) erro
 	case exitClosed:
 		notice(env, "notice", "smsform apply "+target+": nothing more may be sent now (send window closed or not_before ahead): a later run sends the rest")
 		return nil
+	case exitPaused:
+		notice(env, "notice", "smsform apply "+target+": the campaign is paused (smsform pause; who, when and why are above): it stopped there, or did not start; once someone runs smsform resume, a later run carries on")
+		return errPaused
 	case exitIncomplete:
 		return fmt.Errorf("smsform apply %s exited 3: some recipients failed or are in doubt: check with the provider, then smsform state resolve", target)
 	}

@@ -25,6 +25,9 @@ type jsonPlan struct {
 	Warnings      []string        `json:"warnings"`
 	State         plan.StateStamp `json:"state"`
 	Schedule      *jsonSchedule   `json:"schedule,omitempty"`
+	Paused        *jsonPause      `json:"paused,omitempty"`
+	LastTestSend  *jsonTestSend   `json:"last_test_send,omitempty"`
+	Estimate      *jsonEstimate   `json:"estimate,omitempty"`
 
 	Template       string              `json:"template"`
 	Samples        []plan.Sample       `json:"samples"`
@@ -74,6 +77,7 @@ func WriteJSON(w io.Writer, p *plan.Plan, o Output) error {
 		EmptyVariables: plan.EmptyVariables{Recipients: p.EmptyVariables.Recipients, Rows: append([]string{}, p.EmptyVariables.Rows...)},
 		DuplicateRows:  v.duplicates(),
 	}
+	doc.Paused, doc.LastTestSend, doc.Estimate = controlsJSON(p, v)
 	// The batches, a million for a personalised campaign, are streamed one
 	// by one: the document is never whole in memory.
 	return streamJSON(w, doc, "batches", false, func(add func(any) error) error {

@@ -80,6 +80,15 @@ func markdownFrame(v shown) (head, foot string) {
 	if n := capNote(p); n != "" {
 		fmt.Fprintf(&h, "⏳ %s.\n\n", mdText(n))
 	}
+	paused, estimate, tested := controlLines(p)
+	if paused != "" {
+		fmt.Fprintf(&h, "⏸️ **%s.**\n\n", mdText(paused))
+	}
+	for _, l := range []string{tested, estimate} {
+		if l != "" {
+			fmt.Fprintf(&h, "%s.\n\n", mdText(l))
+		}
+	}
 	writeScheduleText(&h, p, "- ")
 	writeBudget(&h, p)
 	writeMessage(&h, v)

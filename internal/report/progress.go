@@ -100,7 +100,7 @@ func (p *Progress) Event(e apply.Event) {
 			fmt.Fprintln(p.stderr, line)
 		}
 		return
-	case "retry", "wait":
+	case "retry", "wait", "paused":
 		p.say(e)
 		return
 	case "batch_sent", "batch_failed", "batch_in_doubt":
@@ -133,6 +133,9 @@ func (p *Progress) say(e apply.Event) {
 		p.bar.Clear()
 	}
 	line := retryLine(e)
+	if e.Type == "paused" {
+		line = "smsform: " + oneLine(e.Reason) + "; no new batch starts, the requests in flight finish and are recorded"
+	}
 	if e.Type == "wait" {
 		line = waitLine(e)
 		p.until = e.Until
@@ -177,10 +180,22 @@ func (p *Progress) rateWords(now time.Time, sep string) string {
 		return ""
 	}
 	s := sep + strconv.FormatFloat(perSec, 'f', 1, 64) + " msg/s"
-	if left := p.o.Total - p.sent; left > 0 && perSec > 0 {
-		s += ", " + leftWords(time.Duration(float64(left)/perSec*float64(time.Second)))
+	if left, ok := p.Left(now); ok {
+		s += ", " + leftWords(left)
 	}
 	return s
+}
+
+// Left is the time the run still takes at the pace of the last minute, as
+// the progress shows it at now; ok is false while the pace is not known yet
+// or nothing is left.
+func (p *Progress) Left(now time.Time) (left time.Duration, ok bool) {
+	perSec, ok := p.pace.rate(now)
+	rest := p.o.Total - p.sent
+	if !ok || rest <= 0 || perSec <= 0 {
+		return 0, false
+	}
+	return time.Duration(float64(rest) / perSec * float64(time.Second)), true
 }
 
 // leftWords words the time left: "about 7 min left".

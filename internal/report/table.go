@@ -135,7 +135,16 @@ func writeTableHead(b *strings.Builder, p *plan.Plan, o Output) {
 	if n := capNote(p); n != "" {
 		fmt.Fprintf(b, "%s.\n", n)
 	}
+	paused, estimate, tested := controlLines(p)
+	for _, l := range []string{estimate, tested} {
+		if l != "" {
+			fmt.Fprintf(b, "%s.\n", oneLine(l))
+		}
+	}
 	b.WriteString("\n")
+	if paused != "" {
+		fmt.Fprintf(b, "%s.\n\n", o.paint(ansiYellow, oneLine(paused)))
+	}
 	if n := p.State.FirstSendNotice(p.Campaign); n != "" {
 		fmt.Fprintf(b, "Note: %s.\n\n", oneLine(n))
 	}

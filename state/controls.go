@@ -72,7 +72,6 @@ func (s *State) markMoved(ctx context.Context, to, by string, serial int64) erro
 	return err
 }
 
-
 // Pause is a campaign's pause: while it is set no intent is recorded.
 type Pause struct {
 	At     time.Time `json:"at"`

@@ -46,18 +46,23 @@ type dialect struct {
 	insertTestSend string // scope, at, by, body hash, outcome, http status, request id, reason, phones
 	lastTestSend   string // scope; returns at, by, body hash, outcome, http status, request id, reason, phones
 
-	// The ledger (ledger.go), over a JSON array of numbers: each one's
-	// opt-out actions, oldest first (optoutsFor); its row of the cap index,
-	// made if missing (capsLock, PostgreSQL only) and read, locked in the
-	// numbers' order (capsFor); and the rows written back from a JSON
-	// array of {p, s, l} (capsWrite).
-	optoutsFor, capsLock, capsFor, capsWrite string
+	// The ledger (ledger.go), over a JSON array of numbers: each one's row
+	// of the cap index, made if missing (capsLock, PostgreSQL only), then
+	// read with whether it opted out, locked in the numbers' order
+	// (capsFor: phone, sends, opted out); and the rows written back from a
+	// JSON array of {p, s, l} (capsWrite).
+	capsLock, capsFor, capsWrite string
 
-	// The ledger's management (optouts.go): an opt-out change (phone,
-	// action, at, by, reason); the numbers opted out as of a log number,
-	// by number (phone, at, by, reason); the cap index's rows with a send
+	// The ledger's management (optouts.go): an opt-out change logged
+	// (phone, action, at, by, reason; returns its number) and applied to
+	// the current opt-outs (optOutNow: phone, number, at, by, reason;
+	// optInNow: phone); the current opt-outs by number (phone, at, by,
+	// reason), or their numbers only; the numbers whose opt-out changed
+	// after a log number; one number's latest action as of a log number
+	// (phone, number; returns action); the cap index's rows with a send
 	// after a unix time, or all; a row deleted or set (phone, sends, last).
-	insertOptOut, optoutsAsOf, capsSince, capsAll, capsDelete, capsSet string
+	insertOptOut, optOutNow, optInNow, optoutsNow, optoutPhones, optoutsAfter, optoutAsOf string
+	capsSince, capsAll, capsDelete, capsSet                                               string
 
 	// For Copy back into a record that moved away: its rows go, and its
 	// mark (scope).
@@ -149,21 +154,24 @@ var postgresDialect = &dialect{
 	insertTestSend: numbered(`INSERT INTO test_sends (campaign_id, at, by_whom, body_hash, outcome, http_status, request_id, reason, phones) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 	lastTestSend:   numbered(`SELECT at, by_whom, body_hash, outcome, http_status, request_id, reason, phones FROM test_sends WHERE campaign_id = ? ORDER BY id DESC LIMIT 1`),
 
-	optoutsFor: `SELECT phone, action FROM optouts WHERE phone IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY id`,
 	capsLock: `INSERT INTO caps (phone, sends, last_at) SELECT p, '', 0 FROM jsonb_array_elements_text($1::jsonb) AS p ORDER BY p
 		ON CONFLICT (phone) DO NOTHING`,
-	capsFor:   `SELECT phone, sends FROM caps WHERE phone IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY phone FOR UPDATE`,
+	capsFor: `SELECT c.phone, c.sends, o.phone IS NOT NULL FROM caps c LEFT JOIN optouts_now o ON o.phone = c.phone
+		WHERE c.phone IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY c.phone FOR UPDATE OF c`,
 	capsWrite: `UPDATE caps SET sends = v.s, last_at = v.l FROM jsonb_to_recordset($1::jsonb) AS v(p text, s text, l bigint) WHERE caps.phone = v.p`,
 
-	insertOptOut: `INSERT INTO optouts (phone, action, at, by_whom, reason) VALUES ($1, $2, $3, $4, $5)`,
-	optoutsAsOf: `SELECT phone, at, by_whom, reason FROM (
-			SELECT phone, action, at, by_whom, reason, row_number() OVER (PARTITION BY phone ORDER BY id DESC) AS latest
-			FROM optouts WHERE id <= $1) o
-		WHERE latest = 1 AND action = 'add' ORDER BY phone`,
-	capsSince:  `SELECT phone, sends FROM caps WHERE last_at > $1`,
-	capsAll:    `SELECT phone, sends FROM caps`,
-	capsDelete: `DELETE FROM caps WHERE phone = $1`,
-	capsSet:    `UPDATE caps SET sends = $2, last_at = $3 WHERE phone = $1`,
+	insertOptOut: `INSERT INTO optouts (phone, action, at, by_whom, reason) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+	optOutNow: `INSERT INTO optouts_now (phone, id, at, by_whom, reason) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (phone) DO UPDATE SET id = excluded.id, at = excluded.at, by_whom = excluded.by_whom, reason = excluded.reason`,
+	optInNow:     `DELETE FROM optouts_now WHERE phone = $1`,
+	optoutsNow:   `SELECT phone, at, by_whom, reason FROM optouts_now ORDER BY phone`,
+	optoutPhones: `SELECT phone FROM optouts_now`,
+	optoutsAfter: `SELECT DISTINCT phone FROM optouts WHERE id > $1`,
+	optoutAsOf:   `SELECT action FROM optouts WHERE phone = $1 AND id <= $2 ORDER BY id DESC LIMIT 1`,
+	capsSince:    `SELECT phone, sends FROM caps WHERE last_at > $1`,
+	capsAll:      `SELECT phone, sends FROM caps`,
+	capsDelete:   `DELETE FROM caps WHERE phone = $1`,
+	capsSet:      `UPDATE caps SET sends = $2, last_at = $3 WHERE phone = $1`,
 
 	dropAttempts:  `DELETE FROM attempts WHERE campaign_id = $1`,
 	dropPlans:     `DELETE FROM plans_applied WHERE campaign_id = $1`,
@@ -225,12 +233,17 @@ func sqlite(d *dialect) *dialect {
 		insertTestSend: q(d.insertTestSend),
 		lastTestSend:   q(d.lastTestSend),
 		// SQLite's ledger takes the file's write lock with the transaction.
-		optoutsFor: `SELECT phone, action FROM optouts WHERE phone IN (SELECT value FROM json_each(?1)) ORDER BY id`,
-		capsFor:    `SELECT phone, sends FROM caps WHERE phone IN (SELECT value FROM json_each(?1))`,
+		capsFor: `SELECT j.value, coalesce(c.sends, ''), o.phone IS NOT NULL FROM json_each(?1) j
+			LEFT JOIN caps c ON c.phone = j.value LEFT JOIN optouts_now o ON o.phone = j.value`,
 		capsWrite: `INSERT INTO caps (phone, sends, last_at) SELECT value ->> 'p', value ->> 's', value ->> 'l' FROM json_each(?1) WHERE true
 			ON CONFLICT (phone) DO UPDATE SET sends = excluded.sends, last_at = excluded.last_at`,
 		insertOptOut:  q(d.insertOptOut),
-		optoutsAsOf:   q(d.optoutsAsOf),
+		optOutNow:     q(d.optOutNow),
+		optInNow:      q(d.optInNow),
+		optoutsNow:    q(d.optoutsNow),
+		optoutPhones:  q(d.optoutPhones),
+		optoutsAfter:  q(d.optoutsAfter),
+		optoutAsOf:    q(d.optoutAsOf),
 		capsSince:     q(d.capsSince),
 		capsAll:       q(d.capsAll),
 		capsDelete:    q(d.capsDelete),

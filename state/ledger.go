@@ -144,46 +144,36 @@ func (c Cap) sendableAt(es []capEntry, now time.Time) time.Time {
 	return time.Unix(in[len(in)-c.Max], 0).Add(c.Per).UTC()
 }
 
-// ledgerRows reads the ledger's rows for phones: each one's latest opt-out
-// action, and its row of the cap index (locked, in PostgreSQL, in the
-// numbers' order).
+// ledgerRows reads the ledger's rows for phones: whether each opted out,
+// and its row of the cap index (locked, in PostgreSQL, in the numbers'
+// order, made first if missing).
 func (t *txn) ledgerRows(phones []string) (optedOut map[string]bool, caps map[string][]capEntry, err error) {
 	q := t.w.s.q
 	list := string(appendPhones(nil, phones))
-	optedOut = map[string]bool{}
-	rows, err := t.conn.QueryContext(t.ctx, q.optoutsFor, list)
-	if err != nil {
-		return nil, nil, err
-	}
-	for rows.Next() {
-		var p, action string
-		if err := rows.Scan(&p, &action); err != nil {
-			rows.Close()
-			return nil, nil, err
-		}
-		optedOut[p] = action == "add" // the latest action wins
-	}
-	if err := closeRows(rows); err != nil {
-		return nil, nil, err
-	}
 	if q.capsLock != "" {
 		t.wrote = true
 		if _, err := t.conn.ExecContext(t.ctx, q.capsLock, list); err != nil {
 			return nil, nil, err
 		}
 	}
-	caps = map[string][]capEntry{}
-	rows, err = t.conn.QueryContext(t.ctx, q.capsFor, list)
+	optedOut, caps = map[string]bool{}, map[string][]capEntry{}
+	rows, err := t.conn.QueryContext(t.ctx, q.capsFor, list)
 	if err != nil {
 		return nil, nil, err
 	}
 	for rows.Next() {
 		var p, sends string
-		if err := rows.Scan(&p, &sends); err != nil {
+		var out bool
+		if err := rows.Scan(&p, &sends, &out); err != nil {
 			rows.Close()
 			return nil, nil, err
 		}
-		caps[p] = parseCapEntries(sends)
+		if out {
+			optedOut[p] = true
+		}
+		if sends != "" {
+			caps[p] = parseCapEntries(sends)
+		}
 	}
 	return optedOut, caps, closeRows(rows)
 }

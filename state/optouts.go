@@ -2,6 +2,8 @@ package state
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -54,16 +56,24 @@ func ChangeOptOuts(ctx context.Context, loc string, changes []OptOutChange) (int
 		return 0, fmt.Errorf("write state %s: %w", Redact(loc), err)
 	}
 	defer ins.Close()
+	var seq int64
 	for _, c := range changes {
 		action := "add"
 		if c.Remove {
 			action = "remove"
 		}
-		if _, err := ins.ExecContext(ctx, c.Phone, action, formatTime(c.At), c.By, c.Reason); err != nil {
+		if err := ins.QueryRowContext(ctx, c.Phone, action, formatTime(c.At), c.By, c.Reason).Scan(&seq); err != nil {
+			return 0, fmt.Errorf("write state %s: %w", Redact(loc), err)
+		}
+		if c.Remove {
+			_, err = tx.ExecContext(ctx, q.optInNow, c.Phone)
+		} else {
+			_, err = tx.ExecContext(ctx, q.optOutNow, c.Phone, seq, formatTime(c.At), c.By, c.Reason)
+		}
+		if err != nil {
 			return 0, fmt.Errorf("write state %s: %w", Redact(loc), err)
 		}
 	}
-	var seq int64
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM optouts`).Scan(&seq); err != nil {
 		return 0, fmt.Errorf("write state %s: %w", Redact(loc), err)
 	}
@@ -79,7 +89,7 @@ func OptOuts(ctx context.Context, loc string, fn func(OptOut) error) (int64, err
 		return 0, err
 	}
 	defer st.Close()
-	return st.eachOptOut(ctx, 0, fn)
+	return st.eachOptOut(ctx, fn)
 }
 
 // openLedger opens the project's state at loc to read its ledger, whatever
@@ -111,17 +121,50 @@ func openLedger(ctx context.Context, loc string) (*State, error) {
 
 // OptOutSet is the set of numbers opted out as of the opt-out log's number
 // asOf (0: now), and the log's number it reflects: what a plan subtracts.
+// It reads the numbers opted out now, corrected by the log for those
+// whose opt-out changed after asOf (usually few: a plan is applied soon
+// after it is made).
 func (s *State) OptOutSet(ctx context.Context, asOf int64) (*e164.Map[struct{}], int64, error) {
 	m := e164.NewMap[struct{}](0)
-	seq, err := s.eachOptOut(ctx, asOf, func(o OptOut) error {
-		m.Ref(o.Phone)
-		return nil
-	})
-	return m, seq, err
+	seq, err := s.optOutSeq(ctx)
+	if err != nil || seq == 0 {
+		return m, seq, err
+	}
+	if asOf <= 0 || asOf > seq {
+		asOf = seq
+	}
+	then, err := s.optOutsChangedAfter(ctx, asOf)
+	if err != nil {
+		return nil, 0, err
+	}
+	rows, err := s.db.QueryContext(ctx, s.q.optoutPhones)
+	if err != nil {
+		return nil, 0, fmt.Errorf("read state %s: %w", s.loc, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, 0, fmt.Errorf("read state %s: %w", s.loc, err)
+		}
+		if _, changed := then[p]; !changed {
+			m.Ref(p)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("read state %s: %w", s.loc, err)
+	}
+	for p, out := range then {
+		if out {
+			m.Ref(p)
+		}
+	}
+	return m, asOf, nil
 }
 
-// eachOptOut walks the opt-outs as of asOf (0: now), by number.
-func (s *State) eachOptOut(ctx context.Context, asOf int64, fn func(OptOut) error) (int64, error) {
+// optOutSeq is the opt-out log's number now: 0 when there is none (or no
+// ledger, in an older state).
+func (s *State) optOutSeq(ctx context.Context) (int64, error) {
 	if s.db == nil || s.unscoped {
 		return 0, nil
 	}
@@ -129,10 +172,47 @@ func (s *State) eachOptOut(ctx context.Context, asOf int64, fn func(OptOut) erro
 	if err := s.db.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM optouts`).Scan(&seq); err != nil {
 		return 0, fmt.Errorf("read state %s: %w", s.loc, err)
 	}
-	if asOf <= 0 || asOf > seq {
-		asOf = seq
+	return seq, nil
+}
+
+// optOutsChangedAfter maps each number whose opt-out changed after the log
+// number asOf to whether it was opted out as of asOf.
+func (s *State) optOutsChangedAfter(ctx context.Context, asOf int64) (map[string]bool, error) {
+	rows, err := s.db.QueryContext(ctx, s.q.optoutsAfter, asOf)
+	if err != nil {
+		return nil, fmt.Errorf("read state %s: %w", s.loc, err)
 	}
-	rows, err := s.db.QueryContext(ctx, s.q.optoutsAsOf, asOf)
+	then := map[string]bool{}
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read state %s: %w", s.loc, err)
+		}
+		then[p] = false
+	}
+	if err := closeRows(rows); err != nil {
+		return nil, fmt.Errorf("read state %s: %w", s.loc, err)
+	}
+	for p := range then {
+		var action string
+		err := s.db.QueryRowContext(ctx, s.q.optoutAsOf, p, asOf).Scan(&action)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("read state %s: %w", s.loc, err)
+		}
+		then[p] = action == "add"
+	}
+	return then, nil
+}
+
+// eachOptOut walks the numbers opted out now, by number, and returns the
+// opt-out log's number.
+func (s *State) eachOptOut(ctx context.Context, fn func(OptOut) error) (int64, error) {
+	seq, err := s.optOutSeq(ctx)
+	if err != nil || seq == 0 {
+		return seq, err
+	}
+	rows, err := s.db.QueryContext(ctx, s.q.optoutsNow)
 	if err != nil {
 		return 0, fmt.Errorf("read state %s: %w", s.loc, err)
 	}
@@ -151,7 +231,7 @@ func (s *State) eachOptOut(ctx context.Context, asOf int64, fn func(OptOut) erro
 	if err := rows.Err(); err != nil {
 		return 0, fmt.Errorf("read state %s: %w", s.loc, err)
 	}
-	return asOf, nil
+	return seq, nil
 }
 
 // CapHolds is, for every number the cap c holds back at now in the state's

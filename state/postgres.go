@@ -164,7 +164,8 @@ var pgMigrations = []string{
 	ALTER TABLE attempts ADD CONSTRAINT attempts_state_check CHECK (state IN (` + attemptStates + `));
 	ALTER TABLE plans_applied ADD COLUMN serial bigint NOT NULL DEFAULT 0, ADD COLUMN done integer NOT NULL DEFAULT 1;
 	ALTER TABLE locks ADD COLUMN creating boolean NOT NULL DEFAULT false;
-	` + strings.ReplaceAll(strings.ReplaceAll(ledgerV3, "INTEGER PRIMARY KEY", "bigserial PRIMARY KEY"), "campaign_id INTEGER", "campaign_id bigint") + `
+	` + strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(ledgerV3, "INTEGER PRIMARY KEY", "bigserial PRIMARY KEY"), "campaign_id INTEGER", "campaign_id bigint"),
+		"last_at BIGINT NOT NULL DEFAULT 0\n\t);", "last_at BIGINT NOT NULL DEFAULT 0\n\t) WITH (fillfactor = 70);") + `
 	CREATE OR REPLACE VIEW recipients AS
 		SELECT c.name AS campaign, r.phone, r.status, r.batch_id, r.attempt_id, r.body_hash, r.at, r.reason FROM (
 			SELECT a.campaign_id, j.phone, ` + recipientStatus + ` AS status,

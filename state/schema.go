@@ -195,9 +195,12 @@ const campaignsV3 = `CREATE TABLE campaigns (
 
 // ledgerV3 holds what concerns people rather than campaigns, shared by
 // every campaign of the state: opt-outs, as a log of additions and
-// removals (a plan sees them as of the log's id when it was made), the
-// frequency cap's index (each number's recent sends, "unix:attempt,…",
-// and the latest of them) and test sends.
+// removals (a plan sees them as of the log's id when it was made) and the
+// numbers opted out now, kept beside it so that neither a plan nor an
+// intent reads the log; the frequency cap's index (each number's recent
+// sends, "unix:attempt,…", and the latest of them: no index on it, which
+// every send would have to update, while a plan reads the table in one
+// scan); and test sends.
 const ledgerV3 = `CREATE TABLE optouts (
 		id      INTEGER PRIMARY KEY,
 		phone   TEXT NOT NULL,
@@ -207,12 +210,18 @@ const ledgerV3 = `CREATE TABLE optouts (
 		reason  TEXT NOT NULL DEFAULT ''
 	);
 	CREATE INDEX optouts_phone ON optouts (phone, id);
+	CREATE TABLE optouts_now (
+		phone   TEXT    PRIMARY KEY,
+		id      BIGINT  NOT NULL,
+		at      TEXT    NOT NULL,
+		by_whom TEXT    NOT NULL DEFAULT '',
+		reason  TEXT    NOT NULL DEFAULT ''
+	);
 	CREATE TABLE caps (
 		phone   TEXT   PRIMARY KEY,
 		sends   TEXT   NOT NULL DEFAULT '',
 		last_at BIGINT NOT NULL DEFAULT 0
 	);
-	CREATE INDEX caps_last ON caps (last_at);
 	CREATE TABLE test_sends (
 		id          INTEGER PRIMARY KEY,
 		campaign_id INTEGER NOT NULL REFERENCES campaigns (id),

@@ -53,6 +53,7 @@ func benchLedger() ledgerSize {
 // ledgerTables writes rows into a state's tables, whatever its engine.
 type ledgerTables interface {
 	insert(ctx context.Context, table string, cols []string, rows func(yield func([]any) error) error) error
+	exec(ctx context.Context, query string) error
 	campaignID(ctx context.Context, name string) (int64, error)
 	close() error
 }
@@ -167,7 +168,7 @@ func fillCampaigns(ctx context.Context, db ledgerTables, people func(int) string
 // numbers (of campaign people, the first ones), the rest made up.
 func fillOptOuts(ctx context.Context, db ledgerTables, people func(int) string, l ledgerSize, campaign int, now time.Time) error {
 	at := now.Add(-24 * time.Hour).UTC().Format(time.RFC3339Nano)
-	return db.insert(ctx, "optouts", []string{"phone", "action", "at", "by_whom", "reason"}, func(yield func([]any) error) error {
+	err := db.insert(ctx, "optouts", []string{"phone", "action", "at", "by_whom", "reason"}, func(yield func([]any) error) error {
 		own := min(l.optOuts/10, campaign/10)
 		for i := range own {
 			if err := yield([]any{people(i * 10), "add", at, "bench", "STOP"}); err != nil {
@@ -181,6 +182,11 @@ func fillOptOuts(ctx context.Context, db ledgerTables, people func(int) string, 
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	// The numbers opted out now, as ChangeOptOuts keeps them beside the log.
+	return db.exec(ctx, `INSERT INTO optouts_now (phone, id, at, by_whom, reason) SELECT phone, id, at, by_whom, reason FROM optouts WHERE action = 'add'`)
 }
 
 func joinClose(err error, db ledgerTables) error {
@@ -217,6 +223,11 @@ func (f *fileTables) insert(ctx context.Context, table string, cols []string, ro
 		return fmt.Errorf("fill %s: %w", table, err)
 	}
 	return tx.Commit()
+}
+
+func (f *fileTables) exec(ctx context.Context, query string) error {
+	_, err := f.db.ExecContext(ctx, query)
+	return err
 }
 
 func (f *fileTables) campaignID(ctx context.Context, name string) (id int64, err error) {
@@ -272,6 +283,11 @@ func (p *pgTables) insert(ctx context.Context, table string, cols []string, rows
 		return fmt.Errorf("fill %s: %w", table, err)
 	}
 	_, err = p.conn.Exec(ctx, "ANALYZE "+table)
+	return err
+}
+
+func (p *pgTables) exec(ctx context.Context, query string) error {
+	_, err := p.conn.Exec(ctx, query)
 	return err
 }
 

@@ -2,6 +2,8 @@ package plan
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"time"
 
 	"github.com/smsform/smsform/campaign"
@@ -77,6 +79,19 @@ func readLedger(ctx context.Context, rec Recorded, c *state.Cap, o Options) (wai
 	done := make(chan result, 1)
 	go func() {
 		v := &ledgerView{optedOut: e164.NewMap[struct{}](0)}
+		// The opt-outs and the cap's holds are two reads of their own:
+		// side by side.
+		var holdsErr error
+		var wg sync.WaitGroup
+		if c != nil {
+			wg.Go(func() {
+				now := o.Now
+				if now.IsZero() {
+					now = time.Now()
+				}
+				v.holds, holdsErr = l.CapHolds(ctx, *c, now)
+			})
+		}
 		var err error
 		switch asOf := o.OptOutsAsOf; {
 		case asOf == nil:
@@ -84,14 +99,8 @@ func readLedger(ctx context.Context, rec Recorded, c *state.Cap, o Options) (wai
 		case *asOf > 0:
 			v.optedOut, v.seq, err = l.OptOutSet(ctx, *asOf)
 		}
-		if err == nil && c != nil {
-			now := o.Now
-			if now.IsZero() {
-				now = time.Now()
-			}
-			v.holds, err = l.CapHolds(ctx, *c, now)
-		}
-		done <- result{v, err}
+		wg.Wait()
+		done <- result{v, errors.Join(err, holdsErr)}
 	}()
 	var r *result
 	return func() (*ledgerView, error) {

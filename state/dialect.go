@@ -47,11 +47,11 @@ type dialect struct {
 	lastTestSend   string // scope; returns at, by, body hash, outcome, http status, request id, reason, phones
 
 	// The ledger (ledger.go), over a JSON array of numbers: each one's row
-	// of the cap index, made if missing (capsLock, PostgreSQL only), then
-	// read with whether it opted out, locked in the numbers' order
-	// (capsFor: phone, sends, opted out); and the rows written back from a
-	// JSON array of {p, s, l} (capsWrite).
-	capsLock, capsFor, capsWrite string
+	// of the cap index, with whether it opted out (capsFor: phone, sends,
+	// opted out; in PostgreSQL it also makes the missing rows and locks
+	// them all, in the numbers' order, so it writes); and the rows written
+	// back from a JSON array of {p, s, l} (capsWrite).
+	capsFor, capsWrite string
 
 	// The ledger's management (optouts.go): an opt-out change logged
 	// (phone, action, at, by, reason; returns its number) and applied to
@@ -154,10 +154,12 @@ var postgresDialect = &dialect{
 	insertTestSend: numbered(`INSERT INTO test_sends (campaign_id, at, by_whom, body_hash, outcome, http_status, request_id, reason, phones) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 	lastTestSend:   numbered(`SELECT at, by_whom, body_hash, outcome, http_status, request_id, reason, phones FROM test_sends WHERE campaign_id = ? ORDER BY id DESC LIMIT 1`),
 
-	capsLock: `INSERT INTO caps (phone, sends, last_at) SELECT p, '', 0 FROM jsonb_array_elements_text($1::jsonb) AS p ORDER BY p
-		ON CONFLICT (phone) DO NOTHING`,
-	capsFor: `SELECT c.phone, c.sends, o.phone IS NOT NULL FROM caps c LEFT JOIN optouts_now o ON o.phone = c.phone
-		WHERE c.phone IN (SELECT jsonb_array_elements_text($1::jsonb)) ORDER BY c.phone FOR UPDATE OF c`,
+	// One statement makes the missing rows and locks every row, in the
+	// numbers' order: an update that changes nothing locks as FOR UPDATE
+	// would, and returns the row.
+	capsFor: `INSERT INTO caps AS c (phone, sends, last_at) SELECT p, '', 0 FROM jsonb_array_elements_text($1::jsonb) AS p ORDER BY p
+		ON CONFLICT (phone) DO UPDATE SET last_at = c.last_at
+		RETURNING c.phone, c.sends, EXISTS (SELECT 1 FROM optouts_now o WHERE o.phone = c.phone)`,
 	capsWrite: `UPDATE caps SET sends = v.s, last_at = v.l FROM jsonb_to_recordset($1::jsonb) AS v(p text, s text, l bigint) WHERE caps.phone = v.p`,
 
 	insertOptOut: `INSERT INTO optouts (phone, action, at, by_whom, reason) VALUES ($1, $2, $3, $4, $5) RETURNING id`,

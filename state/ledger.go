@@ -145,17 +145,12 @@ func (c Cap) sendableAt(es []capEntry, now time.Time) time.Time {
 }
 
 // ledgerRows reads the ledger's rows for phones: whether each opted out,
-// and its row of the cap index (locked, in PostgreSQL, in the numbers'
-// order, made first if missing).
+// and its row of the cap index (in PostgreSQL made if missing and locked,
+// in the numbers' order).
 func (t *txn) ledgerRows(phones []string) (optedOut map[string]bool, caps map[string][]capEntry, err error) {
 	q := t.w.s.q
 	list := string(appendPhones(nil, phones))
-	if q.capsLock != "" {
-		t.wrote = true
-		if _, err := t.conn.ExecContext(t.ctx, q.capsLock, list); err != nil {
-			return nil, nil, err
-		}
-	}
+	t.wrote = true // in PostgreSQL the read makes and locks rows
 	optedOut, caps = map[string]bool{}, map[string][]capEntry{}
 	rows, err := t.conn.QueryContext(t.ctx, q.capsFor, list)
 	if err != nil {

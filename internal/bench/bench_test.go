@@ -288,6 +288,29 @@ func medianRun(t *testing.T, n int, smsform string, env []string, args ...string
 	return m
 }
 
+// medianPair runs two commands in turn, n times each, and returns the
+// median of each: alternating, a machine that drifts during the runs
+// weighs on both alike.
+func medianPair(t *testing.T, n int, smsform string, a, b []string) (measured, measured) {
+	t.Helper()
+	var as, bs []measured
+	for range n {
+		as = append(as, run(t, smsform, nil, a...))
+		bs = append(bs, run(t, smsform, nil, b...))
+	}
+	median := func(ms []measured) measured {
+		var rss int64
+		for _, m := range ms {
+			rss = max(rss, m.rss)
+		}
+		slices.SortFunc(ms, func(x, y measured) int { return int(x.wall - y.wall) })
+		m := ms[len(ms)/2]
+		m.rss = rss
+		return m
+	}
+	return median(as), median(bs)
+}
+
 // medianFirstSend saves rounds plans of the campaign, each against a state
 // of its own, and applies each from its file against a sandbox until its
 // first batch is sent (firstSend); it returns the round of median time, with

@@ -366,8 +366,7 @@ func ledgerPlanRows(t *testing.T, ctx context.Context, smsform, dir string, g *t
 			t.Fatal(err)
 		}
 		t.Logf("ledger of %d sends and %d opt-outs written to %s in %s", l.sends(), l.optOuts, engine, time.Since(start).Round(time.Second))
-		without := medianRun(t, runs, smsform, nil, "plan", emptyPath)
-		with := medianRun(t, runs, smsform, nil, "plan", fullPath)
+		without, with := medianPair(t, max(runs, 5), smsform, []string{"plan", emptyPath}, []string{"plan", fullPath})
 		if !strings.Contains(with.stdout, "opted out") || !strings.Contains(with.stdout, "held back by the frequency cap") {
 			t.Fatalf("the plan with a ledger shows none:\n%s", firstLines(with.stdout, 4))
 		}

@@ -131,11 +131,8 @@ func (s *State) attachFile(ctx context.Context, lock string) (_ *sql.Conn, err e
 	// WAL: a commit appends to one file and fsyncs it once, where a
 	// rollback journal needs three or four fsyncs; readers are not blocked
 	// by the writer. Close switches back so the file at rest stands alone.
-	var mode string
-	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
+	if err := walMode(ctx, s.db); err != nil {
 		return nil, fmt.Errorf("open state %s: %w", s.loc, err)
-	} else if mode != "wal" {
-		return nil, fmt.Errorf("open state %s: cannot use WAL journal (got %q)", s.loc, mode)
 	}
 	if err := s.findCampaign(ctx, s.db); err != nil {
 		return nil, err
@@ -154,6 +151,32 @@ func (s *State) attachFile(ctx context.Context, lock string) (_ *sql.Conn, err e
 		return nil, err
 	}
 	return conn, nil
+}
+
+// walMode puts the database in WAL mode. Switching modes needs the file to
+// itself, and SQLite answers "busy" at once, without waiting, while
+// another process has it open in the other mode (a project's file, where
+// an opt-out or a pause is being written): that moment is waited out, as
+// long as the busy timeout would wait for a lock.
+func walMode(ctx context.Context, db *sql.DB) error {
+	deadline := time.Now().Add(busyTimeout)
+	for {
+		var mode string
+		err := db.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode)
+		switch {
+		case err == nil && mode == "wal":
+			return nil
+		case err == nil:
+			return fmt.Errorf("cannot use WAL journal (got %q)", mode)
+		case !strings.Contains(err.Error(), "SQLITE_BUSY") || !time.Now().Before(deadline):
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // createFile makes the missing state file (schema only, no campaign), or

@@ -3,6 +3,8 @@ package state
 import (
 	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -175,5 +177,42 @@ func testFrequencyCapConcurrent(t *testing.T, b backend) {
 			})
 		}
 	}
+	wg.Wait()
+}
+
+// A project's file takes opt-outs (another process, no lock) while its
+// campaigns' applies open, record and close it: the journal mode switches
+// that opening and closing make never fail for the other's sake.
+func TestOptOutsWhileAppliesOpenAndClose(t *testing.T) {
+	ctx := context.Background()
+	loc := filepath.Join(t.TempDir(), "project.smsstate")
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if _, err := ChangeOptOuts(ctx, loc, []OptOutChange{{Phone: fmt.Sprintf("+4480%06d", i), At: time.Now()}}); err != nil {
+				t.Errorf("opt-out %d: %v", i, err)
+				return
+			}
+		}
+	})
+	for i := range 30 {
+		s, err := Open(ctx, loc, Options{Campaign: fmt.Sprintf("c%d", i), Shared: true})
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+		if _, err := s.AdmitIntent(ctx, intent("b", "+4470000001")); err != nil {
+			t.Errorf("intent %d: %v", i, err)
+		}
+		if err := s.Close(); err != nil {
+			t.Errorf("close %d: %v", i, err)
+		}
+	}
+	close(done)
 	wg.Wait()
 }

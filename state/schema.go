@@ -250,13 +250,16 @@ func parseTime(s string) time.Time {
 	return t
 }
 
+// busyTimeout is how long a connection waits for a lock another holds.
+const busyTimeout = 10 * time.Second
+
 // dsn builds the driver's name for path. The writer gets synchronous=FULL
 // (and WAL, see Open): a commit is durable when it returns, at one fsync.
 // busy_timeout covers the moments a reader and the writer meet.
 func dsn(path string, readOnly bool) string {
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path)}
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 	if readOnly {
 		q.Set("mode", "ro")
 		q.Add("_pragma", "query_only(1)")

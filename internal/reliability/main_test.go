@@ -36,7 +36,7 @@ var (
 	crashRecipients  = flag.Int("crash.recipients", 0, "kill test: campaign size (default 500 with -short, 2000 otherwise)")
 	crashConcurrency = flag.Int("crash.concurrency", 2, "kill test: the campaign's concurrency")
 	crashSeed        = flag.Int64("crash.seed", 1, "kill test: seed of the kill moments")
-	matrixRuns       = flag.Int("reliability.runs", 0, "fault matrix: seeded runs per fault (default 2 with -short, 20 otherwise)")
+	matrixRuns       = flag.Int("reliability.runs", 0, "fault matrix: seeded runs per fault (default 1 with -short, 20 otherwise)")
 	matrixRecipients = flag.Int("reliability.recipients", 0, "fault matrix: recipients per run (default 200 with -short, 1000 otherwise)")
 )
 

@@ -58,7 +58,7 @@ type figures struct {
 // seeded runs and reports, per fault: recipients messaged twice,
 // recipients not accounted for, in-doubt batches, retries and wall time.
 func TestFaultMatrix(t *testing.T) {
-	runs := size(*matrixRuns, 2, 20)
+	runs := size(*matrixRuns, 1, 20)
 	recipients := size(*matrixRecipients, 200, 1000)
 	const batch, conc = 20, 4
 	batches := (recipients + batch - 1) / batch

@@ -264,11 +264,12 @@ func (t *txn) admit(in Intent, strict bool) (Admission, error) {
 	k.setBatch(in.BatchID, id)
 	t.changed = true
 	if caps != nil {
+		// The claim is one entry, the same for every number of the
+		// intent, appended where it is stored: only the numbers go over.
 		now := t.w.s.now().Unix()
-		for _, p := range adm.Send {
-			caps[p] = append(caps[p], capEntry{now, id})
-		}
-		if err := t.writeCaps(caps, adm.Send); err != nil {
+		entry := formatCapEntries([]capEntry{{now, id}})
+		t.wrote = true
+		if _, err := t.conn.ExecContext(t.ctx, t.w.s.q.capsClaim, string(t.w.buf), entry, now); err != nil {
 			return Admission{}, err
 		}
 	}

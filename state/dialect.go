@@ -88,32 +88,11 @@ var sqliteDialect = sqlite(postgresDialect)
 // meta) and no scope: only for read-only views of a file no writer has
 // migrated yet.
 var sqliteV2Dialect = &dialect{
-	begin:         `BEGIN IMMEDIATE`,
-	insertAttempt: `INSERT INTO attempts (batch_id, state, body_hash, phones, recipients, started_at) VALUES (?, 'intent', ?, ?, ?, ?) RETURNING id`,
-	attempt:       `SELECT state, phones FROM attempts WHERE id = ?`,
-	finishAttempt: `UPDATE attempts SET state = ?, http_status = ?, request_id = ?, reason = ?, finished_at = ? WHERE id = ? AND state = 'intent' RETURNING phones`,
-	bumpSerial:    `UPDATE meta SET serial = serial + ? WHERE id = 1`,
-	eachRecord:    `SELECT batch_id, state, body_hash, phones, reason, started_at, finished_at, '' FROM attempts ORDER BY id`,
-	attempts:      `SELECT id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at FROM attempts ORDER BY id`,
-	knownSize:     `SELECT coalesce(sum(recipients), 0) FROM attempts WHERE state NOT IN ('forgotten', 'resolved_unsent')`,
-	knownRows:     `SELECT id, batch_id, state, phones FROM attempts ORDER BY id`,
-	resolveRows: func(cond string, byBatch bool) string {
-		q := `SELECT id, phones FROM attempts WHERE ` + cond
-		if byBatch {
-			q += ` AND batch_id = ?`
-		}
-		return q + ` ORDER BY id`
-	},
-	setAttempt:  `UPDATE attempts SET state = ?, finished_at = ? WHERE id = ?`,
+	eachRecord:  `SELECT batch_id, state, body_hash, phones, reason, started_at, finished_at, '' FROM attempts ORDER BY id`,
+	attempts:    `SELECT id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at FROM attempts ORDER BY id`,
 	planApplied: `SELECT 0, 1 FROM plans_applied WHERE plan_id = ?`,
-	insertPlan:  `INSERT INTO plans_applied (plan_id, applied_at) VALUES (?, ?)`,
 	meta:        `SELECT lineage, campaign, serial, '', '', '', 0, '', '', '', 0 FROM meta WHERE id = 1`,
-
-	copyAttempts: `SELECT batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, phones FROM attempts ORDER BY id`,
-	copyPlans:    `SELECT plan_id, applied_at, 0, 1 FROM plans_applied ORDER BY plan_id`,
-	putAttempt:   `INSERT INTO attempts (batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, phones) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-	putPlan:      `INSERT INTO plans_applied (plan_id, applied_at) VALUES (?, ?)`,
-	setMeta:      `UPDATE meta SET lineage = ?, serial = ? WHERE id = 1`,
+	copyPlans:   `SELECT plan_id, applied_at, 0, 1 FROM plans_applied ORDER BY plan_id`,
 }
 
 // postgresDialect reads and writes one campaign's rows of the shared

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"os"
@@ -264,4 +265,55 @@ func TestEachRecipientStops(t *testing.T) {
 			t.Errorf("%s: %v after %d calls, want the callback's error after 1", name, err, n)
 		}
 	}
+}
+
+// A file of version 2 (one campaign, table meta: every file of the
+// release before projects) is read as it is by read-only views, and
+// migrated to version 3 by the first command that writes, records intact.
+func TestReadAndMigrateV2(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "spring.smsstate")
+	db, err := sql.Open("sqlite", "file:"+path)
+	must(t, err)
+	_, err = db.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)`)
+	must(t, err)
+	for v, m := range migrations[:2] {
+		_, err := db.Exec(m)
+		must(t, err)
+		_, err = db.Exec(`INSERT INTO schema_migrations VALUES (?, 'x')`, v+1)
+		must(t, err)
+	}
+	_, err = db.Exec(`INSERT INTO meta VALUES (1, '0123456789abcdef0123456789abcdef', 'spring', 3, '2026-11-01T00:00:00Z')`)
+	must(t, err)
+	_, err = db.Exec(`INSERT INTO attempts (batch_id, state, body_hash, recipients, started_at, finished_at, phones)
+		VALUES ('b1', 'sent', 'h', 2, '2026-11-01T00:00:00Z', '2026-11-01T00:00:01Z', '["+441","+442"]'),
+		       ('b2', 'intent', 'h', 1, '2026-11-01T00:00:02Z', '', '["+443"]')`)
+	must(t, err)
+	_, err = db.Exec(`INSERT INTO plans_applied VALUES ('plan-1', '2026-11-01T00:00:03Z')`)
+	must(t, err)
+	must(t, db.Close())
+	want := map[string]Status{"+441": Sent, "+442": Sent, "+443": InDoubt}
+
+	r, err := OpenReadOnly(ctx, path, "spring")
+	must(t, err)
+	if r.Lineage() != "0123456789abcdef0123456789abcdef" || r.Serial() != 3 || !mapsEqual(statuses(t, r), want) {
+		t.Errorf("read-only view of version 2: lineage %s serial %d %v", r.Lineage(), r.Serial(), statuses(t, r))
+	}
+	if ok, err := r.PlanApplied(ctx, "plan-1"); !ok || err != nil {
+		t.Errorf("plan-1 applied: %v %v", ok, err)
+	}
+	if _, err := OpenReadOnly(ctx, path, "autumn"); !errors.Is(err, ErrLineage) {
+		t.Errorf("another campaign's view of a version 2 file: %v", err)
+	}
+	must(t, r.Close())
+
+	s := openTest(t, path)
+	if s.Lineage() != "0123456789abcdef0123456789abcdef" || s.Serial() != 3 || !mapsEqual(statuses(t, s), want) {
+		t.Errorf("migrated: lineage %s serial %d %v", s.Lineage(), s.Serial(), statuses(t, s))
+	}
+	if err := s.RecordIntent(ctx, intent("b3", "+443")); !errors.Is(err, ErrAlreadySent) {
+		t.Errorf("in doubt after the migration: %v", err)
+	}
+	must(t, s.RecordIntent(ctx, intent("b3", "+444")))
+	must(t, s.Close())
 }

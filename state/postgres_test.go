@@ -329,3 +329,31 @@ func count(t *testing.T, db, sql string) int {
 	must(t, conn.QueryRow(ctx, sql).Scan(&n))
 	return n
 }
+
+// A PostgreSQL schema of version 1 (the last release's) is migrated by the
+// first command that writes, records intact; until then read-only views
+// say what to run.
+func TestPostgresMigratesV1(t *testing.T) {
+	ctx := context.Background()
+	db := pg.Database(t)
+	execSQL(t, db, `CREATE SCHEMA smsform; SET search_path = smsform;
+		CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());`+
+		pgMigrations[0]+`;
+		INSERT INTO schema_migrations (version) VALUES (1);
+		INSERT INTO campaigns (name, lineage, serial, created_at) VALUES ('spring', '0123456789abcdef0123456789abcdef', 2, '2026-11-01T00:00:00Z');
+		INSERT INTO attempts (campaign_id, batch_id, state, body_hash, recipients, started_at, finished_at, phones)
+			SELECT id, 'b1', 'sent', 'h', 2, '2026-11-01T00:00:00Z', '2026-11-01T00:00:01Z', '["+441","+442"]' FROM campaigns;
+		INSERT INTO locks (campaign, host, pid, backend_pid, started_at, released_at) VALUES ('spring', 'h', 1, 1, now(), now());`)
+	if _, err := OpenReadOnly(ctx, db, "spring"); err == nil || !strings.Contains(err.Error(), "run any command that writes") {
+		t.Errorf("read-only view of version 1: %v", err)
+	}
+	s := openTest(t, db)
+	if s.Lineage() != "0123456789abcdef0123456789abcdef" || s.Serial() != 2 || len(statuses(t, s)) != 2 {
+		t.Errorf("migrated: lineage %s serial %d %v", s.Lineage(), s.Serial(), statuses(t, s))
+	}
+	must(t, s.RecordIntent(ctx, intent("b2", "+443")))
+	must(t, s.Close())
+	if n := count(t, db, `SELECT max(version) FROM smsform.schema_migrations`); n != PostgresSchemaVersion {
+		t.Errorf("schema version %d, want %d", n, PostgresSchemaVersion)
+	}
+}

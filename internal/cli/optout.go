@@ -120,14 +120,8 @@ func newOptOutAddCmd(env Env) *cobra.Command {
 	reason := cmd.Flags().String("reason", "", "why, for whoever reads the opt-outs (e.g. STOP by SMS)")
 	cmd.Args = positional(1, math.MaxInt, "one or more phone numbers")
 	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
-		ledger, nums, err := optOutInput(env, &f)
+		ledger, nums, err := optOutArguments(env, &f, pos)
 		if err != nil {
-			return err
-		}
-		for i, raw := range pos {
-			nums.add(raw, fmt.Sprintf("argument %d", i+1))
-		}
-		if err := nums.check("arguments", false); err != nil {
 			return err
 		}
 		return addOptOuts(cmd.Context(), env, ledger, nums, *reason)
@@ -190,14 +184,8 @@ func newOptOutRemoveCmd(env Env) *cobra.Command {
 			return withHint(fmt.Errorf("%w: optout remove needs --reason: taking a number off the opt-outs is a re-consent, kept on record", ErrUsage),
 				"smsform optout remove NUMBER --reason \"opted in again on the web form\"")
 		}
-		ledger, nums, err := optOutInput(env, &f)
+		ledger, nums, err := optOutArguments(env, &f, pos)
 		if err != nil {
-			return err
-		}
-		for i, raw := range pos {
-			nums.add(raw, fmt.Sprintf("argument %d", i+1))
-		}
-		if err := nums.check("arguments", false); err != nil {
 			return err
 		}
 		return removeOptOuts(cmd.Context(), env, ledger, nums, *reason)
@@ -245,6 +233,22 @@ func optOutInput(env Env, f *optOutFlags) (stateChoice, *numberSet, error) {
 		return stateChoice{}, nil, err
 	}
 	return ledger, &numberSet{norm: norm, seen: e164.NewMap[struct{}](0)}, nil
+}
+
+// optOutArguments is optOutInput for numbers given as arguments: every one
+// must be a valid number.
+func optOutArguments(env Env, f *optOutFlags, args []string) (stateChoice, *numberSet, error) {
+	ledger, nums, err := optOutInput(env, f)
+	if err != nil {
+		return stateChoice{}, nil, err
+	}
+	for i, raw := range args {
+		nums.add(raw, fmt.Sprintf("argument %d", i+1))
+	}
+	if err := nums.check("arguments", false); err != nil {
+		return stateChoice{}, nil, err
+	}
+	return ledger, nums, nil
 }
 
 // numberSet gathers the numbers a command is given, normalised to E.164 as

@@ -104,6 +104,12 @@ func (o *outputFlags) markdown() bool {
 }
 
 func (o *outputFlags) write(env Env, w io.Writer, p *plan.Plan) error {
+	return writeWith(o, env, w, report.WriteTable, report.WriteMarkdown, report.WriteJSON, p)
+}
+
+// writeWith writes v to w with the writer of the format asked for: table,
+// markdown or JSON (for one plan, or for several campaigns' plans).
+func writeWith[T any](o *outputFlags, env Env, w io.Writer, table, markdown, json func(io.Writer, T, report.Output) error, v T) error {
 	format := o.format
 	if o.json {
 		format = "json"
@@ -111,11 +117,11 @@ func (o *outputFlags) write(env Env, w io.Writer, p *plan.Plan) error {
 	out := report.Output{ShowNumbers: o.showNumbers, Width: tableWidth(env, o.wide), Plain: !env.IsTerminal(w), Colour: colour(env, w)}
 	switch format {
 	case "table":
-		return report.WriteTable(w, p, out)
+		return table(w, v, out)
 	case "markdown", "md":
-		return report.WriteMarkdown(w, p, out)
+		return markdown(w, v, out)
 	case "json":
-		return report.WriteJSON(w, p, out)
+		return json(w, v, out)
 	}
 	return fmt.Errorf("%w: unknown format %q (table, markdown or json)", ErrUsage, format)
 }

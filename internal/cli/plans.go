@@ -132,21 +132,7 @@ func planOne(ctx context.Context, env Env, f planFlags, file string, r planned, 
 
 // writeCampaigns shows the campaigns' plans in the format asked for.
 func writeCampaigns(env Env, o outputFlags, cps []report.CampaignPlan) error {
-	format := o.format
-	if o.json {
-		format = "json"
-	}
-	w := env.Stdout
-	out := report.Output{ShowNumbers: o.showNumbers, Width: tableWidth(env, o.wide), Plain: !env.IsTerminal(w), Colour: colour(env, w)}
-	switch format {
-	case "table":
-		return report.WriteCampaignsTable(w, cps, out)
-	case "markdown", "md":
-		return report.WriteCampaignsMarkdown(w, cps, out)
-	case "json":
-		return report.WriteCampaignsJSON(w, cps, out)
-	}
-	return fmt.Errorf("%w: unknown format %q (table, markdown or json)", ErrUsage, format)
+	return writeWith(&o, env, env.Stdout, report.WriteCampaignsTable, report.WriteCampaignsMarkdown, report.WriteCampaignsJSON, cps)
 }
 
 // validateAll validates each campaign, and with more than one says how

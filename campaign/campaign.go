@@ -120,7 +120,7 @@ func Load(path string) (*Campaign, error) {
 		return nil, &Error{File: path, Msg: "this is the project file, not a campaign",
 			Hint: "give a campaign file; " + ProjectFile + " holds what every campaign of the project shares"}
 	}
-	proj, err := ProjectFor(filepath.Dir(path))
+	proj, err := ProjectOfFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/smsform/smsform/internal/realpath"
 	"github.com/smsform/smsform/internal/redact"
 )
 
@@ -83,9 +84,16 @@ var projectKeys = []string{"version", "state", "provider", "frequency_cap", "tes
 // the nearest folder above it, stopping at the folder that holds .git (a
 // repository's root) or the file system's root. "" when there is none.
 func FindProject(dir string) (string, error) {
-	dir, err := filepath.Abs(dir)
+	dir, err := realpath.Abs(dir)
 	if err != nil {
 		return "", fmt.Errorf("find %s: %w", ProjectFile, err)
+	}
+	// The folders above are those of the real folder: a campaign reached
+	// through a linked folder belongs to the project it really sits in.
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	} else {
+		dir = filepath.Clean(dir)
 	}
 	for {
 		p := filepath.Join(dir, ProjectFile)
@@ -121,6 +129,14 @@ func LoadProject(path string) (*Project, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// ProjectOfFile finds and loads the project of the file at path (a
+// campaign file): the project of the folder the system finds it in, even
+// when path goes through a link and up again ("link/../spring.yaml").
+func ProjectOfFile(path string) (*Project, error) {
+	dir, _ := realpath.Split(path)
+	return ProjectFor(dir)
 }
 
 // ProjectFor finds and loads the project of the files in dir; nil when

@@ -155,8 +155,10 @@ var postgresDialect = &dialect{
 	optoutAsOf:   `SELECT action FROM optouts WHERE phone = $1 AND id <= $2 ORDER BY id DESC LIMIT 1`,
 	capsSince:    `SELECT phone, sends FROM caps WHERE last_at > $1`,
 	capsAll:      `SELECT phone, sends FROM caps`,
-	capsDelete:   `DELETE FROM caps WHERE phone = $1`,
-	capsSet:      `UPDATE caps SET sends = $2, last_at = $3 WHERE phone = $1`,
+	// Prune writes a row only as it read it: a claim committed since (by an
+	// apply running meanwhile) leaves the row for the next prune.
+	capsDelete: `DELETE FROM caps WHERE phone = $1 AND sends = $2`,
+	capsSet:    `UPDATE caps SET sends = $2, last_at = $3 WHERE phone = $1 AND sends = $4`,
 
 	dropAttempts:  `DELETE FROM attempts WHERE campaign_id = $1`,
 	dropPlans:     `DELETE FROM plans_applied WHERE campaign_id = $1`,

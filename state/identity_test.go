@@ -21,11 +21,15 @@ func TestOneLockWhateverTheSpelling(t *testing.T) {
 	must(t, s.Close())
 	must(t, os.Symlink(filepath.Join("sub", "real.smsstate"), filepath.Join(dir, "link.smsstate")))
 	must(t, os.Link(real, filepath.Join(dir, "hard.smsstate")))
+	// A link to a folder, then "..": the system goes up from where the link
+	// leads (sub), not from the link's folder (dir, where no state is).
+	must(t, os.MkdirAll(filepath.Join(dir, "sub", "inner"), 0o755))
+	must(t, os.Symlink(filepath.Join("sub", "inner"), filepath.Join(dir, "jump")))
 	wd, _ := os.Getwd()
 	t.Cleanup(func() { os.Chdir(wd) })
 	must(t, os.Chdir(dir))
 
-	for _, other := range []string{"link.smsstate", "hard.smsstate", "sub/../sub/real.smsstate", filepath.Join("sub", "real.smsstate")} {
+	for _, other := range []string{"link.smsstate", "hard.smsstate", "sub/../sub/real.smsstate", filepath.Join("sub", "real.smsstate"), "jump/../real.smsstate"} {
 		holder, err := Open(ctx, real, Options{Campaign: "spring"})
 		must(t, err)
 		_, err = Open(ctx, other, Options{Campaign: "spring"})

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 func openShared(t *testing.T, loc, campaign string, c *Cap, now func() time.Time) *State {
@@ -215,4 +218,70 @@ func TestOptOutsWhileAppliesOpenAndClose(t *testing.T) {
 	}
 	close(done)
 	wg.Wait()
+}
+
+// A prune that meets a claim made while it runs leaves the claim: an apply
+// claiming a number in PostgreSQL commits between prune's read of the
+// number's row and its write, and prune's write must not put the row back
+// as it read it.
+func TestPruneLeavesAClaimMadeMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	loc := pg.Database(t)
+	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+	now := func() time.Time { return t0 }
+	s := openShared(t, loc, "spring", &Cap{Max: 3, Per: 24 * time.Hour}, now)
+	_, err := s.AdmitIntent(ctx, intent("a1", "+441"))
+	must(t, err)
+	must(t, s.RecordOutcome(ctx, "a1", Outcome{Status: Sent}))
+	must(t, s.Close())
+
+	// Another apply's claim, two days later, held open while prune runs.
+	conn, err := pgx.Connect(ctx, loc)
+	must(t, err)
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	must(t, err)
+	defer tx.Rollback(ctx)
+	claim := fmt.Sprintf("%d:99", t0.Add(48*time.Hour).Unix())
+	_, err = tx.Exec(ctx, `UPDATE smsform.caps SET sends = sends || ',' || $1 WHERE phone = '+441'`, claim)
+	must(t, err)
+
+	type pruned struct{ sends, numbers int }
+	done := make(chan pruned, 1)
+	go func() {
+		sends, numbers, err := PruneCaps(ctx, loc, time.Hour, t0.Add(48*time.Hour))
+		if err != nil {
+			t.Error(err)
+		}
+		done <- pruned{sends, numbers}
+	}()
+	// Prune has read the row as committed and now waits on the claim's lock.
+	waitForLockWait(t, loc)
+	must(t, tx.Commit(ctx))
+	if p := <-done; p.sends != 0 || p.numbers != 0 {
+		t.Errorf("prune counted %+v for a row it left", p)
+	}
+	var sends string
+	must(t, conn.QueryRow(ctx, `SELECT sends FROM smsform.caps WHERE phone = '+441'`).Scan(&sends))
+	if !strings.Contains(sends, claim) {
+		t.Errorf("the claim made while prune ran is gone: sends %q", sends)
+	}
+}
+
+// waitForLockWait returns once some session of the database at loc waits
+// on a lock.
+func waitForLockWait(t *testing.T, loc string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, loc)
+	must(t, err)
+	defer conn.Close(ctx)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		var waiting bool
+		must(t, conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock')`).Scan(&waiting))
+		if waiting {
+			return
+		}
+	}
+	t.Fatal("no session waited on a lock within 30 s")
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/smsform/smsform/internal/realpath"
 	"github.com/smsform/smsform/internal/redact"
 )
 
@@ -148,7 +149,7 @@ func Redact(loc string) string {
 // yet resolves its folder; a link to a missing file is refused, since where
 // the state would be created is then a guess.
 func ResolveFile(path string) (string, error) {
-	abs, err := filepath.Abs(path)
+	abs, err := realpath.Abs(path)
 	if err != nil {
 		return "", err
 	}
@@ -161,14 +162,15 @@ func ResolveFile(path string) (string, error) {
 		target, _ := os.Readlink(abs)
 		return "", fmt.Errorf("%s is a symbolic link to %s, which does not exist: point it at the state file, or name the state's real path", path, target)
 	}
-	dir, err := filepath.EvalSymlinks(filepath.Dir(abs))
+	folder, file := realpath.Split(abs)
+	dir, err := filepath.EvalSymlinks(folder)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("folder %s does not exist", filepath.Dir(abs))
+			return "", fmt.Errorf("folder %s does not exist", folder)
 		}
 		return "", err
 	}
-	return filepath.Join(dir, filepath.Base(abs)), nil
+	return filepath.Join(dir, file), nil
 }
 
 // SameState reports whether a and b name the same state: the same file

@@ -283,8 +283,9 @@ func PruneCaps(ctx context.Context, loc string, olderThan time.Duration, now tim
 		return 0, 0, fmt.Errorf("read state %s: %w", Redact(loc), err)
 	}
 	type update struct {
-		phone, sends string
-		last         int64
+		phone, old, sends string
+		last              int64
+		dropped           int
 	}
 	var ups []update
 	for rows.Next() {
@@ -293,30 +294,42 @@ func PruneCaps(ctx context.Context, loc string, olderThan time.Duration, now tim
 			rows.Close()
 			return 0, 0, err
 		}
+		u := update{phone: p, old: s}
 		var keep []capEntry
-		var last int64
 		for _, e := range parseCapEntries(s) {
 			if e.at >= cut {
 				keep = append(keep, e)
-				last = max(last, e.at)
+				u.last = max(u.last, e.at)
 			} else {
-				sends++
+				u.dropped++
 			}
 		}
-		ups = append(ups, update{p, formatCapEntries(keep), last})
+		if u.dropped > 0 || len(keep) == 0 {
+			u.sends = formatCapEntries(keep)
+			ups = append(ups, u)
+		}
 	}
 	if err := closeRows(rows); err != nil {
 		return 0, 0, err
 	}
 	for _, u := range ups {
+		var res sql.Result
 		if u.sends == "" {
-			_, err = tx.ExecContext(ctx, q.capsDelete, u.phone)
-			numbers++
+			res, err = tx.ExecContext(ctx, q.capsDelete, u.phone, u.old)
 		} else {
-			_, err = tx.ExecContext(ctx, q.capsSet, u.phone, u.sends, u.last)
+			res, err = tx.ExecContext(ctx, q.capsSet, u.phone, u.sends, u.last, u.old)
 		}
 		if err != nil {
 			return 0, 0, fmt.Errorf("write state %s: %w", Redact(loc), err)
+		}
+		// A row claimed since it was read is left as the claim made it.
+		if n, err := res.RowsAffected(); err != nil {
+			return 0, 0, fmt.Errorf("write state %s: %w", Redact(loc), err)
+		} else if n == 1 {
+			sends += u.dropped
+			if u.sends == "" {
+				numbers++
+			}
 		}
 	}
 	return sends, numbers, tx.Commit()

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/internal/realpath"
 	"github.com/smsform/smsform/state"
 )
 
@@ -65,7 +66,7 @@ func (c stateChoice) shown() string { return shownState(c.loc) }
 // a forgotten variable must not split a campaign's ledger in two. flag is
 // the command's --state flag, "Changed" when given.
 func chooseState(env Env, campaignPath string, flag *pflag.Flag) (stateChoice, error) {
-	proj, err := campaign.ProjectFor(filepath.Dir(campaignPath))
+	proj, err := campaign.ProjectOfFile(campaignPath)
 	if err != nil {
 		return stateChoice{}, err
 	}
@@ -118,7 +119,7 @@ func projectState(p *campaign.Project) (string, error) {
 	}
 	path := loc
 	if !filepath.IsAbs(path) {
-		path = filepath.Join(p.Dir, path)
+		path = realpath.Join(p.Dir, path)
 	}
 	if fi, err := os.Stat(path); strings.HasSuffix(loc, "/") || err == nil && fi.IsDir() {
 		path = filepath.Join(path, projectStateFile)

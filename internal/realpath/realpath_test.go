@@ -1,0 +1,51 @@
+package realpath
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// A ".." after a link goes up from where the link leads, as the system
+// reads it, not from the link's own folder.
+func TestDotDotAfterALink(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"work", "srv/repo/campaigns"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(root, "srv/repo/campaigns"), filepath.Join(root, "work/link")); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	state := filepath.Join(root, "srv/repo/spring.smsstate")
+	if err := os.WriteFile(state, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(filepath.Join(root, "work"))
+
+	abs, err := Abs("link/../spring.smsstate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		t.Fatalf("the file the system opens is not found through %s: %v", abs, err)
+	}
+	if real != state {
+		t.Errorf("link/../spring.smsstate resolved to %s; the system opens %s", real, state)
+	}
+	if lexical, _ := filepath.Abs("link/../spring.smsstate"); lexical == real {
+		t.Fatalf("the test proves nothing: filepath.Abs gives %s too", lexical)
+	}
+	dir, file := Split(abs)
+	if file != "spring.smsstate" || dir != filepath.Join(root, "work", "link")+string(filepath.Separator)+".." {
+		t.Errorf("Split(%s) = %s, %s", abs, dir, file)
+	}
+	if got := Join("/a/b", "c/d"); got != "/a/b/c/d" {
+		t.Errorf("Join without ..: %s", got)
+	}
+}

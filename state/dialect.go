@@ -142,7 +142,7 @@ var postgresDialect = &dialect{
 		ON CONFLICT (phone) DO UPDATE SET last_at = c.last_at
 		RETURNING c.phone, c.sends, EXISTS (SELECT 1 FROM optouts_now o WHERE o.phone = c.phone)`,
 	capsWrite: `UPDATE caps SET sends = v.s, last_at = v.l FROM jsonb_to_recordset($1::jsonb) AS v(p text, s text, l bigint) WHERE caps.phone = v.p`,
-	capsClaim: `UPDATE caps SET sends = CASE WHEN sends = '' THEN $2 ELSE sends || ',' || $2 END, last_at = $3
+	capsClaim: `UPDATE caps SET sends = CASE WHEN sends = '' THEN $2 ELSE sends || ',' || $2 END, last_at = GREATEST(last_at, $3)
 		WHERE phone IN (SELECT jsonb_array_elements_text($1::jsonb))`,
 
 	insertOptOut: `INSERT INTO optouts (phone, action, at, by_whom, reason) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
@@ -225,7 +225,7 @@ func sqlite(d *dialect) *dialect {
 		capsWrite: `INSERT INTO caps (phone, sends, last_at) SELECT value ->> 'p', value ->> 's', value ->> 'l' FROM json_each(?1) WHERE true
 			ON CONFLICT (phone) DO UPDATE SET sends = excluded.sends, last_at = excluded.last_at`,
 		capsClaim: `INSERT INTO caps (phone, sends, last_at) SELECT value, ?2, ?3 FROM json_each(?1) WHERE true
-			ON CONFLICT (phone) DO UPDATE SET sends = CASE WHEN sends = '' THEN excluded.sends ELSE sends || ',' || excluded.sends END, last_at = excluded.last_at`,
+			ON CONFLICT (phone) DO UPDATE SET sends = CASE WHEN sends = '' THEN excluded.sends ELSE sends || ',' || excluded.sends END, last_at = max(last_at, excluded.last_at)`,
 		insertOptOut:  q(d.insertOptOut),
 		optOutNow:     q(d.optOutNow),
 		optInNow:      q(d.optInNow),

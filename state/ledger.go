@@ -125,6 +125,19 @@ func formatCapEntries(es []capEntry) string {
 	return string(b)
 }
 
+// capSecond is the second the cap index records a send made at t: the
+// next whole second when t falls between two, so that a recorded send is
+// never older than the real one and the window never lets a number go
+// early (a window's start is rounded down: a send at its edge counts a
+// second longer, never a second shorter).
+func capSecond(t time.Time) int64 {
+	s := t.Unix()
+	if t.Nanosecond() > 0 {
+		s++
+	}
+	return s
+}
+
 // sendableAt is when a number whose recent sends are es may be messaged
 // again under c, as of now: now when it is under the cap.
 func (c Cap) sendableAt(es []capEntry, now time.Time) time.Time {
@@ -266,7 +279,7 @@ func (t *txn) admit(in Intent, strict bool) (Admission, error) {
 	if caps != nil {
 		// The claim is one entry, the same for every number of the
 		// intent, appended where it is stored: only the numbers go over.
-		now := t.w.s.now().Unix()
+		now := capSecond(t.w.s.now())
 		entry := formatCapEntries([]capEntry{{now, id}})
 		t.wrote = true
 		if _, err := t.conn.ExecContext(t.ctx, t.w.s.q.capsClaim, string(t.w.buf), entry, now); err != nil {

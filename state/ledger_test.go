@@ -285,3 +285,34 @@ func waitForLockWait(t *testing.T, loc string) {
 	}
 	t.Fatal("no session waited on a lock within 30 s")
 }
+
+// The cap index keeps whole seconds, rounded so that a number never goes
+// early: a send 23 h 59 min 59.7 s ago still counts.
+func TestFrequencyCapWithinASecond(t *testing.T) { eachBackend(t, testFrequencyCapWithinASecond) }
+
+func testFrequencyCapWithinASecond(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	t0 := time.Date(2026, 11, 20, 9, 0, 0, 600e6, time.UTC)
+	var clock atomic.Int64
+	clock.Store(t0.UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()).UTC() }
+	c := &Cap{Max: 1, Per: 24 * time.Hour}
+	s := openShared(t, loc, "spring", c, now)
+	_, err := s.AdmitIntent(ctx, intent("a1", "+441"))
+	must(t, err)
+	must(t, s.RecordOutcome(ctx, "a1", Outcome{Status: Sent}))
+	clock.Store(t0.Add(24*time.Hour - 300*time.Millisecond).UnixNano())
+	other := openShared(t, loc, "autumn", c, now)
+	adm, err := other.AdmitIntent(ctx, intent("b1", "+441"))
+	must(t, err)
+	if len(adm.Held) != 1 || adm.HeldUntil.Before(t0.Add(24*time.Hour)) {
+		t.Errorf("23h59m59.7s after a send: %+v, want held until %v at the earliest", adm, t0.Add(24*time.Hour))
+	}
+	clock.Store(t0.Add(24*time.Hour + 1100*time.Millisecond).UnixNano())
+	adm, err = other.AdmitIntent(ctx, intent("b2", "+441"))
+	must(t, err)
+	if len(adm.Send) != 1 {
+		t.Errorf("24h01.1s after a send: %+v, want sendable", adm)
+	}
+}

@@ -76,7 +76,9 @@ var DefaultCampaignGlobs = []string{"campaigns/*.yaml", "*.yaml"}
 
 // Frequency caps longer than this are refused: the cap's index keeps every
 // send this long, and state prune drops what is older.
-const maxCapWindow = 90 * 24 * time.Hour
+// MaxCapWindow is the longest window a frequency cap may have: pruning
+// sends older than it never changes what any cap allows.
+const MaxCapWindow = 90 * 24 * time.Hour
 
 var projectKeys = []string{"version", "state", "provider", "frequency_cap", "test_recipients", "campaigns"}
 
@@ -221,7 +223,7 @@ func (l *loader) frequencyCap(v *yaml.Node, path string) *FrequencyCap {
 			l.positive(v, path, &f.Max)
 		case "per":
 			hasPer = true
-			l.duration(v, path, time.Minute, maxCapWindow, "e.g. 24h: the window, in hours (h) or minutes (m), at most 2160h", &f.Per)
+			l.duration(v, path, time.Minute, MaxCapWindow, "e.g. 24h: the window, in hours (h) or minutes (m), at most 2160h", &f.Per)
 		}
 		return true
 	})

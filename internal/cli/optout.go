@@ -408,7 +408,10 @@ func newStatePruneCmd(env Env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		longest, from := longestCap(env, ledger.project)
+		longest, from, err := longestCap(ledger.project, d)
+		if err != nil {
+			return err
+		}
 		if d < longest {
 			return withHint(fmt.Errorf("--older-than %s is shorter than the frequency cap's window of %s (%s): pruning would let a number be messaged past its cap", *olderThan, ageWords(longest), from),
 				"give --older-than %s or more", ageWords(longest))
@@ -462,27 +465,32 @@ func ageWords(d time.Duration) string {
 
 // longestCap is the longest window of the project's frequency cap and of
 // its campaigns' own (stricter caps may look further back), and where it
-// is set. A campaign file that does not load is told of and passed over:
-// it cannot be applied as it is.
-func longestCap(env Env, p *campaign.Project) (time.Duration, string) {
+// is set. A campaign file that does not load could be fixed and applied
+// later with a longer window: it is refused, unless olderThan is past the
+// longest window any cap may have.
+func longestCap(p *campaign.Project, olderThan time.Duration) (time.Duration, string, error) {
 	var longest time.Duration
 	from := "no frequency cap is set"
 	if c := p.FrequencyCap; c != nil {
 		longest, from = c.Per, p.Path
 	}
+	if olderThan >= campaign.MaxCapWindow {
+		return longest, from, nil
+	}
 	files, err := p.CampaignFiles()
 	if err != nil {
-		warnf(env, "%v: campaigns' own caps not checked", err)
+		return 0, "", withHint(fmt.Errorf("state prune: %w: the campaigns' own frequency caps cannot be checked", err),
+			"fix the project's campaigns: globs, or give --older-than %s (no cap looks further back)", ageWords(campaign.MaxCapWindow))
 	}
 	for _, f := range files {
 		c, err := campaign.Load(f)
 		if err != nil {
-			warnf(env, "%s does not load, its frequency_cap is not checked: %v", f, err)
-			continue
+			return 0, "", withHint(fmt.Errorf("state prune: %s does not load, so its frequency_cap cannot be checked: %w", f, err),
+				"fix the campaign, or give --older-than %s (no cap looks further back)", ageWords(campaign.MaxCapWindow))
 		}
 		if c.FrequencyCap != nil && c.FrequencyCap.Per > longest {
 			longest, from = c.FrequencyCap.Per, f
 		}
 	}
-	return longest, from
+	return longest, from, nil
 }

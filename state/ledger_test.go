@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/smsform/smsform/internal/e164"
 )
 
 func openShared(t *testing.T, loc, campaign string, c *Cap, now func() time.Time) *State {
@@ -207,7 +209,8 @@ func TestOptOutsWhileAppliesOpenAndClose(t *testing.T) {
 	for i := range 30 {
 		s, err := Open(ctx, loc, Options{Campaign: fmt.Sprintf("c%d", i), Shared: true})
 		if err != nil {
-			t.Fatalf("open %d: %v", i, err)
+			t.Errorf("open %d: %v", i, err)
+			break
 		}
 		if _, err := s.AdmitIntent(ctx, intent("b", "+4470000001")); err != nil {
 			t.Errorf("intent %d: %v", i, err)
@@ -315,4 +318,66 @@ func testFrequencyCapWithinASecond(t *testing.T, b backend) {
 	if len(adm.Send) != 1 {
 		t.Errorf("24h01.1s after a send: %+v, want sendable", adm)
 	}
+}
+
+// A plan reads the opt-outs while others change them: every set it gets is
+// exactly the set as of the log's number it is given with, as read once
+// the changes are over.
+func TestOptOutSetWhileOptOutsChange(t *testing.T) { eachBackend(t, testOptOutSetWhileOptOutsChange) }
+
+func testOptOutSetWhileOptOutsChange(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	phones := phones("5", 60)
+	at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+	_, err := ChangeOptOuts(ctx, loc, []OptOutChange{{Phone: phones[0], At: at}})
+	must(t, err)
+	s := openShared(t, loc, "spring", nil, nil)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Go(func() {
+			for i := w; ; i += 3 {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				p := phones[i%len(phones)]
+				if _, err := ChangeOptOuts(ctx, loc, []OptOutChange{{Phone: p, Remove: i/len(phones)%2 == 1, At: at}, {Phone: phones[(i*7)%len(phones)], At: at}}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	type read struct {
+		seq    int64
+		phones []string
+	}
+	var reads []read
+	for range 40 {
+		set, seq, err := s.OptOutSet(ctx, 0)
+		must(t, err)
+		reads = append(reads, read{seq, setPhones(set, phones)})
+	}
+	close(stop)
+	wg.Wait()
+	for _, r := range reads {
+		set, seq, err := s.OptOutSet(ctx, r.seq)
+		must(t, err)
+		if want := setPhones(set, phones); seq != r.seq || !slices.Equal(r.phones, want) {
+			t.Fatalf("read while changing, as of %d: %v; as of %d afterwards: %v", r.seq, r.phones, seq, want)
+		}
+	}
+}
+
+func setPhones(m *e164.Map[struct{}], phones []string) []string {
+	var in []string
+	for _, p := range phones {
+		if _, ok := m.Get(p); ok {
+			in = append(in, p)
+		}
+	}
+	return in
 }

@@ -51,6 +51,15 @@ func ChangeOptOuts(ctx context.Context, loc string, changes []OptOutChange) (int
 		return 0, fmt.Errorf("write state %s: %w", Redact(loc), err)
 	}
 	defer tx.Rollback()
+	if q == postgresDialect {
+		// The log's numbers must become visible in their order (a plan
+		// reads the set as of one of them): in PostgreSQL a sequence hands
+		// them out before commit, so changes take turns. Intents and
+		// reads are not held up (this mode conflicts only with writers).
+		if _, err := tx.ExecContext(ctx, `LOCK TABLE optouts IN SHARE ROW EXCLUSIVE MODE`); err != nil {
+			return 0, fmt.Errorf("write state %s: %w", Redact(loc), err)
+		}
+	}
 	ins, err := tx.PrepareContext(ctx, q.insertOptOut)
 	if err != nil {
 		return 0, fmt.Errorf("write state %s: %w", Redact(loc), err)
@@ -123,43 +132,67 @@ func openLedger(ctx context.Context, loc string) (*State, error) {
 // asOf (0: now), and the log's number it reflects: what a plan subtracts.
 // It reads the numbers opted out now, corrected by the log for those
 // whose opt-out changed after asOf (usually few: a plan is applied soon
-// after it is made).
+// after it is made). The reads are separate statements, while opt-outs may
+// change (they take no lock): a change committed during them is seen by
+// the log's number moving, and the set is read again.
 func (s *State) OptOutSet(ctx context.Context, asOf int64) (*e164.Map[struct{}], int64, error) {
-	m := e164.NewMap[struct{}](0)
 	seq, err := s.optOutSeq(ctx)
-	if err != nil || seq == 0 {
-		return m, seq, err
+	for tries := 0; ; tries++ {
+		if err != nil || seq == 0 {
+			return e164.NewMap[struct{}](0), seq, err
+		}
+		at := asOf
+		if at <= 0 || at > seq {
+			at = seq
+		}
+		m, err := s.optOutSetAsOf(ctx, at)
+		if err != nil {
+			return nil, 0, err
+		}
+		after, err := s.optOutSeq(ctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		if after == seq {
+			return m, at, nil
+		}
+		if tries == 9 {
+			return nil, 0, fmt.Errorf("read state %s: the opt-outs changed each of ten times they were read: try again", s.loc)
+		}
+		seq = after
 	}
-	if asOf <= 0 || asOf > seq {
-		asOf = seq
-	}
+}
+
+// optOutSetAsOf reads the set as of the log's number asOf.
+func (s *State) optOutSetAsOf(ctx context.Context, asOf int64) (*e164.Map[struct{}], error) {
 	then, err := s.optOutsChangedAfter(ctx, asOf)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
+	m := e164.NewMap[struct{}](0)
 	rows, err := s.db.QueryContext(ctx, s.q.optoutPhones)
 	if err != nil {
-		return nil, 0, fmt.Errorf("read state %s: %w", s.loc, err)
+		return nil, fmt.Errorf("read state %s: %w", s.loc, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var p string
 		if err := rows.Scan(&p); err != nil {
-			return nil, 0, fmt.Errorf("read state %s: %w", s.loc, err)
+			return nil, fmt.Errorf("read state %s: %w", s.loc, err)
 		}
 		if _, changed := then[p]; !changed {
 			m.Ref(p)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("read state %s: %w", s.loc, err)
+		return nil, fmt.Errorf("read state %s: %w", s.loc, err)
 	}
 	for p, out := range then {
 		if out {
 			m.Ref(p)
 		}
 	}
-	return m, asOf, nil
+	return m, nil
 }
 
 // optOutSeq is the opt-out log's number now: 0 when there is none (or no

@@ -301,20 +301,57 @@ func checkFile(path string) (bool, error) {
 	if _, err := io.ReadFull(f, h[:]); err != nil || string(h[:16]) != "SQLite format 3\x00" {
 		return false, fmt.Errorf("open state %s: not an smsform state file (not an SQLite database)", path)
 	}
-	pageSize := int64(binary.BigEndian.Uint16(h[16:18]))
-	if pageSize == 1 {
-		pageSize = 65536
-	}
-	if pageSize < 512 || pageSize&(pageSize-1) != 0 {
+	if ps := pageSize(h); ps < 512 || ps&(ps-1) != 0 {
 		return false, fmt.Errorf("open state %s: not an smsform state file (bad SQLite header)", path)
 	}
-	// The page count in the header is valid when the "version-valid-for"
-	// number matches the change counter.
-	pages := int64(binary.BigEndian.Uint32(h[28:32]))
-	if binary.BigEndian.Uint32(h[92:96]) == binary.BigEndian.Uint32(h[24:28]) && pages*pageSize > fi.Size() {
-		return false, fmt.Errorf("open state %s: the file is truncated (%d of %d bytes); restore it from a copy", path, fi.Size(), pages*pageSize)
+	if size, want := fi.Size(), wantSize(h); size < want && !beingWritten(path, f) {
+		return false, fmt.Errorf("open state %s: the file is truncated (%d of %d bytes); restore it from a copy", path, size, want)
 	}
 	return true, nil
+}
+
+func pageSize(h [100]byte) int64 {
+	if ps := int64(binary.BigEndian.Uint16(h[16:18])); ps != 1 {
+		return ps
+	}
+	return 65536
+}
+
+// wantSize is the size the header's page count gives the file. The count
+// is valid when the "version-valid-for" number matches the change counter;
+// 0 when it is not.
+func wantSize(h [100]byte) int64 {
+	if binary.BigEndian.Uint32(h[92:96]) != binary.BigEndian.Uint32(h[24:28]) {
+		return 0
+	}
+	return int64(binary.BigEndian.Uint32(h[28:32])) * pageSize(h)
+}
+
+// beingWritten reports whether a file that looks shorter than its header
+// says is only being written: SQLite writes a checkpoint's pages (or a
+// transaction's, without WAL) in page order, header first, so while another
+// process writes, the header may already count pages the file does not
+// have yet. A -wal or -journal file beside it means that can be so; the file
+// growing to its header's size within a moment shows it was. A file copied
+// short stays short.
+func beingWritten(path string, f *os.File) bool {
+	for range 10 {
+		for _, side := range []string{"-wal", "-journal"} {
+			if fi, err := os.Stat(path + side); err == nil && fi.Size() > 0 {
+				return true
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+		var h [100]byte
+		fi, err := f.Stat()
+		if _, rerr := f.ReadAt(h[:], 0); err != nil || rerr != nil {
+			return false
+		}
+		if fi.Size() >= wantSize(h) {
+			return true
+		}
+	}
+	return false
 }
 
 // create makes a new state file at path, recording no campaign yet,

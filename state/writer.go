@@ -231,12 +231,16 @@ func (w *writer) lead(o *op) {
 func (w *writer) commit(group []*op) {
 	errs := make([]error, len(group))
 	out := make([]bool, len(group)) // refused: out of the group
-	for tries := 1; ; tries++ {
+	for aborted := 0; ; {
 		again, err := w.try(group, errs, out)
 		if err != nil {
-			// Nothing of the group is in the state: known goes back too.
+			// Nothing of the group is in the state: known goes back too,
+			// and so do the refusals decided in it (one may have rested
+			// on another change of the group that is not there now).
 			w.known.rollback(0)
-			if retryable(err) && tries < maxTries {
+			clear(errs)
+			clear(out)
+			if aborted++; retryable(err) && aborted < maxTries {
 				// Two applies of a project's campaigns lock the same
 				// numbers' rows of the cap index, each group in the order
 				// of its changes: the server broke a deadlock by aborting

@@ -381,3 +381,66 @@ func setPhones(m *e164.Map[struct{}], phones []string) []string {
 	}
 	return in
 }
+
+// A project's ledger moves whole, between any two engines: the opt-out log
+// with its numbers (a plan names one), the numbers opted out now and the
+// cap's index; the target's log goes on after the copied numbers.
+func TestCopyLedger(t *testing.T) {
+	for _, from := range backends {
+		for _, to := range backends {
+			t.Run(from.name+"-to-"+to.name, func(t *testing.T) { testCopyLedger(t, from, to) })
+		}
+	}
+}
+
+func testCopyLedger(t *testing.T, from, to backend) {
+	ctx := context.Background()
+	src, dst := from.loc(t), to.loc(t)
+	at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+	first, err := ChangeOptOuts(ctx, src, []OptOutChange{{Phone: "+441", At: at, By: "ann", Reason: "STOP"}, {Phone: "+442", At: at}})
+	must(t, err)
+	seq, err := ChangeOptOuts(ctx, src, []OptOutChange{{Phone: "+442", Remove: true, At: at, Reason: "re-consent"}})
+	must(t, err)
+	c := &Cap{Max: 1, Per: 24 * time.Hour}
+	now := func() time.Time { return at }
+	s := openShared(t, src, "spring", c, now)
+	_, err = s.AdmitIntent(ctx, intent("a1", "+443", "+444"))
+	must(t, err)
+	must(t, s.RecordOutcome(ctx, "a1", Outcome{Status: Sent}))
+	must(t, s.Close())
+
+	got, err := CopyLedger(ctx, src, dst)
+	must(t, err)
+	if got.OptOutChanges != 3 || got.OptedOut != 1 || got.CapNumbers != 2 || got.Seq != seq || got.Already {
+		t.Errorf("copied %+v", got)
+	}
+	d := openShared(t, dst, "autumn", c, now)
+	for _, asOf := range []int64{first, seq} {
+		set, n, err := d.OptOutSet(ctx, asOf)
+		must(t, err)
+		_, has442 := set.Get("+442")
+		if n != asOf || has442 != (asOf == first) {
+			t.Errorf("as of %d in the copy: seq %d, +442 opted out %v", asOf, n, has442)
+		}
+	}
+	adm, err := d.AdmitIntent(ctx, intent("b1", "+441", "+443", "+445"))
+	must(t, err)
+	if !slices.Equal(adm.Send, []string{"+445"}) || !slices.Equal(adm.Suppressed, []string{"+441"}) || !slices.Equal(adm.Held, []string{"+443"}) {
+		t.Errorf("the copy's ledger admits %+v", adm)
+	}
+	must(t, d.Close())
+	if next, err := ChangeOptOuts(ctx, dst, []OptOutChange{{Phone: "+446", At: at}}); err != nil || next != seq+1 {
+		t.Errorf("the copy's log goes on at %d (%v), want %d", next, err, seq+1)
+	}
+	// Run again: the target holds more now, so it is refused; a copy of
+	// the very same ledger is said to be there already.
+	if _, err := CopyLedger(ctx, src, dst); !errors.Is(err, ErrTargetNotEmpty) {
+		t.Errorf("a second copy onto a ledger that moved on: %v", err)
+	}
+	again := to.loc(t)
+	_, err = CopyLedger(ctx, src, again)
+	must(t, err)
+	if got, err := CopyLedger(ctx, src, again); err != nil || !got.Already {
+		t.Errorf("copying the same ledger twice: %+v, %v", got, err)
+	}
+}

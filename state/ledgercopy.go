@@ -1,0 +1,243 @@
+package state
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Campaign is a campaign a state records, as [Campaigns] lists it.
+type Campaign struct {
+	Name  string
+	Moved bool // migrated away: kept only to read
+}
+
+// Campaigns lists the campaigns the state at loc records, by name; none
+// for a missing state. A state of an older schema records one campaign,
+// which is listed.
+func Campaigns(ctx context.Context, loc string) ([]Campaign, error) {
+	st, err := openLedger(ctx, loc)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	if st.db == nil {
+		return nil, nil
+	}
+	if st.schema < 3 {
+		ro, err := OpenReadOnly(ctx, loc, "")
+		if err != nil {
+			return nil, err
+		}
+		defer ro.Close()
+		if ro.Campaign() == "" {
+			return nil, nil
+		}
+		return []Campaign{{Name: ro.Campaign(), Moved: ro.Moved() != nil}}, nil
+	}
+	rows, err := st.db.QueryContext(ctx, `SELECT name, moved_to FROM campaigns ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("read state %s: %w", st.loc, err)
+	}
+	defer rows.Close()
+	var cs []Campaign
+	for rows.Next() {
+		var c Campaign
+		var movedTo string
+		if err := rows.Scan(&c.Name, &movedTo); err != nil {
+			return nil, fmt.Errorf("read state %s: %w", st.loc, err)
+		}
+		c.Moved = movedTo != ""
+		cs = append(cs, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read state %s: %w", st.loc, err)
+	}
+	return cs, nil
+}
+
+// OptOutSeq is the number of the opt-out log of the project's state at loc:
+// 0 when it holds no opt-out (or no state is there).
+func OptOutSeq(ctx context.Context, loc string) (int64, error) {
+	st, err := openLedger(ctx, loc)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	if st.schema < 3 {
+		return 0, nil
+	}
+	return st.optOutSeq(ctx)
+}
+
+// LedgerCopied counts what [CopyLedger] copied.
+type LedgerCopied struct {
+	OptOutChanges int   // entries of the opt-out log
+	OptedOut      int   // numbers opted out now
+	CapNumbers    int   // numbers in the frequency cap's index
+	Seq           int64 // the opt-out log's number, the same in both states
+	Already       bool  // the target held this very ledger: nothing was copied
+}
+
+// copyChunk is how many rows one statement of CopyLedger writes.
+const copyChunk = 1000
+
+// ledgerTable is one table of the ledger as CopyLedger reads and writes it.
+type ledgerTable struct {
+	name, columns string
+	// pg and sqlite insert a JSON array of rows given as arrays of text.
+	pg, sqlite string
+}
+
+var ledgerTables = []ledgerTable{
+	{"optouts", "id, phone, action, at, by_whom, reason",
+		`INSERT INTO optouts (id, phone, action, at, by_whom, reason) SELECT (r->>0)::bigint, r->>1, r->>2, r->>3, r->>4, r->>5 FROM jsonb_array_elements($1::jsonb) r`,
+		`INSERT INTO optouts (id, phone, action, at, by_whom, reason) SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5 FROM json_each(?1)`},
+	{"optouts_now", "phone, id, at, by_whom, reason",
+		`INSERT INTO optouts_now (phone, id, at, by_whom, reason) SELECT r->>0, (r->>1)::bigint, r->>2, r->>3, r->>4 FROM jsonb_array_elements($1::jsonb) r`,
+		`INSERT INTO optouts_now (phone, id, at, by_whom, reason) SELECT value->>0, value->>1, value->>2, value->>3, value->>4 FROM json_each(?1)`},
+	{"caps", "phone, sends, last_at",
+		`INSERT INTO caps (phone, sends, last_at) SELECT r->>0, r->>1, (r->>2)::bigint FROM jsonb_array_elements($1::jsonb) r`,
+		`INSERT INTO caps (phone, sends, last_at) SELECT value->>0, value->>1, value->>2 FROM json_each(?1)`},
+}
+
+// CopyLedger copies the project's ledger, the opt-out log with the numbers
+// opted out now and the frequency cap's index, from the state at from to
+// the state at to (created if missing), in one transaction. The log keeps
+// its numbers: a plan saved against the source names one, and is made
+// again the same against the target. The target's ledger must be empty,
+// or already this one (a migration run again after it stopped half-way).
+// The campaigns' records are [Copy]'s.
+func CopyLedger(ctx context.Context, from, to string) (*LedgerCopied, error) {
+	src, err := openLedger(ctx, from)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	out := &LedgerCopied{}
+	if src.db == nil || src.schema < 3 {
+		return out, nil
+	}
+	want, err := ledgerCounts(ctx, src.db)
+	if err != nil {
+		return nil, fmt.Errorf("read state %s: %w", src.loc, err)
+	}
+	if out.Seq, err = src.optOutSeq(ctx); err != nil {
+		return nil, err
+	}
+	db, q, err := openControl(ctx, to, "", true, true)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	shown := Redact(to)
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("write state %s: %w", shown, err)
+	}
+	defer tx.Rollback()
+	pg := q == postgresDialect
+	if pg {
+		// Opt-outs added meanwhile would take the log's numbers.
+		if _, err := tx.ExecContext(ctx, `LOCK TABLE optouts, optouts_now, caps IN SHARE ROW EXCLUSIVE MODE`); err != nil {
+			return nil, fmt.Errorf("write state %s: %w", shown, err)
+		}
+	}
+	have, err := ledgerCounts(ctx, tx)
+	if err != nil {
+		return nil, fmt.Errorf("read state %s: %w", shown, err)
+	}
+	out.OptOutChanges, out.OptedOut, out.CapNumbers = want[0], want[1], want[2]
+	switch {
+	case have == want && want != [3]int{}:
+		out.Already = true
+		return out, nil
+	case have != [3]int{}:
+		return nil, fmt.Errorf("copy the ledger to %s: it already holds %d opt-out changes and %d numbers in the frequency cap's index: %w",
+			shown, have[0], have[2], ErrTargetNotEmpty)
+	}
+	for _, t := range ledgerTables {
+		insert := t.sqlite
+		if pg {
+			insert = t.pg
+		}
+		if err := copyTable(ctx, src, tx, t, insert); err != nil {
+			return nil, fmt.Errorf("copy the ledger to %s: %w", shown, err)
+		}
+	}
+	if pg && out.Seq > 0 {
+		if _, err := tx.ExecContext(ctx, `SELECT setval(pg_get_serial_sequence('optouts', 'id'), $1)`, out.Seq); err != nil {
+			return nil, fmt.Errorf("write state %s: %w", shown, err)
+		}
+	}
+	if got, err := ledgerCounts(ctx, tx); err != nil || got != want {
+		return nil, errors.Join(fmt.Errorf("copy the ledger to %s: read back %v, the source has %v", shown, got, want), err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("write state %s: %w", shown, err)
+	}
+	return out, nil
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// ledgerCounts counts the rows of the opt-out log, the numbers opted out
+// now and the cap index.
+func ledgerCounts(ctx context.Context, db querier) ([3]int, error) {
+	var n [3]int
+	err := db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM optouts), (SELECT count(*) FROM optouts_now), (SELECT count(*) FROM caps)`).
+		Scan(&n[0], &n[1], &n[2])
+	return n, err
+}
+
+// copyTable copies one table of src's ledger into tx, copyChunk rows a
+// statement, every value as text.
+func copyTable(ctx context.Context, src *State, tx *sql.Tx, t ledgerTable, insert string) error {
+	rows, err := src.db.QueryContext(ctx, `SELECT `+t.columns+` FROM `+t.name)
+	if err != nil {
+		return fmt.Errorf("read state %s: %w", src.loc, err)
+	}
+	defer rows.Close()
+	n := strings.Count(t.columns, ",") + 1
+	vals := make([]sql.NullString, n)
+	ptrs := make([]any, n)
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	var chunk [][]string
+	flush := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		b, err := json.Marshal(chunk)
+		if err != nil {
+			return err
+		}
+		chunk = chunk[:0]
+		_, err = tx.ExecContext(ctx, insert, string(b))
+		return err
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return fmt.Errorf("read state %s: %w", src.loc, err)
+		}
+		row := make([]string, n)
+		for i, v := range vals {
+			row[i] = v.String
+		}
+		if chunk = append(chunk, row); len(chunk) == copyChunk {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read state %s: %w", src.loc, err)
+	}
+	return flush()
+}

@@ -243,7 +243,7 @@ func (s StateStamp) FirstSendNotice(campaign string) string {
 	if !s.FirstSend {
 		return ""
 	}
-	where := "no state at " + s.Location
+	where := "no record at " + s.Location
 	if s.Lineage != "" {
 		where = "the state at " + s.Location + " records nothing yet"
 	}

@@ -35,8 +35,8 @@ type MovedError struct {
 }
 
 func (e *MovedError) Error() string {
-	return fmt.Sprintf("the state of campaign %q at %s was moved to %s on %s by %s (serial %d): use --state %s there",
-		e.Campaign, e.Loc, e.To, e.At.UTC().Format(time.RFC3339), e.By, e.Serial, e.To)
+	return fmt.Sprintf("the state of campaign %q at %s was moved to %s on %s by %s (serial %d): its record lives there now",
+		e.Campaign, e.Loc, e.To, e.At.UTC().Format(time.RFC3339), e.By, e.Serial)
 }
 func (e *MovedError) Unwrap() error { return ErrMoved }
 

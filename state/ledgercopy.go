@@ -125,6 +125,10 @@ func CopyLedger(ctx context.Context, from, to string) (*LedgerCopied, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read state %s: %w", src.loc, err)
 	}
+	out.OptOutChanges, out.OptedOut, out.CapNumbers = want[0], want[1], want[2]
+	if want == [3]int{} {
+		return out, nil // nothing to copy, whatever the target holds
+	}
 	if out.Seq, err = src.optOutSeq(ctx); err != nil {
 		return nil, err
 	}
@@ -150,7 +154,6 @@ func CopyLedger(ctx context.Context, from, to string) (*LedgerCopied, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read state %s: %w", shown, err)
 	}
-	out.OptOutChanges, out.OptedOut, out.CapNumbers = want[0], want[1], want[2]
 	switch {
 	case have == want && want != [3]int{}:
 		out.Already = true

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -163,8 +164,8 @@ func newStateResolveCmd(env Env) *cobra.Command {
 func newStateMigrateCmd(env Env) *cobra.Command {
 	cmd := &cobra.Command{Use: "migrate [CAMPAIGN.yaml]"}
 	fs := cmd.Flags()
-	from := fs.String("from", "", "the state to copy: a file or postgres:// URL")
-	to := fs.String("to", "", "where to copy it: a file or postgres:// URL that records nothing yet")
+	from := fs.String("from", "", "the state to copy: a file (or a project's state folder) or postgres:// URL")
+	to := fs.String("to", "", "where to copy it: a file (or folder) or postgres:// URL that records none of its campaigns yet")
 	lockTimeout := fs.Duration("lock-timeout", 0, "wait this long for an apply to release either state")
 	cmd.Args = positional(0, 1, "at most one campaign file")
 	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
@@ -173,40 +174,114 @@ func newStateMigrateCmd(env Env) *cobra.Command {
 			return withHint(fmt.Errorf("%w: state migrate needs --from and --to", ErrUsage),
 				"smsform state migrate campaign.yaml --from campaign.smsstate --to postgres://host/db")
 		}
-		name, shared := "", false
-		if len(pos) == 1 {
-			c, err := campaign.Load(pos[0])
+		m := migration{env: env, from: stateFileIn(*from), to: stateFileIn(*to),
+			opts: state.CopyOptions{LockTimeout: *lockTimeout, RunURL: runURL(env), By: actor(env)}}
+		if len(pos) == 0 {
+			return m.whole(ctx)
+		}
+		c, err := campaign.Load(pos[0])
+		if err != nil {
+			return err
+		}
+		m.opts.Campaign = c.Name
+		// Into the project's state, the target holds the project's campaigns.
+		if c.Project != nil && c.Project.State != "" {
+			declared, err := projectState(c.Project)
 			if err != nil {
 				return err
 			}
-			name = c.Name
-			// Into the project's state, the target holds the project's campaigns.
-			if c.Project != nil && c.Project.State != "" {
-				declared, err := projectState(c.Project)
-				if err != nil {
-					return err
-				}
-				shared, _ = state.SameState(*to, declared)
-			}
+			m.opts.Shared, _ = state.SameState(m.to, declared)
 		}
-		c, err := state.Copy(ctx, *from, *to, state.CopyOptions{Campaign: name, LockTimeout: *lockTimeout, RunURL: runURL(env), Shared: shared, By: actor(env)})
-		if errors.Is(err, state.ErrLocked) {
-			return lockedHint(err, *lockTimeout)
-		} else if errors.Is(err, state.ErrTargetNotEmpty) {
-			return withHint(err, "the target already records this campaign: nothing was copied; use it as it is, or pick another target")
-		} else if err != nil {
-			return movedError(err)
+		if err := m.campaign(ctx); err != nil {
+			return err
 		}
-		fmt.Fprintf(env.Stdout, "Copied campaign %s (lineage %s, serial %d) from %s to %s: %s, %s sent, %s failed, %s in doubt, %s; checked.\n",
-			c.Campaign, c.Lineage, c.Serial, shownState(*from), shownState(*to), words.N(c.Attempts, "attempt", "attempts"),
-			words.Count(c.Counts[state.Sent]), words.Count(c.Counts[state.Failed]), words.Count(c.Counts[state.InDoubt]), words.N(c.Plans, "applied plan", "applied plans"))
-		fmt.Fprintf(env.Stdout, "%s is marked moved: it is kept to read, and every command that would write or plan against it refuses.\n", shownState(*from))
-		if !inAutomation(env) {
-			fmt.Fprintf(env.Stderr, "hint: use the copy from now on: name it in the project file's state (%s), or with --state or %s\n", campaign.ProjectFile, envState)
-		}
+		m.useIt()
 		return nil
 	}
 	return cmd
+}
+
+// migration is one state migrate: a campaign's record, or (no campaign
+// named) every campaign of a state and the project's ledger.
+type migration struct {
+	env      Env
+	from, to string
+	opts     state.CopyOptions
+}
+
+// campaign copies the campaign m.opts names and marks it moved.
+func (m migration) campaign(ctx context.Context) error {
+	c, err := state.Copy(ctx, m.from, m.to, m.opts)
+	if errors.Is(err, state.ErrLocked) {
+		return lockedHint(err, m.opts.LockTimeout)
+	} else if errors.Is(err, state.ErrTargetNotEmpty) {
+		return withHint(err, "the target already records this campaign: nothing was copied; use it as it is, or pick another target")
+	} else if err != nil {
+		return movedError(err)
+	}
+	fmt.Fprintf(m.env.Stdout, "Copied campaign %s (lineage %s, serial %d) from %s to %s: %s, %s sent, %s failed, %s in doubt, %s; checked; %s is marked moved.\n",
+		c.Campaign, c.Lineage, c.Serial, shownState(m.from), shownState(m.to), words.N(c.Attempts, "attempt", "attempts"),
+		words.Count(c.Counts[state.Sent]), words.Count(c.Counts[state.Failed]), words.Count(c.Counts[state.InDoubt]), words.N(c.Plans, "applied plan", "applied plans"),
+		shownState(m.from))
+	return nil
+}
+
+// whole copies every campaign the source records (those moved away before
+// are passed over) and then the project's ledger: what a project's state
+// moving to PostgreSQL needs, so that nobody is messaged again and every
+// opt-out and the cap's history go along. Run again after a stop, it
+// carries on where it stopped.
+func (m migration) whole(ctx context.Context) error {
+	cs, err := state.Campaigns(ctx, m.from)
+	if err != nil {
+		return err
+	}
+	// Several campaigns go into a state that holds several.
+	m.opts.Shared = len(cs) > 1 || state.IsPostgres(m.to)
+	if p, err := campaign.ProjectFor("."); err == nil && p != nil && p.State != "" {
+		if declared, err := projectState(p); err == nil {
+			if same, _ := state.SameState(m.to, declared); same {
+				m.opts.Shared = true
+			}
+		}
+	}
+	for _, c := range cs {
+		if c.Moved {
+			fmt.Fprintf(m.env.Stdout, "Campaign %s moved away from %s before: passed over.\n", c.Name, shownState(m.from))
+			continue
+		}
+		m.opts.Campaign = c.Name
+		if err := m.campaign(ctx); err != nil {
+			return err
+		}
+	}
+	l, err := state.CopyLedger(ctx, m.from, m.to)
+	if errors.Is(err, state.ErrTargetNotEmpty) {
+		return withHint(err, "the target's opt-outs or cap history are not the source's: nothing of the ledger was copied; migrate into a state whose ledger is empty")
+	} else if err != nil {
+		return err
+	}
+	switch {
+	case l.Already:
+		fmt.Fprintf(m.env.Stdout, "The project's ledger at %s is already the one at %s: nothing more to copy.\n", shownState(m.to), shownState(m.from))
+	case l.OptOutChanges+l.CapNumbers > 0:
+		fmt.Fprintf(m.env.Stdout, "Copied the project's ledger from %s to %s: %s (%s opted out now), %s in the frequency cap's index; checked.\n",
+			shownState(m.from), shownState(m.to), words.N(l.OptOutChanges, "opt-out change", "opt-out changes"),
+			words.N(l.OptedOut, "number", "numbers"), words.N(l.CapNumbers, "number", "numbers"))
+	case len(cs) == 0:
+		return fmt.Errorf("state migrate: %s records no campaign and no opt-out: nothing to copy", shownState(m.from))
+	}
+	m.useIt()
+	return nil
+}
+
+// useIt says what to do once a state is copied: use the copy.
+func (m migration) useIt() {
+	if inAutomation(m.env) {
+		return
+	}
+	fmt.Fprintf(m.env.Stderr, "hint: use the copy from now on: name it as the project file's state (%s); outside a project, with --state or %s\n",
+		campaign.ProjectFile, envState)
 }
 
 // newStateWhereCmd says which state a command would use for a campaign,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,10 +122,23 @@ func projectState(p *campaign.Project) (string, error) {
 	if !filepath.IsAbs(path) {
 		path = realpath.Join(p.Dir, path)
 	}
-	if fi, err := os.Stat(path); strings.HasSuffix(loc, "/") || err == nil && fi.IsDir() {
-		path = filepath.Join(path, projectStateFile)
+	if strings.HasSuffix(loc, "/") { // a folder as written (Join drops the /)
+		return filepath.Join(path, projectStateFile), nil
 	}
-	return path, nil
+	return stateFileIn(path), nil
+}
+
+// stateFileIn is the state a file location names: a folder (existing, or
+// written with a trailing /) holds a project's state file; a PostgreSQL
+// location or a file path is itself.
+func stateFileIn(loc string) string {
+	if state.IsPostgres(loc) {
+		return loc
+	}
+	if fi, err := os.Stat(loc); strings.HasSuffix(loc, "/") || err == nil && fi.IsDir() {
+		return filepath.Join(loc, projectStateFile)
+	}
+	return loc
 }
 
 // makeFolder makes the folder the project file names for its state file,
@@ -170,14 +184,15 @@ func (c stateChoice) openView(ctx context.Context, name string) (*state.State, e
 	return st, readOnlyHint(lineageHint(err), c.loc)
 }
 
-// secondLedger says why the file next to the campaign is a second ledger
-// while the state in use is elsewhere: it records the campaign and was not
-// migrated (state migrate marks what it copies). "" when it is not one.
+// secondLedger says why a state file other than the one in use is a
+// second ledger of the campaign: the file next to the campaign, or a state
+// file in the project's folder (the project's state before it moved to a
+// database, say), that records the campaign and was not migrated (state
+// migrate marks what it copies); or a state file of the project that holds
+// opt-outs while the state in use holds none, which would not be honoured.
+// "" when there is none.
 func (c stateChoice) secondLedger(ctx context.Context, campaignPath, name string) string {
-	if c.beside == "" || c.source == fromDefault {
-		return ""
-	}
-	if same, err := state.SameState(c.beside, c.loc); err != nil || same {
+	if c.source == fromDefault {
 		return ""
 	}
 	// A state in use that moved away is refused as such (perhaps it moved
@@ -189,24 +204,87 @@ func (c stateChoice) secondLedger(ctx context.Context, campaignPath, name string
 			return ""
 		}
 	}
-	st, err := state.OpenReadOnly(ctx, c.beside, name)
-	if err != nil {
+	others := c.otherStateFiles()
+	for _, f := range others {
+		st, err := state.OpenSharedReadOnly(ctx, f, name)
+		if err != nil {
+			continue
+		}
+		serial, recorded := st.Serial(), st.Lineage() != "" && st.Serial() != 0 && st.Moved() == nil
+		st.Close()
+		if !recorded {
+			continue
+		}
+		where, migrate := "next to the campaign", "smsform state migrate "+campaignPath
+		if f != c.beside {
+			// The project's earlier state: its other campaigns and its
+			// opt-outs go too.
+			where, migrate = "in the project's folder", "smsform state migrate"
+		}
+		return fmt.Sprintf("%s %s records campaign %s (serial %d) and was not migrated, while the state in use is %s (%s): "+
+			"two ledgers of one campaign; carry it over with %s --from %s --to %s, or remove it if it is stale",
+			f, where, name, serial, c.shown(), c.from(), migrate, f, shownState(savedStatePath(c.loc)))
+	}
+	if !c.shared {
 		return ""
 	}
-	defer st.Close()
-	if st.Lineage() == "" || st.Serial() == 0 || st.Moved() != nil {
-		return ""
+	for _, f := range others {
+		if seq, err := state.OptOutSeq(ctx, f); err != nil || seq == 0 {
+			continue
+		}
+		if inUse, err := state.OptOutSeq(ctx, c.loc); err != nil || inUse > 0 {
+			return ""
+		}
+		return fmt.Sprintf("%s holds opt-outs, while the state in use, %s (%s), holds none: they would not be honoured; "+
+			"carry the project's state over with smsform state migrate --from %s --to %s",
+			f, c.shown(), c.from(), f, shownState(savedStatePath(c.loc)))
 	}
-	return fmt.Sprintf("%s next to the campaign records campaign %s (serial %d) and was not migrated, while the state in use is %s (%s): "+
-		"two ledgers of one campaign; carry it over with smsform state migrate %s --from %s --to %s, or remove it if it is stale",
-		c.beside, name, st.Serial(), c.shown(), c.from(), campaignPath, c.beside, shownState(savedStatePath(c.loc)))
+	return ""
+}
+
+// otherStateFiles are the state files that could be a second ledger of a
+// campaign whose state is c: the file next to the campaign, and the state
+// files in the project's folder and three levels below (a project nested
+// in it is its own), that are not the state in use.
+func (c stateChoice) otherStateFiles() []string {
+	var files []string
+	if c.beside != "" {
+		files = append(files, c.beside)
+	}
+	if c.project != nil {
+		root, seen := c.project.Dir, 0
+		filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if seen++; err != nil || seen > 5000 {
+				return fs.SkipAll
+			}
+			if d.IsDir() {
+				rel, _ := filepath.Rel(root, path)
+				nested := path != root && exists(filepath.Join(path, campaign.ProjectFile))
+				if d.Name() == ".git" || d.Name() == "node_modules" || nested || strings.Count(rel, string(filepath.Separator)) >= 3 {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if d.Type().IsRegular() && strings.HasSuffix(path, ".smsstate") && path != c.beside {
+				files = append(files, path)
+			}
+			return nil
+		})
+	}
+	var out []string
+	for _, f := range files {
+		if same, err := state.SameState(f, c.loc); err == nil && !same && exists(f) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // movedError adds what to do to a record marked moved.
 func movedError(err error) error {
 	var me *state.MovedError
 	if errors.As(err, &me) {
-		return withHint(err, "the campaign's record lives at %s now: name it with --state, %s or the project file's state; the old one is kept only to read", me.To, envState)
+		return withHint(err, "use %s: as the state of the project file (%s) in a project, else with --state or %s; the old one is kept only to read", me.To, campaign.ProjectFile, envState)
 	}
 	return err
 }

@@ -167,7 +167,18 @@ func chooseStateFor(env Env, pos []string, flag *pflag.Flag) (stateChoice, error
 	case env.Getenv(envState) != "":
 		c.loc, c.source = env.Getenv(envState), fromEnv
 	default:
-		return c, withHint(fmt.Errorf("%w: which state? give a campaign file or --state PATH", ErrUsage), "smsform state list campaign.yaml")
+		// Inside a project, its state: the one every campaign of it uses.
+		p, err := campaign.ProjectFor(".")
+		if err != nil {
+			return c, err
+		}
+		if p == nil || p.State == "" {
+			return c, withHint(fmt.Errorf("%w: which state? give a campaign file or --state PATH", ErrUsage), "smsform state list campaign.yaml")
+		}
+		if c.loc, err = projectState(p); err != nil {
+			return c, err
+		}
+		c.project, c.source, c.shared = p, fromProject, true
 	}
 	return c, state.CheckLocation(c.loc)
 }

@@ -2,8 +2,11 @@ package report
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/clipperhouse/displaywidth"
 
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/testharness"
@@ -52,5 +55,53 @@ func TestGoldenLedger(t *testing.T) {
 	checkGoldens(t, "ledger", p)
 	if got := PromptSummary(p); got != "Summary: 3 messages to send; when: now; 2 recipients held back by the frequency cap until Wed 2026-11-25 09:12 UTC at the latest." {
 		t.Errorf("prompt summary: %q", got)
+	}
+}
+
+// The opt-out table's columns line up under the header whatever the length
+// of who added each number; a reason too long for the width goes below.
+func TestOptOutTableColumns(t *testing.T) {
+	walk := func(fn func(state.OptOut) error) error {
+		at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+		for _, o := range []state.OptOut{
+			{Phone: "+447400123456", At: at, By: "root@vm", Reason: "STOP by SMS"},
+			{Phone: "+447400123457", At: at, By: "octocat (GitHub Actions)", Reason: "imported from stops.txt"},
+			{Phone: "+447400123458", At: at, By: "ann"},
+		} {
+			if err := fn(o); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var b strings.Builder
+	if err := WriteOptOutTable(&b, OptOutList{Project: "smsform.yaml", State: ".smsform/smsform.smsstate"}, walk, Output{Width: 200}); err != nil {
+		t.Fatal(err)
+	}
+	var header string
+	var reasons []int
+	for line := range strings.Lines(b.String()) {
+		if strings.HasPrefix(line, "PHONE") {
+			header = line
+		}
+		for _, r := range []string{"STOP by SMS", "imported from"} {
+			if i := strings.Index(line, r); i >= 0 {
+				reasons = append(reasons, displaywidth.String(line[:i]))
+			}
+		}
+		if strings.HasSuffix(line, " \n") {
+			t.Errorf("trailing spaces: %q", line)
+		}
+	}
+	col := displaywidth.String(header[:strings.Index(header, "REASON")])
+	if len(reasons) != 2 || reasons[0] != col || reasons[1] != col {
+		t.Errorf("reasons start at columns %v, the header's REASON at %d:\n%s", reasons, col, b.String())
+	}
+	b.Reset()
+	if err := WriteOptOutTable(&b, OptOutList{}, walk, Output{Width: 64}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "\n    imported from stops.txt\n") {
+		t.Errorf("a reason past the width is not on a line of its own:\n%s", b.String())
 	}
 }

@@ -49,13 +49,15 @@ func WriteOptOutTable(w io.Writer, l OptOutList, walk OptOuts, o Output) error {
 			fmt.Fprintln(w, cutLine(fmt.Sprintf(row+"  %s", "PHONE", "SINCE (UTC)", "BY", "REASON"), o.Width))
 		}
 		n++
-		line := strings.TrimRight(fmt.Sprintf(row, o.number(x.Phone), x.At.UTC().Format("2006-01-02 15:04"), oneLine(x.By)), " ")
-		if reason := oneLine(o.text(x.Reason, x.Phone)); reason != "" {
-			if o.Width > 0 && displaywidth.String(line)+2+displaywidth.String(reason) > o.Width {
-				_, err := fmt.Fprintf(w, "%s\n    %s\n", cutLine(line, o.Width), cutLine(reason, max(o.Width-4, 3)))
-				return err
-			}
+		line := fmt.Sprintf(row, o.number(x.Phone), x.At.UTC().Format("2006-01-02 15:04"), oneLine(x.By))
+		// The BY column keeps its width before a reason (the header's).
+		if reason := oneLine(o.text(x.Reason, x.Phone)); reason != "" && (o.Width <= 0 || displaywidth.String(line)+2+displaywidth.String(reason) <= o.Width) {
 			line += "  " + reason
+		} else if reason != "" {
+			_, err := fmt.Fprintf(w, "%s\n    %s\n", cutLine(strings.TrimRight(line, " "), o.Width), cutLine(reason, max(o.Width-4, 3)))
+			return err
+		} else {
+			line = strings.TrimRight(line, " ")
 		}
 		_, err := fmt.Fprintln(w, cutLine(line, o.Width))
 		return err

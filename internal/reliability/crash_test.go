@@ -131,13 +131,18 @@ func testKill(t *testing.T, backend string) {
 	after := p.tally()
 	wall := time.Since(start)
 
-	t.Logf("%s: kills=%d runs=%d recipients=%d duplicates=%d unaccounted=%d in_doubt_batches=%d (limit %d) resolved_unsent=%d wall=%v",
-		backend, landed, runs, recipients, after.Duplicates, after.Unaccounted(), inDoubtBatches, landed*conc, resolved, wall.Round(time.Millisecond))
-	fmt.Printf("crashtest: state=%s kills=%d recipients=%d duplicates=%d unaccounted=%d in_doubt_batches=%d wall=%v\n",
-		backend, landed, recipients, after.Duplicates, after.Unaccounted(), inDoubtBatches, wall.Round(time.Millisecond))
-
+	// With opt-outs, a recipient who opted out is accounted for as
+	// suppressed (or subtracted by a plan), not as sent.
+	unaccounted, optedOut := after.Unaccounted(), ""
 	if backend == withOptOuts {
-		checkKillOptOuts(t, p, before, after, inDoubtBatches, landed*conc)
+		sent, n := checkKillOptOuts(t, p, before, after, inDoubtBatches, landed*conc)
+		unaccounted, optedOut = len(p.phones)-sent-n, fmt.Sprintf(" opted_out=%d", n)
+	}
+	t.Logf("%s: kills=%d runs=%d recipients=%d duplicates=%d unaccounted=%d%s in_doubt_batches=%d (limit %d) resolved_unsent=%d wall=%v",
+		backend, landed, runs, recipients, after.Duplicates, unaccounted, optedOut, inDoubtBatches, landed*conc, resolved, wall.Round(time.Millisecond))
+	fmt.Printf("crashtest: state=%s kills=%d recipients=%d duplicates=%d unaccounted=%d%s in_doubt_batches=%d wall=%v\n",
+		backend, landed, recipients, after.Duplicates, unaccounted, optedOut, inDoubtBatches, wall.Round(time.Millisecond))
+	if backend == withOptOuts {
 		return
 	}
 	if before.Duplicates != 0 || before.Lost != 0 {

@@ -228,8 +228,9 @@ func optOutWhileKilled(t *testing.T, p *project, backend string) (stop func()) {
 
 // checkKillOptOuts is the kill test's verdict when numbers opted out while
 // it ran: nobody messaged twice, and every recipient sent or opted out
-// (suppressed, or subtracted by a later run's plan), never both.
-func checkKillOptOuts(t *testing.T, p *project, before, after testharness.Tally, inDoubtBatches, limit int) {
+// (suppressed, or subtracted by a later run's plan), never both. It returns
+// how many were sent and how many opted out.
+func checkKillOptOuts(t *testing.T, p *project, before, after testharness.Tally, inDoubtBatches, limit int) (sent, optedOut int) {
 	t.Helper()
 	c, err := campaign.Load(p.campaign)
 	if err != nil {
@@ -250,4 +251,5 @@ func checkKillOptOuts(t *testing.T, p *project, before, after testharness.Tally,
 	if inDoubtBatches > limit {
 		t.Errorf("%d in-doubt batches, limit %d", inDoubtBatches, limit)
 	}
+	return tl.sent, tl.suppressed + tl.subtracted
 }

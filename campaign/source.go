@@ -121,7 +121,7 @@ func outside(dir, path string) bool {
 // linkLeaves reports whether a symbolic link takes the list at path where
 // its campaign file does not say: out of the campaign's folder (or, in a
 // project, the project's) when the path is written inside it, or out of
-// the list's own folder when the path is written outside (../shared/x.csv,
+// the list's own folder when the path is written outside (../common/x.csv,
 // which the reviewer sees and plan reports). A link in a pull request is
 // easy to miss, and would let a list read any file the runner can, such as
 // /etc/passwd. It returns the file the link leads to.

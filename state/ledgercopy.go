@@ -59,18 +59,34 @@ func Campaigns(ctx context.Context, loc string) ([]Campaign, error) {
 	return cs, nil
 }
 
-// OptOutSeq is the number of the opt-out log of the project's state at loc:
-// 0 when it holds no opt-out (or no state is there).
-func OptOutSeq(ctx context.Context, loc string) (int64, error) {
+// LedgerSize is how much of a project's ledger a state holds.
+type LedgerSize struct {
+	OptOutSeq  int64 // the opt-out log's number: 0 when it holds no opt-out
+	CapNumbers int   // numbers in the frequency cap's index
+}
+
+// Empty reports whether the state holds no ledger: it never was a
+// project's state, or one that never recorded anything of people.
+func (l LedgerSize) Empty() bool { return l == LedgerSize{} }
+
+// Ledger says how much of a project's ledger the state at loc holds;
+// nothing for a missing state or one of an older schema.
+func Ledger(ctx context.Context, loc string) (LedgerSize, error) {
 	st, err := openLedger(ctx, loc)
-	if err != nil {
-		return 0, err
+	if err != nil || st.db == nil || st.schema < 3 {
+		if st != nil {
+			st.Close()
+		}
+		return LedgerSize{}, err
 	}
 	defer st.Close()
-	if st.schema < 3 {
-		return 0, nil
+	var l LedgerSize
+	if l.OptOutSeq, err = st.optOutSeq(ctx); err != nil {
+		return l, err
 	}
-	return st.optOutSeq(ctx)
+	n, err := ledgerCounts(ctx, st.db)
+	l.CapNumbers = n[2]
+	return l, err
 }
 
 // LedgerCopied counts what [CopyLedger] copied.
@@ -159,8 +175,7 @@ func CopyLedger(ctx context.Context, from, to string) (*LedgerCopied, error) {
 		out.Already = true
 		return out, nil
 	case have != [3]int{}:
-		return nil, fmt.Errorf("copy the ledger to %s: it already holds %d opt-out changes and %d numbers in the frequency cap's index: %w",
-			shown, have[0], have[2], ErrTargetNotEmpty)
+		return nil, ledgerNotEmpty(shown, have)
 	}
 	for _, t := range ledgerTables {
 		insert := t.sqlite
@@ -183,6 +198,43 @@ func CopyLedger(ctx context.Context, from, to string) (*LedgerCopied, error) {
 		return nil, fmt.Errorf("write state %s: %w", shown, err)
 	}
 	return out, nil
+}
+
+func ledgerNotEmpty(shown string, have [3]int) error {
+	return fmt.Errorf("copy the ledger to %s: it already holds a ledger of its own (opt-out log entries: %d; numbers in the frequency cap's index: %d): %w",
+		shown, have[0], have[2], ErrTargetNotEmpty)
+}
+
+// CheckLedgerTarget tells, before anything is copied, whether [CopyLedger]
+// from from to to would be refused because the target holds a ledger of
+// its own: a migration of a whole state checks it first, so that it is
+// refused whole rather than half-done.
+func CheckLedgerTarget(ctx context.Context, from, to string) error {
+	src, err := openLedger(ctx, from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	if src.db == nil || src.schema < 3 {
+		return nil
+	}
+	want, err := ledgerCounts(ctx, src.db)
+	if err != nil || want == [3]int{} {
+		return err
+	}
+	dst, err := openLedger(ctx, to)
+	if err != nil {
+		return err
+	}
+	defer dst.Close()
+	if dst.db == nil || dst.schema < 3 {
+		return nil
+	}
+	have, err := ledgerCounts(ctx, dst.db)
+	if err != nil || have == [3]int{} || have == want {
+		return err
+	}
+	return ledgerNotEmpty(dst.loc, have)
 }
 
 type querier interface {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -208,6 +209,9 @@ func newOptOutListCmd(env Env) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		if msg := ledger.earlierState(ctx); msg != "" {
+			warnf(env, "%s", msg)
+		}
 		l := report.OptOutList{Project: ledger.project.Path, State: ledger.shown()}
 		walk := func(fn func(state.OptOut) error) error {
 			_, err := state.OptOuts(ctx, ledger.loc, fn)
@@ -227,6 +231,11 @@ func optOutInput(env Env, f *optOutFlags) (stateChoice, *numberSet, error) {
 	ledger, err := projectLedger(env, f.project)
 	if err != nil {
 		return stateChoice{}, nil, err
+	}
+	// An opt-out recorded in a state the project's earlier ledger was not
+	// carried into would make that state look like the project's.
+	if msg := ledger.earlierState(context.Background()); msg != "" {
+		return stateChoice{}, nil, withHint(errors.New(msg), "migrate first: nothing was recorded")
 	}
 	norm, err := f.normalizer()
 	if err != nil {

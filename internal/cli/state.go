@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/report"
@@ -195,10 +196,34 @@ func newStateMigrateCmd(env Env) *cobra.Command {
 		if err := m.campaign(ctx); err != nil {
 			return err
 		}
-		m.useIt()
+		m.rest(ctx)
 		return nil
 	}
 	return cmd
+}
+
+// rest says, after one campaign was copied, what the source still holds:
+// a project's other campaigns and its ledger go with a migration of the
+// whole state, before the project file names the copy.
+func (m migration) rest(ctx context.Context) {
+	cs, _ := state.Campaigns(ctx, m.from)
+	var left []string
+	for _, c := range cs {
+		if !c.Moved {
+			left = append(left, c.Name)
+		}
+	}
+	l, _ := state.Ledger(ctx, m.from)
+	if len(left) > 0 || !l.Empty() {
+		what := "the project's opt-outs and frequency-cap history"
+		if len(left) > 0 {
+			what = fmt.Sprintf("%s (%s) and %s", words.N(len(left), "other campaign", "other campaigns"), strings.Join(left, ", "), what)
+		}
+		fmt.Fprintf(m.env.Stderr, "hint: %s still holds %s: carry them over with smsform state migrate --from %s --to %s before the project file names the copy\n",
+			shownState(m.from), what, shellWord(shownState(m.from)), shellWord(shownState(m.to)))
+		return
+	}
+	m.useIt()
 }
 
 // migration is one state migrate: a campaign's record, or (no campaign
@@ -236,6 +261,12 @@ func (m migration) whole(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Refused whole, before any campaign is copied and marked moved.
+	if err := state.CheckLedgerTarget(ctx, m.from, m.to); errors.Is(err, state.ErrTargetNotEmpty) {
+		return withHint(err, "nothing was copied; migrate into a state whose ledger is empty (opt-outs recorded there since would be lost to the source's)")
+	} else if err != nil {
+		return err
+	}
 	// Several campaigns go into a state that holds several.
 	m.opts.Shared = len(cs) > 1 || state.IsPostgres(m.to)
 	if p, err := campaign.ProjectFor("."); err == nil && p != nil && p.State != "" {
@@ -256,9 +287,7 @@ func (m migration) whole(ctx context.Context) error {
 		}
 	}
 	l, err := state.CopyLedger(ctx, m.from, m.to)
-	if errors.Is(err, state.ErrTargetNotEmpty) {
-		return withHint(err, "the target's opt-outs or cap history are not the source's: nothing of the ledger was copied; migrate into a state whose ledger is empty")
-	} else if err != nil {
+	if err != nil {
 		return err
 	}
 	switch {

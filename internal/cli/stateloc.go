@@ -14,6 +14,7 @@ import (
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/realpath"
+	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/state"
 )
 
@@ -215,8 +216,10 @@ func (c stateChoice) secondLedger(ctx context.Context, campaignPath, name string
 			return ""
 		}
 	}
-	others := c.otherStateFiles()
-	for _, f := range others {
+	for _, f := range c.otherStateFiles() {
+		if msg := c.earlierProjectState(ctx, f); msg != "" {
+			return msg
+		}
 		st, err := state.OpenSharedReadOnly(ctx, f, name)
 		if err != nil {
 			continue
@@ -226,31 +229,78 @@ func (c stateChoice) secondLedger(ctx context.Context, campaignPath, name string
 		if !recorded {
 			continue
 		}
-		where, migrate := "next to the campaign", "smsform state migrate "+campaignPath
+		where := "next to the campaign"
 		if f != c.beside {
-			// The project's earlier state: its other campaigns and its
-			// opt-outs go too.
-			where, migrate = "in the project's folder", "smsform state migrate"
+			where = "in the project's folder"
 		}
 		return fmt.Sprintf("%s %s records campaign %s (serial %d) and was not migrated, while the state in use is %s (%s): "+
-			"two ledgers of one campaign; carry it over with %s --from %s --to %s, or remove it if it is stale",
-			f, where, name, serial, c.shown(), c.from(), migrate, f, shownState(savedStatePath(c.loc)))
-	}
-	if !c.shared {
-		return ""
-	}
-	for _, f := range others {
-		if seq, err := state.OptOutSeq(ctx, f); err != nil || seq == 0 {
-			continue
-		}
-		if inUse, err := state.OptOutSeq(ctx, c.loc); err != nil || inUse > 0 {
-			return ""
-		}
-		return fmt.Sprintf("%s holds opt-outs, while the state in use, %s (%s), holds none: they would not be honoured; "+
-			"carry the project's state over with smsform state migrate --from %s --to %s",
-			f, c.shown(), c.from(), f, shownState(savedStatePath(c.loc)))
+			"two ledgers of one campaign; carry it over with smsform state migrate %s --from %s --to %s, or remove it if it is stale",
+			f, where, name, serial, c.shown(), c.from(), campaignPath, shellWord(f), shellWord(shownState(savedStatePath(c.loc))))
 	}
 	return ""
+}
+
+// earlierProjectState says why the state file f, in the project's folder,
+// is the project's earlier state and not yet carried over to the state in
+// use: it holds a ledger (opt-outs, the cap's history: only a project's
+// state does) and either campaigns that were not migrated, or opt-outs
+// and cap entries the state in use does not have. Every campaign of the
+// project is held to it, not only those it records: the opt-outs and the
+// cap concern everyone. "" when it is not.
+func (c stateChoice) earlierProjectState(ctx context.Context, f string) string {
+	if c.project == nil || f == c.beside {
+		return ""
+	}
+	old, err := state.Ledger(ctx, f)
+	if err != nil || old.Empty() {
+		return ""
+	}
+	migrate := fmt.Sprintf("smsform state migrate --from %s --to %s", shellWord(f), shellWord(shownState(savedStatePath(c.loc))))
+	cs, err := state.Campaigns(ctx, f)
+	if err != nil {
+		return ""
+	}
+	var left []string
+	for _, x := range cs {
+		if !x.Moved {
+			left = append(left, x.Name)
+		}
+	}
+	if len(left) > 0 {
+		return fmt.Sprintf("%s in the project's folder is the project's earlier state and still records %s not migrated (%s), "+
+			"with the project's opt-outs and frequency-cap history, while the state in use is %s (%s): the ledger would be split; "+
+			"carry it all over with %s", f, words.N(len(left), "campaign", "campaigns"), strings.Join(left, ", "), c.shown(), c.from(), migrate)
+	}
+	now, err := state.Ledger(ctx, c.loc)
+	if err != nil || now.OptOutSeq >= old.OptOutSeq && (now.CapNumbers > 0 || old.CapNumbers == 0) {
+		return ""
+	}
+	return fmt.Sprintf("%s in the project's folder holds the project's opt-outs and frequency-cap history, which the state in use, %s (%s), "+
+		"does not: they would not be honoured; carry them over with %s", f, c.shown(), c.from(), migrate)
+}
+
+// earlierState is earlierProjectState for any state file of the project's
+// folder: what optout commands, which have no campaign, check.
+func (c stateChoice) earlierState(ctx context.Context) string {
+	c.beside = ""
+	for _, f := range c.otherStateFiles() {
+		if msg := c.earlierProjectState(ctx, f); msg != "" {
+			return msg
+		}
+	}
+	return ""
+}
+
+// shellWord is s as a shell reads one word: quoted when it holds anything
+// the shell would take apart (a PostgreSQL URL's & and ?), so that a
+// command in a hint can be pasted.
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./-_", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // otherStateFiles are the state files that could be a second ledger of a

@@ -36,7 +36,26 @@ func stateTarget(env Env, pos []string, flag *pflag.Flag) (stateChoice, string, 
 	if err != nil || len(pos) == 0 {
 		return c, "", err
 	}
-	camp, err := campaign.Load(pos[0])
+	return withCampaign(c, pos[0])
+}
+
+// readTarget is stateTarget for a command that only reads: --state may
+// name any state, a project's earlier one (moved away, kept to read)
+// included, since reading it cannot split a ledger.
+func readTarget(env Env, pos []string, flag *pflag.Flag) (stateChoice, string, error) {
+	if len(pos) == 0 || !flag.Changed {
+		return stateTarget(env, pos, flag)
+	}
+	c := stateChoice{loc: stateFileIn(flag.Value.String()), source: fromFlag, shared: true}
+	if err := state.CheckLocation(c.loc); err != nil {
+		return c, "", err
+	}
+	return withCampaign(c, pos[0])
+}
+
+// withCampaign adds to c the name of the campaign in the file at path.
+func withCampaign(c stateChoice, path string) (stateChoice, string, error) {
+	camp, err := campaign.Load(path)
 	if err != nil {
 		return c, "", err
 	}
@@ -64,7 +83,7 @@ func newStateListCmd(env Env) *cobra.Command {
 	cmd.Args = positional(0, 1, "at most one campaign file")
 	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
 		ctx := cmd.Context()
-		choice, name, err := stateTarget(env, pos, fs.Lookup("state"))
+		choice, name, err := readTarget(env, pos, fs.Lookup("state"))
 		if err != nil {
 			return err
 		}

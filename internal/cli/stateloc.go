@@ -83,9 +83,9 @@ func chooseState(env Env, campaignPath string, flag *pflag.Flag) (stateChoice, e
 	}
 	switch {
 	case flag != nil && flag.Changed:
-		c.loc, c.source = flag.Value.String(), fromFlag
+		c.loc, c.source = stateFileIn(flag.Value.String()), fromFlag
 	case env.Getenv(envState) != "":
-		c.loc, c.source = env.Getenv(envState), fromEnv
+		c.loc, c.source = stateFileIn(env.Getenv(envState)), fromEnv
 	}
 	if err := state.CheckLocation(c.loc); err != nil {
 		return stateChoice{}, withHint(fmt.Errorf("%s: %w", c.from(), err),
@@ -164,9 +164,9 @@ func chooseStateFor(env Env, pos []string, flag *pflag.Flag) (stateChoice, error
 	c := stateChoice{source: fromFlag}
 	switch {
 	case flag.Changed:
-		c.loc = flag.Value.String()
+		c.loc = stateFileIn(flag.Value.String())
 	case env.Getenv(envState) != "":
-		c.loc, c.source = env.Getenv(envState), fromEnv
+		c.loc, c.source = stateFileIn(env.Getenv(envState)), fromEnv
 	default:
 		// Inside a project, its state: the one every campaign of it uses.
 		p, err := campaign.ProjectFor(".")

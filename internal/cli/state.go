@@ -46,11 +46,18 @@ func readTarget(env Env, pos []string, flag *pflag.Flag) (stateChoice, string, e
 	if len(pos) == 0 || !flag.Changed {
 		return stateTarget(env, pos, flag)
 	}
-	c := stateChoice{loc: stateFileIn(flag.Value.String()), source: fromFlag, shared: true}
+	c := stateChoice{loc: stateFileIn(flag.Value.String()), source: fromFlag}
 	if err := state.CheckLocation(c.loc); err != nil {
 		return c, "", err
 	}
-	return withCampaign(c, pos[0])
+	camp, err := campaign.Load(pos[0])
+	if err != nil {
+		return c, "", err
+	}
+	// A project's campaign is read in a state that holds several; any
+	// other in one of its own, as stateTarget would.
+	c.shared = camp.Project != nil && camp.Project.State != ""
+	return c, camp.Name, nil
 }
 
 // withCampaign adds to c the name of the campaign in the file at path.

@@ -210,31 +210,29 @@ func ledgerNotEmpty(shown string, have [3]int) error {
 // its own: a migration of a whole state checks it first, so that it is
 // refused whole rather than half-done.
 func CheckLedgerTarget(ctx context.Context, from, to string) error {
-	src, err := openLedger(ctx, from)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	if src.db == nil || src.schema < 3 {
-		return nil
-	}
-	want, err := ledgerCounts(ctx, src.db)
+	want, _, err := countsAt(ctx, from)
 	if err != nil || want == [3]int{} {
 		return err
 	}
-	dst, err := openLedger(ctx, to)
-	if err != nil {
-		return err
-	}
-	defer dst.Close()
-	if dst.db == nil || dst.schema < 3 {
-		return nil
-	}
-	have, err := ledgerCounts(ctx, dst.db)
+	have, shown, err := countsAt(ctx, to)
 	if err != nil || have == [3]int{} || have == want {
 		return err
 	}
-	return ledgerNotEmpty(dst.loc, have)
+	return ledgerNotEmpty(shown, have)
+}
+
+// countsAt is ledgerCounts of the state at loc, and the state as messages
+// show it: nothing for a missing state or one of an older schema.
+func countsAt(ctx context.Context, loc string) ([3]int, string, error) {
+	st, err := openLedger(ctx, loc)
+	if st != nil {
+		defer st.Close()
+	}
+	if err != nil || st.db == nil || st.schema < 3 {
+		return [3]int{}, Redact(loc), err
+	}
+	n, err := ledgerCounts(ctx, st.db)
+	return n, st.loc, err
 }
 
 type querier interface {

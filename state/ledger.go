@@ -223,10 +223,14 @@ func (t *txn) writeCaps(caps map[string][]capEntry, phones []string) error {
 // refused as by RecordIntent; in a project's state those who opted out are
 // recorded suppressed and those over the cap held back, and the rest get
 // the intent and a claim in the cap index. strict refuses any trimming.
+//
+// The common intent costs two statements whatever the ledger holds: the
+// attempt (which reads the pause in the same statement), then the claim,
+// which makes, locks and appends to the numbers' rows of the cap index
+// through its key and returns them. Only when someone is left out does a
+// third statement or more follow, to take the claim back from those held
+// and the attempt's recipients down to those sent.
 func (t *txn) admit(in Intent, strict bool) (Admission, error) {
-	if err := t.checkPause(); err != nil {
-		return Admission{}, err
-	}
 	k := t.w.known
 	prev := make([]Status, len(in.Phones))
 	for i, p := range in.Phones {
@@ -239,74 +243,142 @@ func (t *txn) admit(in Intent, strict bool) (Admission, error) {
 		}
 		prev[i] = c
 	}
+	id, err := t.insertIntent(in, in.Phones)
+	if err != nil {
+		return Admission{}, err
+	}
+	t.changed = true
 	adm := Admission{Send: in.Phones}
-	var caps map[string][]capEntry
 	if t.w.s.shared {
-		var optedOut map[string]bool
-		var err error
-		if optedOut, caps, err = t.ledgerRows(in.Phones); err != nil {
+		var sends map[string][]capEntry
+		if adm, sends, err = t.claim(in.Phones, id); err != nil {
 			return Admission{}, err
 		}
-		adm = t.w.s.sort(in.Phones, optedOut, caps)
-		if strict && len(adm.Send) != len(in.Phones) {
-			return Admission{}, refusal{fmt.Errorf("%s: %w", in.BatchID, ErrNotAdmitted)}
-		}
-		for i, p := range in.Phones {
-			switch {
-			case optedOut[p]:
-				k.set(p, Suppressed)
-			case slices.Contains(adm.Held, p):
-				k.set(p, prev[i])
+		if len(adm.Send) < len(in.Phones) {
+			if strict {
+				return Admission{}, refusal{fmt.Errorf("%s: %w", in.BatchID, ErrNotAdmitted)}
+			}
+			if err := t.trim(in, id, adm, sends, prev); err != nil {
+				return Admission{}, err
 			}
 		}
 	}
-	if len(adm.Suppressed) > 0 {
-		if err := t.putFinished(in.BatchID, AttemptSuppressed, in.BodyHash, in.PlanID, adm.Suppressed, "opted out"); err != nil {
-			return Admission{}, err
-		}
-		t.changed = true
-	}
-	if len(adm.Send) == 0 {
-		return adm, nil
-	}
-	t.w.buf = appendPhones(t.w.buf[:0], adm.Send)
-	var id int64
-	if err := t.queryRow("insertAttempt", t.w.s.args(in.BatchID, in.BodyHash, string(t.w.buf), len(adm.Send), t.now, in.PlanID)...).Scan(&id); err != nil {
-		return Admission{}, err
-	}
-	k.setBatch(in.BatchID, id)
-	t.changed = true
-	if caps != nil {
-		// The claim is one entry, the same for every number of the
-		// intent, appended where it is stored: only the numbers go over.
-		now := capSecond(t.w.s.now())
-		entry := formatCapEntries([]capEntry{{now, id}})
-		t.wrote = true
-		if _, err := t.conn.ExecContext(t.ctx, t.w.s.q.capsClaim, string(t.w.buf), entry, now); err != nil {
-			return Admission{}, err
-		}
+	if len(adm.Send) > 0 {
+		k.setBatch(in.BatchID, id)
 	}
 	return adm, nil
 }
 
-// sort divides phones into those to send, suppressed and held back.
-func (s *State) sort(phones []string, optedOut map[string]bool, caps map[string][]capEntry) Admission {
-	adm := Admission{Send: make([]string, 0, len(phones))}
+// insertIntent records the attempt of an intent for phones and returns
+// its id, unless the campaign is paused: the pause is read in the same
+// statement, so that nothing slips in between a pause and the apply that
+// learns of it.
+func (t *txn) insertIntent(in Intent, phones []string) (int64, error) {
+	wrote := t.wrote
+	t.w.buf = appendPhones(t.w.buf[:0], phones)
+	var id int64
+	err := t.queryRow("insertAttempt", t.w.s.args(in.BatchID, in.BodyHash, string(t.w.buf), len(phones), t.now, in.PlanID)...).Scan(&id)
+	if !errors.Is(err, sql.ErrNoRows) {
+		return id, err
+	}
+	t.wrote = wrote // it inserted nothing: paused
+	var p Pause
+	var at string
+	if err := t.stmt("pausedNow").QueryRowContext(t.ctx, t.w.s.args()...).Scan(&at, &p.By, &p.Reason); err != nil {
+		return 0, err
+	}
+	p.At = parseTime(at)
+	return 0, refusal{&PausedError{Campaign: t.w.s.campaign, Pause: p}}
+}
+
+// claim appends the attempt's entry to the cap index rows of phones, but
+// those of numbers opted out, and sorts phones into those to send,
+// suppressed (opted out) and held back (over the cap without the claim).
+// It returns each claimed number's sends but this claim, under a cap.
+func (t *txn) claim(phones []string, attempt int64) (Admission, map[string][]capEntry, error) {
+	s := t.w.s
 	now := s.now()
+	at := capSecond(now)
+	t.wrote = true
+	rows, err := t.conn.QueryContext(t.ctx, s.q.capsClaim, string(t.w.buf), formatCapEntries([]capEntry{{at, attempt}}), at)
+	if err != nil {
+		return Admission{}, nil, err
+	}
+	claimed := make(map[string][]capEntry, len(phones))
+	for rows.Next() {
+		var p, sends string
+		if err := rows.Scan(&p, &sends); err != nil {
+			rows.Close()
+			return Admission{}, nil, err
+		}
+		var es []capEntry
+		if s.cap != nil {
+			// The claim is the row's last entry.
+			es = parseCapEntries(sends)
+			es = es[:max(len(es)-1, 0)]
+		}
+		claimed[p] = es
+	}
+	if err := closeRows(rows); err != nil {
+		return Admission{}, nil, err
+	}
+	adm := Admission{Send: phones}
+	if len(claimed) == len(phones) && s.cap == nil {
+		return adm, claimed, nil
+	}
+	adm.Send = make([]string, 0, len(phones))
 	for _, p := range phones {
+		es, ok := claimed[p]
+		var until time.Time
+		if ok && s.cap != nil {
+			until = s.cap.sendableAt(es, now)
+		}
 		switch {
-		case optedOut[p]:
+		case !ok:
 			adm.Suppressed = append(adm.Suppressed, p)
-		case s.cap != nil && s.cap.sendableAt(caps[p], now).After(now):
+		case until.After(now):
 			adm.Held = append(adm.Held, p)
-			if at := s.cap.sendableAt(caps[p], now); at.After(adm.HeldUntil) {
-				adm.HeldUntil = at
+			if until.After(adm.HeldUntil) {
+				adm.HeldUntil = until
 			}
 		default:
 			adm.Send = append(adm.Send, p)
 		}
 	}
-	return adm
+	return adm, claimed, nil
+}
+
+// trim records what claim left out of an intent: the claim goes back from
+// the rows of those held (sends: their entries but the claim; their
+// status back to what it was: a later run sends them), those opted out
+// are recorded suppressed, and the attempt keeps only the recipients
+// sent, or goes when there are none.
+func (t *txn) trim(in Intent, attempt int64, adm Admission, sends map[string][]capEntry, prev []Status) error {
+	k := t.w.known
+	if len(adm.Held) > 0 {
+		if err := t.writeCaps(sends, adm.Held); err != nil {
+			return err
+		}
+		for i, p := range in.Phones {
+			if slices.Contains(adm.Held, p) {
+				k.set(p, prev[i])
+			}
+		}
+	}
+	if len(adm.Send) == 0 {
+		if _, err := t.exec("dropAttempt", attempt); err != nil {
+			return err
+		}
+	} else {
+		t.w.buf = appendPhones(t.w.buf[:0], adm.Send)
+		if _, err := t.exec("setPhones", string(t.w.buf), len(adm.Send), attempt); err != nil {
+			return err
+		}
+	}
+	if len(adm.Suppressed) > 0 {
+		return t.putFinished(in.BatchID, AttemptSuppressed, in.BodyHash, in.PlanID, adm.Suppressed, "opted out")
+	}
+	return nil
 }
 
 // putFinished records a finished attempt of the batch for phones.
@@ -337,20 +409,4 @@ func (t *txn) releaseClaims(phones []string, attempt int64) error {
 		caps[p] = slices.DeleteFunc(es, func(e capEntry) bool { return e.attempt == attempt })
 	}
 	return t.writeCaps(caps, phones)
-}
-
-// checkPause refuses an intent while the campaign is paused. The pause is
-// read where the intent is recorded, so that nothing slips in between a
-// pause and the apply that learns of it.
-func (t *txn) checkPause() error {
-	var p Pause
-	var at string
-	if err := t.stmt("pausedNow").QueryRowContext(t.ctx, t.w.s.args()...).Scan(&at, &p.By, &p.Reason); err != nil {
-		return err
-	}
-	if at == "" {
-		return nil
-	}
-	p.At = parseTime(at)
-	return refusal{&PausedError{Campaign: t.w.s.campaign, Pause: p}}
 }

@@ -3,6 +3,7 @@ package state
 import (
 	"context"
 	"errors"
+	"maps"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -442,5 +443,96 @@ func testCopyLedger(t *testing.T, from, to backend) {
 	must(t, err)
 	if got, err := CopyLedger(ctx, src, again); err != nil || !got.Already {
 		t.Errorf("copying the same ledger twice: %+v, %v", got, err)
+	}
+}
+
+// An intent the ledger trims keeps only the recipients sent: the attempt
+// names them alone, those held back have no record and no claim (they
+// stay sendable once the window passes), and an intent left with nobody
+// leaves no attempt its outcome could finish.
+func TestTrimmedIntent(t *testing.T) { eachBackend(t, testTrimmedIntent) }
+
+func testTrimmedIntent(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
+	var clock atomic.Int64
+	clock.Store(t0.Unix())
+	now := func() time.Time { return time.Unix(clock.Load(), 0).UTC() }
+	_, err := ChangeOptOuts(ctx, loc, []OptOutChange{{Phone: "+441", At: t0}})
+	must(t, err)
+	other := openShared(t, loc, "autumn", &Cap{Max: 1, Per: 24 * time.Hour}, now)
+	_, err = other.AdmitIntent(ctx, intent("a1", "+442", "+444"))
+	must(t, err)
+	must(t, other.RecordOutcome(ctx, "a1", Outcome{Status: Sent}))
+	s := openShared(t, loc, "spring", &Cap{Max: 1, Per: 24 * time.Hour}, now)
+
+	clock.Store(t0.Add(time.Hour).Unix())
+	adm, err := s.AdmitIntent(ctx, intent("b1", "+441", "+442", "+443"))
+	must(t, err)
+	if !slices.Equal(adm.Send, []string{"+443"}) || !slices.Equal(adm.Suppressed, []string{"+441"}) || !slices.Equal(adm.Held, []string{"+442"}) {
+		t.Fatalf("admission: %+v", adm)
+	}
+	must(t, s.RecordOutcome(ctx, "b1", Outcome{Status: Sent}))
+	adm, err = s.AdmitIntent(ctx, intent("c1", "+442", "+444"))
+	must(t, err)
+	if len(adm.Send) != 0 || len(adm.Held) != 2 {
+		t.Fatalf("admission of numbers all over the cap: %+v", adm)
+	}
+	if err := s.RecordOutcome(ctx, "c1", Outcome{Status: Sent}); !errors.Is(err, ErrNoIntent) {
+		t.Errorf("the outcome of an intent that admitted nobody: %v", err)
+	}
+	got := map[string]string{}
+	must(t, s.Attempts(ctx, func(a Attempt) error {
+		got[a.BatchID] += fmt.Sprintf("%s/%d ", a.State, a.Recipients)
+		return nil
+	}))
+	want := map[string]string{"b1": "sent/1 suppressed/1 "}
+	if !maps.Equal(got, want) {
+		t.Errorf("attempts %v, want %v", got, want)
+	}
+	if st := statuses(t, s); st["+441"] != Suppressed || st["+442"] != Unsent || st["+443"] != Sent {
+		t.Errorf("statuses %v", st)
+	}
+	// +442's one send was at t0: held claims left no trace, so a day
+	// later it is sendable again.
+	clock.Store(t0.Add(24*time.Hour + time.Second).Unix())
+	holds, err := s.CapHolds(ctx, Cap{Max: 1, Per: 24 * time.Hour}, now())
+	must(t, err)
+	if _, held := holds.Get("+442"); held {
+		t.Errorf("+442 is held a day after its only send: a held claim stayed")
+	}
+}
+
+// The statements of an intent find the ledger's rows through their keys
+// whatever plan PostgreSQL caches: a prepared statement's generic plan is
+// made once, maybe while the tables are empty, and kept as they grow to
+// millions of rows; one that scans a table costs every intent its size.
+func TestLedgerStatementsUseKeys(t *testing.T) {
+	ctx := context.Background()
+	loc := pg.Database(t)
+	_, err := ChangeOptOuts(ctx, loc, nil) // the schema, tables empty
+	must(t, err)
+	conn, err := pgx.Connect(ctx, loc)
+	must(t, err)
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, `SET search_path = smsform; SET plan_cache_mode = force_generic_plan`)
+	must(t, err)
+	for name, q := range map[string]string{"capsClaim": postgresDialect.capsClaim, "capsWrite": postgresDialect.capsWrite, "capsFor": postgresDialect.capsFor} {
+		_, err := conn.Exec(ctx, "PREPARE "+name+" AS "+q)
+		must(t, err)
+		args := map[string]string{"capsClaim": `('["+441"]', '1:1', 1)`, "capsWrite": `('[{"p": "+441", "s": "", "l": 0}]')`, "capsFor": `('["+441"]')`}[name]
+		rows, err := conn.Query(ctx, "EXPLAIN EXECUTE "+name+args)
+		must(t, err)
+		var plan strings.Builder
+		for rows.Next() {
+			var line string
+			must(t, rows.Scan(&line))
+			plan.WriteString(line + "\n")
+		}
+		must(t, rows.Err())
+		if strings.Contains(plan.String(), "Seq Scan on caps") || strings.Contains(plan.String(), "Seq Scan on optouts_now") {
+			t.Errorf("%s's generic plan scans a table:\n%s", name, plan.String())
+		}
 	}
 }

@@ -106,18 +106,29 @@ type ledgerTable struct {
 	name, columns string
 	// pg and sqlite insert a JSON array of rows given as arrays of text.
 	pg, sqlite string
+	// rewrite, if set, changes a row read before it is written.
+	rewrite func(row []string)
 }
 
 var ledgerTables = []ledgerTable{
 	{"optouts", "id, phone, action, at, by_whom, reason",
 		`INSERT INTO optouts (id, phone, action, at, by_whom, reason) SELECT (r->>0)::bigint, r->>1, r->>2, r->>3, r->>4, r->>5 FROM jsonb_array_elements($1::jsonb) r`,
-		`INSERT INTO optouts (id, phone, action, at, by_whom, reason) SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5 FROM json_each(?1)`},
+		`INSERT INTO optouts (id, phone, action, at, by_whom, reason) SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5 FROM json_each(?1)`, nil},
 	{"optouts_now", "phone, id, at, by_whom, reason",
 		`INSERT INTO optouts_now (phone, id, at, by_whom, reason) SELECT r->>0, (r->>1)::bigint, r->>2, r->>3, r->>4 FROM jsonb_array_elements($1::jsonb) r`,
-		`INSERT INTO optouts_now (phone, id, at, by_whom, reason) SELECT value->>0, value->>1, value->>2, value->>3, value->>4 FROM json_each(?1)`},
+		`INSERT INTO optouts_now (phone, id, at, by_whom, reason) SELECT value->>0, value->>1, value->>2, value->>3, value->>4 FROM json_each(?1)`, nil},
 	{"caps", "phone, sends, last_at",
 		`INSERT INTO caps (phone, sends, last_at) SELECT r->>0, r->>1, (r->>2)::bigint FROM jsonb_array_elements($1::jsonb) r`,
-		`INSERT INTO caps (phone, sends, last_at) SELECT value->>0, value->>1, value->>2 FROM json_each(?1)`},
+		`INSERT INTO caps (phone, sends, last_at) SELECT value->>0, value->>1, value->>2 FROM json_each(?1)`,
+		// A send's attempt is the source's: no attempt of the target, whose
+		// ids may be the same numbers, may give it back (releaseClaims).
+		func(row []string) {
+			es := parseCapEntries(row[1])
+			for i := range es {
+				es[i].attempt = 0
+			}
+			row[1] = formatCapEntries(es)
+		}},
 }
 
 // CopyLedger copies the project's ledger, the opt-out log with the numbers
@@ -282,6 +293,9 @@ func copyTable(ctx context.Context, src *State, tx *sql.Tx, t ledgerTable, inser
 		row := make([]string, n)
 		for i, v := range vals {
 			row[i] = v.String
+		}
+		if t.rewrite != nil {
+			t.rewrite(row)
 		}
 		if chunk = append(chunk, row); len(chunk) == copyChunk {
 			if err := flush(); err != nil {

@@ -80,6 +80,8 @@ func refuse(format string, args ...any) error { return refusal{fmt.Errorf(format
 func statements(q *dialect) map[string]string {
 	return map[string]string{
 		"insertAttempt": q.insertAttempt,
+		"setPhones":     q.setPhones,
+		"dropAttempt":   q.dropAttempt,
 		"attempt":       q.attempt,
 		"finishAttempt": q.finishAttempt,
 		"bumpSerial":    q.bumpSerial,

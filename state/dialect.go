@@ -103,11 +103,11 @@ var sqliteV2Dialect = &dialect{
 // tables: its scope is the campaign's id. Unqualified names resolve in the
 // state's schema (search_path).
 var postgresDialect = &dialect{
-	begin:         `BEGIN`,
+	begin: `BEGIN`,
 	insertAttempt: `INSERT INTO attempts (campaign_id, batch_id, state, body_hash, phones, recipients, started_at, plan_id)
 		SELECT id, $2, 'intent', $3, $4, CAST($5 AS integer), $6, $7 FROM campaigns WHERE id = $1 AND paused_at = '' RETURNING id`,
-	setPhones:   `UPDATE attempts SET phones = $1, recipients = $2 WHERE id = $3`,
-	dropAttempt: `DELETE FROM attempts WHERE id = $1`,
+	setPhones:     `UPDATE attempts SET phones = $1, recipients = $2 WHERE id = $3`,
+	dropAttempt:   `DELETE FROM attempts WHERE id = $1`,
 	attempt:       numbered(`SELECT state, phones FROM attempts WHERE id = ?`),
 	finishAttempt: numbered(`UPDATE attempts SET state = ?, http_status = ?, request_id = ?, reason = ?, finished_at = ? WHERE id = ? AND state = 'intent' RETURNING phones, body_hash, plan_id`),
 	bumpSerial:    `UPDATE campaigns SET serial = serial + $2 WHERE id = $1`,

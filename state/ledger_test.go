@@ -3,8 +3,8 @@ package state
 import (
 	"context"
 	"errors"
-	"maps"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"

@@ -138,3 +138,25 @@ func FuzzResults(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkReadResults reads a provider's answer listing 1,000 recipients,
+// as a bulk API writes it: what apply adds to each request of 1,000.
+func BenchmarkReadResults(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"request_id":"r-1","messages":[`)
+	for i := range 1000 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `{"to":"4477009%05d","status":{"groupName":"PENDING","description":"Message sent to next instance"}}`, i)
+	}
+	sb.WriteString(`]}`)
+	doc := []byte(sb.String())
+	c := &Client{Results: bulkResults()}
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		if rs, _ := c.readResults(doc, 1000, testToken); len(rs) != 1000 {
+			b.Fatal(len(rs))
+		}
+	}
+}

@@ -130,17 +130,20 @@ func StatusOfResults(m *api.Results, phones []string, resp api.SendResponse) []P
 // statusOfResult is what one element of a results list means for its
 // recipient, and the reason kept.
 func statusOfResult(m *api.Results, res api.RecipientResult) (state.Status, string) {
+	s := strings.TrimSpace(res.Status)
+	switch {
+	case s == "":
+		return state.InDoubt, reasonNoStatus
+	case slices.Contains(m.Sent, s):
+		return state.Sent, "" // the common case: no words to make
+	}
 	words := res.Reason
 	if words == "" {
 		words = "status " + res.Status
 	} else {
 		words = res.Status + ": " + words
 	}
-	switch s := strings.TrimSpace(res.Status); {
-	case s == "":
-		return state.InDoubt, reasonNoStatus
-	case slices.Contains(m.Sent, s):
-		return state.Sent, ""
+	switch {
 	case slices.Contains(m.Retry, s):
 		return state.Unsent, words
 	case slices.Contains(m.Duplicate, s):

@@ -49,9 +49,9 @@ type dialect struct {
 	lastTestSend   string // scope; returns at, by, body hash, outcome, http status, request id, reason, phones
 
 	// The ledger (ledger.go), over a JSON array of numbers: each one's row
-	// of the cap index, with whether it opted out (capsFor: phone, sends,
-	// opted out; in PostgreSQL it also makes the missing rows and locks
-	// them all, in the numbers' order, so it writes); and the rows written
+	// of the cap index (capsFor: phone, sends; in PostgreSQL it also makes
+	// the missing rows and locks them all, in the numbers' order, so it
+	// writes); and the rows written
 	// back from a JSON array of {p, s, l} (capsWrite); a claim, one entry
 	// appended to the rows of a JSON array of numbers but those opted out,
 	// made if missing, locked in the numbers' order in PostgreSQL
@@ -147,7 +147,7 @@ var postgresDialect = &dialect{
 	// would, and returns the row.
 	capsFor: `INSERT INTO caps AS c (phone, sends, last_at) SELECT p, '', 0 FROM jsonb_array_elements_text($1::jsonb) AS p ORDER BY p
 		ON CONFLICT (phone) DO UPDATE SET last_at = c.last_at
-		RETURNING c.phone, c.sends, (SELECT true FROM optouts_now o WHERE o.phone = c.phone LIMIT 1) IS NOT NULL`,
+		RETURNING c.phone, c.sends`,
 	// Both write through the primary key: as an update joined to the
 	// numbers, a prepared statement's generic plan, made while the table
 	// was small, scanned it whole for every intent ever after (100,000
@@ -238,8 +238,7 @@ func sqlite(d *dialect) *dialect {
 		insertTestSend: q(d.insertTestSend),
 		lastTestSend:   q(d.lastTestSend),
 		// SQLite's ledger takes the file's write lock with the transaction.
-		capsFor: `SELECT j.value, coalesce(c.sends, ''), o.phone IS NOT NULL FROM json_each(?1) j
-			LEFT JOIN caps c ON c.phone = j.value LEFT JOIN optouts_now o ON o.phone = j.value`,
+		capsFor: `SELECT j.value, coalesce(c.sends, '') FROM json_each(?1) j LEFT JOIN caps c ON c.phone = j.value`,
 		capsWrite: `INSERT INTO caps (phone, sends, last_at) SELECT value ->> 'p', value ->> 's', value ->> 'l' FROM json_each(?1) WHERE true
 			ON CONFLICT (phone) DO UPDATE SET sends = excluded.sends, last_at = excluded.last_at`,
 		capsClaim: `INSERT INTO caps (phone, sends, last_at)

@@ -157,33 +157,26 @@ func (c Cap) sendableAt(es []capEntry, now time.Time) time.Time {
 	return time.Unix(in[len(in)-c.Max], 0).Add(c.Per).UTC()
 }
 
-// ledgerRows reads the ledger's rows for phones: whether each opted out,
-// and its row of the cap index (in PostgreSQL made if missing and locked,
-// in the numbers' order).
-func (t *txn) ledgerRows(phones []string) (optedOut map[string]bool, caps map[string][]capEntry, err error) {
-	q := t.w.s.q
-	list := string(appendPhones(nil, phones))
+// capRows reads the cap index's rows of phones (in PostgreSQL made if
+// missing and locked, in the numbers' order).
+func (t *txn) capRows(phones []string) (map[string][]capEntry, error) {
 	t.wrote = true // in PostgreSQL the read makes and locks rows
-	optedOut, caps = map[string]bool{}, map[string][]capEntry{}
-	rows, err := t.conn.QueryContext(t.ctx, q.capsFor, list)
+	rows, err := t.conn.QueryContext(t.ctx, t.w.s.q.capsFor, string(appendPhones(nil, phones)))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	caps := map[string][]capEntry{}
 	for rows.Next() {
 		var p, sends string
-		var out bool
-		if err := rows.Scan(&p, &sends, &out); err != nil {
+		if err := rows.Scan(&p, &sends); err != nil {
 			rows.Close()
-			return nil, nil, err
-		}
-		if out {
-			optedOut[p] = true
+			return nil, err
 		}
 		if sends != "" {
 			caps[p] = parseCapEntries(sends)
 		}
 	}
-	return optedOut, caps, closeRows(rows)
+	return caps, closeRows(rows)
 }
 
 func closeRows(rows *sql.Rows) error {
@@ -243,15 +236,16 @@ func (t *txn) admit(in Intent, strict bool) (Admission, error) {
 		}
 		prev[i] = c
 	}
-	id, err := t.insertIntent(in, in.Phones)
+	t.w.buf = appendPhones(t.w.buf[:0], in.Phones)
+	list := string(t.w.buf)
+	id, err := t.insertIntent(in, list)
 	if err != nil {
 		return Admission{}, err
 	}
-	t.changed = true
 	adm := Admission{Send: in.Phones}
 	if t.w.s.shared {
 		var sends map[string][]capEntry
-		if adm, sends, err = t.claim(in.Phones, id); err != nil {
+		if adm, sends, err = t.claim(in.Phones, list, id); err != nil {
 			return Admission{}, err
 		}
 		if len(adm.Send) < len(in.Phones) {
@@ -266,41 +260,51 @@ func (t *txn) admit(in Intent, strict bool) (Admission, error) {
 	if len(adm.Send) > 0 {
 		k.setBatch(in.BatchID, id)
 	}
+	// An intent that records nobody (everyone held back, the attempt taken
+	// out again) changes nothing of the campaign's record: the serial
+	// stays, and a saved plan made before is still the state's.
+	t.changed = len(adm.Send) > 0 || len(adm.Suppressed) > 0
 	return adm, nil
 }
 
-// insertIntent records the attempt of an intent for phones and returns
-// its id, unless the campaign is paused: the pause is read in the same
-// statement, so that nothing slips in between a pause and the apply that
-// learns of it.
-func (t *txn) insertIntent(in Intent, phones []string) (int64, error) {
+// insertIntent records the attempt of an intent for all its recipients
+// (list, as JSON) and returns its id, unless the campaign is paused: the
+// pause is read in the same statement, so that nothing slips in between a
+// pause and the apply that learns of it.
+func (t *txn) insertIntent(in Intent, list string) (int64, error) {
 	wrote := t.wrote
-	t.w.buf = appendPhones(t.w.buf[:0], phones)
-	var id int64
-	err := t.queryRow("insertAttempt", t.w.s.args(in.BatchID, in.BodyHash, string(t.w.buf), len(phones), t.now, in.PlanID)...).Scan(&id)
-	if !errors.Is(err, sql.ErrNoRows) {
-		return id, err
+	for {
+		var id int64
+		err := t.queryRow("insertAttempt", t.w.s.args(in.BatchID, in.BodyHash, list, len(in.Phones), t.now, in.PlanID)...).Scan(&id)
+		if !errors.Is(err, sql.ErrNoRows) {
+			return id, err
+		}
+		t.wrote = wrote // it inserted nothing: paused
+		var p Pause
+		var at string
+		if err := t.stmt("pausedNow").QueryRowContext(t.ctx, t.w.s.args()...).Scan(&at, &p.By, &p.Reason); err != nil {
+			return 0, err
+		}
+		if at != "" {
+			p.At = parseTime(at)
+			return 0, refusal{&PausedError{Campaign: t.w.s.campaign, Pause: p}}
+		}
+		// Resumed between the two statements (PostgreSQL reads each as of
+		// its start): the insert is tried again.
 	}
-	t.wrote = wrote // it inserted nothing: paused
-	var p Pause
-	var at string
-	if err := t.stmt("pausedNow").QueryRowContext(t.ctx, t.w.s.args()...).Scan(&at, &p.By, &p.Reason); err != nil {
-		return 0, err
-	}
-	p.At = parseTime(at)
-	return 0, refusal{&PausedError{Campaign: t.w.s.campaign, Pause: p}}
 }
 
 // claim appends the attempt's entry to the cap index rows of phones, but
 // those of numbers opted out, and sorts phones into those to send,
 // suppressed (opted out) and held back (over the cap without the claim).
 // It returns each claimed number's sends but this claim, under a cap.
-func (t *txn) claim(phones []string, attempt int64) (Admission, map[string][]capEntry, error) {
+// list is phones as JSON.
+func (t *txn) claim(phones []string, list string, attempt int64) (Admission, map[string][]capEntry, error) {
 	s := t.w.s
 	now := s.now()
 	at := capSecond(now)
 	t.wrote = true
-	rows, err := t.conn.QueryContext(t.ctx, s.q.capsClaim, string(t.w.buf), formatCapEntries([]capEntry{{at, attempt}}), at)
+	rows, err := t.conn.QueryContext(t.ctx, s.q.capsClaim, list, formatCapEntries([]capEntry{{at, attempt}}), at)
 	if err != nil {
 		return Admission{}, nil, err
 	}
@@ -359,8 +363,12 @@ func (t *txn) trim(in Intent, attempt int64, adm Admission, sends map[string][]c
 		if err := t.writeCaps(sends, adm.Held); err != nil {
 			return err
 		}
+		held := make(map[string]bool, len(adm.Held))
+		for _, p := range adm.Held {
+			held[p] = true
+		}
 		for i, p := range in.Phones {
-			if slices.Contains(adm.Held, p) {
+			if held[p] {
 				k.set(p, prev[i])
 			}
 		}
@@ -401,7 +409,7 @@ func (t *txn) releaseClaims(phones []string, attempt int64) error {
 	if !t.w.s.shared || len(phones) == 0 {
 		return nil
 	}
-	_, caps, err := t.ledgerRows(phones)
+	caps, err := t.capRows(phones)
 	if err != nil {
 		return err
 	}

@@ -449,7 +449,8 @@ func testCopyLedger(t *testing.T, from, to backend) {
 // An intent the ledger trims keeps only the recipients sent: the attempt
 // names them alone, those held back have no record and no claim (they
 // stay sendable once the window passes), and an intent left with nobody
-// leaves no attempt its outcome could finish.
+// leaves no attempt its outcome could finish, and the campaign's serial
+// where it was.
 func TestTrimmedIntent(t *testing.T) { eachBackend(t, testTrimmedIntent) }
 
 func testTrimmedIntent(t *testing.T, b backend) {
@@ -473,11 +474,20 @@ func testTrimmedIntent(t *testing.T, b backend) {
 	if !slices.Equal(adm.Send, []string{"+443"}) || !slices.Equal(adm.Suppressed, []string{"+441"}) || !slices.Equal(adm.Held, []string{"+442"}) {
 		t.Fatalf("admission: %+v", adm)
 	}
+	// The intent is the batch's attempt its outcome finishes, also for
+	// a run that opens the state after (the suppressed attempt recorded
+	// after it is not).
+	must(t, s.Close())
+	s = openShared(t, loc, "spring", &Cap{Max: 1, Per: 24 * time.Hour}, now)
 	must(t, s.RecordOutcome(ctx, "b1", Outcome{Status: Sent}))
+	serial := s.Serial()
 	adm, err = s.AdmitIntent(ctx, intent("c1", "+442", "+444"))
 	must(t, err)
 	if len(adm.Send) != 0 || len(adm.Held) != 2 {
 		t.Fatalf("admission of numbers all over the cap: %+v", adm)
+	}
+	if s.Serial() != serial {
+		t.Errorf("an intent that recorded nobody moved the serial from %d to %d", serial, s.Serial())
 	}
 	if err := s.RecordOutcome(ctx, "c1", Outcome{Status: Sent}); !errors.Is(err, ErrNoIntent) {
 		t.Errorf("the outcome of an intent that admitted nobody: %v", err)

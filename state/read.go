@@ -284,7 +284,12 @@ func (s *State) loadKnown(ctx context.Context) (*known, error) {
 		if err := rows.Scan(&id, &batchID, &st, &phones); err != nil {
 			return nil, err
 		}
-		k.batches[batchID] = id
+		// The batch's latest attempt is the one its outcome finishes: a
+		// suppressed one, recorded after the intent it was trimmed from,
+		// is never finished.
+		if _, ok := k.batches[batchID]; !ok || AttemptState(st) != AttemptSuppressed {
+			k.batches[batchID] = id
+		}
 		c := attemptStatus(st)
 		if err := eachPhone(phones, func(p string) { k.load(p, c) }); err != nil {
 			return nil, err

@@ -273,7 +273,7 @@ func (t *txn) admit(in Intent, strict bool) (Admission, error) {
 // pause and the apply that learns of it.
 func (t *txn) insertIntent(in Intent, list string) (int64, error) {
 	wrote := t.wrote
-	for {
+	for tries := 1; ; tries++ {
 		var id int64
 		err := t.queryRow("insertAttempt", t.w.s.args(in.BatchID, in.BodyHash, list, len(in.Phones), t.now, in.PlanID)...).Scan(&id)
 		if !errors.Is(err, sql.ErrNoRows) {
@@ -291,6 +291,9 @@ func (t *txn) insertIntent(in Intent, list string) (int64, error) {
 		}
 		// Resumed between the two statements (PostgreSQL reads each as of
 		// its start): the insert is tried again.
+		if tries == 10 {
+			return 0, fmt.Errorf("campaign %q was paused and resumed %d times while its intent was recorded", t.w.s.campaign, tries)
+		}
 	}
 }
 

@@ -95,9 +95,7 @@ func testFrequencyCap(t *testing.T, b backend) {
 	ctx := context.Background()
 	loc := b.loc(t)
 	t0 := time.Date(2026, 3, 28, 22, 0, 0, 0, time.UTC) // a daylight-saving night in Europe: UTC does not care
-	var clock atomic.Int64
-	clock.Store(t0.Unix())
-	now := func() time.Time { return time.Unix(clock.Load(), 0).UTC() }
+	set, now := testClock(t0)
 	c := &Cap{Max: 1, Per: 24 * time.Hour}
 	a := openShared(t, loc, "spring", c, now)
 	bb := openShared(t, loc, "autumn", c, now)
@@ -107,7 +105,7 @@ func testFrequencyCap(t *testing.T, b backend) {
 	if len(adm.Send) != 2 {
 		t.Fatalf("first send: %+v", adm)
 	}
-	clock.Store(t0.Add(23*time.Hour + 59*time.Minute).Unix())
+	set(t0.Add(23*time.Hour + 59*time.Minute))
 	adm, err = bb.AdmitIntent(ctx, intent("b1", "+441", "+443"))
 	must(t, err)
 	if !slices.Equal(adm.Send, []string{"+443"}) || !slices.Equal(adm.Held, []string{"+441"}) || !adm.HeldUntil.Equal(t0.Add(24*time.Hour)) {
@@ -117,7 +115,7 @@ func testFrequencyCap(t *testing.T, b backend) {
 	if st := statuses(t, bb); st["+441"] != Unsent {
 		t.Errorf("a held number has a record: %v", st)
 	}
-	clock.Store(t0.Add(24*time.Hour + time.Minute).Unix())
+	set(t0.Add(24*time.Hour + time.Minute))
 	adm, err = bb.AdmitIntent(ctx, intent("b2", "+441"))
 	must(t, err)
 	if len(adm.Send) != 1 {
@@ -298,22 +296,20 @@ func testFrequencyCapWithinASecond(t *testing.T, b backend) {
 	ctx := context.Background()
 	loc := b.loc(t)
 	t0 := time.Date(2026, 11, 20, 9, 0, 0, 600e6, time.UTC)
-	var clock atomic.Int64
-	clock.Store(t0.UnixNano())
-	now := func() time.Time { return time.Unix(0, clock.Load()).UTC() }
+	set, now := testClock(t0)
 	c := &Cap{Max: 1, Per: 24 * time.Hour}
 	s := openShared(t, loc, "spring", c, now)
 	_, err := s.AdmitIntent(ctx, intent("a1", "+441"))
 	must(t, err)
 	must(t, s.RecordOutcome(ctx, "a1", Outcome{Status: Sent}))
-	clock.Store(t0.Add(24*time.Hour - 300*time.Millisecond).UnixNano())
+	set(t0.Add(24*time.Hour - 300*time.Millisecond))
 	other := openShared(t, loc, "autumn", c, now)
 	adm, err := other.AdmitIntent(ctx, intent("b1", "+441"))
 	must(t, err)
 	if len(adm.Held) != 1 || adm.HeldUntil.Before(t0.Add(24*time.Hour)) {
 		t.Errorf("23h59m59.7s after a send: %+v, want held until %v at the earliest", adm, t0.Add(24*time.Hour))
 	}
-	clock.Store(t0.Add(24*time.Hour + 1100*time.Millisecond).UnixNano())
+	set(t0.Add(24*time.Hour + 1100*time.Millisecond))
 	adm, err = other.AdmitIntent(ctx, intent("b2", "+441"))
 	must(t, err)
 	if len(adm.Send) != 1 {
@@ -457,9 +453,7 @@ func testTrimmedIntent(t *testing.T, b backend) {
 	ctx := context.Background()
 	loc := b.loc(t)
 	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
-	var clock atomic.Int64
-	clock.Store(t0.Unix())
-	now := func() time.Time { return time.Unix(clock.Load(), 0).UTC() }
+	set, now := testClock(t0)
 	_, err := ChangeOptOuts(ctx, loc, []OptOutChange{{Phone: "+441", At: t0}})
 	must(t, err)
 	other := openShared(t, loc, "autumn", &Cap{Max: 1, Per: 24 * time.Hour}, now)
@@ -468,7 +462,7 @@ func testTrimmedIntent(t *testing.T, b backend) {
 	must(t, other.RecordOutcome(ctx, "a1", Outcome{Status: Sent}))
 	s := openShared(t, loc, "spring", &Cap{Max: 1, Per: 24 * time.Hour}, now)
 
-	clock.Store(t0.Add(time.Hour).Unix())
+	set(t0.Add(time.Hour))
 	adm, err := s.AdmitIntent(ctx, intent("b1", "+441", "+442", "+443"))
 	must(t, err)
 	if !slices.Equal(adm.Send, []string{"+443"}) || !slices.Equal(adm.Suppressed, []string{"+441"}) || !slices.Equal(adm.Held, []string{"+442"}) {
@@ -506,7 +500,7 @@ func testTrimmedIntent(t *testing.T, b backend) {
 	}
 	// +442's one send was at t0: held claims left no trace, so a day
 	// later it is sendable again.
-	clock.Store(t0.Add(24*time.Hour + time.Second).Unix())
+	set(t0.Add(24*time.Hour + time.Second))
 	holds, err := s.CapHolds(ctx, Cap{Max: 1, Per: 24 * time.Hour}, now())
 	must(t, err)
 	if _, held := holds.Get("+442"); held {
@@ -545,4 +539,11 @@ func TestLedgerStatementsUseKeys(t *testing.T) {
 			t.Errorf("%s's generic plan scans a table:\n%s", name, plan.String())
 		}
 	}
+}
+
+// testClock is a clock that tells t0 until set to another time.
+func testClock(t0 time.Time) (set func(time.Time), now func() time.Time) {
+	var clock atomic.Int64
+	clock.Store(t0.UnixNano())
+	return func(t time.Time) { clock.Store(t.UnixNano()) }, func() time.Time { return time.Unix(0, clock.Load()).UTC() }
 }

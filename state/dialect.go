@@ -51,12 +51,11 @@ type dialect struct {
 	// The ledger (ledger.go), over a JSON array of numbers: each one's row
 	// of the cap index (capsFor: phone, sends; in PostgreSQL it also makes
 	// the missing rows and locks them all, in the numbers' order, so it
-	// writes); and the rows written
-	// back from a JSON array of {p, s, l} (capsWrite); a claim, one entry
-	// appended to the rows of a JSON array of numbers but those opted out,
-	// made if missing, locked in the numbers' order in PostgreSQL
-	// (capsClaim: numbers, entry, unix time; returns each row claimed,
-	// phone and sends with the claim).
+	// writes); the rows written back from a JSON array of {p, s, l}
+	// (capsWrite); a claim, one entry appended to the rows of a JSON array
+	// of numbers but those opted out, made if missing, locked in the
+	// numbers' order in PostgreSQL (capsClaim: numbers, entry, unix time;
+	// returns each row claimed, phone and sends with the claim).
 	capsFor, capsWrite, capsClaim string
 
 	// The ledger's management (optouts.go): an opt-out change logged

@@ -682,6 +682,37 @@ func TestIssueTokenExpiredOnArrival(t *testing.T) {
 	}
 }
 
+// TestIssueTokenJustLapsed: a token of a second's life that lapses on the
+// way by this machine's clock, though not by the provider's Date, is asked
+// for once more; one that lapses again is no token.
+func TestIssueTokenJustLapsed(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 300e6, time.UTC)
+	for _, tt := range []struct {
+		name     string
+		tills    []string // valid_till of each answer in turn
+		requests int
+		ok       bool
+	}{
+		{"the second one lives", []string{"2026-11-23 12:00:00", "2026-11-23 12:00:01"}, 2, true},
+		{"the second one lapses too", []string{"2026-11-23 12:00:00", "2026-11-23 12:00:00"}, 2, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var n atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				i := min(int(n.Add(1)), len(tt.tills)) - 1
+				w.Header()["Date"] = []string{"Mon, 23 Nov 2026 11:59:59 GMT"}
+				io.WriteString(w, `{"access_token":"abc","valid_till":"`+tt.tills[i]+`"}`)
+			}))
+			defer srv.Close()
+			c := &Client{BaseURL: srv.URL, ClientID: testID, ClientSecret: testSecret, Now: func() time.Time { return now }}
+			tok, err := c.IssueToken(context.Background(), 1)
+			if int(n.Load()) != tt.requests || (err == nil) != tt.ok || tt.ok && tok.Value != "abc" {
+				t.Errorf("%d requests, token %+v, %v; want %d requests, a token: %v", n.Load(), tok, err, tt.requests, tt.ok)
+			}
+		})
+	}
+}
+
 // TestSendSuccessShapes: the spec shows no success payload, so any 2xx is
 // sent, whatever its body; the status is kept as given and a request id is
 // found where providers put one.

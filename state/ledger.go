@@ -262,8 +262,11 @@ func (t *txn) admit(in Intent, strict bool) (Admission, error) {
 	}
 	// An intent that records nobody (everyone held back, the attempt taken
 	// out again) changes nothing of the campaign's record: the serial
-	// stays, and a saved plan made before is still the state's.
-	t.changed = len(adm.Send) > 0 || len(adm.Suppressed) > 0
+	// stays, and a saved plan made before is still the state's. An outcome
+	// recorded in the same change has set changed already.
+	if len(adm.Send) > 0 || len(adm.Suppressed) > 0 {
+		t.changed = true
+	}
 	return adm, nil
 }
 

@@ -486,12 +486,21 @@ func testTrimmedIntent(t *testing.T, b backend) {
 	if err := s.RecordOutcome(ctx, "c1", Outcome{Status: Sent}); !errors.Is(err, ErrNoIntent) {
 		t.Errorf("the outcome of an intent that admitted nobody: %v", err)
 	}
+	// An outcome recorded with such an intent is a change all the same.
+	_, err = s.AdmitIntent(ctx, intent("d1", "+445"))
+	must(t, err)
+	serial = s.Serial()
+	adm, err = s.RecordOutcomeAndAdmit(ctx, "d1", Outcome{Status: Sent}, intent("e1", "+442"))
+	must(t, err)
+	if len(adm.Held) != 1 || s.Serial() != serial+1 {
+		t.Errorf("an outcome with an intent that recorded nobody: %+v, serial %d -> %d, want one more", adm, serial, s.Serial())
+	}
 	got := map[string]string{}
 	must(t, s.Attempts(ctx, func(a Attempt) error {
 		got[a.BatchID] += fmt.Sprintf("%s/%d ", a.State, a.Recipients)
 		return nil
 	}))
-	want := map[string]string{"b1": "sent/1 suppressed/1 "}
+	want := map[string]string{"b1": "sent/1 suppressed/1 ", "d1": "sent/1 "}
 	if !maps.Equal(got, want) {
 		t.Errorf("attempts %v, want %v", got, want)
 	}

@@ -66,32 +66,41 @@ func (c *Client) readResults(doc []byte, n int, token string) ([]RecipientResult
 	red := c.redactor(token)
 	// Statuses repeat (a thousand PENDING): each is cleaned once.
 	statuses := map[string]string{}
-	read := 0
-	RawElements(list, func(el []byte) bool {
-		if read++; read > limit {
-			return false
+	ptrs := []Pointer{r.Number, r.Status}
+	if r.Reason != nil {
+		ptrs = append(ptrs, *r.Reason)
+	}
+	pk := newPicker(ptrs...)
+	found := make([][]byte, len(ptrs))
+	i := skipSpace(list, 1)
+	for read := 0; i < len(list) && list[i] != ']'; read++ {
+		if read == limit {
+			break
 		}
-		num := text(r.Number, el)
+		i = skipSpace(list, pk.pick(list, i, found))
+		if i < len(list) && list[i] == ',' {
+			i = skipSpace(list, i+1)
+		}
+		num := RawText(found[0])
 		if num == "" {
-			return true // names nobody: says nothing of any recipient
+			continue // names nobody: says nothing of any recipient
 		}
-		rr := RecipientResult{Number: clip(num, 40), Status: cleanStatus(red, statuses, r.Status, el)}
+		rr := RecipientResult{Number: clip(num, 40), Status: cleanStatus(red, statuses, found[1])}
 		// The words of an accepted recipient are not kept: reading them
 		// would only cost time on the common path.
 		if r.Reason != nil && !slices.Contains(r.Sent, rr.Status) {
-			rr.Reason = red.scrub(text(*r.Reason, el))
+			rr.Reason = red.scrub(RawText(found[2]))
 		}
 		out = append(out, rr)
-		return true
-	})
+	}
 	return out, ""
 }
 
-// cleanStatus is the status p names in the element el, cleaned as an id
-// is, from seen when it was seen before.
-func cleanStatus(red *redactor, seen map[string]string, p Pointer, el []byte) string {
-	raw, err := p.LookupRaw(el)
-	if err != nil {
+// cleanStatus is the status raw (the JSON text of an element's status, nil
+// when it has none), cleaned as an id is, from seen when it was seen
+// before.
+func cleanStatus(red *redactor, seen map[string]string, raw []byte) string {
+	if raw == nil {
 		return ""
 	}
 	if s, ok := seen[string(raw)]; ok {

@@ -22,20 +22,31 @@ import (
 // A number matched by none of these, or by two of the batch's numbers,
 // names nobody: the recipient it may have meant stays unmentioned, which
 // holds it in doubt, never sent by a guess.
-func matchNumbers(phones []string) func(string) (int, bool) {
-	index := make(map[string]int, len(phones))
-	for i, p := range phones {
-		index[p] = i
-	}
-	var national []*e164.Normalizer // one per region of the batch, made when first needed
+//
+// at is where the number stands in the provider's list: providers mostly
+// list recipients in the order they were sent, so phones[at] is tried
+// first, and the batch's numbers are indexed only when it is not the one
+// (at < 0: no such hint).
+func matchNumbers(phones []string) func(at int, raw string) (int, bool) {
+	var index map[string]int
 	var key []byte
 	lookup := func(digits string) (int, bool) {
 		key = append(append(key[:0], '+'), digits...)
 		i, ok := index[string(key)] // no copy: the compiler sees to it
 		return i, ok
 	}
-	return func(raw string) (int, bool) {
+	var national []*e164.Normalizer // one per region of the batch, made when first needed
+	return func(at int, raw string) (int, bool) {
 		d, plus := digitsOf(raw)
+		if at >= 0 && at < len(phones) && sameNumber(phones[at], raw, d, plus) {
+			return at, true
+		}
+		if index == nil {
+			index = make(map[string]int, len(phones))
+			for i, p := range phones {
+				index[p] = i
+			}
+		}
 		if d == "" {
 			i, ok := index[raw]
 			return i, ok
@@ -67,6 +78,20 @@ func matchNumbers(phones []string) func(string) (int, bool) {
 		}
 		return found, n == 1
 	}
+}
+
+// sameNumber reports whether raw (its digits d, plus: written with a +)
+// names phone in one of the forms matched without reading it nationally:
+// as is, without the +, or after 00.
+func sameNumber(phone, raw, d string, plus bool) bool {
+	switch {
+	case d == "":
+		return raw == phone
+	case len(phone) > 1 && phone[1:] == d:
+		return true
+	}
+	rest, ok := strings.CutPrefix(d, "00")
+	return !plus && ok && len(phone) > 1 && phone[1:] == rest
 }
 
 // digitsOf is raw's digits, without the separators people and providers

@@ -92,8 +92,8 @@ func StatusOfResults(m *api.Results, phones []string, resp api.SendResponse) []P
 	}
 	verdicts := make([]verdict, len(phones))
 	match := matchNumbers(phones)
-	for _, res := range resp.Results {
-		i, ok := match(res.Number)
+	for at, res := range resp.Results {
+		i, ok := match(at, res.Number)
 		if !ok {
 			continue
 		}

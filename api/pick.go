@@ -5,10 +5,7 @@ package api
 // twice names its last value), where a lookup per pointer would walk the
 // text once for each, and each time again through the members before the
 // one it wants. A results list of a thousand elements is read this way.
-type picker struct {
-	root pickNode
-	n    int // how many pointers
-}
+type picker struct{ root pickNode }
 
 // pickNode is a point that pointers pass through: the pointers that end
 // there (their indexes) and the tokens they go on with.
@@ -21,7 +18,7 @@ type pickNode struct {
 
 // newPicker makes a picker of ps; found[i] of pick is what ps[i] names.
 func newPicker(ps ...Pointer) *picker {
-	pk := &picker{n: len(ps)}
+	pk := &picker{}
 	for i, p := range ps {
 		n := &pk.root
 		for _, tok := range p.tokens {

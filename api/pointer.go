@@ -292,18 +292,11 @@ func skipValue(b []byte, i int) int {
 	case '"':
 		return skipString(b, i)
 	case '{', '[':
-		// Bytes are skipped one by one, strings whole, in this loop: a
-		// list of a thousand elements is skipped without a call per
-		// string.
 		depth := 0
 		for ; i < len(b); i++ {
 			switch b[i] {
 			case '"':
-				for i++; i < len(b) && b[i] != '"'; i++ {
-					if b[i] == '\\' {
-						i++
-					}
-				}
+				i = skipString(b, i) - 1
 			case '{', '[':
 				depth++
 			case '}', ']':

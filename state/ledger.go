@@ -96,8 +96,13 @@ func (s *State) RecordOutcomeAndAdmit(ctx context.Context, prevBatch string, o O
 // attempt that made it (so that an attempt not acted on gives it back).
 type capEntry struct{ at, attempt int64 }
 
-func parseCapEntries(s string) []capEntry {
-	var es []capEntry
+// parseCapEntries reads a cap index row's sends ("unix:attempt,…"),
+// leaving out an entry it cannot read.
+func parseCapEntries(s string) []capEntry { return appendCapEntries(nil, s) }
+
+// appendCapEntries appends the entries of a cap index row's sends to es:
+// for a reader of many rows, which keeps one slice for all.
+func appendCapEntries(es []capEntry, s string) []capEntry {
 	for part := range strings.SplitSeq(s, ",") {
 		at, attempt, ok := strings.Cut(part, ":")
 		if !ok {
@@ -142,7 +147,7 @@ func capSecond(t time.Time) int64 {
 // again under c, as of now: now when it is under the cap.
 func (c Cap) sendableAt(es []capEntry, now time.Time) time.Time {
 	from := now.Add(-c.Per).Unix()
-	var in []int64
+	in := make([]int64, 0, 8) // on the stack for up to 8: a plan asks this of every recent number
 	for _, e := range es {
 		if e.at > from {
 			in = append(in, e.at)

@@ -279,12 +279,14 @@ func (s *State) CapHolds(ctx context.Context, c Cap, now time.Time) (*e164.Map[t
 		return nil, fmt.Errorf("read state %s: %w", s.loc, err)
 	}
 	defer rows.Close()
+	var es []capEntry
 	for rows.Next() {
 		var p, sends string
 		if err := rows.Scan(&p, &sends); err != nil {
 			return nil, fmt.Errorf("read state %s: %w", s.loc, err)
 		}
-		if at := c.sendableAt(parseCapEntries(sends), now); at.After(now) {
+		es = appendCapEntries(es[:0], sends)
+		if at := c.sendableAt(es, now); at.After(now) {
 			v, _ := m.Ref(p)
 			*v = at
 		}

@@ -137,20 +137,7 @@ func (c *Client) IssueToken(ctx context.Context, hours int) (Token, error) {
 		forms = []string{BasicBase64, BasicLiteral}
 	}
 	for asked := 1; ; asked++ {
-		var resp *response
-		var err error
-		var form string
-		for _, form = range forms {
-			auth := "Basic " + base64.StdEncoding.EncodeToString([]byte(c.ClientID+":"+c.ClientSecret))
-			if form == BasicLiteral {
-				auth = "Basic " + c.ClientID + ":" + c.ClientSecret
-			}
-			resp, err = c.post(ctx, op, TokenPath, auth, "", tr)
-			var ae *Error
-			if !errors.As(err, &ae) || ae.Status != http.StatusUnauthorized {
-				break
-			}
-		}
+		resp, form, err := c.postToken(ctx, op, forms, tr)
 		if err != nil {
 			return Token{}, err
 		}
@@ -174,6 +161,23 @@ func (c *Client) IssueToken(ctx context.Context, hours int) (Token, error) {
 		t.Basic = form
 		return t, nil
 	}
+}
+
+// postToken asks for a token with each Basic form of forms in turn until
+// one is not answered 401, and returns the answer and the form it used.
+func (c *Client) postToken(ctx context.Context, op string, forms []string, tr TokenRequest) (resp *response, form string, err error) {
+	for _, form = range forms {
+		auth := "Basic " + base64.StdEncoding.EncodeToString([]byte(c.ClientID+":"+c.ClientSecret))
+		if form == BasicLiteral {
+			auth = "Basic " + c.ClientID + ":" + c.ClientSecret
+		}
+		resp, err = c.post(ctx, op, TokenPath, auth, "", tr)
+		var ae *Error
+		if !errors.As(err, &ae) || ae.Status != http.StatusUnauthorized {
+			break
+		}
+	}
+	return resp, form, err
 }
 
 // justLapsed reports whether a token that arrived past its valid_till by

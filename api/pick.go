@@ -46,15 +46,11 @@ func (n *pickNode) kid(tok string) *pickNode {
 }
 
 // pick walks the JSON value that starts at doc[i] (valid JSON, no space
-// before it) and returns the index just past it. found (one entry per
-// pointer) gets what each pointer names in it, nil when it names nothing.
+// before it) and returns the index just past it and the space after it.
+// found (one entry per pointer) gets what each pointer names in it, nil
+// when it names nothing.
 func (pk *picker) pick(doc []byte, i int, found [][]byte) int {
-	clear(found)
-	end := pk.walk(doc, i, &pk.root, found)
-	for _, e := range pk.root.ends {
-		found[e] = doc[i:end]
-	}
-	return end
+	return pk.member(doc, i, &pk.root, found)
 }
 
 // walk is pick of the value at b[i] under node n: the pointers through n

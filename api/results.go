@@ -77,7 +77,7 @@ func (c *Client) readResults(doc []byte, n int, token string) ([]RecipientResult
 		if read == limit {
 			break
 		}
-		i = skipSpace(list, pk.pick(list, i, found))
+		i = pk.pick(list, i, found)
 		if i < len(list) && list[i] == ',' {
 			i = skipSpace(list, i+1)
 		}

@@ -15,10 +15,8 @@ import (
 // A state file holds the records of any number of campaigns (a project's
 // campaigns share one). It is identified by the file itself, never by the
 // spelling of its path: Open resolves symbolic links, and each campaign's
-// lock file is named after the real file. Two hard links to one file have
-// two real paths, so the file also records which lock file its campaign
-// was last locked through (table file_locks), and Open refuses while that
-// one is held.
+// lock file is named after the real file. A file with a second name (a
+// hard link) is refused (see oneName): SQLite's journal follows the name.
 
 // lockPath is the lock file of a campaign in the state file real.
 func lockPath(real, campaign string) string { return real + "." + campaign + ".lock" }
@@ -67,7 +65,7 @@ func openFile(ctx context.Context, path string, opts Options) (_ *State, err err
 	}
 	var conn *sql.Conn
 	if exists {
-		if conn, err = s.attachFile(ctx, lk.path); err != nil {
+		if conn, err = s.attachFile(ctx); err != nil {
 			return nil, err
 		}
 	} else {
@@ -116,9 +114,8 @@ func onlyCampaign(ctx context.Context, real string) (string, error) {
 
 // attachFile opens the existing state file for writing: migrated to this
 // build's schema, in WAL mode, its campaign found (s.id stays 0 when the
-// file does not record it yet) and its lock file claimed. It returns the
-// writer's connection.
-func (s *State) attachFile(ctx context.Context, lock string) (_ *sql.Conn, err error) {
+// file does not record it yet). It returns the writer's connection.
+func (s *State) attachFile(ctx context.Context) (_ *sql.Conn, err error) {
 	s.db, err = sql.Open("sqlite", dsn(s.loc, false))
 	if err != nil {
 		return nil, fmt.Errorf("open state %s: %w", s.loc, err)
@@ -145,10 +142,6 @@ func (s *State) attachFile(ctx context.Context, lock string) (_ *sql.Conn, err e
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("open state %s: %w", s.loc, err)
-	}
-	if err := claimLockFile(ctx, conn, s.campaign, lock); err != nil {
-		conn.Close()
-		return nil, err
 	}
 	return conn, nil
 }
@@ -186,8 +179,7 @@ func (s *State) createFile(ctx context.Context) (*sql.Conn, error) {
 	if err := create(ctx, s.loc, s.now()); err != nil {
 		return nil, fmt.Errorf("create state %s: %w", s.loc, err)
 	}
-	lk, _ := s.lock.(*lockFile)
-	return s.attachFile(ctx, lk.path)
+	return s.attachFile(ctx)
 }
 
 // findCampaign sets the state's campaign id and meta when q's database
@@ -214,47 +206,6 @@ func (s *State) findCampaign(ctx context.Context, q interface {
 	}
 	s.id.Store(id)
 	return s.loadMeta(ctx)
-}
-
-// claimLockFile records lock as the lock file of campaign in the state, in
-// one write transaction, unless the one recorded is another and still held:
-// then the state was reached through a hard link while an apply holds it.
-func claimLockFile(ctx context.Context, conn *sql.Conn, campaign, lock string) error {
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("lock state: %w", err)
-	}
-	defer tx.Rollback()
-	var other string
-	err = tx.QueryRowContext(ctx, `SELECT lock_path FROM file_locks WHERE campaign = ?`, campaign).Scan(&other)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("lock state: %w", err)
-	}
-	if other != "" && other != lock && lockHeld(other) {
-		return lockedError(other, holderWait)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO file_locks (campaign, lock_path) VALUES (?, ?)
-		ON CONFLICT (campaign) DO UPDATE SET lock_path = excluded.lock_path`, campaign, lock); err != nil {
-		return fmt.Errorf("lock state: %w", err)
-	}
-	return tx.Commit()
-}
-
-// lockHeld reports whether another process holds the lock file at path.
-func lockHeld(path string) bool {
-	fi, err := os.Lstat(path)
-	if err != nil || !fi.Mode().IsRegular() {
-		return false
-	}
-	f, ok, err := tryLock(path)
-	if err != nil {
-		return false
-	}
-	if ok {
-		flockRelease(f)
-		f.Close()
-	}
-	return !ok
 }
 
 // closeSQLite leaves the file self-contained: checkpointed and back in

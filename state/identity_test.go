@@ -9,8 +9,9 @@ import (
 	"testing"
 )
 
-// One state, many spellings: a symbolic link, a hard link, "..", relative
-// and absolute all reach one file, and so one lock.
+// One state, many spellings: a symbolic link, "..", relative and absolute
+// all reach one file, and so one lock. (A second hard link is refused:
+// TestHardLinkRefused.)
 func TestOneLockWhateverTheSpelling(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -20,7 +21,6 @@ func TestOneLockWhateverTheSpelling(t *testing.T) {
 	recordOne(t, s)
 	must(t, s.Close())
 	must(t, os.Symlink(filepath.Join("sub", "real.smsstate"), filepath.Join(dir, "link.smsstate")))
-	must(t, os.Link(real, filepath.Join(dir, "hard.smsstate")))
 	// A link to a folder, then "..": the system goes up from where the link
 	// leads (sub), not from the link's folder (dir, where no state is).
 	must(t, os.MkdirAll(filepath.Join(dir, "sub", "inner"), 0o755))
@@ -29,7 +29,7 @@ func TestOneLockWhateverTheSpelling(t *testing.T) {
 	t.Cleanup(func() { os.Chdir(wd) })
 	must(t, os.Chdir(dir))
 
-	for _, other := range []string{"link.smsstate", "hard.smsstate", "sub/../sub/real.smsstate", filepath.Join("sub", "real.smsstate"), "jump/../real.smsstate"} {
+	for _, other := range []string{"link.smsstate", "sub/../sub/real.smsstate", filepath.Join("sub", "real.smsstate"), "jump/../real.smsstate"} {
 		holder, err := Open(ctx, real, Options{Campaign: "spring"})
 		must(t, err)
 		_, err = Open(ctx, other, Options{Campaign: "spring"})
@@ -42,6 +42,43 @@ func TestOneLockWhateverTheSpelling(t *testing.T) {
 		s, err := Open(ctx, other, Options{Campaign: "spring"})
 		must(t, err)
 		must(t, s.Close())
+	}
+}
+
+// A state file with a second name (a hard link) is refused through either
+// name, for reading and writing, naming the file and the fix: SQLite's
+// journal follows the name, so two names are two journals over one file.
+// With the second name gone, the state opens again as it was.
+func TestHardLinkRefused(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.smsstate")
+	s := openTest(t, real)
+	recordOne(t, s)
+	must(t, s.Close())
+	hard := filepath.Join(dir, "hard.smsstate")
+	must(t, os.Link(real, hard))
+	for _, name := range []string{real, hard} {
+		_, err := Open(ctx, name, Options{Campaign: "spring"})
+		if !errors.Is(err, ErrHardLinks) || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "-samefile") {
+			t.Errorf("Open(%s) = %v, want the second name refused, naming the file and how to find the other", name, err)
+		}
+		_, err = OpenReadOnly(ctx, name, "spring")
+		if !errors.Is(err, ErrHardLinks) {
+			t.Errorf("OpenReadOnly(%s) = %v, want refused", name, err)
+		}
+	}
+	for _, side := range []string{"-wal", "-shm"} {
+		if _, err := os.Stat(hard + side); err == nil {
+			t.Errorf("%s%s was made", hard, side)
+		}
+	}
+	must(t, os.Remove(hard))
+	s, err := Open(ctx, real, Options{Campaign: "spring"})
+	must(t, err)
+	defer s.Close()
+	if got := recipients(t, s); len(got) != 1 {
+		t.Errorf("after the link went: %d recorded, want 1", len(got))
 	}
 }
 

@@ -294,6 +294,9 @@ func checkFile(path string) (bool, error) {
 	if fi.IsDir() {
 		return false, fmt.Errorf("open state %s: it is a folder", path)
 	}
+	if err := oneName(path, f, fi); err != nil {
+		return false, err
+	}
 	if fi.Size() == 0 {
 		return false, fmt.Errorf("open state %s: the file is empty, so it records nothing (truncated?); restore it, or delete it to start over, which forgets who was already sent", path)
 	}
@@ -490,4 +493,39 @@ func (s *State) loadMeta(ctx context.Context) error {
 	}
 	s.latency = time.Duration(latency) * time.Millisecond
 	return nil
+}
+
+// ErrHardLinks is wrapped by the error of a state file that has more than
+// one name.
+var ErrHardLinks = errors.New("state file has more than one name")
+
+// oneName refuses a state file with more than one hard link. SQLite names
+// its write-ahead log and shared memory after the path a database is opened
+// by, so two names are two journals over one file: two applies through two
+// names would each see only their own commits, send the same recipients
+// and corrupt the file (SQLite's "How To Corrupt An SQLite Database File",
+// §2.6). No lock keyed by the file's identity can mend that, so a second
+// name is refused, for reading as for writing.
+//
+// A state file is born through a hard link (atomicfile.Link), which has two
+// names for a moment: a count above one is read again for a while before it
+// is believed.
+func oneName(path string, f *os.File, fi os.FileInfo) error {
+	const settle, tries = 20 * time.Millisecond, 10
+	for i := 0; ; i++ {
+		n, err := linkCount(f, fi)
+		if err != nil {
+			return fmt.Errorf("open state %s: %w", path, err)
+		}
+		if n <= 1 {
+			return nil
+		}
+		if i == tries {
+			return fmt.Errorf("open state %s: %w (%d hard links): SQLite keeps its journal beside the name it is opened by, so two names would be two journals over one file; remove every other name (find them with: find / -xdev -samefile %s), and copy the file (or run smsform state migrate) instead of linking it", path, ErrHardLinks, n, path)
+		}
+		time.Sleep(settle)
+		if fi, err = f.Stat(); err != nil {
+			return fmt.Errorf("open state %s: %w", path, err)
+		}
+	}
 }

@@ -3,11 +3,13 @@ package reliability
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -26,7 +28,10 @@ import (
 // batch per kill and request in flight. It runs with the state in a file
 // and in PostgreSQL, and with the file reached through two spellings of
 // its path (a link to its folder, and the real path), alternating from one
-// restart to the next: one state, one lock, whatever the spelling.
+// restart to the next: one state, one lock, whatever the spelling. Every
+// few runs of that one a hard link is made to the killed state, and an
+// apply through either name must be refused before the link goes again;
+// the file left at the end passes SQLite's integrity check.
 func TestKill(t *testing.T) {
 	for _, b := range append(backends, twoSpellings, withOptOuts) {
 		t.Run(b, func(t *testing.T) { testKill(t, b) })
@@ -79,6 +84,9 @@ func testKill(t *testing.T, backend string) {
 	var final outcome
 	for {
 		runs++
+		if backend == twoSpellings && runs%3 == 0 {
+			checkHardLinkRefused(t, p)
+		}
 		cmd := p.command(append([]string{"apply", p.campaign, "--auto-approve", "--json"}, spelling[runs%len(spelling)]...)...)
 		if landed >= kills {
 			final = p.run(cmd)
@@ -145,6 +153,9 @@ func testKill(t *testing.T, backend string) {
 	if backend == withOptOuts {
 		return
 	}
+	if backend == twoSpellings {
+		checkIntegrity(t, p.abs(p.statePath()))
+	}
 	if before.Duplicates != 0 || before.Lost != 0 {
 		t.Errorf("before resolving: %d messaged twice, %d records contradict the outbox: %v", before.Duplicates, before.Lost, before.Problems)
 	}
@@ -157,6 +168,45 @@ func testKill(t *testing.T, backend string) {
 	}
 	if inDoubtBatches > landed*conc {
 		t.Errorf("%d in-doubt batches after %d kills with %d requests in flight", inDoubtBatches, landed, conc)
+	}
+}
+
+// checkHardLinkRefused gives the state file a second name and checks that
+// an apply through either name is refused without sending, then removes it.
+func checkHardLinkRefused(t *testing.T, p *project) {
+	t.Helper()
+	real := p.abs(p.statePath())
+	hard := filepath.Join(p.dir, "hard.smsstate")
+	if err := os.Link(real, hard); err != nil {
+		if os.IsNotExist(err) {
+			return // no state yet: killed before its first record
+		}
+		t.Fatal(err)
+	}
+	defer os.Remove(hard)
+	sent := len(p.srv.Messages())
+	for _, name := range []string{hard, real} {
+		o := p.apply("--state", name)
+		if o.code != 1 || !strings.Contains(o.stderr, "hard links") {
+			t.Errorf("apply --state %s with a second name: exit %d, want 1 naming the hard links: %s", name, o.code, o.stderr)
+		}
+	}
+	if n := len(p.srv.Messages()); n != sent {
+		t.Errorf("%d messages sent through a state with two names", n-sent)
+	}
+}
+
+// checkIntegrity runs SQLite's integrity check over the state file at path.
+func checkIntegrity(t *testing.T, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var check string
+	if err := db.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+		t.Errorf("integrity_check of %s: %q %v", path, check, err)
 	}
 }
 

@@ -190,6 +190,14 @@ func (p *project) statePath() string {
 	return strings.TrimSuffix(p.campaign, ".yaml") + ".smsstate"
 }
 
+// abs is path, relative to the project's folder, made absolute.
+func (p *project) abs(path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(p.dir, path)
+}
+
 // command is smsform with args, in the project's folder and environment.
 func (p *project) command(args ...string) *exec.Cmd {
 	exe := bin

@@ -92,8 +92,8 @@ release-check:
 FUZZTIME ?= 30s
 FUZZ_TARGETS := ./campaign:FuzzLoad ./campaign:FuzzPrices ./campaign:FuzzReadCSV ./campaign:FuzzReadText ./campaign:FuzzRender \
 	./plan/planfile:FuzzDecodeSaved ./plan/planfile:FuzzOpenBounded ./plan/planfile:FuzzFastBatch ./api:FuzzFindRequestID ./api:FuzzErrorReason \
-	./api:FuzzParseToken ./api:FuzzPointer ./api:FuzzPick ./api:FuzzResults ./apply:FuzzStatusOfResults ./internal/sms:FuzzAnalyze \
-	./state:FuzzEachPhone ./internal/report:FuzzMarkdown ./internal/e164:FuzzMaskIn
+	./api:FuzzParseToken ./internal/rawjson:FuzzPointer ./internal/rawjson:FuzzPick ./internal/mapping:FuzzResults ./apply:FuzzStatusOfResults ./internal/sms:FuzzAnalyze \
+	./internal/rawjson:FuzzEachString ./internal/report:FuzzMarkdown ./internal/e164:FuzzMaskIn
 fuzz:
 	$(GO) test -count=1 -run '^TestDifferential$$' ./internal/e164
 	@for t in $(FUZZ_TARGETS); do \

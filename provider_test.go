@@ -89,6 +89,7 @@ const resultsBlock = `provider:
     sent: [PENDING]
     retry: [THROTTLED]
     duplicate: [DUPLICATE]
+    failed: [REJECTED]
 `
 
 var perRecipientNumbers = []string{"+447400123459", "+447400123564", "+447400123670", "+447400123781"}

@@ -27,6 +27,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/smsform/smsform/internal/mapping"
 )
 
 // Paths of the API, relative to the base URL.
@@ -62,21 +64,14 @@ type SendRequest struct {
 // spec leaves the success body open; the sandbox's own answer is
 // [SandboxSendResponse].
 //
-// With [Client.Results] set, the answer is also read for its list of
-// recipients: Results holds its elements as the provider wrote them, or
-// NoList says why none could be read. Neither says what the answer means
-// for a recipient: the caller decides that.
+// With [Client.Results] set, the answer is also read as that mapping says
+// (Answer): its lists' elements as the provider wrote them and what the
+// mapping names each, or the Problem that keeps it from being read. Nothing
+// here says what the answer means for a recipient: the caller decides.
 type SendResponse struct {
 	Status    int
 	RequestID string
-	// Results are the elements of the answer's per-recipient list that
-	// name a number, in the answer's order, at most 2×recipients+16 of
-	// them (the rest of a longer list is not read).
-	Results []RecipientResult
-	// NoList, with Client.Results set, says why the answer holds no
-	// readable list: no body, not JSON, cut at [MaxResponseBytes], the
-	// list absent or not an array. "" when the list was read.
-	NoList string
+	Answer    mapping.Answer
 }
 
 // SandboxSendResponse is the success body the sandbox writes by default.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptrace"
@@ -17,6 +18,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/smsform/smsform/internal/mapping"
+	"github.com/smsform/smsform/internal/rawjson"
 )
 
 // Error is a failed call.
@@ -98,10 +102,10 @@ type Client struct {
 	// RequestIDField points to the request id in a send's success body;
 	// nil looks for request_id, id and message_id, at the top and under
 	// data.
-	RequestIDField *Pointer
-	// Results, when set, says where a send's success body lists each
-	// recipient's outcome ([SendResponse.Results]).
-	Results *Results
+	RequestIDField *rawjson.Pointer
+	// Results, when set, says how a send's success body lists each
+	// recipient ([SendResponse.Answer]).
+	Results *mapping.Results
 	HTTP    *http.Client // nil: a client with Timeout
 	Timeout time.Duration
 	Now     func() time.Time // nil: time.Now; judges valid_till
@@ -241,15 +245,18 @@ func (c *Client) Send(ctx context.Context, token string, req SendRequest) (SendR
 	}
 	switch {
 	case resp.readErr != nil:
-		out.NoList = "the answer could not be read whole: " + resp.readErr.Error()
+		out.Answer.Problem = "the answer could not be read whole: " + resp.readErr.Error()
 	case resp.cut:
-		out.NoList = fmt.Sprintf("the answer is longer than the %d bytes smsform reads", MaxResponseBytes)
+		out.Answer.Problem = fmt.Sprintf("the answer is longer than the %d bytes smsform reads", MaxResponseBytes)
 	case len(bytes.TrimSpace(resp.body)) == 0:
-		out.NoList = "the answer has no body"
+		out.Answer.Problem = "the answer has no body"
 	case doc == nil:
-		out.NoList = "the answer is not JSON"
+		out.Answer.Problem = "the answer is not JSON"
 	default:
-		out.Results, out.NoList = c.readResults(doc, len(req.To), token)
+		out.Answer = c.Results.Read(doc, len(req.To), c.redactor(token))
+		if out.Answer.BatchID != "" && c.RequestIDField == nil {
+			out.RequestID = out.Answer.BatchID
+		}
 	}
 	return out, nil
 }
@@ -371,12 +378,12 @@ var phoneLike = regexp.MustCompile(`\+?[0-9][0-9 ()./-]{4,}[0-9]`)
 
 // scrub makes text from the server safe to print: no secret, no token, no
 // phone number, no control characters, and not too long.
-func (c *Client) scrub(s, token string) string { return c.redactor(token).scrub(s) }
+func (c *Client) scrub(s, token string) string { return c.redactor(token).Words(s) }
 
 // cleanID makes a provider's request id or status word safe to record and
 // print: no secret, no control characters, not too long. Unlike free text
 // it keeps digits: ids are often numbers.
-func (c *Client) cleanID(id, token string) string { return c.redactor(token).cleanID(id) }
+func (c *Client) cleanID(id, token string) string { return c.redactor(token).ID(id) }
 
 // redactor takes the client secret and the bearer token out of what a
 // provider sends back, in every form a provider may send them: as is,
@@ -409,8 +416,32 @@ func (c *Client) redactor(token string) *redactor {
 	return r
 }
 
-// redact takes every form of the secrets out of s.
+// redact takes every form of the secrets out of s. A secret may also come
+// back in an encoding no form lists, since a provider may encode any of its
+// characters: as HTML entities (decimal, hex or named: "Adv&#36;Secr3t"),
+// or URL-encoded twice. So s is also decoded, a layer at a time, and when a
+// secret shows in a decoded layer, that layer is what is kept, redacted.
 func (r *redactor) redact(s string) string {
+	out := r.redactForms(s)
+	d := out
+	for range 3 {
+		next := html.UnescapeString(d)
+		if u, err := url.QueryUnescape(next); err == nil {
+			next = u
+		}
+		if next == d {
+			break
+		}
+		d = next
+		if red := r.redactForms(d); red != d {
+			return red
+		}
+	}
+	return out
+}
+
+// redactForms takes the forms of the secrets out of s.
+func (r *redactor) redactForms(s string) string {
 	for _, form := range r.forms {
 		s = strings.ReplaceAll(s, form, redacted)
 	}
@@ -431,9 +462,9 @@ func (r *redactor) redact(s string) string {
 	})
 }
 
-// scrub is redact, and no phone number, no control characters, and not
+// Words is redact, and no phone number, no control characters, and not
 // too long.
-func (r *redactor) scrub(s string) string {
+func (r *redactor) Words(s string) string {
 	s = r.redact(s)
 	s = phoneLike.ReplaceAllString(s, "+[number]")
 	s = strings.Map(func(r rune) rune {
@@ -445,9 +476,9 @@ func (r *redactor) scrub(s string) string {
 	return clip(s, 300)
 }
 
-// cleanID is an id or a status word, "[redacted]" when it holds a secret,
+// ID is an id or a status word, "[redacted]" when it holds a secret,
 // without control characters, not too long.
-func (r *redactor) cleanID(id string) string {
+func (r *redactor) ID(id string) string {
 	if r.redact(id) != id {
 		return redacted
 	}
@@ -677,12 +708,16 @@ func errorReason(body []byte) (code, message string) {
 // object, or the first of a list), or in the first element of a list. A
 // body that holds no id has none: the provider took the request all the
 // same.
-func findRequestID(doc []byte, pointer *Pointer) string {
+func findRequestID(doc []byte, pointer *rawjson.Pointer) string {
 	if doc == nil {
 		return ""
 	}
 	if pointer != nil {
-		return text(*pointer, doc)
+		v, err := pointer.Lookup(doc)
+		if err != nil {
+			return ""
+		}
+		return rawjson.Text(v)
 	}
 	doc = bytes.TrimSpace(doc)
 	ids, data := idFields(doc)
@@ -701,7 +736,7 @@ func findRequestID(doc []byte, pointer *Pointer) string {
 // firstID is the first of ids that is a string or a number, as text.
 func firstID(ids [3][]byte) string {
 	for _, v := range ids {
-		if id := RawText(v); id != "" {
+		if id := rawjson.Text(v); id != "" {
 			return id
 		}
 	}
@@ -715,13 +750,13 @@ func idFields(obj []byte) (ids [3][]byte, data []byte) {
 	if len(obj) == 0 || obj[0] != '{' {
 		return ids, nil
 	}
-	rawMembers(obj, func(k, v []byte) {
+	rawjson.Members(obj, func(k, v []byte) {
 		for i, name := range []string{"request_id", "id", "message_id"} {
-			if keyIs(k, name) {
+			if rawjson.KeyIs(k, name) {
 				ids[i] = v
 			}
 		}
-		if keyIs(k, "data") {
+		if rawjson.KeyIs(k, "data") {
 			data = v
 		}
 	})
@@ -733,6 +768,6 @@ func first(v []byte) []byte {
 	if len(v) == 0 || v[0] != '[' {
 		return nil
 	}
-	el, _ := rawElement(v, 0)
+	el, _ := rawjson.Element(v, 0)
 	return el
 }

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/smsform/smsform/internal/rawjson"
 )
 
 const (
@@ -503,9 +505,9 @@ func FuzzFindRequestID(f *testing.F) {
 	f.Add([]byte(`{"result":{"ids":["a","b"]}}`), "/result/ids/0")
 	f.Add([]byte(`{"a/b":{"~x":"y"}}`), "/a~1b/~0x")
 	f.Fuzz(func(t *testing.T, b []byte, pointer string) {
-		var p *Pointer
+		var p *rawjson.Pointer
 		if pointer != "" {
-			ptr, err := ParsePointer(pointer)
+			ptr, err := rawjson.ParsePointer(pointer)
 			if err != nil {
 				return
 			}
@@ -536,7 +538,7 @@ func FuzzFindRequestID(f *testing.F) {
 
 // decodedRequestID is findRequestID over a decoded answer: the oracle of
 // the text version.
-func decodedRequestID(v any, p *Pointer) string {
+func decodedRequestID(v any, p *rawjson.Pointer) string {
 	text := func(x any) string {
 		switch x := x.(type) {
 		case string:
@@ -547,11 +549,14 @@ func decodedRequestID(v any, p *Pointer) string {
 		return ""
 	}
 	if p != nil {
-		x, err := p.Lookup(v)
+		// The decoded answer written out again, and looked up there:
+		// rawjson's own fuzz holds Lookup to a decoded walk.
+		re, _ := json.Marshal(v)
+		x, err := p.Lookup(re)
 		if err != nil {
 			return ""
 		}
-		return text(x)
+		return rawjson.Text(x)
 	}
 	field := func(v any, k string) any { m, _ := v.(map[string]any); return m[k] }
 	first := func(v any) any {
@@ -753,7 +758,7 @@ func TestSendSuccessShapes(t *testing.T) {
 			defer srv.Close()
 			c := &Client{BaseURL: srv.URL}
 			if tt.pointer != "" {
-				p := MustPointer(tt.pointer)
+				p := rawjson.MustPointer(tt.pointer)
 				c.RequestIDField = &p
 			}
 			resp, err := c.Send(context.Background(), testToken, testReq)

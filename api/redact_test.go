@@ -92,3 +92,44 @@ func TestRedactOffsets(t *testing.T) {
 		t.Errorf("plain words redacted: %q", got)
 	}
 }
+
+// TestRedactEncodedForms: a secret echoed HTML-entity encoded (decimal,
+// hex, named, some characters or all) or URL-encoded twice is redacted too,
+// and the provider's other words are kept.
+func TestRedactEncodedForms(t *testing.T) {
+	const id, secret = "me", "Adv$Secr3t&<x>"
+	token := "tok_" + strings.Repeat("Zq9", 8)
+	var all strings.Builder
+	for _, r := range secret {
+		fmt.Fprintf(&all, "&#%d;", r)
+	}
+	echoes := []string{
+		"Adv&#36;Secr3t&amp;&lt;x&gt;",                           // decimal, and named for the rest
+		"Adv&#x24;Secr3t&#x26;&#x3c;x&#x3e;",                     // hex
+		"Adv&dollar;Secr3t&amp;&lt;x&gt;",                        // named
+		all.String(),                                             // every character
+		url.QueryEscape(url.QueryEscape(secret)),                 // URL-encoded twice
+		url.QueryEscape("Adv&#36;Secr3t&amp;&lt;x&gt;"),          // entities, then URL-encoded
+		url.PathEscape(url.QueryEscape(url.QueryEscape(secret))), // three times
+	}
+	for i, echo := range echoes {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(400)
+			fmt.Fprintf(w, `{"error":{"code":"bad_auth","message":"client secret %s is not valid for account 42"}}`, echo)
+		}))
+		c := &Client{BaseURL: srv.URL, ClientID: id, ClientSecret: secret, Basic: BasicBase64}
+		_, err := c.Send(context.Background(), token, testReq)
+		srv.Close()
+		if err == nil {
+			t.Fatal("no error")
+		}
+		for _, leak := range []string{echo, secret, "Secr3t"} {
+			if strings.Contains(err.Error(), leak) {
+				t.Errorf("echo %d: error %q holds %q", i, err, leak)
+			}
+		}
+		if !strings.Contains(err.Error(), "is not valid for account 42") {
+			t.Errorf("echo %d: error %q lost the provider's words", i, err)
+		}
+	}
+}

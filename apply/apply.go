@@ -30,6 +30,9 @@ var ErrInterrupted = errors.New("interrupted")
 // run's in-doubt recipients the provider says it already has (a 409, or a
 // results.duplicate status): most likely sent by an earlier request.
 type IncompleteError struct {
+	// Unrecognised: statuses the provider answered that the mapping does
+	// not name (their recipients are among InDoubt).
+	Unrecognised    []UnknownStatus
 	Failed, InDoubt int
 	Owed            Owed
 	Duplicates      int

@@ -7,17 +7,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/smsform/smsform/api"
 	"github.com/smsform/smsform/apply"
+	"github.com/smsform/smsform/internal/mapping"
+	"github.com/smsform/smsform/internal/rawjson"
 	"github.com/smsform/smsform/internal/testharness"
 	"github.com/smsform/smsform/sandbox"
 )
 
 // sandboxResults is provider.results for the sandbox's per-recipient answer.
-func sandboxResults() *api.Results {
-	reason := api.MustPointer("/status/description")
-	return &api.Results{List: api.MustPointer("/messages"), Number: api.MustPointer("/to"), Status: api.MustPointer("/status/groupName"),
-		Reason: &reason, Sent: []string{sandbox.ResultPending}, Retry: []string{sandbox.ResultThrottled}}
+func sandboxResults() *mapping.Results {
+	status, reason := rawjson.MustPointer("/status/groupName"), rawjson.MustPointer("/status/description")
+	return &mapping.Results{Others: mapping.InDoubt, Lists: []mapping.List{{List: rawjson.MustPointer("/messages"), Number: rawjson.MustPointer("/to"),
+		Status: &status, Reason: &reason, Sent: []mapping.Value{mapping.StringValue(sandbox.ResultPending)},
+		Retry: []mapping.Value{mapping.StringValue(sandbox.ResultThrottled)}, Failed: []mapping.Value{mapping.StringValue(sandbox.ResultRejected)}}}}
 }
 
 // TestRunPerRecipient: against a provider that answers recipient by

@@ -11,15 +11,32 @@ import (
 	"testing"
 
 	"github.com/smsform/smsform/api"
+	"github.com/smsform/smsform/internal/mapping"
+	"github.com/smsform/smsform/internal/rawjson"
 	"github.com/smsform/smsform/state"
 )
 
+// strs are status values of words.
+func strs(ws ...string) []mapping.Value {
+	vs := make([]mapping.Value, len(ws))
+	for i, w := range ws {
+		vs[i] = mapping.StringValue(w)
+	}
+	return vs
+}
+
+func ptr(s string) *rawjson.Pointer {
+	p := rawjson.MustPointer(s)
+	return &p
+}
+
 // bulk is the mapping of a provider answering
-// {"messages":[{"to":…,"status":{"groupName":…,"description":…}}]}.
-func bulk() *api.Results {
-	reason := api.MustPointer("/status/description")
-	return &api.Results{List: api.MustPointer("/messages"), Number: api.MustPointer("/to"), Status: api.MustPointer("/status/groupName"),
-		Reason: &reason, Sent: []string{"PENDING", "ACCEPTED"}, Retry: []string{"THROTTLED"}, Duplicate: []string{"DUPLICATE"}}
+// {"messages":[{"to":…,"messageId":…,"status":{"groupName":…,"description":…}}]}.
+func bulk() *mapping.Results {
+	return &mapping.Results{Others: mapping.InDoubt, Lists: []mapping.List{{
+		List: rawjson.MustPointer("/messages"), Number: rawjson.MustPointer("/to"), Status: ptr("/status/groupName"), ID: ptr("/messageId"),
+		Reason: ptr("/status/description"), Sent: strs("PENDING", "ACCEPTED"), Retry: strs("THROTTLED"), Duplicate: strs("DUPLICATE"),
+		Failed: strs("REJECTED"), Where: "smsform.yaml:7"}}}
 }
 
 // byPhone is parts as phone → "status: reason".
@@ -34,26 +51,41 @@ func byPhone(parts []Part) map[string]string {
 }
 
 func TestStatusOfResults(t *testing.T) {
-	phones := []string{"+447400900001", "+447400900002", "+447400900003", "+447400900004", "+447400900005", "+14155550106", "+447400900007"}
-	results := []api.RecipientResult{
-		{Number: "447400900001", Status: "PENDING"},                                               // without the +
-		{Number: "00447400900002", Status: "REJECTED", Reason: "blocked"},                         // 00
-		{Number: "07400 900003", Status: "THROTTLED"},                                             // national
-		{Number: "+44 7400-900004", Status: "DUPLICATE", Reason: "seen it"},                       // separators
-		{Number: "+447400900005", Status: ""},                                                     // no status
-		{Number: "+14155550106", Status: "ACCEPTED"}, {Number: "14155550106", Status: "REJECTED"}, // disagree
-		{Number: "+447400900999", Status: "PENDING"}, // not in the batch
-		// +447400900007 not mentioned
+	phones := []string{"+447400900001", "+447400900002", "+447400900003", "+447400900004", "+447400900005", "+14155550106", "+447400900007",
+		"+447400900008", "+447400900009"}
+	m := bulk()
+	el := func(number, status, reason string) mapping.Element {
+		v := mapping.StringValue(status)
+		e := mapping.Element{Number: number, Status: status, Reason: reason, Outcome: m.Lists[0].OutcomeOf(v), ID: "id-" + number}
+		if status == "" {
+			e.NoStatus, e.Outcome = "absent", mapping.Unrecognised
+		}
+		return e
 	}
-	got := byPhone(StatusOfResults(bulk(), phones, api.SendResponse{Results: results}))
+	answer := mapping.Answer{Complete: true, Elements: []mapping.Element{
+		el("447400900001", "PENDING", ""),                                     // without the +
+		el("00447400900002", "REJECTED", "blocked"),                           // 00
+		el("07400 900003", "THROTTLED", ""),                                   // national
+		el("+44 7400-900004", "DUPLICATE", "seen it"),                         // separators
+		el("+447400900005", "", ""),                                           // no status
+		el("+14155550106", "ACCEPTED", ""), el("14155550106", "REJECTED", ""), // disagree
+		el("+447400900999", "PENDING", ""),                                             // not in the batch
+		el("+447400900008", "Accepted", "queued"), el("+447400900009", "Accepted", ""), // a status nobody named: in doubt, never failed
+		// +447400900007 not mentioned
+	}}
+	v := StatusOfResults(m, phones, answer)
+	got := byPhone(v.Parts)
+	unknown := `in_doubt: the provider answered status "Accepted", which provider.results (smsform.yaml:7) does not name: in doubt until you list it under sent, failed, retry or duplicate`
 	want := map[string]string{
 		"+447400900001": "sent: ",
 		"+447400900002": "failed: refused by the provider: REJECTED: blocked",
 		"+447400900003": "unsent: status THROTTLED",
 		"+447400900004": "in_doubt: " + duplicateReason + ": DUPLICATE: seen it",
-		"+447400900005": "in_doubt: " + reasonNoStatus,
+		"+447400900005": "in_doubt: " + reasonNoStatus + " (absent at /status/groupName)",
 		"+14155550106":  "in_doubt: " + reasonConflicting,
 		"+447400900007": "in_doubt: " + reasonNotListed,
+		"+447400900008": unknown + " (the provider's words: queued)",
+		"+447400900009": unknown,
 	}
 	for ph, w := range want {
 		if got[ph] != w {
@@ -63,10 +95,40 @@ func TestStatusOfResults(t *testing.T) {
 	if len(got) != len(phones) {
 		t.Errorf("%d phones in parts, want %d", len(got), len(phones))
 	}
-	none := byPhone(StatusOfResults(bulk(), phones, api.SendResponse{NoList: "the answer is not JSON"}))
+	if len(v.Unrecognised) != 1 || v.Unrecognised[0] != (UnknownStatus{Status: "Accepted", Where: "smsform.yaml:7", Recipients: 2}) {
+		t.Errorf("unrecognised %+v, want Accepted twice", v.Unrecognised)
+	}
+	// Each recipient keeps its message's id, in the order of its part.
+	for _, p := range v.Parts {
+		if p.Status == state.Sent && (len(p.IDs) != 1 || p.IDs[0] != "id-447400900001") {
+			t.Errorf("sent part ids %q", p.IDs)
+		}
+		if p.Reason == reasonNotListed && (len(p.IDs) != 0) {
+			t.Errorf("a recipient nobody listed has ids %q", p.IDs)
+		}
+	}
+	none := byPhone(StatusOfResults(m, phones, mapping.Answer{Problem: "the answer is not JSON"}).Parts)
 	for _, ph := range phones {
 		if !strings.HasPrefix(none[ph], "in_doubt: "+reasonNoList) {
 			t.Errorf("no list: %s is %q, want in doubt", ph, none[ph])
+		}
+	}
+}
+
+// TestOthers: with others: sent, a recipient no list names is sent only
+// when the answer was read whole; otherwise in doubt.
+func TestOthers(t *testing.T) {
+	phones := []string{"+447400900001", "+447400900002"}
+	m := &mapping.Results{Others: mapping.Sent, Lists: []mapping.List{{List: rawjson.MustPointer("/invalid_number"), Number: rawjson.Pointer{},
+		Outcome: mapping.Failed, Optional: true}}}
+	refused := mapping.Element{Number: "447400900002", Outcome: mapping.Failed}
+	for _, tt := range []struct {
+		complete bool
+		want     string
+	}{{true, "sent: "}, {false, "in_doubt: " + reasonNotListed}} {
+		got := byPhone(StatusOfResults(m, phones, mapping.Answer{Complete: tt.complete, Elements: []mapping.Element{refused}}).Parts)
+		if got["+447400900001"] != tt.want || got["+447400900002"] != "failed: refused by the provider: listed at /invalid_number" {
+			t.Errorf("complete %v: %q", tt.complete, got)
 		}
 	}
 }
@@ -122,7 +184,7 @@ func FuzzStatusOfResults(f *testing.F) {
 		if err != nil {
 			t.Skip(err)
 		}
-		parts := StatusOfResults(m, phones, resp)
+		parts := StatusOfResults(m, phones, resp.Answer).Parts
 		seen := map[string]int{}
 		match := matchNumbers(phones)
 		for _, p := range parts {
@@ -132,12 +194,13 @@ func FuzzStatusOfResults(f *testing.F) {
 					continue
 				}
 				var says []string
-				for _, r := range resp.Results {
-					if i, ok := match(-1, r.Number); ok && phones[i] == ph {
-						says = append(says, r.Status)
+				for _, e := range resp.Answer.Elements {
+					if i, ok := match(-1, e.Number); ok && phones[i] == ph {
+						says = append(says, e.Status)
 					}
 				}
-				if len(says) == 0 || slices.ContainsFunc(says, func(s string) bool { return !slices.Contains(m.Sent, s) }) {
+				accepted := func(s string) bool { return slices.Contains(m.Lists[0].Sent, mapping.StringValue(s)) }
+				if len(says) == 0 || slices.ContainsFunc(says, func(s string) bool { return !accepted(s) }) {
 					t.Fatalf("%s recorded sent, but the answer says %q: %s", ph, says, body)
 				}
 			}
@@ -161,15 +224,15 @@ func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f
 // read.
 func BenchmarkStatusOfResults(b *testing.B) {
 	phones := make([]string, 1000)
-	resp := api.SendResponse{Results: make([]api.RecipientResult, len(phones))}
+	a := mapping.Answer{Complete: true, Elements: make([]mapping.Element, len(phones))}
 	for i := range phones {
 		phones[i] = fmt.Sprintf("+4477009%05d", i)
-		resp.Results[i] = api.RecipientResult{Number: phones[i][1:], Status: "PENDING"}
+		a.Elements[i] = mapping.Element{Number: phones[i][1:], Status: "PENDING", Outcome: mapping.Sent}
 	}
 	m := bulk()
 	for b.Loop() {
-		if parts := StatusOfResults(m, phones, resp); len(parts) != 1 || parts[0].Status != state.Sent {
-			b.Fatalf("%+v", parts)
+		if v := StatusOfResults(m, phones, a); len(v.Parts) != 1 || v.Parts[0].Status != state.Sent {
+			b.Fatalf("%+v", v.Parts)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/smsform/smsform/api"
+	"github.com/smsform/smsform/internal/mapping"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/state"
 )
@@ -73,7 +74,7 @@ type Options struct {
 	// recipient (provider.results): each recipient then gets its own
 	// outcome ([StatusOfResults]). The Sender must return the list
 	// (api.Client.Results set to the same).
-	Results *api.Results
+	Results *mapping.Results
 	// MaxRecipients is the most recipients one request carries
 	// (provider.max_recipients); a batch of more is sent in parts of at
 	// most that many, under its id. 0: no limit but what a 413 teaches.
@@ -187,6 +188,10 @@ type Result struct {
 	// later run; HeldNext is when the first of them may go.
 	HeldByCap int       `json:"held_by_cap,omitempty"`
 	HeldNext  time.Time `json:"held_next,omitzero"`
+	// Unrecognised lists the statuses the provider answered that
+	// provider.results does not name, with the recipients of this run that
+	// got each (in doubt until someone names it).
+	Unrecognised []UnknownStatus `json:"unrecognised_statuses,omitempty"`
 	// Owed is what the state records as owed at the end, this run's and
 	// every earlier run's (see Options.Owed).
 	Owed *Owed `json:"owed,omitempty"`
@@ -291,16 +296,16 @@ func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Re
 	case errors.Is(r.err, ErrTooManyErrors) && !errors.Is(r.err, ErrStateRefused) && r.res.Skipped == 0 && r.res.Waiting == 0:
 		// The limit was reached by the last batches: nothing was left
 		// unsent, so the run finished, with errors.
-		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt, Owed: r.owed(), Duplicates: r.res.Duplicates}
+		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt, Owed: r.owed(), Duplicates: r.res.Duplicates, Unrecognised: r.res.Unrecognised}
 	case errors.As(r.err, new(*LimitError)) && r.owed().Any():
 		// Stopped at the limit, but owing: never exit 0 then.
-		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt, Owed: r.owed(), Duplicates: r.res.Duplicates}
+		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt, Owed: r.owed(), Duplicates: r.res.Duplicates, Unrecognised: r.res.Unrecognised}
 	case r.err != nil:
 		return r.res, r.err
 	case ctx.Err() != nil:
 		return r.res, ErrInterrupted
 	case r.res.Failed > 0 || r.res.InDoubt > 0:
-		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt, Owed: r.owed(), Duplicates: r.res.Duplicates}
+		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt, Owed: r.owed(), Duplicates: r.res.Duplicates, Unrecognised: r.res.Unrecognised}
 	case windowErr == nil && r.res.Owed != nil && r.res.Owed.Any():
 		return r.res, &IncompleteError{Owed: *r.res.Owed}
 	}
@@ -576,6 +581,7 @@ func (r *runner) account(p *settled) error {
 		res.Failed += e.Failed
 		res.InDoubt += e.InDoubt
 		res.Duplicates += dup
+		res.Unrecognised = addUnknown(res.Unrecognised, p.unknown)
 		if e.Sent > 0 {
 			res.Batches++
 			res.Segments += b.Segments * e.Sent
@@ -649,6 +655,19 @@ func duplicates(o state.Outcome, n int) int {
 		}
 	}
 	return dup
+}
+
+// addUnknown adds the counts of more to those of to, status by status.
+func addUnknown(to, more []UnknownStatus) []UnknownStatus {
+	for _, u := range more {
+		i := slices.IndexFunc(to, func(t UnknownStatus) bool { return t.Status == u.Status && t.Where == u.Where })
+		if i < 0 {
+			to = append(to, u)
+			continue
+		}
+		to[i].Recipients += u.Recipients
+	}
+	return to
 }
 
 func (r *runner) count(f func(*Result)) {

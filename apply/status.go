@@ -1,12 +1,14 @@
 package apply
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
+	"strconv"
 
 	"github.com/smsform/smsform/api"
+	"github.com/smsform/smsform/internal/mapping"
 	"github.com/smsform/smsform/state"
 )
 
@@ -63,91 +65,171 @@ type Part = state.Part
 
 // Reasons for recipients an answer with results does not settle.
 const (
-	reasonNoList      = "the provider's answer has no readable list of recipients, so whether it sent them is unknown"
+	reasonNoList      = "the provider's answer cannot be read as provider.results says, so whether it sent them is unknown"
 	reasonNotListed   = "the provider's answer does not mention this recipient"
 	reasonNoStatus    = "the provider's answer gives no status for this recipient"
 	reasonConflicting = "the provider's answer lists this recipient more than once, with statuses that disagree"
 )
 
-// StatusOfResults is what a successful answer with a per-recipient list
-// (m, the campaign's provider.results) says of each of phones, the batch's
-// recipients: one Part per status and reason, every phone in exactly one.
-//   - a status listed under m.Sent: [state.Sent];
-//   - under m.Retry: [state.Unsent] (not acted on; sent again later);
-//   - under m.Duplicate: [state.InDoubt], with the provider's words;
-//   - any other status: [state.Failed], with the provider's words;
-//   - no status, a recipient listed twice with statuses of different
-//     meanings, a recipient the list does not mention, or no readable list
-//     at all: [state.InDoubt]. Nothing is ever sent by default.
+// UnknownStatus is a status the provider answered that the mapping does
+// not name, and how many recipients got it: each is in doubt until a
+// person names the status under sent, failed, retry or duplicate (Where).
+type UnknownStatus struct {
+	Status     string `json:"status"`
+	Where      string `json:"where"` // the results list that read it, file:line
+	Recipients int    `json:"recipients"`
+}
+
+// Verdict is what an answer with results says of a batch's recipients:
+// one Part per status and reason, every recipient in exactly one, and the
+// statuses no list named.
+type Verdict struct {
+	Parts        []Part
+	Unrecognised []UnknownStatus
+}
+
+// StatusOfResults is what a successful answer read with m, the campaign's
+// provider.results, says of each of phones, the batch's recipients:
+//   - a status listed under sent, or an element of a list whose outcome is
+//     sent: [state.Sent];
+//   - failed: [state.Failed], with the provider's words;
+//   - retry: [state.Unsent] (not acted on; sent again later);
+//   - duplicate, or a list whose outcome is in_doubt: [state.InDoubt];
+//   - a status that no list names, no usable status, a recipient listed
+//     twice with different meanings: [state.InDoubt], the status kept;
+//   - a recipient no list names: [state.Sent] when m.Others is sent and
+//     the answer was read whole, else [state.InDoubt];
+//   - an answer that cannot be read as m says: everyone [state.InDoubt].
 //
-// The provider's numbers are matched to phones as [matchNumbers] says.
-func StatusOfResults(m *api.Results, phones []string, resp api.SendResponse) []Part {
-	if resp.NoList != "" {
-		return []Part{{Status: state.InDoubt, Phones: slices.Clone(phones), Reason: reasonNoList + ": " + resp.NoList}}
-	}
-	type verdict struct {
-		status state.Status
-		reason string
-		seen   bool
+// Nothing is ever sent or failed by default. The provider's numbers are
+// matched to phones as [matchNumbers] says; each recipient keeps the id the
+// provider gave its message.
+func StatusOfResults(m *mapping.Results, phones []string, a mapping.Answer) Verdict {
+	if a.Problem != "" {
+		return Verdict{Parts: []Part{{Status: state.InDoubt, Phones: slices.Clone(phones), Reason: reasonNoList + ": " + a.Problem}}}
 	}
 	verdicts := make([]verdict, len(phones))
 	match := matchNumbers(phones)
-	for at, res := range resp.Results {
-		i, ok := match(at, res.Number)
+	for at, e := range a.Elements {
+		i, ok := match(at, e.Number)
 		if !ok {
 			continue
 		}
-		status, reason := statusOfResult(m, res)
-		switch v := &verdicts[i]; {
-		case !v.seen:
-			*v = verdict{status: status, reason: reason, seen: true}
-		case v.status != status:
-			*v = verdict{status: state.InDoubt, reason: reasonConflicting, seen: true}
-		}
+		verdicts[i].add(elementVerdict(m, e))
 	}
-	var parts []Part
-	type key struct {
-		status state.Status
-		reason string
+	others := verdict{status: state.InDoubt, reason: reasonNotListed, seen: true}
+	if m.Others == mapping.Sent && a.Complete {
+		others = verdict{status: state.Sent, seen: true}
 	}
-	at := map[key]int{}
-	for i, v := range verdicts {
-		if !v.seen {
-			v = verdict{status: state.InDoubt, reason: reasonNotListed}
-		}
-		k := key{v.status, v.reason}
-		j, ok := at[k]
-		if !ok {
-			j = len(parts)
-			at[k] = j
-			parts = append(parts, Part{Status: v.status, Reason: v.reason})
-		}
-		parts[j].Phones = append(parts[j].Phones, phones[i])
-	}
-	return parts
+	return collect(phones, verdicts, others)
 }
 
-// statusOfResult is what one element of a results list means for its
-// recipient, and the reason kept.
-func statusOfResult(m *api.Results, res api.RecipientResult) (state.Status, string) {
-	s := strings.TrimSpace(res.Status)
-	switch {
-	case s == "":
-		return state.InDoubt, reasonNoStatus
-	case slices.Contains(m.Sent, s):
-		return state.Sent, "" // the common case: no words to make
-	}
-	words := res.Reason
-	if words == "" {
-		words = "status " + res.Status
-	} else {
-		words = res.Status + ": " + words
-	}
-	switch {
-	case slices.Contains(m.Retry, s):
-		return state.Unsent, words
-	case slices.Contains(m.Duplicate, s):
-		return state.InDoubt, duplicateReason + ": " + words
-	}
-	return state.Failed, fmt.Sprintf("refused by the provider: %s", words)
+// verdict is what an answer says of one recipient.
+type verdict struct {
+	status         state.Status
+	reason         string
+	providerStatus string // the status the provider gave, when it is not plainly sent
+	unknown        string // the list (file:line) that did not name providerStatus
+	id             string
+	seen           bool
 }
+
+// add takes in what one more element says of the recipient: two elements
+// that disagree make it in doubt.
+func (v *verdict) add(w verdict) {
+	switch {
+	case !v.seen:
+		*v = w
+	case v.status != w.status:
+		id := cmp.Or(v.id, w.id)
+		*v = verdict{status: state.InDoubt, reason: reasonConflicting, providerStatus: cmp.Or(v.providerStatus, w.providerStatus), id: id, seen: true}
+	case v.id == "":
+		v.id = w.id
+	}
+}
+
+// collect groups the recipients' verdicts into parts (others for those no
+// element named), and counts the statuses no list named.
+func collect(phones []string, verdicts []verdict, others verdict) Verdict {
+	var out Verdict
+	type key struct {
+		status          state.Status
+		reason, status2 string
+	}
+	at := map[key]int{}
+	unknown := map[[2]string]int{}
+	for i, v := range verdicts {
+		if !v.seen {
+			v = others
+		}
+		k := key{v.status, v.reason, v.providerStatus}
+		j, ok := at[k]
+		if !ok {
+			j = len(out.Parts)
+			at[k] = j
+			out.Parts = append(out.Parts, Part{Status: v.status, Reason: v.reason, ProviderStatus: v.providerStatus})
+		}
+		p := &out.Parts[j]
+		p.Phones = append(p.Phones, phones[i])
+		if v.id != "" || p.IDs != nil {
+			if p.IDs == nil {
+				p.IDs = make([]string, len(p.Phones)-1, cap(p.Phones))
+			}
+			p.IDs = append(p.IDs, v.id)
+		}
+		if v.unknown != "" {
+			if unknown[[2]string{v.providerStatus, v.unknown}]++; unknown[[2]string{v.providerStatus, v.unknown}] == 1 {
+				out.Unrecognised = append(out.Unrecognised, UnknownStatus{Status: v.providerStatus, Where: v.unknown})
+			}
+		}
+	}
+	for i := range out.Unrecognised {
+		u := &out.Unrecognised[i]
+		u.Recipients = unknown[[2]string{u.Status, u.Where}]
+	}
+	return out
+}
+
+// elementVerdict is what one element of an answer means for its recipient.
+func elementVerdict(m *mapping.Results, e mapping.Element) verdict {
+	v := verdict{id: e.ID, seen: true}
+	if e.Outcome == mapping.Sent {
+		v.status = state.Sent // the common case: no words to make
+		return v
+	}
+	l := &m.Lists[e.List]
+	v.providerStatus = e.Status
+	words := e.Reason
+	switch {
+	case l.Status == nil:
+		words = cmp.Or(words, "listed at "+l.List.String())
+	case words == "":
+		words = "status " + e.Status
+	default:
+		words = e.Status + ": " + words
+	}
+	switch {
+	case e.Outcome == mapping.Failed:
+		v.status, v.reason = state.Failed, "refused by the provider: "+words
+	case e.Outcome == mapping.Retry:
+		v.status, v.reason = state.Unsent, words
+	case e.Outcome == mapping.InDoubt:
+		v.status, v.reason = state.InDoubt, duplicateReason+": "+words
+		if l.Status == nil {
+			v.reason = "the provider's answer lists this recipient as in doubt: " + words
+		}
+	case e.NoStatus != "":
+		v.status, v.reason = state.InDoubt, fmt.Sprintf("%s (%s at %s)", reasonNoStatus, e.NoStatus, l.Status.String())
+	default:
+		v.status, v.unknown = state.InDoubt, l.Where
+		v.reason = fmt.Sprintf("the provider answered status %s, which provider.results (%s) does not name: in doubt until you list it under sent, failed, retry or duplicate",
+			quoteStatus(e.Status), l.Where)
+		if e.Reason != "" {
+			v.reason += " (the provider's words: " + e.Reason + ")"
+		}
+	}
+	return v
+}
+
+// quoteStatus writes a provider's status in a message.
+func quoteStatus(s string) string { return strconv.Quote(s) }

@@ -37,6 +37,9 @@ type worker struct {
 type settled struct {
 	b plan.Batch
 	o state.Outcome
+	// unknown: the statuses the answer gave that the mapping does not
+	// name, and how many recipients got each.
+	unknown []UnknownStatus
 }
 
 // piece is one request of a batch: all of it, or some of its recipients
@@ -432,10 +435,11 @@ func (r *runner) answered(b plan.Batch, resp api.SendResponse) sendResult {
 	if r.o.Results == nil {
 		return sendResult{s: &settled{b: b, o: o}}
 	}
-	parts := StatusOfResults(r.o.Results, b.Recipients, resp)
-	if len(parts) == 1 && parts[0].Status != state.Unsent {
+	v := StatusOfResults(r.o.Results, b.Recipients, resp.Answer)
+	parts := v.Parts
+	if len(parts) == 1 && parts[0].Status != state.Unsent && parts[0].IDs == nil && parts[0].ProviderStatus == "" {
 		o.Status, o.Reason = parts[0].Status, parts[0].Reason
-		return sendResult{s: &settled{b: b, o: o}}
+		return sendResult{s: &settled{b: b, o: o, unknown: v.Unrecognised}}
 	}
 	o.Parts = parts
 	var retry []string
@@ -444,5 +448,5 @@ func (r *runner) answered(b plan.Batch, resp api.SendResponse) sendResult {
 			retry = append(retry, p.Phones...)
 		}
 	}
-	return sendResult{s: &settled{b: b, o: o}, retry: retry}
+	return sendResult{s: &settled{b: b, o: o, unknown: v.Unrecognised}, retry: retry}
 }

@@ -166,6 +166,7 @@ func (l *loader) load() *Campaign {
 		l.project.provider.overlay(&rc.Provider)
 	}
 	l.walkCampaign(root, &rc)
+	l.checkOthers(&rc.Provider, "provider")
 	l.validate(&rc)
 	l.checkWindow(&rc.window)
 	if len(l.errs) > 0 {

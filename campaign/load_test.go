@@ -104,7 +104,7 @@ func TestBadInput(t *testing.T) {
 		{name: "empty body", file: "empty_body.yaml", want: []string{"empty_body.yaml:6: body: must not be empty"}},
 		{name: "integer overflow", file: "batch_size_overflow.yaml", want: []string{"batch_size_overflow.yaml:7: batch_size: number 99999999999999999999 is out of range"}},
 		{name: "strict as text", file: "strict_string.yaml", want: []string{`strict_string.yaml:7: strict: must be true or false, not the text "yes"`}, hint: "true or false"},
-		{name: "provider not a mapping", file: "provider_not_mapping.yaml", want: []string{"provider_not_mapping.yaml:7: provider: must be a mapping of keys (base_url, basic_auth, token_valid_hours, request_id_field, max_recipients, max_body_length, expected_latency, results)"}},
+		{name: "provider not a mapping", file: "provider_not_mapping.yaml", want: []string{"provider_not_mapping.yaml:7: provider: must be a mapping of keys (base_url, basic_auth, token_valid_hours, request_id_field, batch_id, max_recipients, max_body_length, expected_latency, results, others)"}},
 		{name: "recipients as mapping", file: "recipients_mapping.yaml", want: []string{"recipients_mapping.yaml:5: recipients: must be a list of sources, not a mapping"}},
 		{name: "exclude as text", file: "exclude_not_list.yaml", want: []string{`exclude_not_list.yaml:7: exclude: must be a list of sources`}},
 

@@ -192,6 +192,7 @@ func (l *loader) loadProject(abs string) *Project {
 		return true
 	})
 	rp.Provider = p.provider
+	l.checkOthers(&p.provider, "provider")
 	l.validateStruct(&rp)
 	if len(l.errs) > 0 {
 		return nil

@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,8 +104,8 @@ test_recipients: ["+447400123456"]
 		p.ExpectedLatency != 1500*time.Millisecond {
 		t.Errorf("provider = %+v", p)
 	}
-	if p.Results == nil || p.Results.List.String() != "/messages" || p.Results.Reason.String() != "/status/description" ||
-		strings.Join(p.Results.Sent, ",") != "PENDING,ACCEPTED" || strings.Join(p.Results.Duplicate, ",") != "DUPLICATE" {
+	if p.Results == nil || len(p.Results.Lists) != 1 || p.Results.Lists[0].List.String() != "/messages" || p.Results.Lists[0].Reason.String() != "/status/description" ||
+		fmt.Sprint(p.Results.Lists[0].Sent) != "[PENDING ACCEPTED]" || fmt.Sprint(p.Results.Lists[0].Duplicate) != "[DUPLICATE]" {
 		t.Errorf("results = %+v", p.Results)
 	}
 	if c.Project == nil || c.Project.State == "" || c.Project.FrequencyCap.String() != "3 per 24h" || c.FrequencyCap.String() != "1 per 72h" {
@@ -134,7 +135,24 @@ func TestProjectErrors(t *testing.T) {
 		{name: "bad pointer", project: "version: 1\nprovider:\n  results: {list: messages, number: /to, status: /s, sent: [OK]}\n",
 			want: []string{"smsform.yaml:3: provider.results.list: \"messages\" is not a JSON pointer"}},
 		{name: "results incomplete", project: "version: 1\nprovider:\n  results: {list: /m, number: /to}\n",
-			want: []string{"provider.results.status: required key is missing", "provider.results.sent: required key is missing"}},
+			want: []string{"provider.results.status: required key is missing (or outcome)"}},
+		{name: "status naming nothing", project: "version: 1\nprovider:\n  results: {list: /m, number: /to, status: /s}\n",
+			want: []string{"provider.results.sent: status names no statuses: list them under sent, failed, retry or duplicate"}},
+		{name: "status and outcome", project: "version: 1\nprovider:\n  results: {list: /m, number: /to, status: /s, outcome: failed, sent: [OK]}\n",
+			want: []string{"provider.results.outcome: write status or outcome, not both", "provider.results.sent: sent needs status, not outcome"}},
+		{name: "bad outcome", project: "version: 1\nprovider:\n  results: {list: /m, number: /to, outcome: refused}\n",
+			want: []string{`provider.results.outcome: "refused" is not an outcome`, "sent, failed, retry or in_doubt"}},
+		{name: "whole answer as a list", project: "version: 1\nprovider:\n  results: {list: \"\", number: /to, outcome: failed}\n",
+			want: []string{`provider.results.list: "" is not a JSON pointer`}},
+		{name: "a status that is no value", project: "version: 1\nprovider:\n  results: {list: /m, number: /to, status: /s, sent: [OK, null, {a: 1}, [x]]}\n",
+			want: []string{"provider.results.sent[1]: must be a status, not nothing", "provider.results.sent[2]: must be a status", "provider.results.sent[3]: must be a status"}},
+		{name: "one value under two meanings", project: "version: 1\nprovider:\n  results: {list: /m, number: /to, status: /s, sent: [1], failed: [\"1.0\"]}\n",
+			want: []string{`status "1" is listed under both sent and failed`}},
+		{name: "others sent without results", project: "version: 1\nprovider:\n  others: sent\n",
+			want: []string{"smsform.yaml:3: provider.others: others: sent needs results"}},
+		{name: "others failed", project: "version: 1\nprovider:\n  others: failed\n", want: []string{"provider.others: failed is not allowed here"}},
+		{name: "empty results list", project: "version: 1\nprovider:\n  results: []\n", want: []string{"provider.results: lists no answer lists"}},
+		{name: "batch_id twice", project: "version: 1\nprovider:\n  batch_id: /a\n  request_id_field: /b\n", want: []string{"batch_id and request_id_field name the same thing"}},
 		{name: "status with two meanings", project: "version: 1\nprovider:\n  results: {list: /m, number: /to, status: /s, sent: [OK], retry: [OK]}\n",
 			want: []string{`status "OK" is listed under both sent and retry`}},
 		{name: "cap without per", project: "version: 1\nfrequency_cap: {max: 3}\n", want: []string{"frequency_cap: needs both max and per"}},

@@ -1,14 +1,12 @@
 package campaign
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 	"time"
 
+	"github.com/smsform/smsform/internal/mapping"
+	"github.com/smsform/smsform/internal/rawjson"
 	"gopkg.in/yaml.v3"
-
-	"github.com/smsform/smsform/api"
 )
 
 // Provider is where and how the messaging API is reached, and what the
@@ -19,9 +17,10 @@ type Provider struct {
 	BaseURL         string // may be overridden by SMSFORM_BASE_URL (the CLI does that)
 	BasicAuth       string // "auto" (base64, then literal once on a 401), "base64" (RFC 7617) or "literal"
 	TokenValidHours int    // 1..168, default 24
-	// RequestIDField points to the request id in a send's success body;
-	// nil looks in the usual places.
-	RequestIDField *api.Pointer
+	// RequestIDField points to the provider's id for the whole request in
+	// a send's success body (batch_id, or its older name
+	// request_id_field); nil looks in the usual places.
+	RequestIDField *rawjson.Pointer
 	// MaxRecipients is the most recipients one request may carry; 0: no
 	// limit but the campaign's batch_size.
 	MaxRecipients int
@@ -31,18 +30,17 @@ type Provider struct {
 	// ExpectedLatency is how long the provider takes to answer a send,
 	// for plan's estimate until apply has measured it (default 200 ms).
 	ExpectedLatency time.Duration
-	// Results, when set, says where a send's answer lists each
-	// recipient's outcome.
-	Results *api.Results
+	// Results, when set, says how a send's answer lists each recipient
+	// (results, with others).
+	Results *mapping.Results
 }
 
 // DefaultExpectedLatency is provider.expected_latency unless set.
 const DefaultExpectedLatency = 200 * time.Millisecond
 
 var (
-	providerKeys = []string{"base_url", "basic_auth", "token_valid_hours", "request_id_field", "max_recipients", "max_body_length",
-		"expected_latency", "results"}
-	resultsKeys = []string{"list", "number", "status", "reason", "sent", "retry", "duplicate"}
+	providerKeys = []string{"base_url", "basic_auth", "token_valid_hours", "request_id_field", "batch_id", "max_recipients", "max_body_length",
+		"expected_latency", "results", "others"}
 )
 
 // rawProvider is a provider block as written; set holds the keys it
@@ -51,11 +49,12 @@ type rawProvider struct {
 	BaseURL         string `yaml:"base_url" validate:"omitempty,base_url"`
 	BasicAuth       string `yaml:"basic_auth" validate:"oneof=auto base64 literal"`
 	TokenValidHours int    `yaml:"token_valid_hours" validate:"min=1,max=168"`
-	RequestIDField  *api.Pointer
+	RequestIDField  *rawjson.Pointer
 	MaxRecipients   int
 	MaxBodyLength   int
 	ExpectedLatency time.Duration
-	Results         *api.Results
+	Results         *mapping.Results
+	Others          mapping.Outcome // 0: not written (in doubt)
 
 	set []string
 }
@@ -74,7 +73,7 @@ func (p *rawProvider) overlay(dst *rawProvider) {
 			dst.BasicAuth = p.BasicAuth
 		case "token_valid_hours":
 			dst.TokenValidHours = p.TokenValidHours
-		case "request_id_field":
+		case "request_id_field", "batch_id":
 			dst.RequestIDField = p.RequestIDField
 		case "max_recipients":
 			dst.MaxRecipients = p.MaxRecipients
@@ -84,13 +83,30 @@ func (p *rawProvider) overlay(dst *rawProvider) {
 			dst.ExpectedLatency = p.ExpectedLatency
 		case "results":
 			dst.Results = p.Results
+		case "others":
+			dst.Others = p.Others
 		}
 	}
 }
 
 func (p *rawProvider) provider() Provider {
+	r := p.Results
+	if r != nil && p.Others != 0 {
+		withOthers := *r // a project's results are shared: never changed in place
+		withOthers.Others = p.Others
+		r = &withOthers
+	}
 	return Provider{BaseURL: p.BaseURL, BasicAuth: p.BasicAuth, TokenValidHours: p.TokenValidHours, RequestIDField: p.RequestIDField,
-		MaxRecipients: p.MaxRecipients, MaxBodyLength: p.MaxBodyLength, ExpectedLatency: p.ExpectedLatency, Results: p.Results}
+		MaxRecipients: p.MaxRecipients, MaxBodyLength: p.MaxBodyLength, ExpectedLatency: p.ExpectedLatency, Results: r}
+}
+
+// checkOthers refuses others: sent without results: with no list to name
+// the refused, it would record every recipient sent on any 2xx.
+func (l *loader) checkOthers(p *rawProvider, path string) {
+	if p.Others == mapping.Sent && p.Results == nil && slices.Contains(p.set, "others") {
+		l.add(l.lines[join(path, "others")], join(path, "others"), "add results: the lists in which the provider names recipients (its refusals, at least)",
+			"others: sent needs results")
+	}
 }
 
 // provider reads a provider block into p.
@@ -104,8 +120,11 @@ func (l *loader) provider(v *yaml.Node, path string, p *rawProvider) {
 			l.str(v, path, &p.BasicAuth)
 		case "token_valid_hours":
 			l.int(v, path, &p.TokenValidHours)
-		case "request_id_field":
-			if ptr, ok := l.pointer(v, path, "the request id in the provider's success answer, e.g. /data/message_id"); ok {
+		case "request_id_field", "batch_id":
+			if p.RequestIDField != nil {
+				l.add(v.Line, path, "keep batch_id: request_id_field is its older name", "batch_id and request_id_field name the same thing: write one")
+			}
+			if ptr, ok := l.pointer(v, path, "the provider's id for the whole request in its answer, e.g. /bulkId", false); ok {
 				p.RequestIDField = &ptr
 			}
 		case "max_recipients":
@@ -116,100 +135,11 @@ func (l *loader) provider(v *yaml.Node, path string, p *rawProvider) {
 			l.duration(v, path, time.Millisecond, time.Minute, "e.g. 200ms or 1.5s: how long the provider takes to answer a send", &p.ExpectedLatency)
 		case "results":
 			p.Results = l.results(v, path)
+		case "others":
+			p.Others = l.others(v, path)
 		}
 		return true
 	})
-}
-
-// results reads provider.results; nil when it has a problem.
-func (l *loader) results(v *yaml.Node, path string) *api.Results {
-	r := &api.Results{}
-	seen := map[string]bool{}
-	before := len(l.errs)
-	l.mapping(v, path, resultsKeys, func(key, path string, v *yaml.Node) bool {
-		seen[key] = true
-		switch key {
-		case "list":
-			r.List, _ = l.pointer(v, path, "the array of per-recipient results in the answer, e.g. /messages")
-		case "number":
-			r.Number, _ = l.pointer(v, path, "inside each element, the recipient's number, e.g. /to")
-		case "status":
-			r.Status, _ = l.pointer(v, path, "inside each element, its status, e.g. /status/groupName")
-		case "reason":
-			if ptr, ok := l.pointer(v, path, "inside each element, the words of a refusal, e.g. /status/description"); ok {
-				r.Reason = &ptr
-			}
-		case "sent":
-			r.Sent = l.statuses(v, path)
-		case "retry":
-			r.Retry = l.statuses(v, path)
-		case "duplicate":
-			r.Duplicate = l.statuses(v, path)
-		}
-		return true
-	})
-	if v.Kind != yaml.MappingNode {
-		return nil
-	}
-	for _, key := range []string{"list", "number", "status", "sent"} {
-		if !seen[key] {
-			l.add(v.Line, path+"."+key, resultsHint, "required key is missing")
-		}
-	}
-	// A status listed under two meanings would make one of them a guess.
-	meaning := map[string]string{}
-	for _, m := range []struct {
-		key  string
-		list []string
-	}{{"sent", r.Sent}, {"retry", r.Retry}, {"duplicate", r.Duplicate}} {
-		for _, s := range m.list {
-			if other, dup := meaning[s]; dup {
-				l.add(l.lines[path+"."+m.key], path+"."+m.key, "list each status under one meaning only",
-					"status %s is listed under both %s and %s", Quote(s), other, m.key)
-			}
-			meaning[s] = m.key
-		}
-	}
-	if len(l.errs) > before {
-		return nil
-	}
-	return r
-}
-
-const resultsHint = "results needs list, number, status and sent: where the answer lists each recipient, and which statuses mean accepted"
-
-// pointer reads a JSON pointer (RFC 6901).
-func (l *loader) pointer(v *yaml.Node, path, what string) (api.Pointer, bool) {
-	var s string
-	if !l.str(v, path, &s) {
-		return api.Pointer{}, false
-	}
-	p, err := api.ParsePointer(s)
-	if err != nil || s == "" {
-		l.add(v.Line, path, "write a JSON pointer (RFC 6901) to "+what, "%s is not a JSON pointer", Quote(s))
-		return api.Pointer{}, false
-	}
-	return p, true
-}
-
-// statuses reads a list of status words; numbers are taken as written
-// (a provider's status "1" is a word here).
-func (l *loader) statuses(v *yaml.Node, path string) []string {
-	if v.Kind != yaml.SequenceNode {
-		l.add(v.Line, path, "write a list, e.g. [PENDING, ACCEPTED]", "must be a list of statuses, not %s", kindWords(v))
-		return nil
-	}
-	var out []string
-	for i, item := range v.Content {
-		if item.Kind != yaml.ScalarNode || item.ShortTag() == "!!null" || strings.TrimSpace(item.Value) == "" {
-			l.add(item.Line, fmt.Sprintf("%s[%d]", path, i), "", "must be a status word, not %s", kindWords(item))
-			continue
-		}
-		if !slices.Contains(out, item.Value) {
-			out = append(out, item.Value)
-		}
-	}
-	return out
 }
 
 // duration reads a Go duration ("200ms", "24h") between lo and hi.

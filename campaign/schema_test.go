@@ -45,6 +45,7 @@ const (
 	e164Pattern     = `^\+[1-9][0-9]{1,14}$`
 	durationPattern = `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 	pointerPattern  = `^(/([^/~]|~[01])*)+$`
+	elementPattern  = `^(/([^/~]|~[01])*)*$` // a pointer inside an element: "" is the element
 	clockPattern    = `^([01][0-9]|2[0-3]):[0-5][0-9]$`
 	clockEndPattern = `^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$`
 	instantPattern  = `^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$`
@@ -99,19 +100,25 @@ var keySchemas = map[string]js{
 	"provider.base_url":          {"description": "The API's base URL: https, or http on this machine only. No credentials in it.", "type": "string", "pattern": baseURLPattern},
 	"provider.basic_auth":        {"description": "How the token request's Basic credentials are encoded: auto (default), base64 (RFC 7617) or literal.", "type": "string"},
 	"provider.token_valid_hours": {"description": "How long a token is kept before a new one is asked for (default 24).", "type": "integer"},
-	"provider.request_id_field":  {"description": "A JSON pointer to the request id in a send's success answer, e.g. /data/message_id.", "type": "string", "pattern": pointerPattern},
+	"provider.request_id_field":  {"description": "The older name of batch_id.", "type": "string", "pattern": pointerPattern},
+	"provider.batch_id":          {"description": "A JSON pointer to the provider's id for the whole request in a send's success answer, e.g. /bulkId.", "type": "string", "pattern": pointerPattern},
+	"provider.others":            {"description": "What a recipient no list of results names means: in_doubt (default) or sent (for providers that list only refusals).", "enum": []string{"in_doubt", "sent"}},
 	"provider.max_recipients":    {"description": "The most recipients one request may carry.", "type": "integer", "minimum": 1},
 	"provider.max_body_length":   {"description": "The longest body the provider takes, in characters.", "type": "integer", "minimum": 1},
 	"provider.expected_latency":  {"description": "How long the provider takes to answer a send (default 200ms), for plan's estimate.", "type": "string", "pattern": durationPattern},
-	"provider.results":           {"description": "Where a send's answer lists each recipient's outcome, for providers that answer per recipient.", "$ref": "#/definitions/results"},
+	"provider.results":           {"description": "Where a send's answer lists each recipient, for providers that answer per recipient: one list, or several.", "$ref": "#/definitions/results_lists"},
 
-	"provider.results.list":      {"description": "A JSON pointer to the array of per-recipient results, e.g. /messages.", "type": "string", "pattern": pointerPattern},
-	"provider.results.number":    {"description": "Inside each element, a JSON pointer to the recipient's number, e.g. /to.", "type": "string", "pattern": pointerPattern},
-	"provider.results.status":    {"description": "Inside each element, a JSON pointer to its status, e.g. /status/groupName.", "type": "string", "pattern": pointerPattern},
-	"provider.results.reason":    {"description": "Inside each element, a JSON pointer to the words of a refusal.", "type": "string", "pattern": pointerPattern},
+	"provider.results.list":      {"description": "A JSON pointer to a list in the answer, e.g. /messages.", "type": "string", "pattern": pointerPattern},
+	"provider.results.number":    {"description": "Inside each element, a JSON pointer to the recipient's number, e.g. /to (\"\" for an element that is the number).", "type": "string", "pattern": elementPattern},
+	"provider.results.status":    {"description": "Inside each element, a JSON pointer to its status, e.g. /status/name (\"\" for an element that is the status).", "type": "string", "pattern": elementPattern},
+	"provider.results.outcome":   {"description": "Instead of status: what every element of this list means (sent, failed, retry or in_doubt).", "enum": []string{"sent", "failed", "retry", "in_doubt"}},
+	"provider.results.id":        {"description": "Inside each element, a JSON pointer to the provider's id for the message, e.g. /messageId.", "type": "string", "pattern": elementPattern},
+	"provider.results.reason":    {"description": "Inside each element, a JSON pointer to the provider's words.", "type": "string", "pattern": elementPattern},
 	"provider.results.sent":      {"description": "Statuses that mean accepted.", "$ref": "#/definitions/statuses"},
+	"provider.results.failed":    {"description": "Statuses that mean refused for good. A status no list names leaves its recipients in doubt.", "$ref": "#/definitions/statuses"},
 	"provider.results.retry":     {"description": "Statuses that mean: not taken, try again later.", "$ref": "#/definitions/statuses"},
 	"provider.results.duplicate": {"description": "Statuses that mean the provider may already have the message.", "$ref": "#/definitions/statuses"},
+	"provider.results.optional":  {"description": "An answer without this list has it empty (else the batch is in doubt).", "type": "boolean"},
 
 	"project.version":         {"description": "The file format's version: 1.", "type": "integer"},
 	"project.state":           {"description": "The project's state: a PostgreSQL URL or keyword string (no password: PGPASSWORD or ~/.pgpass give it), or a folder for the state file, relative to this file.", "type": "string", "pattern": `\S`, "not": js{"pattern": `^postgres(ql)?://[^/?#@]*:[^/?#@]*@|[?&]password=|(^|\s)password\s*=`}},
@@ -240,10 +247,17 @@ func defs(t *testing.T) js {
 	source["if"] = js{"required": []string{"file"}, "properties": js{"file": js{"type": "string", "pattern": txtPattern}}}
 	source["then"] = js{"not": js{"required": []string{"phone_column"}}}
 	window := object(t, "send_window", "", []string{"from", "to"}, nil)
-	results := object(t, "provider.results", "", []string{"list", "number", "status", "sent"}, nil)
+	results := object(t, "provider.results", "", []string{"list", "number"}, nil)
+	// status with its statuses, or outcome alone.
+	results["oneOf"] = []any{
+		js{"required": []string{"status"}, "not": js{"required": []string{"outcome"}}},
+		js{"required": []string{"outcome"}, "not": js{"anyOf": []any{js{"required": []string{"status"}}, js{"required": []string{"sent"}},
+			js{"required": []string{"failed"}}, js{"required": []string{"retry"}}, js{"required": []string{"duplicate"}}}}},
+	}
 	return js{
 		"provider":      object(t, "provider", "", nil, providerTags),
 		"results":       results,
+		"results_lists": js{"anyOf": []any{js{"$ref": "#/definitions/results"}, js{"type": "array", "minItems": 1, "items": js{"$ref": "#/definitions/results"}}}},
 		"source":        source,
 		"send_window":   window,
 		"budget":        object(t, "budget", "", nil, nil),

@@ -531,6 +531,7 @@ func (b *builder) finish() error {
 		start, end := b.groups.members(gi)
 		p.Summary.Segments += int(b.bodies.meta.at(int(b.groups.bodies[gi])).segs) * (end - start)
 	}
+	b.warnResults()
 	if err := b.warnUCS2(); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/internal/mapping"
 	"github.com/smsform/smsform/internal/sms"
 	"github.com/smsform/smsform/internal/words"
 )
@@ -155,4 +156,22 @@ func (b *builder) noteSkipped(kind string, lines []string) {
 		}
 		b.p.Warnings = append(b.p.Warnings, l)
 	}
+}
+
+// warnResults warns, once, of a provider.results that names no failed
+// statuses: a refusal is then a status no list names, which leaves its
+// recipients in doubt (never failed, never sent again until resolved).
+func (b *builder) warnResults() {
+	r := b.c.Provider.Results
+	if r == nil {
+		return
+	}
+	for _, l := range r.Lists {
+		if l.Status == nil && l.Outcome == mapping.Failed || len(l.Failed) > 0 {
+			return
+		}
+	}
+	b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
+		"provider.results (%s) lists no failed: statuses: a status that no list names leaves its recipients in doubt, never failed; list the provider's refusal statuses under failed:",
+		r.Lists[0].Where))
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/smsform/smsform/api"
 	"github.com/smsform/smsform/apply"
+	"github.com/smsform/smsform/internal/mapping"
+	"github.com/smsform/smsform/internal/rawjson"
 	"github.com/smsform/smsform/sandbox"
 	"github.com/smsform/smsform/state"
 )
@@ -321,12 +323,12 @@ func TestResultsAnswer(t *testing.T) {
 		e = start(t, cfg)
 		tok := e.token(t)
 		c := *e.client
-		reason := api.MustPointer("/status/description")
-		c.Results = &api.Results{List: api.MustPointer("/messages"), Number: api.MustPointer("/to"),
-			Status: api.MustPointer("/status/groupName"), Reason: &reason}
+		reason, status := rawjson.MustPointer("/status/description"), rawjson.MustPointer("/status/groupName")
+		c.Results = &mapping.Results{Lists: []mapping.List{{List: rawjson.MustPointer("/messages"), Number: rawjson.MustPointer("/to"),
+			Status: &status, Reason: &reason, Sent: []mapping.Value{mapping.StringValue(sandbox.ResultPending)}}}}
 		to := numbers(t, 0, 200)
 		resp, err := c.Send(context.Background(), tok, api.SendRequest{From: "ACME", To: to, Body: "hi"})
-		if err != nil || resp.NoList != "" || len(resp.Results) != len(to) {
+		if err != nil || resp.Answer.Problem != "" || len(resp.Answer.Elements) != len(to) {
 			t.Fatalf("send: %+v, %v", resp, err)
 		}
 		delivered := map[string]bool{}
@@ -334,7 +336,7 @@ func TestResultsAnswer(t *testing.T) {
 			delivered[m.To] = true
 		}
 		plain := 0
-		for i, r := range resp.Results {
+		for i, r := range resp.Answer.Elements {
 			if r.Number != to[i] && "+"+r.Number != to[i] {
 				t.Fatalf("result %d names %q, sent to %q", i, r.Number, to[i])
 			}

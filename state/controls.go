@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/smsform/smsform/internal/rawjson"
 )
 
 // What a campaign's record carries besides its attempts: where it moved,
@@ -243,7 +244,7 @@ func (s *State) RecordTestSend(ctx context.Context, ts TestSend) error {
 	if s.w == nil {
 		return ErrClosed
 	}
-	phones := string(appendPhones(nil, ts.Phones))
+	phones := string(rawjson.AppendStrings(nil, ts.Phones))
 	err := s.w.do(context.WithoutCancel(ctx), func(t *txn) error {
 		t.wrote = true
 		_, err := t.conn.ExecContext(t.ctx, s.q.insertTestSend, s.args(formatTime(ts.At), ts.By, ts.BodyHash, ts.Outcome.String(), ts.HTTPStatus,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/smsform/smsform/internal/e164"
+	"github.com/smsform/smsform/internal/rawjson"
 )
 
 // The ledger is what a project's state (Options.Shared) keeps of people
@@ -166,7 +167,7 @@ func (c Cap) sendableAt(es []capEntry, now time.Time) time.Time {
 // missing and locked, in the numbers' order).
 func (t *txn) capRows(phones []string) (map[string][]capEntry, error) {
 	t.wrote = true // in PostgreSQL the read makes and locks rows
-	rows, err := t.conn.QueryContext(t.ctx, t.w.s.q.capsFor, string(appendPhones(nil, phones)))
+	rows, err := t.conn.QueryContext(t.ctx, t.w.s.q.capsFor, string(rawjson.AppendStrings(nil, phones)))
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +242,7 @@ func (t *txn) admit(in Intent, strict bool) (Admission, error) {
 		}
 		prev[i] = c
 	}
-	t.w.buf = appendPhones(t.w.buf[:0], in.Phones)
+	t.w.buf = rawjson.AppendStrings(t.w.buf[:0], in.Phones)
 	list := string(t.w.buf)
 	id, err := t.insertIntent(in, list)
 	if err != nil {
@@ -389,7 +390,7 @@ func (t *txn) trim(in Intent, attempt int64, adm Admission, sends map[string][]c
 			return err
 		}
 	} else {
-		t.w.buf = appendPhones(t.w.buf[:0], adm.Send)
+		t.w.buf = rawjson.AppendStrings(t.w.buf[:0], adm.Send)
 		if _, err := t.exec("setPhones", string(t.w.buf), len(adm.Send), attempt); err != nil {
 			return err
 		}
@@ -402,7 +403,7 @@ func (t *txn) trim(in Intent, attempt int64, adm Admission, sends map[string][]c
 
 // putFinished records a finished attempt of the batch for phones.
 func (t *txn) putFinished(batchID string, st AttemptState, bodyHash, planID string, phones []string, reason string) error {
-	t.w.buf = appendPhones(t.w.buf[:0], phones)
+	t.w.buf = rawjson.AppendStrings(t.w.buf[:0], phones)
 	var id int64
 	if err := t.queryRow("putAttempt", t.w.s.args(batchID, string(st), bodyHash, len(phones), 0, "", reason, t.now, t.now, planID, string(t.w.buf))...).Scan(&id); err != nil {
 		return err

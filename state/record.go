@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/smsform/smsform/internal/e164"
+	"github.com/smsform/smsform/internal/rawjson"
 )
 
 // RecordIntent durably records that the batch is about to be sent: its
@@ -251,7 +252,7 @@ func (t *txn) parts(batchID string, o Outcome) error {
 		if p.Status == Unsent {
 			st = AttemptForgotten
 		}
-		t.w.buf = appendPhones(t.w.buf[:0], p.Phones)
+		t.w.buf = rawjson.AppendStrings(t.w.buf[:0], p.Phones)
 		var id int64
 		if err := t.queryRow("putAttempt", t.w.s.args(batchID, string(st), a.bodyHash, len(p.Phones), o.HTTPStatus, o.RequestID, p.Reason,
 			t.now, t.now, a.planID, string(t.w.buf))...).Scan(&id); err != nil {

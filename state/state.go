@@ -363,6 +363,13 @@ type Part struct {
 	Status Status
 	Phones []string
 	Reason string // the provider's words
+	// ProviderStatus is the status the provider gave these recipients
+	// when it is not plainly "sent" (a refusal's, a throttle's, or one the
+	// mapping does not name), as the provider wrote it.
+	ProviderStatus string
+	// IDs are the provider's ids of the messages to Phones, in order; nil
+	// when the answer gave none.
+	IDs []string
 }
 
 // ErrEarlierState is wrapped by the *EarlierStateError Open returns when

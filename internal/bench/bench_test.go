@@ -531,7 +531,7 @@ func applyRound(t *testing.T, ctx context.Context, smsform, dir string, sz sizes
 	}
 	if ps.results {
 		underProvider(t, g.Campaign, "  results:\n    list: /messages\n    number: /to\n    status: /status/groupName\n    reason: /status/description\n"+
-			"    sent: [PENDING]\n    retry: [THROTTLED]\n")
+			"    sent: [PENDING]\n    retry: [THROTTLED]\n    failed: [REJECTED]\n")
 	}
 	c, err := campaign.Load(g.Campaign)
 	if err != nil {

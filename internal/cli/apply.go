@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -329,6 +330,10 @@ func (n nextStep) runError(err error) error {
 		case incomplete.InDoubt == 0 && incomplete.Owed.InDoubt == 0:
 			return withHint(err, "see why with %s; the API refused them, so they are not sent again until, the cause fixed, %s", list, resolveFailed)
 		}
+		if len(incomplete.Unrecognised) > 0 {
+			err = withHint(err, "%s; recipients that got it are in doubt: once you know what it means, name it there, then %s (sent: it means accepted; unsent: it means not taken)",
+				unknownStatuses(incomplete.Unrecognised), resolve)
+		}
 		dup := ""
 		if incomplete.Duplicates > 0 {
 			dup = fmt.Sprintf(" (the provider says it already has %d of them, so they were most likely sent by an earlier request: resolve those as sent once it confirms)", incomplete.Duplicates)
@@ -440,4 +445,14 @@ func confirm(env Env, summary string) error {
 		return errors.New("apply cancelled")
 	}
 	return nil
+}
+
+// unknownStatuses says which statuses the provider answered that the
+// mapping does not name, and where to name them.
+func unknownStatuses(us []apply.UnknownStatus) string {
+	parts := make([]string, len(us))
+	for i, u := range us {
+		parts[i] = fmt.Sprintf("status %s (%s) is not named by provider.results at %s", strconv.Quote(u.Status), words.N(u.Recipients, "recipient", "recipients"), u.Where)
+	}
+	return strings.Join(parts, "; ")
 }

@@ -328,7 +328,7 @@ func perRecipient(t *testing.T, p *project, _ int) []string {
 	}
 	defer f.Close()
 	if _, err := f.WriteString("provider:\n  results:\n    list: /messages\n    number: /to\n    status: /status/groupName\n" +
-		"    reason: /status/description\n    sent: [PENDING]\n    retry: [THROTTLED]\n"); err != nil {
+		"    reason: /status/description\n    sent: [PENDING]\n    retry: [THROTTLED]\n    failed: [REJECTED]\n"); err != nil {
 		t.Fatal(err)
 	}
 	return nil

@@ -348,8 +348,15 @@ func WriteResult(w io.Writer, r *apply.Result, complete bool, o Output) error {
 		}
 		g = v
 	}
-	if err := g.write(w, o.Plain); err != nil || !complete {
+	if err := g.write(w, o.Plain); err != nil {
 		return err
+	}
+	for _, u := range r.Unrecognised {
+		fmt.Fprintf(w, "\nThe provider answered status %s for %s, which provider.results (%s) does not name: in doubt. Add it there under sent, failed, retry or duplicate.\n",
+			strconv.Quote(u.Status), words.N(u.Recipients, "recipient", "recipients"), u.Where)
+	}
+	if !complete {
+		return nil
 	}
 	_, err := fmt.Fprintf(w, "\nApply complete: %s sent in %s; nothing is left to send.\n",
 		words.N(r.Sent, "recipient", "recipients"), words.N(r.Batches, "batch", "batches"))

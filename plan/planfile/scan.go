@@ -8,8 +8,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/smsform/smsform/internal/rawjson"
 	"github.com/smsform/smsform/internal/sms"
 	"github.com/smsform/smsform/plan"
 )
@@ -292,24 +292,11 @@ func (p *batchParser) lit(s string) bool {
 // str reads a string without escapes or control characters, in valid
 // UTF-8: what encoding/json would decode to the same bytes.
 func (p *batchParser) str() (string, bool) {
-	if len(p.raw) == 0 || p.raw[0] != '"' {
-		return "", false
+	s, rest, ok := rawjson.PlainString(p.raw)
+	if ok {
+		p.raw = rest
 	}
-	end := strings.IndexByte(p.raw[1:], '"')
-	if end < 0 {
-		return "", false
-	}
-	s := p.raw[1 : 1+end]
-	for i := 0; i < len(s); i++ {
-		if s[i] < ' ' || s[i] == '\\' {
-			return "", false
-		}
-	}
-	if !utf8.ValidString(s) {
-		return "", false
-	}
-	p.raw = p.raw[end+2:]
-	return s, true
+	return s, ok
 }
 
 // strs reads a non-empty list of strings.

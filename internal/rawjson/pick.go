@@ -1,11 +1,11 @@
-package api
+package rawjson
 
-// picker finds the values a few pointers name in a JSON text in one walk of
-// its bytes: what [Pointer.LookupRaw] of each pointer gives (a key written
+// Picker finds the values a few pointers name in a JSON text in one walk of
+// its bytes: what [Pointer.Lookup] of each pointer gives (a key written
 // twice names its last value), where a lookup per pointer would walk the
 // text once for each, and each time again through the members before the
 // one it wants. A results list of a thousand elements is read this way.
-type picker struct{ root pickNode }
+type Picker struct{ root pickNode }
 
 // pickNode is a point that pointers pass through: the pointers that end
 // there (their indexes) and the tokens they go on with.
@@ -16,9 +16,9 @@ type pickNode struct {
 	kids []*pickNode
 }
 
-// newPicker makes a picker of ps; found[i] of pick is what ps[i] names.
-func newPicker(ps ...Pointer) *picker {
-	pk := &picker{}
+// NewPicker makes a Picker of ps; found[i] of pick is what ps[i] names.
+func NewPicker(ps ...Pointer) *Picker {
+	pk := &Picker{}
 	for i, p := range ps {
 		n := &pk.root
 		for _, tok := range p.tokens {
@@ -49,37 +49,37 @@ func (n *pickNode) kid(tok string) *pickNode {
 // before it) and returns the index just past it and the space after it.
 // found (one entry per pointer) gets what each pointer names in it, nil
 // when it names nothing.
-func (pk *picker) pick(doc []byte, i int, found [][]byte) int {
+func (pk *Picker) Pick(doc []byte, i int, found [][]byte) int {
 	return pk.member(doc, i, &pk.root, found)
 }
 
 // walk is pick of the value at b[i] under node n: the pointers through n
 // that go on are followed into it.
-func (pk *picker) walk(b []byte, i int, n *pickNode, found [][]byte) int {
+func (pk *Picker) walk(b []byte, i int, n *pickNode, found [][]byte) int {
 	if len(n.kids) == 0 || i >= len(b) {
-		return skipValue(b, i)
+		return SkipValue(b, i)
 	}
 	switch b[i] {
 	case '{':
-		i = skipSpace(b, i+1)
+		i = SkipSpace(b, i+1)
 		for i < len(b) && b[i] == '"' {
-			kend := skipValue(b, i)
+			kend := SkipValue(b, i)
 			var kid *pickNode
 			for _, k := range n.kids {
-				if keyIs(b[i:kend], k.tok) {
+				if KeyIs(b[i:kend], k.tok) {
 					kid = k
 					break
 				}
 			}
-			i = skipSpace(b, skipSpace(b, kend)+1) // past the colon
+			i = SkipSpace(b, SkipSpace(b, kend)+1) // past the colon
 			i = pk.member(b, i, kid, found)
 			if i < len(b) && b[i] == ',' {
-				i = skipSpace(b, i+1)
+				i = SkipSpace(b, i+1)
 			}
 		}
 		return i + 1 // past the }
 	case '[':
-		i = skipSpace(b, i+1)
+		i = SkipSpace(b, i+1)
 		for k := 0; i < len(b) && b[i] != ']'; k++ {
 			var kid *pickNode
 			for _, c := range n.kids {
@@ -90,27 +90,27 @@ func (pk *picker) walk(b []byte, i int, n *pickNode, found [][]byte) int {
 			}
 			i = pk.member(b, i, kid, found)
 			if i < len(b) && b[i] == ',' {
-				i = skipSpace(b, i+1)
+				i = SkipSpace(b, i+1)
 			}
 		}
 		return i + 1 // past the ]
 	}
-	return skipValue(b, i)
+	return SkipValue(b, i)
 }
 
 // member walks the value at b[i] of a member or element that kid (nil: no
 // pointer) names, and returns the index of what follows it. A member
 // written again replaces what an earlier one of the same name gave.
-func (pk *picker) member(b []byte, i int, kid *pickNode, found [][]byte) int {
+func (pk *Picker) member(b []byte, i int, kid *pickNode, found [][]byte) int {
 	if kid == nil {
-		return skipSpace(b, skipValue(b, i))
+		return SkipSpace(b, SkipValue(b, i))
 	}
 	kid.forget(found)
 	end := pk.walk(b, i, kid, found)
 	for _, e := range kid.ends {
 		found[e] = b[i:end]
 	}
-	return skipSpace(b, end)
+	return SkipSpace(b, end)
 }
 
 // forget clears what the pointers through n found.

@@ -1,9 +1,10 @@
-package api
+package rawjson
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -35,7 +36,7 @@ func TestPointerRFC6901(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ParsePointer(%q): %v", tc.ptr, err)
 		}
-		v, err := p.Lookup(doc)
+		v, err := lookupDecoded(p, doc)
 		if err != nil {
 			t.Errorf("%q: %v", tc.ptr, err)
 			continue
@@ -50,9 +51,9 @@ func TestPointerRFC6901(t *testing.T) {
 	}
 	for _, ptr := range []string{"/foo/01", "/foo/+1", "/foo/-", "/foo/2", "/foo/x", "/missing", "/foo/0/deeper", "/nil/x"} {
 		p, _ := ParsePointer(ptr)
-		_, err := p.Lookup(doc)
+		_, err := lookupDecoded(p, doc)
 		var pe *PointerError
-		if !errors.As(err, &pe) || !errors.Is(err, ErrPointerMissed) || !strings.Contains(err.Error(), ptr) {
+		if !errors.As(err, &pe) || !errors.Is(err, ErrMissed) || !strings.Contains(err.Error(), ptr) {
 			t.Errorf("%q: err = %v, want a *PointerError naming it", ptr, err)
 		}
 	}
@@ -81,14 +82,14 @@ func FuzzPointer(f *testing.F) {
 		if dec.Decode(&v) != nil {
 			return
 		}
-		got, err := p.Lookup(v) // never panics
+		got, err := lookupDecoded(p, v) // never panics
 		if !json.Valid([]byte(doc)) {
-			return // Decode took a valid prefix; LookupRaw wants valid JSON
+			return // Decode took a valid prefix; Lookup wants valid JSON
 		}
-		// LookupRaw over the text gives the same answer.
-		raw, rerr := p.LookupRaw([]byte(doc))
+		// Lookup over the text gives the same answer.
+		raw, rerr := p.Lookup([]byte(doc))
 		if (err == nil) != (rerr == nil) || err != nil && err.Error() != rerr.Error() {
-			t.Fatalf("Lookup: %v, LookupRaw: %v", err, rerr)
+			t.Fatalf("Lookup: %v, Lookup: %v", err, rerr)
 		}
 		if err != nil {
 			return
@@ -97,7 +98,7 @@ func FuzzPointer(f *testing.F) {
 		dec.UseNumber()
 		var rv any
 		if err := dec.Decode(&rv); err != nil || !reflect.DeepEqual(rv, got) {
-			t.Fatalf("Lookup %v, LookupRaw %s (%v)", got, raw, err)
+			t.Fatalf("Lookup %v, Lookup %s (%v)", got, raw, err)
 		}
 	})
 }
@@ -112,17 +113,70 @@ func TestLookupRaw(t *testing.T) {
 		{"/foo", `["bar", "baz"]`}, {"/foo/1", `"baz"`}, {"/", "0"}, {"/a~1b", "1"}, {"/m~0n", "8"}, {`/k"l`, "6"},
 		{"/escaped", `"x\"y"`}, {"/id", "12345678901234567890"}, {"/nil", "null"}, {"/twice/x/1/y", `"deep"`}, {"/s", `"{[\"]}"`},
 	} {
-		got, err := MustPointer(tc.ptr).LookupRaw([]byte(doc))
+		got, err := MustPointer(tc.ptr).Lookup([]byte(doc))
 		if err != nil || string(got) != tc.want {
 			t.Errorf("%q: %s, %v; want %s", tc.ptr, got, err, tc.want)
 		}
 	}
 	for _, ptr := range []string{"/foo/01", "/foo/2", "/missing", "/nil/x", "/twice/0", "/s/0"} {
-		if _, err := MustPointer(ptr).LookupRaw([]byte(doc)); !errors.Is(err, ErrPointerMissed) {
+		if _, err := MustPointer(ptr).Lookup([]byte(doc)); !errors.Is(err, ErrMissed) {
 			t.Errorf("%q: %v, want a miss", ptr, err)
 		}
 	}
-	if got := RawText([]byte(`"a\u00e9"`)); got != "aé" {
-		t.Errorf("RawText = %q", got)
+	if got := Text([]byte(`"a\u00e9"`)); got != "aé" {
+		t.Errorf("Text = %q", got)
 	}
+}
+
+// lookupDecoded is what p names in v, a document decoded with UseNumber:
+// the reference that Lookup over the text is held to. A
+// JSON null is a value (nil, no error); a name that is absent is a
+// *PointerError: the two are different answers. An array index is digits
+// without a leading zero ("0", "12", never "01" nor "+1"); "-", the element
+// past the end, names nothing.
+func lookupDecoded(p Pointer, v any) (any, error) {
+	for _, tok := range p.tokens {
+		miss := func(format string, args ...any) error {
+			return &PointerError{Pointer: p.raw, Token: tok, Why: fmt.Sprintf(format, args...)}
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			next, ok := x[tok]
+			if !ok {
+				return nil, miss("no such key")
+			}
+			v = next
+		case []any:
+			i, ok := arrayIndex(tok)
+			switch {
+			case !ok:
+				return nil, miss("not an array index")
+			case i >= len(x):
+				return nil, miss("index out of range (%d elements)", len(x))
+			}
+			v = x[i]
+		default:
+			return nil, miss("%s holds no keys", jsonKind(v))
+		}
+	}
+	return v, nil
+}
+
+// jsonKind names a decoded JSON value's kind for messages.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case json.Number, float64:
+		return "a number"
+	case bool:
+		return "true/false"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "an array"
+	}
+	return "a value"
 }

@@ -1,4 +1,4 @@
-package api
+package rawjson
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// FuzzPick: over any valid JSON text, the picker finds what LookupRaw of
+// FuzzPick: over any valid JSON text, the Picker finds what Lookup of
 // each pointer finds (nothing where it misses), and ends where the value
 // ends.
 func FuzzPick(f *testing.F) {
@@ -35,16 +35,16 @@ func FuzzPick(f *testing.F) {
 			return
 		}
 		found := make([][]byte, len(ps))
-		if end := newPicker(ps...).pick(b, 0, found); end != len(b) {
+		if end := NewPicker(ps...).Pick(b, 0, found); end != len(b) {
 			t.Fatalf("pick ended at %d of %d", end, len(b))
 		}
 		for i, p := range ps {
-			want, err := p.LookupRaw(b)
+			want, err := p.Lookup(b)
 			if err != nil {
 				want = nil
 			}
 			if !bytes.Equal(found[i], want) || (found[i] == nil) != (want == nil) {
-				t.Fatalf("%s: picked %q, LookupRaw %q (%v)", p, found[i], want, err)
+				t.Fatalf("%s: picked %q, Lookup %q (%v)", p, found[i], want, err)
 			}
 		}
 	})

@@ -1,0 +1,273 @@
+package mapping
+
+import (
+	"fmt"
+
+	"github.com/smsform/smsform/internal/rawjson"
+)
+
+// Outcome is what an element of an answer says of its recipient.
+type Outcome uint8
+
+const (
+	// Unrecognised: a status that no list of the mapping names, or no
+	// usable status at all. The recipient is in doubt.
+	Unrecognised Outcome = iota
+	// Sent: the provider took it.
+	Sent
+	// Failed: the provider refused it for good.
+	Failed
+	// Retry: the provider did not act on it (throttled): sent again later.
+	Retry
+	// InDoubt: the provider may have it (a duplicate), or the mapping
+	// says so of a whole list.
+	InDoubt
+)
+
+var outcomeNames = [...]string{Unrecognised: "unrecognised", Sent: "sent", Failed: "failed", Retry: "retry", InDoubt: "in_doubt"}
+
+func (o Outcome) String() string { return outcomeNames[o] }
+
+// ParseOutcome reads an outcome as a configuration writes it: sent,
+// failed, retry or in_doubt.
+func ParseOutcome(s string) (Outcome, bool) {
+	for o, name := range outcomeNames {
+		if name == s && Outcome(o) != Unrecognised {
+			return Outcome(o), true
+		}
+	}
+	return 0, false
+}
+
+// List is one list of an answer and how to read its elements.
+type List struct {
+	List   rawjson.Pointer // the list in the answer
+	Number rawjson.Pointer // in each element: the recipient's number; "" is the element itself
+	// Status, in each element, is looked up in the lists below. Nil when
+	// Outcome is set: every element of the list has that outcome.
+	Status  *rawjson.Pointer
+	Outcome Outcome
+	ID      *rawjson.Pointer // in each element: the provider's id for the message; nil: none
+	Reason  *rawjson.Pointer // in each element: the provider's words; nil: none
+	// Statuses by meaning.
+	Sent, Retry, Duplicate, Failed []Value
+	// Optional: an answer without this list (or with null there) has it
+	// empty, rather than being unreadable.
+	Optional bool
+	// Where the list is declared ("smsform.yaml:12"), for messages.
+	Where string
+}
+
+// OutcomeOf is what status v means under l.
+func (l *List) OutcomeOf(v Value) Outcome {
+	switch {
+	case l.Status == nil:
+		return l.Outcome
+	case v.IsZero():
+		return Unrecognised
+	case contains(l.Sent, v):
+		return Sent
+	case contains(l.Failed, v):
+		return Failed
+	case contains(l.Retry, v):
+		return Retry
+	case contains(l.Duplicate, v):
+		return InDoubt
+	}
+	return Unrecognised
+}
+
+func contains(vs []Value, v Value) bool {
+	for _, x := range vs {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Results is how a provider's answer to a send lists its recipients: one
+// list or several, what a recipient no list names means, and where the
+// answer gives an id to the whole request.
+type Results struct {
+	Lists []List
+	// Others is the outcome of a recipient no list names: InDoubt, or Sent
+	// for providers that list only refusals. Sent holds only for an answer
+	// read whole ([Answer.Complete]); otherwise they are in doubt.
+	Others  Outcome
+	BatchID *rawjson.Pointer
+}
+
+// Element is one element of an answer's list, as the provider wrote it
+// and what the mapping makes of it.
+type Element struct {
+	List    int    // its list, an index of Results.Lists
+	Number  string // the recipient as the provider echoed it (maybe without +, with 00, national)
+	Outcome Outcome
+	// Status is the element's status as written (a string unquoted, a
+	// number or boolean as text); with no usable status, NoStatus says what
+	// was there instead ("absent", "null", "an object").
+	Status, NoStatus string
+	ID               string // the provider's id for this message; "" when none
+	Reason           string // the provider's words; never read for an accepted element
+}
+
+// Answer is what an answer says of its recipients.
+type Answer struct {
+	Elements []Element
+	BatchID  string
+	// Problem says why the answer cannot be read as the mapping says (a
+	// list missing or not a list): then nothing in it settles anyone.
+	Problem string
+	// Complete: every list was found (or optional and absent) and read to
+	// its end, so a recipient none names is named by none.
+	Complete bool
+}
+
+// Cleaner makes a provider's text fit to keep: ids and statuses (short,
+// printable) and words (secrets scrubbed).
+type Cleaner interface {
+	ID(s string) string
+	Words(s string) string
+}
+
+// slack is how many elements past one per recipient a list may hold (a
+// provider may list a recipient once per part of a long message): the
+// rest is not read, so that a huge answer costs no more than a bounded
+// one.
+const slack = 16
+
+// MaxElements is the most elements of one list read for a send to n
+// recipients.
+func MaxElements(n int) int { return 2*n + slack }
+
+// Read reads doc, a send's answer (valid JSON) to n recipients.
+func (r *Results) Read(doc []byte, n int, clean Cleaner) Answer {
+	a := Answer{Complete: true, Elements: make([]Element, 0, n+slack)}
+	if r.BatchID != nil {
+		if v, err := r.BatchID.Lookup(doc); err == nil {
+			a.BatchID = clean.ID(rawjson.Text(v))
+		}
+	}
+	rd := reader{clean: clean, statuses: map[string]Value{}}
+	for i := range r.Lists {
+		l := &r.Lists[i]
+		list, err := l.List.Lookup(doc)
+		absent := err != nil || string(list) == "null"
+		switch {
+		case absent && l.Optional:
+			continue
+		case err != nil:
+			a.Problem = "the answer has no list of recipients at " + l.List.String() + ": " + err.Error()
+		case list[0] != '[':
+			a.Problem = fmt.Sprintf("the answer holds %s at %s, not a list of recipients", rawjson.Kind(list), l.List.String())
+		}
+		if a.Problem != "" {
+			a.Elements, a.Complete = nil, false
+			return a
+		}
+		if !rd.list(&a, i, l, list, MaxElements(n)) {
+			a.Complete = false
+		}
+	}
+	return a
+}
+
+// reader reads the elements of an answer's lists.
+type reader struct {
+	clean Cleaner
+	// statuses: a status's value and cleaned text by its JSON text, since
+	// they repeat (a thousand PENDING).
+	statuses map[string]Value
+	texts    map[string]string
+}
+
+// list appends the elements of list (JSON text of an array) that name a
+// number, up to limit; it reports whether it read the list to its end.
+func (rd *reader) list(a *Answer, at int, l *List, list []byte, limit int) bool {
+	// The picker's slots: the number first, then each pointer the list
+	// has (-1: none).
+	ptrs := []rawjson.Pointer{l.Number}
+	slot := func(p *rawjson.Pointer) int {
+		if p == nil {
+			return -1
+		}
+		ptrs = append(ptrs, *p)
+		return len(ptrs) - 1
+	}
+	status, id, reason := slot(l.Status), slot(l.ID), slot(l.Reason)
+	pk := rawjson.NewPicker(ptrs...)
+	found := make([][]byte, len(ptrs))
+	i := rawjson.SkipSpace(list, 1)
+	for read := 0; i < len(list) && list[i] != ']'; read++ {
+		if read == limit {
+			return false
+		}
+		i = pk.Pick(list, i, found)
+		if i < len(list) && list[i] == ',' {
+			i = rawjson.SkipSpace(list, i+1)
+		}
+		num := rawjson.Text(found[0])
+		if num == "" {
+			continue // names nobody: says nothing of any recipient
+		}
+		e := Element{List: at, Number: clip(num, 40)}
+		if l.Status == nil {
+			e.Outcome = l.Outcome
+		} else {
+			var v Value
+			v, e.Status, e.NoStatus = rd.status(found[status])
+			e.Outcome = l.OutcomeOf(v)
+		}
+		if id >= 0 {
+			e.ID = rd.clean.ID(rawjson.Text(found[id]))
+		}
+		// The words of an accepted recipient are not kept: reading them
+		// would only cost time on the common path.
+		if reason >= 0 && e.Outcome != Sent {
+			e.Reason = rd.clean.Words(rawjson.Text(found[reason]))
+		}
+		a.Elements = append(a.Elements, e)
+	}
+	return true
+}
+
+// status is the value of a status's JSON text raw, its cleaned text, and
+// what stood there when it is no usable status.
+func (rd *reader) status(raw []byte) (Value, string, string) {
+	v, kind := ValueOfJSON(raw)
+	if kind != "" {
+		return v, "", kind
+	}
+	if t, ok := rd.texts[string(raw)]; ok {
+		return rd.statuses[string(raw)], t, ""
+	}
+	t := clip(rd.clean.ID(v.written(raw)), 64)
+	if len(rd.statuses) < 64 {
+		if rd.texts == nil {
+			rd.texts = map[string]string{}
+		}
+		rd.statuses[string(raw)], rd.texts[string(raw)] = v, t
+	}
+	return v, t, ""
+}
+
+// written is the status as the provider wrote it: a string unquoted, a
+// number or boolean as its text.
+func (v Value) written(raw []byte) string {
+	if raw[0] == '"' {
+		return rawjson.Text(raw)
+	}
+	return string(raw)
+}
+
+// clip cuts s to at most n bytes, on a character boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -64,7 +64,7 @@ func (s *State) markMoved(ctx context.Context, to, by string, serial int64) erro
 	}
 	err := s.w.do(ctx, func(t *txn) error {
 		t.wrote = true
-		_, err := t.conn.ExecContext(t.ctx, s.q.setMoved, s.args(m.To, formatTime(m.At), m.By, m.Serial)...)
+		_, err := t.conn.ExecContext(t.ctx, s.q[qSetMoved], s.args(m.To, formatTime(m.At), m.By, m.Serial)...)
 		return err
 	})
 	if err == nil {
@@ -114,9 +114,9 @@ func SetPause(ctx context.Context, loc, campaign string, shared bool, p *Pause) 
 	}
 	defer db.Close()
 	if p == nil {
-		_, err = db.ExecContext(ctx, q.resume, campaign)
+		_, err = db.ExecContext(ctx, q[qResume], campaign)
 	} else {
-		_, err = db.ExecContext(ctx, q.pause, campaign, newLineage(), formatTime(time.Now()), formatTime(p.At), p.By, p.Reason)
+		_, err = db.ExecContext(ctx, q[qPause], campaign, newLineage(), formatTime(time.Now()), formatTime(p.At), p.By, p.Reason)
 	}
 	if err != nil {
 		return fmt.Errorf("write state %s: %w", Redact(loc), err)
@@ -191,7 +191,7 @@ func (s *State) RecordLatency(ctx context.Context, d time.Duration) error {
 	}
 	err := s.w.do(ctx, func(t *txn) error {
 		t.wrote = true
-		_, err := t.conn.ExecContext(t.ctx, s.q.setLatency, s.args(d.Milliseconds())...)
+		_, err := t.conn.ExecContext(t.ctx, s.q[qSetLatency], s.args(d.Milliseconds())...)
 		return err
 	})
 	if err != nil {
@@ -247,7 +247,7 @@ func (s *State) RecordTestSend(ctx context.Context, ts TestSend) error {
 	phones := string(rawjson.AppendStrings(nil, ts.Phones))
 	err := s.w.do(context.WithoutCancel(ctx), func(t *txn) error {
 		t.wrote = true
-		_, err := t.conn.ExecContext(t.ctx, s.q.insertTestSend, s.args(formatTime(ts.At), ts.By, ts.BodyHash, ts.Outcome.String(), ts.HTTPStatus,
+		_, err := t.conn.ExecContext(t.ctx, s.q[qInsertTestSend], s.args(formatTime(ts.At), ts.By, ts.BodyHash, ts.Outcome.String(), ts.HTTPStatus,
 			ts.RequestID, ts.Reason, phones)...)
 		return err
 	})
@@ -264,7 +264,7 @@ func (s *State) LastTestSend(ctx context.Context) (*TestSend, error) {
 	}
 	var ts TestSend
 	var at, outcome, phones string
-	err := s.db.QueryRowContext(ctx, s.q.lastTestSend, s.args()...).Scan(&at, &ts.By, &ts.BodyHash, &outcome, &ts.HTTPStatus, &ts.RequestID, &ts.Reason, &phones)
+	err := s.db.QueryRowContext(ctx, s.q[qLastTestSend], s.args()...).Scan(&at, &ts.By, &ts.BodyHash, &outcome, &ts.HTTPStatus, &ts.RequestID, &ts.Reason, &phones)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

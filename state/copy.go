@@ -118,7 +118,7 @@ func (s *State) summary(ctx context.Context) (*Copied, error) {
 	if s.db == nil {
 		return c, nil
 	}
-	rows, err := s.db.QueryContext(ctx, s.q.copyPlans, s.args()...)
+	rows, err := s.db.QueryContext(ctx, s.q[qCopyPlans], s.args()...)
 	if err != nil {
 		return nil, fmt.Errorf("read state %s: %w", s.loc, err)
 	}
@@ -139,18 +139,18 @@ func (t *txn) copyFrom(src *State) error {
 	t.wrote = true
 	if dst.Moved() != nil {
 		// Migrating back: the record that moved away goes, mark and all.
-		for _, q := range []string{dst.q.dropAttempts, dst.q.dropPlans, dst.q.dropTestSends, dst.q.clearMoved} {
+		for _, q := range []string{dst.q[qDropAttempts], dst.q[qDropPlans], dst.q[qDropTestSends], dst.q[qClearMoved]} {
 			if _, err := t.conn.ExecContext(t.ctx, q, dst.args()...); err != nil {
 				return err
 			}
 		}
 	}
-	put, err := t.conn.PrepareContext(t.ctx, dst.q.putAttempt)
+	put, err := t.conn.PrepareContext(t.ctx, dst.q[qPutAttempt])
 	if err != nil {
 		return err
 	}
 	defer put.Close()
-	rows, err := src.db.QueryContext(t.ctx, src.q.copyAttempts, src.args()...)
+	rows, err := src.db.QueryContext(t.ctx, src.q[qCopyAttempts], src.args()...)
 	if err != nil {
 		return fmt.Errorf("read state %s: %w", src.loc, err)
 	}
@@ -169,7 +169,7 @@ func (t *txn) copyFrom(src *State) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read state %s: %w", src.loc, err)
 	}
-	plans, err := src.db.QueryContext(t.ctx, src.q.copyPlans, src.args()...)
+	plans, err := src.db.QueryContext(t.ctx, src.q[qCopyPlans], src.args()...)
 	if err != nil {
 		return fmt.Errorf("read state %s: %w", src.loc, err)
 	}
@@ -181,7 +181,7 @@ func (t *txn) copyFrom(src *State) error {
 		if err := plans.Scan(&id, &at, &serial, &done); err != nil {
 			return fmt.Errorf("read state %s: %w", src.loc, err)
 		}
-		if _, err := t.conn.ExecContext(t.ctx, dst.q.putPlan, dst.args(id, at, serial, done)...); err != nil {
+		if _, err := t.conn.ExecContext(t.ctx, dst.q[qPutPlan], dst.args(id, at, serial, done)...); err != nil {
 			return err
 		}
 	}
@@ -189,6 +189,6 @@ func (t *txn) copyFrom(src *State) error {
 		return fmt.Errorf("read state %s: %w", src.loc, err)
 	}
 	// The serial is set, not bumped: the copy is the same state.
-	_, err = t.conn.ExecContext(t.ctx, dst.q.setMeta, src.Lineage(), src.Serial(), dst.id.Load())
+	_, err = t.conn.ExecContext(t.ctx, dst.q[qSetMeta], src.Lineage(), src.Serial(), dst.id.Load())
 	return err
 }

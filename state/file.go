@@ -309,7 +309,7 @@ func (s *State) onlyOwn(ctx context.Context, q interface {
 // state's only campaign when campaign is "". A state that does not record
 // it is an empty view.
 func (s *State) pickCampaign(ctx context.Context, campaign string) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, name FROM campaigns WHERE `+s.q.pick+` ORDER BY name`, campaign)
+	rows, err := s.db.QueryContext(ctx, s.q[qPickCampaigns], campaign)
 	if err != nil {
 		return fmt.Errorf("open state %s: %w", s.loc, err)
 	}

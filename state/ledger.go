@@ -167,7 +167,7 @@ func (c Cap) sendableAt(es []capEntry, now time.Time) time.Time {
 // missing and locked, in the numbers' order).
 func (t *txn) capRows(phones []string) (map[string][]capEntry, error) {
 	t.wrote = true // in PostgreSQL the read makes and locks rows
-	rows, err := t.conn.QueryContext(t.ctx, t.w.s.q.capsFor, string(rawjson.AppendStrings(nil, phones)))
+	rows, err := t.conn.QueryContext(t.ctx, t.w.s.q[qCapsFor], string(rawjson.AppendStrings(nil, phones)))
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +214,7 @@ func (t *txn) writeCaps(caps map[string][]capEntry, phones []string) error {
 		return err
 	}
 	t.wrote = true
-	_, err = t.conn.ExecContext(t.ctx, t.w.s.q.capsWrite, string(b))
+	_, err = t.conn.ExecContext(t.ctx, t.w.s.q[qCapsWrite], string(b))
 	return err
 }
 
@@ -284,14 +284,14 @@ func (t *txn) insertIntent(in Intent, list string) (int64, error) {
 	wrote := t.wrote
 	for tries := 1; ; tries++ {
 		var id int64
-		err := t.queryRow("insertAttempt", t.w.s.args(in.BatchID, in.BodyHash, list, len(in.Phones), t.now, in.PlanID)...).Scan(&id)
+		err := t.queryRow(qInsertAttempt, t.w.s.args(in.BatchID, in.BodyHash, list, len(in.Phones), t.now, in.PlanID)...).Scan(&id)
 		if !errors.Is(err, sql.ErrNoRows) {
 			return id, err
 		}
 		t.wrote = wrote // it inserted nothing: paused
 		var p Pause
 		var at string
-		if err := t.stmt("pausedNow").QueryRowContext(t.ctx, t.w.s.args()...).Scan(&at, &p.By, &p.Reason); err != nil {
+		if err := t.stmt(qPausedNow).QueryRowContext(t.ctx, t.w.s.args()...).Scan(&at, &p.By, &p.Reason); err != nil {
 			return 0, err
 		}
 		if at != "" {
@@ -316,7 +316,7 @@ func (t *txn) claim(phones []string, list string, attempt int64) (Admission, map
 	now := s.now()
 	at := capSecond(now)
 	t.wrote = true
-	rows, err := t.conn.QueryContext(t.ctx, s.q.capsClaim, list, formatCapEntries([]capEntry{{at, attempt}}), at)
+	rows, err := t.conn.QueryContext(t.ctx, s.q[qCapsClaim], list, formatCapEntries([]capEntry{{at, attempt}}), at)
 	if err != nil {
 		return Admission{}, nil, err
 	}
@@ -386,12 +386,12 @@ func (t *txn) trim(in Intent, attempt int64, adm Admission, sends map[string][]c
 		}
 	}
 	if len(adm.Send) == 0 {
-		if _, err := t.exec("dropAttempt", attempt); err != nil {
+		if _, err := t.exec(qDropAttempt, attempt); err != nil {
 			return err
 		}
 	} else {
 		t.w.buf = rawjson.AppendStrings(t.w.buf[:0], adm.Send)
-		if _, err := t.exec("setPhones", string(t.w.buf), len(adm.Send), attempt); err != nil {
+		if _, err := t.exec(qSetPhones, string(t.w.buf), len(adm.Send), attempt); err != nil {
 			return err
 		}
 	}
@@ -405,7 +405,7 @@ func (t *txn) trim(in Intent, attempt int64, adm Admission, sends map[string][]c
 func (t *txn) putFinished(batchID string, st AttemptState, bodyHash, planID string, phones []string, reason string) error {
 	t.w.buf = rawjson.AppendStrings(t.w.buf[:0], phones)
 	var id int64
-	if err := t.queryRow("putAttempt", t.w.s.args(batchID, string(st), bodyHash, len(phones), 0, "", reason, t.now, t.now, planID, string(t.w.buf))...).Scan(&id); err != nil {
+	if err := t.queryRow(qPutAttempt, t.w.s.args(batchID, string(st), bodyHash, len(phones), 0, "", reason, t.now, t.now, planID, string(t.w.buf))...).Scan(&id); err != nil {
 		return err
 	}
 	status := attemptStatus(string(st))

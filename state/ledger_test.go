@@ -531,7 +531,7 @@ func TestLedgerStatementsUseKeys(t *testing.T) {
 	defer conn.Close(ctx)
 	_, err = conn.Exec(ctx, `SET search_path = smsform; SET plan_cache_mode = force_generic_plan`)
 	must(t, err)
-	for name, q := range map[string]string{"capsClaim": postgresDialect.capsClaim, "capsWrite": postgresDialect.capsWrite, "capsFor": postgresDialect.capsFor} {
+	for name, q := range map[string]string{"capsClaim": postgresDialect[qCapsClaim], "capsWrite": postgresDialect[qCapsWrite], "capsFor": postgresDialect[qCapsFor]} {
 		_, err := conn.Exec(ctx, "PREPARE "+name+" AS "+q)
 		must(t, err)
 		args := map[string]string{"capsClaim": `('["+441"]', '1:1', 1)`, "capsWrite": `('[{"p": "+441", "s": "", "l": 0}]')`, "capsFor": `('["+441"]')`}[name]

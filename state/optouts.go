@@ -60,7 +60,7 @@ func ChangeOptOuts(ctx context.Context, loc string, changes []OptOutChange) (int
 			return 0, fmt.Errorf("write state %s: %w", Redact(loc), err)
 		}
 	}
-	ins, err := tx.PrepareContext(ctx, q.insertOptOut)
+	ins, err := tx.PrepareContext(ctx, q[qInsertOptOut])
 	if err != nil {
 		return 0, fmt.Errorf("write state %s: %w", Redact(loc), err)
 	}
@@ -75,9 +75,9 @@ func ChangeOptOuts(ctx context.Context, loc string, changes []OptOutChange) (int
 			return 0, fmt.Errorf("write state %s: %w", Redact(loc), err)
 		}
 		if c.Remove {
-			_, err = tx.ExecContext(ctx, q.optInNow, c.Phone)
+			_, err = tx.ExecContext(ctx, q[qOptInNow], c.Phone)
 		} else {
-			_, err = tx.ExecContext(ctx, q.optOutNow, c.Phone, seq, formatTime(c.At), c.By, c.Reason)
+			_, err = tx.ExecContext(ctx, q[qOptOutNow], c.Phone, seq, formatTime(c.At), c.By, c.Reason)
 		}
 		if err != nil {
 			return 0, fmt.Errorf("write state %s: %w", Redact(loc), err)
@@ -170,7 +170,7 @@ func (s *State) optOutSetAsOf(ctx context.Context, asOf int64) (*e164.Map[struct
 		return nil, err
 	}
 	m := e164.NewMap[struct{}](0)
-	rows, err := s.db.QueryContext(ctx, s.q.optoutPhones)
+	rows, err := s.db.QueryContext(ctx, s.q[qOptoutPhones])
 	if err != nil {
 		return nil, fmt.Errorf("read state %s: %w", s.loc, err)
 	}
@@ -211,7 +211,7 @@ func (s *State) optOutSeq(ctx context.Context) (int64, error) {
 // optOutsChangedAfter maps each number whose opt-out changed after the log
 // number asOf to whether it was opted out as of asOf.
 func (s *State) optOutsChangedAfter(ctx context.Context, asOf int64) (map[string]bool, error) {
-	rows, err := s.db.QueryContext(ctx, s.q.optoutsAfter, asOf)
+	rows, err := s.db.QueryContext(ctx, s.q[qOptoutsAfter], asOf)
 	if err != nil {
 		return nil, fmt.Errorf("read state %s: %w", s.loc, err)
 	}
@@ -229,7 +229,7 @@ func (s *State) optOutsChangedAfter(ctx context.Context, asOf int64) (map[string
 	}
 	for p := range then {
 		var action string
-		err := s.db.QueryRowContext(ctx, s.q.optoutAsOf, p, asOf).Scan(&action)
+		err := s.db.QueryRowContext(ctx, s.q[qOptoutAsOf], p, asOf).Scan(&action)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("read state %s: %w", s.loc, err)
 		}
@@ -245,7 +245,7 @@ func (s *State) eachOptOut(ctx context.Context, fn func(OptOut) error) (int64, e
 	if err != nil || seq == 0 {
 		return seq, err
 	}
-	rows, err := s.db.QueryContext(ctx, s.q.optoutsNow)
+	rows, err := s.db.QueryContext(ctx, s.q[qOptoutsNow])
 	if err != nil {
 		return 0, fmt.Errorf("read state %s: %w", s.loc, err)
 	}
@@ -274,7 +274,7 @@ func (s *State) CapHolds(ctx context.Context, c Cap, now time.Time) (*e164.Map[t
 	if s.db == nil || s.unscoped {
 		return m, nil
 	}
-	rows, err := s.db.QueryContext(ctx, s.q.capsSince, now.Add(-c.Per).Unix())
+	rows, err := s.db.QueryContext(ctx, s.q[qCapsSince], now.Add(-c.Per).Unix())
 	if err != nil {
 		return nil, fmt.Errorf("read state %s: %w", s.loc, err)
 	}
@@ -313,7 +313,7 @@ func PruneCaps(ctx context.Context, loc string, olderThan time.Duration, now tim
 		return 0, 0, fmt.Errorf("write state %s: %w", Redact(loc), err)
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, q.capsAll)
+	rows, err := tx.QueryContext(ctx, q[qCapsAll])
 	if err != nil {
 		return 0, 0, fmt.Errorf("read state %s: %w", Redact(loc), err)
 	}
@@ -350,9 +350,9 @@ func PruneCaps(ctx context.Context, loc string, olderThan time.Duration, now tim
 	for _, u := range ups {
 		var res sql.Result
 		if u.sends == "" {
-			res, err = tx.ExecContext(ctx, q.capsDelete, u.phone, u.old)
+			res, err = tx.ExecContext(ctx, q[qCapsDelete], u.phone, u.old)
 		} else {
-			res, err = tx.ExecContext(ctx, q.capsSet, u.phone, u.sends, u.last, u.old)
+			res, err = tx.ExecContext(ctx, q[qCapsSet], u.phone, u.sends, u.last, u.old)
 		}
 		if err != nil {
 			return 0, 0, fmt.Errorf("write state %s: %w", Redact(loc), err)

@@ -41,7 +41,7 @@ func (s *State) RecordPlanRun(ctx context.Context, planID string, done bool) err
 		if done {
 			d = 1
 		}
-		_, err := t.exec("insertPlan", t.w.s.args(planID, t.now, t.w.s.Serial(), d)...)
+		_, err := t.exec(qInsertPlan, t.w.s.args(planID, t.now, t.w.s.Serial(), d)...)
 		return err
 	})
 	if err != nil {
@@ -68,7 +68,7 @@ func (s *State) PlanRun(ctx context.Context, planID string) (r PlanRun, ok bool,
 		return r, false, nil
 	}
 	var done int
-	err = s.db.QueryRowContext(ctx, s.q.planApplied, s.args(planID)...).Scan(&r.Serial, &done)
+	err = s.db.QueryRowContext(ctx, s.q[qPlanApplied], s.args(planID)...).Scan(&r.Serial, &done)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, false, nil
 	}

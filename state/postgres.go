@@ -95,7 +95,9 @@ func parsePostgres(loc string) (*pgTarget, error) {
 }
 
 // pgMigrations build the schema; pgMigrations[i] takes it to version i+1.
-// Only ever append. The tables are the file's, shared by every campaign:
+// Only ever append. Each is written out in full, never derived from the
+// file's (SQLite's) text: a reformat of one must not silently change the
+// other. The tables are the file's, shared by every campaign:
 // each row names its campaign by id. phones is text, not jsonb: it is
 // read back exactly as written, which the fast reader relies on.
 var pgMigrations = []string{
@@ -164,8 +166,41 @@ var pgMigrations = []string{
 	ALTER TABLE attempts ADD CONSTRAINT attempts_state_check CHECK (state IN (` + attemptStates + `));
 	ALTER TABLE plans_applied ADD COLUMN serial bigint NOT NULL DEFAULT 0, ADD COLUMN done integer NOT NULL DEFAULT 1;
 	ALTER TABLE locks ADD COLUMN creating boolean NOT NULL DEFAULT false;
-	` + strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(ledgerV3, "INTEGER PRIMARY KEY", "bigserial PRIMARY KEY"), "campaign_id INTEGER", "campaign_id bigint"),
-		"last_at BIGINT NOT NULL DEFAULT 0\n\t);", "last_at BIGINT NOT NULL DEFAULT 0\n\t) WITH (fillfactor = 70);") + `
+	CREATE TABLE optouts (
+		id      bigserial PRIMARY KEY,
+		phone   text NOT NULL,
+		action  text NOT NULL CHECK (action IN ('add', 'remove')),
+		at      text NOT NULL,
+		by_whom text NOT NULL DEFAULT '',
+		reason  text NOT NULL DEFAULT ''
+	);
+	CREATE INDEX optouts_phone ON optouts (phone, id);
+	CREATE TABLE optouts_now (
+		phone   text   PRIMARY KEY,
+		id      bigint NOT NULL,
+		at      text   NOT NULL,
+		by_whom text   NOT NULL DEFAULT '',
+		reason  text   NOT NULL DEFAULT ''
+	);
+	-- Each claim rewrites its number's row: room left in each page keeps
+	-- the new version on the same page (a HOT update, no index change).
+	CREATE TABLE caps (
+		phone   text   PRIMARY KEY,
+		sends   text   NOT NULL DEFAULT '',
+		last_at bigint NOT NULL DEFAULT 0
+	) WITH (fillfactor = 70);
+	CREATE TABLE test_sends (
+		id          bigserial PRIMARY KEY,
+		campaign_id bigint  NOT NULL REFERENCES campaigns (id),
+		at          text    NOT NULL,
+		by_whom     text    NOT NULL DEFAULT '',
+		body_hash   text    NOT NULL,
+		outcome     text    NOT NULL,
+		http_status integer NOT NULL DEFAULT 0,
+		request_id  text    NOT NULL DEFAULT '',
+		reason      text    NOT NULL DEFAULT '',
+		phones      text    NOT NULL
+	);
 	CREATE OR REPLACE VIEW recipients AS
 		SELECT c.name AS campaign, r.phone, r.status, r.batch_id, r.attempt_id, r.body_hash, r.at, r.reason FROM (
 			SELECT a.campaign_id, j.phone, ` + recipientStatus + ` AS status,

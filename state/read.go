@@ -156,7 +156,7 @@ func (a *derived) recipient(phone string) Recipient {
 // only those of failed attempts wait, in a map, for a later attempt that
 // may take them over.
 func (s *State) eachRecord(ctx context.Context, fn func(phone string, a *derived) error) error {
-	rows, err := s.db.QueryContext(ctx, s.q.eachRecord, s.args()...)
+	rows, err := s.db.QueryContext(ctx, s.q[qEachRecord], s.args()...)
 	if err != nil {
 		return fmt.Errorf("read state %s: %w", s.loc, err)
 	}
@@ -269,11 +269,11 @@ func (s *State) countsV1(ctx context.Context, m map[Status]int) (map[Status]int,
 // a writer: one pass over the attempts, the latest one winning.
 func (s *State) loadKnown(ctx context.Context) (*known, error) {
 	var n int64
-	if err := s.db.QueryRowContext(ctx, s.q.knownSize, s.args()...).Scan(&n); err != nil {
+	if err := s.db.QueryRowContext(ctx, s.q[qKnownSize], s.args()...).Scan(&n); err != nil {
 		return nil, err
 	}
 	k := newKnown(int(n))
-	rows, err := s.db.QueryContext(ctx, s.q.knownRows, s.args()...)
+	rows, err := s.db.QueryContext(ctx, s.q[qKnownRows], s.args()...)
 	if err != nil {
 		return nil, err
 	}
@@ -335,7 +335,7 @@ func (s *State) Attempts(ctx context.Context, fn func(Attempt) error) error {
 	if s.db == nil {
 		return nil
 	}
-	rows, err := s.db.QueryContext(ctx, s.q.attempts, s.args()...)
+	rows, err := s.db.QueryContext(ctx, s.q[qAttempts], s.args()...)
 	if err != nil {
 		return fmt.Errorf("read state %s: %w", s.loc, err)
 	}

@@ -108,7 +108,7 @@ func (s *State) Resolve(ctx context.Context, batchID string, asSent bool) (int, 
 	}
 	// In-doubt recipients belong to attempts still open (no outcome) or
 	// recorded as in doubt.
-	n, err := s.resolve(ctx, batchID, `state IN ('intent', 'in_doubt')`, InDoubt, to, attemptState)
+	n, err := s.resolve(ctx, batchID, qResolveInDoubt, qResolveInDoubtBatch, InDoubt, to, attemptState)
 	if err != nil {
 		return 0, fmt.Errorf("resolve in-doubt recipients: %w", err)
 	}
@@ -120,7 +120,7 @@ func (s *State) Resolve(ctx context.Context, batchID string, asSent bool) (int, 
 // plans them. batchID "" means every failed batch. It returns how many
 // recipients changed.
 func (s *State) ResolveFailed(ctx context.Context, batchID string) (int, error) {
-	n, err := s.resolve(ctx, batchID, `state = 'failed'`, Failed, Unsent, AttemptResolvedUnsent)
+	n, err := s.resolve(ctx, batchID, qResolveFailed, qResolveFailedBatch, Failed, Unsent, AttemptResolvedUnsent)
 	if err != nil {
 		return 0, fmt.Errorf("resolve failed recipients: %w", err)
 	}
@@ -128,23 +128,23 @@ func (s *State) ResolveFailed(ctx context.Context, batchID string) (int, error) 
 }
 
 // resolve moves the recipients whose status is from, in the attempts that
-// match where (of batchID, or all), to the status to, and finishes those
+// all (or byBatch, of batchID) reads, to the status to, and finishes those
 // attempts as attemptState.
-func (s *State) resolve(ctx context.Context, batchID, where string, from, to Status, attemptState AttemptState) (int, error) {
+func (s *State) resolve(ctx context.Context, batchID string, all, byBatch stmt, from, to Status, attemptState AttemptState) (int, error) {
 	if s.w == nil {
 		return 0, ErrClosed
 	}
 	var n int
 	err := s.w.do(ctx, func(t *txn) error {
 		n = 0
-		args := []any{}
+		q, args := all, []any{}
 		if batchID != "" {
 			if _, ok := t.w.known.batches[batchID]; !ok {
 				return refuse("no batch %q in state", batchID)
 			}
-			args = []any{batchID}
+			q, args = byBatch, []any{batchID}
 		}
-		rows, err := t.conn.QueryContext(t.ctx, t.w.s.q.resolveRows(where, batchID != ""), t.w.s.args(args...)...)
+		rows, err := t.conn.QueryContext(t.ctx, t.w.s.q[q], t.w.s.args(args...)...)
 		if err != nil {
 			return err
 		}
@@ -182,7 +182,7 @@ func (s *State) resolve(ctx context.Context, batchID, where string, from, to Sta
 		// One update per attempt, by its key: resolve is rare, and the
 		// attempts need no index on their state.
 		for _, id := range ids {
-			if _, err := t.exec("setAttempt", string(attemptState), t.now, id); err != nil {
+			if _, err := t.exec(qSetAttempt, string(attemptState), t.now, id); err != nil {
 				return err
 			}
 		}
@@ -254,7 +254,7 @@ func (t *txn) parts(batchID string, o Outcome) error {
 		}
 		t.w.buf = rawjson.AppendStrings(t.w.buf[:0], p.Phones)
 		var id int64
-		if err := t.queryRow("putAttempt", t.w.s.args(batchID, string(st), a.bodyHash, len(p.Phones), o.HTTPStatus, o.RequestID, p.Reason,
+		if err := t.queryRow(qPutAttempt, t.w.s.args(batchID, string(st), a.bodyHash, len(p.Phones), o.HTTPStatus, o.RequestID, p.Reason,
 			t.now, t.now, a.planID, string(t.w.buf))...).Scan(&id); err != nil {
 			return err
 		}
@@ -323,11 +323,11 @@ func (t *txn) finish(batchID string, st AttemptState, o Outcome) (a finished, er
 	}
 	wrote := t.wrote
 	a.id = id
-	err = t.queryRow("finishAttempt", string(st), o.HTTPStatus, o.RequestID, o.Reason, t.now, id).Scan(&a.phones, &a.bodyHash, &a.planID)
+	err = t.queryRow(qFinishAttempt, string(st), o.HTTPStatus, o.RequestID, o.Reason, t.now, id).Scan(&a.phones, &a.bodyHash, &a.planID)
 	if errors.Is(err, sql.ErrNoRows) {
 		t.wrote = wrote // it changed nothing
 		var cur, phones string
-		if err := t.queryRow("attempt", id).Scan(&cur, &phones); err != nil {
+		if err := t.queryRow(qAttempt, id).Scan(&cur, &phones); err != nil {
 			return a, err
 		}
 		return a, refusal{fmt.Errorf("its latest attempt is already %s: %w", cur, ErrNoIntent)}

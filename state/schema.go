@@ -474,7 +474,7 @@ func (s *State) loadMeta(ctx context.Context) error {
 	var p Pause
 	var movedAt, pausedAt string
 	var latency int64
-	err := s.db.QueryRowContext(ctx, s.q.meta, s.args()...).
+	err := s.db.QueryRowContext(ctx, s.q[qMeta], s.args()...).
 		Scan(&s.lineage, &s.campaign, &serial, &m.To, &movedAt, &m.By, &m.Serial, &pausedAt, &p.By, &p.Reason, &latency)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("open state %s: not an smsform state file (no meta record)", s.loc)

@@ -34,7 +34,7 @@ func retryable(err error) bool {
 type writer struct {
 	s     *State
 	conn  *sql.Conn
-	stmts map[string]*sql.Stmt
+	stmts map[stmt]*sql.Stmt
 
 	// Only the leader touches these.
 	known *known // what the file records of each recipient and batch
@@ -72,30 +72,13 @@ func (r refusal) Unwrap() error { return r.error }
 
 func refuse(format string, args ...any) error { return refusal{fmt.Errorf(format, args...)} }
 
-// statements are the writer's prepared statements, from its dialect.
+// writerStmts are the statements the writer prepares on its connection.
 //
 // The transaction is driven by hand rather than with database/sql's Tx,
 // whose StmtContext prepares every statement again (parsing SQL was a
 // fifth of the cost of a batch).
-func statements(q *dialect) map[string]string {
-	return map[string]string{
-		"insertAttempt": q.insertAttempt,
-		"setPhones":     q.setPhones,
-		"dropAttempt":   q.dropAttempt,
-		"attempt":       q.attempt,
-		"finishAttempt": q.finishAttempt,
-		"bumpSerial":    q.bumpSerial,
-		"setAttempt":    q.setAttempt,
-		"planApplied":   q.planApplied,
-		"insertPlan":    q.insertPlan,
-		"putAttempt":    q.putAttempt,
-		"pausedNow":     q.pausedNow,
-
-		"begin":    q.begin,
-		"commit":   `COMMIT`,
-		"rollback": `ROLLBACK`,
-	}
-}
+var writerStmts = []stmt{qBegin, qCommit, qRollback, qInsertAttempt, qSetPhones, qDropAttempt, qAttempt, qFinishAttempt, qBumpSerial, qSetAttempt,
+	qPlanApplied, qInsertPlan, qPutAttempt, qPausedNow}
 
 // newWriter makes the writer of s, which changes the state only through
 // conn: in PostgreSQL the connection that holds the lock, so that a writer
@@ -104,7 +87,7 @@ func statements(q *dialect) map[string]string {
 // conn is nil for a state file that does not exist yet: the first change
 // gets it from the state (mkConn), which creates the file.
 func newWriter(ctx context.Context, s *State, conn *sql.Conn) (*writer, error) {
-	w := &writer{s: s, stmts: map[string]*sql.Stmt{}, known: newKnown(0), leader: make(chan struct{}, 1)}
+	w := &writer{s: s, stmts: map[stmt]*sql.Stmt{}, known: newKnown(0), leader: make(chan struct{}, 1)}
 	if conn == nil {
 		return w, nil
 	}
@@ -118,12 +101,12 @@ func (w *writer) attach(ctx context.Context, conn *sql.Conn) error {
 	if err != nil {
 		return err
 	}
-	for name, q := range statements(w.s.q) {
-		st, err := conn.PrepareContext(ctx, q)
+	for _, q := range writerStmts {
+		st, err := conn.PrepareContext(ctx, w.s.q[q])
 		if err != nil {
-			return fmt.Errorf("prepare %s: %w", name, err)
+			return fmt.Errorf("prepare %q: %w", w.s.q[q], err)
 		}
-		w.stmts[name] = st
+		w.stmts[q] = st
 	}
 	w.conn, w.known = conn, k
 	return nil
@@ -145,7 +128,7 @@ func (w *writer) birth(t *txn) (lineage string, err error) {
 		}
 		t.conn = conn
 	}
-	if _, err := w.stmts["begin"].ExecContext(t.ctx); err != nil {
+	if _, err := w.stmts[qBegin].ExecContext(t.ctx); err != nil {
 		return "", err
 	}
 	if s.recorded() {
@@ -154,21 +137,21 @@ func (w *writer) birth(t *txn) (lineage string, err error) {
 	// The record may have been made meanwhile by a pause (SetPause takes
 	// no lock), which leaves it without any change: take it over.
 	var id, serial int64
-	if _, err := w.conn.ExecContext(t.ctx, s.q.insertCampaign, s.campaign, newLineage(), t.now); err != nil {
-		w.stmts["rollback"].ExecContext(t.ctx)
+	if _, err := w.conn.ExecContext(t.ctx, s.q[qInsertCampaign], s.campaign, newLineage(), t.now); err != nil {
+		w.stmts[qRollback].ExecContext(t.ctx)
 		return "", fmt.Errorf("create the record of campaign %q: %w", s.campaign, err)
 	}
-	err = w.conn.QueryRowContext(t.ctx, s.q.campaignByName, s.campaign).Scan(&id, &lineage, &serial)
+	err = w.conn.QueryRowContext(t.ctx, s.q[qCampaignByName], s.campaign).Scan(&id, &lineage, &serial)
 	if err == nil && serial != 0 {
 		err = fmt.Errorf("it was created meanwhile by another run (serial %d): run again", serial)
 	}
 	if err != nil {
-		w.stmts["rollback"].ExecContext(t.ctx)
+		w.stmts[qRollback].ExecContext(t.ctx)
 		return "", fmt.Errorf("create the record of campaign %q: %w", s.campaign, err)
 	}
 	if s.onBirth != nil {
 		if err := s.onBirth(t.ctx); err != nil {
-			w.stmts["rollback"].ExecContext(t.ctx)
+			w.stmts[qRollback].ExecContext(t.ctx)
 			return "", err
 		}
 	}
@@ -278,7 +261,7 @@ func (w *writer) try(group []*op, errs []error, out []bool) (again bool, err err
 		if lineage, err = w.birth(t); err != nil {
 			return false, err
 		}
-	} else if _, err := w.stmts["begin"].ExecContext(ctx); err != nil {
+	} else if _, err := w.stmts[qBegin].ExecContext(ctx); err != nil {
 		return false, err
 	}
 	k := w.known
@@ -286,7 +269,7 @@ func (w *writer) try(group []*op, errs []error, out []bool) (again bool, err err
 	// an I/O error, so the rollback's own error says nothing. A record
 	// created in it is gone with it.
 	abort := func() {
-		w.stmts["rollback"].ExecContext(ctx)
+		w.stmts[qRollback].ExecContext(ctx)
 		if lineage != "" {
 			w.s.id.Store(0)
 		}
@@ -333,12 +316,12 @@ func (w *writer) try(group []*op, errs []error, out []bool) (again bool, err err
 	}
 	// Every change bumps the serial: all of them in one statement.
 	if bumps > 0 {
-		if _, err := t.exec("bumpSerial", w.s.args(bumps)...); err != nil {
+		if _, err := t.exec(qBumpSerial, w.s.args(bumps)...); err != nil {
 			abort()
 			return false, err
 		}
 	}
-	if _, err := t.exec("commit"); err != nil {
+	if _, err := t.exec(qCommit); err != nil {
 		abort()
 		return false, err
 	}
@@ -396,19 +379,19 @@ func (w *writer) close() error {
 	return w.conn.Close()
 }
 
-func (t *txn) stmt(name string) *sql.Stmt { return t.w.stmts[name] }
+func (t *txn) stmt(q stmt) *sql.Stmt { return t.w.stmts[q] }
 
 // exec runs a statement that writes.
-func (t *txn) exec(name string, args ...any) (sql.Result, error) {
+func (t *txn) exec(q stmt, args ...any) (sql.Result, error) {
 	t.wrote = true
-	return t.stmt(name).ExecContext(t.ctx, args...)
+	return t.stmt(q).ExecContext(t.ctx, args...)
 }
 
-// queryRow runs a statement that returns a row; insertAttempt and
-// finishAttempt also write.
-func (t *txn) queryRow(name string, args ...any) *sql.Row {
-	if name == "insertAttempt" || name == "finishAttempt" || name == "putAttempt" {
+// queryRow runs a statement that returns a row; insertAttempt,
+// finishAttempt and putAttempt also write.
+func (t *txn) queryRow(q stmt, args ...any) *sql.Row {
+	if q == qInsertAttempt || q == qFinishAttempt || q == qPutAttempt {
 		t.wrote = true
 	}
-	return t.stmt(name).QueryRowContext(t.ctx, args...)
+	return t.stmt(q).QueryRowContext(t.ctx, args...)
 }

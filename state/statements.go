@@ -1,0 +1,246 @@
+package state
+
+import "strings"
+
+// stmt names one SQL statement of the state. Each engine has its text of
+// every statement in a table indexed by name ([dialect]): PostgreSQL's is
+// written out, SQLite's is PostgreSQL's with its placeholders ($n becomes
+// ?n) unless the statement needs words of its own (sqliteOwn). A name
+// without a text in either engine is an empty string that TestStatements,
+// which walks every name and prepares it against both engines, refuses.
+type stmt int
+
+// A scoped statement's first arguments are the State's scope (see
+// State.args); its own follow.
+const (
+	qBegin stmt = iota // starts the writer's transaction, taking the write lock at once
+	qCommit
+	qRollback
+	qInsertAttempt // scope, batch, body hash, phones, recipients, started at, plan id; returns id, nothing while the campaign is paused
+	qSetPhones     // an intent's phones and recipients trimmed (phones, recipients, id)
+	qDropAttempt   // id
+	qAttempt       // id; returns state, phones
+	qFinishAttempt // state, http status, request id, reason, finished at, id of an open intent; returns phones, body hash, plan id
+	qBumpSerial    // scope, how much to add
+
+	// Reads of every attempt, oldest first (scope).
+	qEachRecord // batch, state, body hash, phones, reason, started at, finished at, plan id
+	qAttempts   // id, batch, state, body hash, recipients, http status, request id, reason, started at, finished at
+	qKnownSize  // how many recipients have a record
+	qKnownRows  // id, batch, state, phones
+
+	// The id and phones of the attempts a resolve moves (scope, and the
+	// batch for the ...Batch ones).
+	qResolveInDoubt
+	qResolveInDoubtBatch
+	qResolveFailed
+	qResolveFailedBatch
+	qSetAttempt // state, finished at, id
+
+	qPlanApplied // scope, plan id; returns serial, done (no row: never applied)
+	qInsertPlan  // scope, plan id, applied at, serial, done: inserts or updates
+
+	qMeta // scope; returns lineage, campaign, serial, the moved mark (to, at, by, serial), the pause (at, by, reason), latency (ms)
+
+	qPickCampaigns  // name, or "" for every one; returns id, name by name
+	qInsertCampaign // creates a campaign's record unless it exists (name, lineage, created at)
+	qCampaignByName // name; returns id, lineage, serial
+
+	// The record's controls (see controls.go); none bumps the serial.
+	qSetMoved       // scope, to, at, by, serial
+	qPause          // name, lineage, created at, paused at, by, reason: creates the record if need be
+	qResume         // name
+	qPausedNow      // scope; returns paused at, by, reason
+	qSetLatency     // scope, ms
+	qInsertTestSend // scope, at, by, body hash, outcome, http status, request id, reason, phones
+	qLastTestSend   // scope; returns at, by, body hash, outcome, http status, request id, reason, phones
+
+	// The ledger (ledger.go), over a JSON array of numbers: each one's row
+	// of the cap index (capsFor: phone, sends; in PostgreSQL it also makes
+	// the missing rows and locks them all, in the numbers' order, so it
+	// writes); the rows written back from a JSON array of {p, s, l}
+	// (capsWrite); a claim, one entry appended to the rows of a JSON array
+	// of numbers but those opted out, made if missing, locked in the
+	// numbers' order in PostgreSQL (capsClaim: numbers, entry, unix time;
+	// returns each row claimed, phone and sends with the claim).
+	qCapsFor
+	qCapsWrite
+	qCapsClaim
+
+	// The ledger's management (optouts.go): an opt-out change logged
+	// (phone, action, at, by, reason; returns its number) and applied to
+	// the current opt-outs (optOutNow: phone, number, at, by, reason;
+	// optInNow: phone); the current opt-outs by number (phone, at, by,
+	// reason), or their numbers only; the numbers whose opt-out changed
+	// after a log number; one number's latest action as of a log number
+	// (phone, number; returns action); the cap index's rows with a send
+	// after a unix time, or all; a row deleted or set (phone, sends, last).
+	qInsertOptOut
+	qOptOutNow
+	qOptInNow
+	qOptoutsNow
+	qOptoutPhones
+	qOptoutsAfter
+	qOptoutAsOf
+	qCapsSince
+	qCapsAll
+	qCapsDelete
+	qCapsSet
+
+	// For Copy back into a record that moved away: its rows go, and its
+	// mark (scope).
+	qDropAttempts
+	qDropPlans
+	qDropTestSends
+	qClearMoved
+
+	// For Copy: every attempt whole, oldest first, and every applied plan
+	// (scope); an attempt written whole; the lineage and serial set.
+	qCopyAttempts
+	qCopyPlans
+	qPutAttempt // scope, batch, state, body hash, recipients, http status, request id, reason, started, finished, plan id, phones; returns id
+	qPutPlan    // scope, plan id, applied at, serial, done
+	qSetMeta    // lineage, serial, scope
+
+	numStmts
+)
+
+// dialect is one engine's text of every statement.
+type dialect [numStmts]string
+
+// postgresDialect reads and writes one campaign's rows of the shared
+// tables: its scope is the campaign's id. Unqualified names resolve in the
+// state's schema (search_path).
+var postgresDialect = &dialect{
+	qBegin:    `BEGIN`,
+	qCommit:   `COMMIT`,
+	qRollback: `ROLLBACK`,
+	qInsertAttempt: `INSERT INTO attempts (campaign_id, batch_id, state, body_hash, phones, recipients, started_at, plan_id)
+		SELECT id, $2, 'intent', $3, $4, CAST($5 AS integer), $6, $7 FROM campaigns WHERE id = $1 AND paused_at = '' RETURNING id`,
+	qSetPhones:     `UPDATE attempts SET phones = $1, recipients = $2 WHERE id = $3`,
+	qDropAttempt:   `DELETE FROM attempts WHERE id = $1`,
+	qAttempt:       `SELECT state, phones FROM attempts WHERE id = $1`,
+	qFinishAttempt: `UPDATE attempts SET state = $1, http_status = $2, request_id = $3, reason = $4, finished_at = $5 WHERE id = $6 AND state = 'intent' RETURNING phones, body_hash, plan_id`,
+	qBumpSerial:    `UPDATE campaigns SET serial = serial + $2 WHERE id = $1`,
+	qEachRecord:    `SELECT batch_id, state, body_hash, phones, reason, started_at, finished_at, plan_id FROM attempts WHERE campaign_id = $1 ORDER BY id`,
+	qAttempts:      `SELECT id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at FROM attempts WHERE campaign_id = $1 ORDER BY id`,
+	qKnownSize:     `SELECT coalesce(sum(recipients), 0) FROM attempts WHERE campaign_id = $1 AND state NOT IN ('forgotten', 'resolved_unsent', 'split')`,
+	qKnownRows:     `SELECT id, batch_id, state, phones FROM attempts WHERE campaign_id = $1 ORDER BY id`,
+
+	// In-doubt recipients belong to attempts still open (no outcome) or
+	// recorded as in doubt.
+	qResolveInDoubt:      `SELECT id, phones FROM attempts WHERE campaign_id = $1 AND state IN ('intent', 'in_doubt') ORDER BY id`,
+	qResolveInDoubtBatch: `SELECT id, phones FROM attempts WHERE campaign_id = $1 AND state IN ('intent', 'in_doubt') AND batch_id = $2 ORDER BY id`,
+	qResolveFailed:       `SELECT id, phones FROM attempts WHERE campaign_id = $1 AND state = 'failed' ORDER BY id`,
+	qResolveFailedBatch:  `SELECT id, phones FROM attempts WHERE campaign_id = $1 AND state = 'failed' AND batch_id = $2 ORDER BY id`,
+	qSetAttempt:          `UPDATE attempts SET state = $1, finished_at = $2 WHERE id = $3`,
+
+	qPlanApplied: `SELECT serial, done FROM plans_applied WHERE campaign_id = $1 AND plan_id = $2`,
+	qInsertPlan: `INSERT INTO plans_applied (campaign_id, plan_id, applied_at, serial, done) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (campaign_id, plan_id) DO UPDATE SET applied_at = excluded.applied_at, serial = excluded.serial, done = excluded.done`,
+	qMeta: `SELECT lineage, name, serial, moved_to, moved_at, moved_by, moved_serial, paused_at, paused_by, paused_reason, latency_ms
+		FROM campaigns WHERE id = $1`,
+
+	qPickCampaigns:  `SELECT id, name FROM campaigns WHERE ($1 = '' OR name = $1) ORDER BY name`,
+	qInsertCampaign: `INSERT INTO campaigns (name, lineage, serial, created_at) VALUES ($1, $2, 0, $3) ON CONFLICT (name) DO NOTHING`,
+	qCampaignByName: `SELECT id, lineage, serial FROM campaigns WHERE name = $1`,
+
+	qSetMoved: `UPDATE campaigns SET moved_to = $2, moved_at = $3, moved_by = $4, moved_serial = $5 WHERE id = $1`,
+	qPause: `INSERT INTO campaigns (name, lineage, serial, created_at, paused_at, paused_by, paused_reason) VALUES ($1, $2, 0, $3, $4, $5, $6)
+		ON CONFLICT (name) DO UPDATE SET paused_at = excluded.paused_at, paused_by = excluded.paused_by, paused_reason = excluded.paused_reason`,
+	qResume:         `UPDATE campaigns SET paused_at = '', paused_by = '', paused_reason = '' WHERE name = $1`,
+	qPausedNow:      `SELECT paused_at, paused_by, paused_reason FROM campaigns WHERE id = $1`,
+	qSetLatency:     `UPDATE campaigns SET latency_ms = $2 WHERE id = $1`,
+	qInsertTestSend: `INSERT INTO test_sends (campaign_id, at, by_whom, body_hash, outcome, http_status, request_id, reason, phones) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+	qLastTestSend:   `SELECT at, by_whom, body_hash, outcome, http_status, request_id, reason, phones FROM test_sends WHERE campaign_id = $1 ORDER BY id DESC LIMIT 1`,
+
+	// One statement makes the missing rows and locks every row, in the
+	// numbers' order: an update that changes nothing locks as FOR UPDATE
+	// would, and returns the row.
+	qCapsFor: `INSERT INTO caps AS c (phone, sends, last_at) SELECT p, '', 0 FROM jsonb_array_elements_text($1::jsonb) AS p ORDER BY p
+		ON CONFLICT (phone) DO UPDATE SET last_at = c.last_at
+		RETURNING c.phone, c.sends`,
+	// Both write through the primary key: as an update joined to the
+	// numbers, a prepared statement's generic plan, made while the table
+	// was small, scanned it whole for every intent ever after (100,000
+	// rows: 19 ms an intent, and growing). An insert that conflicts finds
+	// each row through its key whatever the table's size.
+	qCapsWrite: `INSERT INTO caps AS c (phone, sends, last_at) SELECT v.p, v.s, v.l FROM jsonb_to_recordset($1::jsonb) AS v(p text, s text, l bigint) ORDER BY v.p
+		ON CONFLICT (phone) DO UPDATE SET sends = excluded.sends, last_at = excluded.last_at`,
+	qCapsClaim: `INSERT INTO caps AS c (phone, sends, last_at)
+		SELECT p, $2, $3 FROM jsonb_array_elements_text($1::jsonb) AS p
+		LEFT JOIN LATERAL (SELECT true AS out FROM optouts_now o WHERE o.phone = p LIMIT 1) o ON true WHERE o.out IS NULL ORDER BY p
+		ON CONFLICT (phone) DO UPDATE SET sends = CASE WHEN c.sends = '' THEN excluded.sends ELSE c.sends || ',' || excluded.sends END, last_at = GREATEST(c.last_at, excluded.last_at)
+		RETURNING c.phone, c.sends`,
+
+	qInsertOptOut: `INSERT INTO optouts (phone, action, at, by_whom, reason) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+	qOptOutNow: `INSERT INTO optouts_now (phone, id, at, by_whom, reason) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (phone) DO UPDATE SET id = excluded.id, at = excluded.at, by_whom = excluded.by_whom, reason = excluded.reason`,
+	qOptInNow:     `DELETE FROM optouts_now WHERE phone = $1`,
+	qOptoutsNow:   `SELECT phone, at, by_whom, reason FROM optouts_now ORDER BY phone`,
+	qOptoutPhones: `SELECT phone FROM optouts_now`,
+	qOptoutsAfter: `SELECT DISTINCT phone FROM optouts WHERE id > $1`,
+	qOptoutAsOf:   `SELECT action FROM optouts WHERE phone = $1 AND id <= $2 ORDER BY id DESC LIMIT 1`,
+	qCapsSince:    `SELECT phone, sends FROM caps WHERE last_at > $1`,
+	qCapsAll:      `SELECT phone, sends FROM caps`,
+	// Prune writes a row only as it read it: a claim committed since (by an
+	// apply running meanwhile) leaves the row for the next prune.
+	qCapsDelete: `DELETE FROM caps WHERE phone = $1 AND sends = $2`,
+	qCapsSet:    `UPDATE caps SET sends = $2, last_at = $3 WHERE phone = $1 AND sends = $4`,
+
+	qDropAttempts:  `DELETE FROM attempts WHERE campaign_id = $1`,
+	qDropPlans:     `DELETE FROM plans_applied WHERE campaign_id = $1`,
+	qDropTestSends: `DELETE FROM test_sends WHERE campaign_id = $1`,
+	qClearMoved:    `UPDATE campaigns SET moved_to = '', moved_at = '', moved_by = '', moved_serial = 0 WHERE id = $1`,
+
+	qCopyAttempts: `SELECT batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, plan_id, phones FROM attempts WHERE campaign_id = $1 ORDER BY id`,
+	qCopyPlans:    `SELECT plan_id, applied_at, serial, done FROM plans_applied WHERE campaign_id = $1 ORDER BY plan_id`,
+	qPutAttempt: `INSERT INTO attempts (campaign_id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, plan_id, phones)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
+	qPutPlan: `INSERT INTO plans_applied (campaign_id, plan_id, applied_at, serial, done) VALUES ($1, $2, $3, $4, $5)`,
+	qSetMeta: `UPDATE campaigns SET lineage = $1, serial = $2 WHERE id = $3`,
+}
+
+// sqliteOwn are the statements SQLite says in words of its own.
+var sqliteOwn = map[stmt]string{
+	// The writer's transaction takes the file's write lock at once: the
+	// ledger's checks below rely on it.
+	qBegin: `BEGIN IMMEDIATE`,
+	// SQLite's ledger takes the file's write lock with the transaction.
+	qCapsFor: `SELECT j.value, coalesce(c.sends, '') FROM json_each(?1) j LEFT JOIN caps c ON c.phone = j.value`,
+	qCapsWrite: `INSERT INTO caps (phone, sends, last_at) SELECT value ->> 'p', value ->> 's', value ->> 'l' FROM json_each(?1) WHERE true
+		ON CONFLICT (phone) DO UPDATE SET sends = excluded.sends, last_at = excluded.last_at`,
+	qCapsClaim: `INSERT INTO caps (phone, sends, last_at)
+		SELECT value, ?2, ?3 FROM json_each(?1) WHERE NOT EXISTS (SELECT 1 FROM optouts_now o WHERE o.phone = value)
+		ON CONFLICT (phone) DO UPDATE SET sends = CASE WHEN sends = '' THEN excluded.sends ELSE sends || ',' || excluded.sends END, last_at = max(last_at, excluded.last_at)
+		RETURNING phone, sends`,
+}
+
+// sqliteDialect reads and writes one campaign's rows of a state file: its
+// scope is the campaign's id.
+var sqliteDialect = sqliteOf(postgresDialect, sqliteOwn)
+
+// sqliteOf is SQLite's text of every statement: own's where it has one,
+// else pg's with its placeholders $n as ?n.
+func sqliteOf(pg *dialect, own map[stmt]string) *dialect {
+	var d dialect
+	for q := range numStmts {
+		if s, ok := own[q]; ok {
+			d[q] = s
+			continue
+		}
+		d[q] = strings.ReplaceAll(pg[q], "$", "?")
+	}
+	return &d
+}
+
+// sqliteV2Dialect reads a version 2 file, which holds one campaign (table
+// meta) and no scope: only for read-only views of a file no writer has
+// migrated yet, so it has only the reads they make.
+var sqliteV2Dialect = &dialect{
+	qEachRecord:  `SELECT batch_id, state, body_hash, phones, reason, started_at, finished_at, '' FROM attempts ORDER BY id`,
+	qAttempts:    `SELECT id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at FROM attempts ORDER BY id`,
+	qPlanApplied: `SELECT 0, 1 FROM plans_applied WHERE plan_id = ?`,
+	qMeta:        `SELECT lineage, campaign, serial, '', '', '', 0, '', '', '', 0 FROM meta WHERE id = 1`,
+	qCopyPlans:   `SELECT plan_id, applied_at, 0, 1 FROM plans_applied ORDER BY plan_id`,
+}

@@ -74,7 +74,8 @@ func bulkAnswer(to []string, deliver func(...string), statusOf func(i int) strin
 		if b.Len() > len(`{"messages":[`) {
 			b.WriteString(",")
 		}
-		fmt.Fprintf(&b, `{"to":%q,"status":{"groupName":%q,"description":"%s by the network"}}`, strings.TrimPrefix(t, "+"), st, strings.ToLower(st))
+		fmt.Fprintf(&b, `{"to":%q,"messageId":"m-%s","status":{"groupName":%q,"description":"%s by the network"}}`,
+			strings.TrimPrefix(t, "+"), t[len(t)-4:], st, strings.ToLower(st))
 	}
 	b.WriteString("]}")
 	return b.String()
@@ -108,6 +109,7 @@ func TestProviderPerRecipient(t *testing.T) {
 		then     func(t *testing.T, run func(args ...string) (int, string, string, error)) // more commands after the first apply
 		want     map[string]string                                                         // number → status in the state ("" unrecorded)
 		reason   map[string]string                                                         // number → substring of its reason
+		ids      map[string]string                                                         // number → provider id/batch id/status, nil: not checked
 		requests int                                                                       // send requests, 0: not checked
 		sizes    []int                                                                     // recipients per request, nil: not checked
 		stderr   string
@@ -135,6 +137,18 @@ func TestProviderPerRecipient(t *testing.T) {
 			},
 			want:  map[string]string{"+447400123459": "sent", "+447400123564": "sent", "+447400123670": "sent", "+447400123781": "sent"},
 			sizes: []int{4, 1, 1},
+		},
+		{
+			name:  "each message's id and the request's are kept, a status nobody named is in doubt",
+			extra: strings.Replace(resultsBlock, "    reason:", "    id: /messageId\n    reason:", 1) + "  batch_id: /bulkId\n",
+			answer: func(w http.ResponseWriter, _ int, to []string, deliver func(...string)) {
+				body := bulkAnswer(to, deliver, func(i int) string { return []string{"PENDING", "REJECTED", "PENDING", "Pending"}[i] })
+				io.WriteString(w, `{"bulkId":"bulk-1",`+body[1:])
+			},
+			want:   map[string]string{"+447400123459": "sent", "+447400123564": "failed", "+447400123670": "sent", "+447400123781": "in_doubt"},
+			reason: map[string]string{"+447400123781": `status "Pending", which provider.results`},
+			ids: map[string]string{"+447400123459": "m-3459/bulk-1/", "+447400123564": "m-3564/bulk-1/REJECTED", "+447400123670": "m-3670/bulk-1/",
+				"+447400123781": "m-3781/bulk-1/Pending"},
 		},
 		{
 			name:  "a recipient missing from the list is in doubt",
@@ -262,7 +276,12 @@ func TestProviderPerRecipient(t *testing.T) {
 			p.mu.Lock() // handlers of requests given up on may still run
 			defer p.mu.Unlock()
 			var doc struct {
-				Recipients []struct{ Phone, Status, Reason string }
+				Recipients []struct {
+					Phone, Status, Reason string
+					ProviderID            string `json:"provider_id"`
+					ProviderBatchID       string `json:"provider_batch_id"`
+					ProviderStatus        string `json:"provider_status"`
+				}
 			}
 			if lerr != nil || json.Unmarshal([]byte(list), &doc) != nil {
 				t.Fatalf("state list: %v\n%s", lerr, list)
@@ -272,6 +291,9 @@ func TestProviderPerRecipient(t *testing.T) {
 				got[r.Phone] = r.Status
 				if want := tt.reason[r.Phone]; !strings.Contains(r.Reason, want) {
 					t.Errorf("%s: reason %q, want it to hold %q", r.Phone, r.Reason, want)
+				}
+				if want, ok := tt.ids[r.Phone]; ok && want != r.ProviderID+"/"+r.ProviderBatchID+"/"+r.ProviderStatus {
+					t.Errorf("%s: provider id/batch/status %s/%s/%s, want %s", r.Phone, r.ProviderID, r.ProviderBatchID, r.ProviderStatus, want)
 				}
 				if r.Status == "sent" && p.delivered[r.Phone] == 0 {
 					t.Errorf("%s recorded sent, but the provider did not deliver it", r.Phone)

@@ -156,13 +156,13 @@ func (t *txn) copyFrom(src *State) error {
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var batch, state, bodyHash, requestID, reason, started, finished, planID, phones string
+		var batch, state, bodyHash, requestID, reason, started, finished, planID, phones, providerStatus, providerIDs string
 		var recipients, httpStatus int
-		if err := rows.Scan(&batch, &state, &bodyHash, &recipients, &httpStatus, &requestID, &reason, &started, &finished, &planID, &phones); err != nil {
+		if err := rows.Scan(&batch, &state, &bodyHash, &recipients, &httpStatus, &requestID, &reason, &started, &finished, &planID, &phones, &providerStatus, &providerIDs); err != nil {
 			return fmt.Errorf("read state %s: %w", src.loc, err)
 		}
 		var id int64
-		if err := put.QueryRowContext(t.ctx, dst.args(batch, state, bodyHash, recipients, httpStatus, requestID, reason, started, finished, planID, phones)...).Scan(&id); err != nil {
+		if err := put.QueryRowContext(t.ctx, dst.args(batch, state, bodyHash, recipients, httpStatus, requestID, reason, started, finished, planID, phones, providerStatus, providerIDs)...).Scan(&id); err != nil {
 			return err
 		}
 	}

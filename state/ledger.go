@@ -405,7 +405,7 @@ func (t *txn) trim(in Intent, attempt int64, adm Admission, sends map[string][]c
 func (t *txn) putFinished(batchID string, st AttemptState, bodyHash, planID string, phones []string, reason string) error {
 	t.w.buf = rawjson.AppendStrings(t.w.buf[:0], phones)
 	var id int64
-	if err := t.queryRow(qPutAttempt, t.w.s.args(batchID, string(st), bodyHash, len(phones), 0, "", reason, t.now, t.now, planID, string(t.w.buf))...).Scan(&id); err != nil {
+	if err := t.queryRow(qPutAttempt, t.w.s.args(batchID, string(st), bodyHash, len(phones), 0, "", reason, t.now, t.now, planID, string(t.w.buf), "", "")...).Scan(&id); err != nil {
 		return err
 	}
 	status := attemptStatus(string(st))

@@ -53,6 +53,9 @@ func sameRecipients(t *testing.T, what string, got, want []Recipient) {
 		rs = slices.Clone(rs)
 		for i := range rs {
 			rs[i].At = rs[i].At.UTC()
+			// A version 1 state kept no word of the provider's: the
+			// request id that later versions show is not compared.
+			rs[i].ProviderBatchID = ""
 		}
 		slices.SortFunc(rs, func(a, b Recipient) int { return cmp.Compare(a.Phone, b.Phone) })
 		return rs
@@ -125,8 +128,8 @@ func TestOpenMigratesV1(t *testing.T) {
 	}
 	must(t, rows.Err())
 	rows.Close()
-	if !slices.Equal(versions, []int{1, 2, 3}) {
-		t.Errorf("schema_migrations %v, want [1 2 3]", versions)
+	if len(versions) != SchemaVersion || versions[0] != 1 || versions[len(versions)-1] != SchemaVersion {
+		t.Errorf("schema_migrations %v, want 1 to %d", versions, SchemaVersion)
 	}
 	sameRecipients(t, "Recipients after migration", allRecipients(t, s), want)
 	sameRecipients(t, "the recipients view after migration", viewRecipients(t, s), want)

@@ -100,3 +100,45 @@ func testPlanRuns(t *testing.T, b backend) {
 		t.Errorf("after the view closed: %v", got)
 	}
 }
+
+// What the provider said of each recipient is kept with its part: the id
+// of its message (in the order of the part's phones), the status it gave
+// when not plainly sent, and the request's id; the sqlite3 shell's and
+// psql's recipients view shows them too. A part whose ids do not match its
+// phones is refused.
+func TestProviderIDs(t *testing.T) { eachBackend(t, testProviderIDs) }
+
+func testProviderIDs(t *testing.T, b backend) {
+	ctx := context.Background()
+	s := openTest(t, b.loc(t))
+	must(t, s.RecordIntent(ctx, intent("b1", "+441", "+442", "+443")))
+	bad := Outcome{HTTPStatus: 200, Parts: []Part{{Status: Sent, Phones: []string{"+441", "+442", "+443"}, IDs: []string{"m1"}}}}
+	if err := s.RecordOutcome(ctx, "b1", bad); err == nil {
+		t.Fatal("a part with fewer ids than phones was recorded")
+	}
+	must(t, s.RecordOutcome(ctx, "b1", Outcome{HTTPStatus: 200, RequestID: "bulk-9", Parts: []Part{
+		{Status: Sent, Phones: []string{"+443", "+441"}, IDs: []string{"m3", "m1"}},
+		{Status: InDoubt, Phones: []string{"+442"}, IDs: []string{`id "2"`}, ProviderStatus: "Accepted", Reason: "not named"},
+	}}))
+	want := map[string]string{"+441": "m1/bulk-9/", "+442": `id "2"/bulk-9/Accepted`, "+443": "m3/bulk-9/"}
+	for p, r := range recipients(t, s) {
+		if got := r.ProviderID + "/" + r.ProviderBatchID + "/" + r.ProviderStatus; got != want[p] {
+			t.Errorf("%s: %s, want %s", p, got, want[p])
+		}
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT phone, provider_id, provider_batch_id, provider_status FROM recipients`)
+	must(t, err)
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var p, id, batch, status string
+		must(t, rows.Scan(&p, &id, &batch, &status))
+		if got := id + "/" + batch + "/" + status; got != want[p] {
+			t.Errorf("view: %s: %s, want %s", p, got, want[p])
+		}
+		n++
+	}
+	if n != 3 {
+		t.Errorf("the view shows %d recipients, want 3", n)
+	}
+}

@@ -212,6 +212,23 @@ var pgMigrations = []string{
 			WHERE a.state <> 'split'
 		) r JOIN campaigns c ON c.id = r.campaign_id
 		WHERE r.latest = 1 AND r.status IS NOT NULL;`,
+
+	// Version 3: what the file's schema version 4 added (see there).
+	`ALTER TABLE attempts ADD COLUMN provider_status text NOT NULL DEFAULT '', ADD COLUMN provider_ids text NOT NULL DEFAULT '';
+	DROP VIEW recipients;
+	CREATE VIEW recipients AS
+		SELECT c.name AS campaign, r.phone, r.status, r.batch_id, r.attempt_id, r.body_hash, r.at, r.reason,
+			r.provider_status, r.provider_id, r.request_id AS provider_batch_id FROM (
+			SELECT a.campaign_id, j.phone, ` + recipientStatus + ` AS status,
+				a.batch_id, a.id AS attempt_id, a.body_hash,
+				CASE WHEN a.finished_at <> '' THEN a.finished_at ELSE a.started_at END AS at,
+				CASE WHEN a.state = 'resolved_sent' THEN '` + resolvedSentReason + `' ELSE a.reason END AS reason,
+				a.provider_status, coalesce(nullif(a.provider_ids, '')::jsonb ->> (j.n - 1)::int, '') AS provider_id, a.request_id,
+				row_number() OVER (PARTITION BY a.campaign_id, j.phone ORDER BY a.id DESC) AS latest
+			FROM attempts a CROSS JOIN LATERAL jsonb_array_elements_text(a.phones::jsonb) WITH ORDINALITY AS j(phone, n)
+			WHERE a.state <> 'split'
+		) r JOIN campaigns c ON c.id = r.campaign_id
+		WHERE r.latest = 1 AND r.status IS NOT NULL;`,
 }
 
 // PostgresSchemaVersion is the version of the PostgreSQL schema this build writes and reads.

@@ -28,14 +28,14 @@ func (s *State) Recipients(ctx context.Context, fn func(Recipient) error) error 
 	const chunk = 1 << 16
 	var chunks [][]sortEntry
 	n, packed := 0, true
-	if err := s.eachRecord(ctx, func(phone string, a *derived) error {
+	if err := s.eachRecord(ctx, func(phone string, a *derived, at int) error {
 		if n%chunk == 0 {
 			chunks = append(chunks, make([]sortEntry, 0, chunk))
 		}
 		k, ok := e164.Pack(phone)
 		packed = packed && ok
 		c := &chunks[len(chunks)-1]
-		*c = append(*c, sortEntry{k, phone, a})
+		*c = append(*c, sortEntry{k, phone, a, int32(at)})
 		n++
 		return nil
 	}); err != nil {
@@ -52,7 +52,7 @@ func (s *State) Recipients(ctx context.Context, fn func(Recipient) error) error 
 		slices.SortFunc(all, func(x, y sortEntry) int { return strings.Compare(x.phone, y.phone) })
 	}
 	for _, e := range all {
-		if err := fn(e.a.recipient(e.phone)); err != nil {
+		if err := fn(e.a.recipient(e.phone, int(e.at))); err != nil {
 			return err
 		}
 	}
@@ -63,6 +63,7 @@ type sortEntry struct {
 	key   e164.Packed // the phone packed (which sorts as the string does), when every phone packs
 	phone string
 	a     *derived
+	at    int32 // the phone's place in its attempt
 }
 
 // radixSort sorts es by key, least significant 16 bits first, skipping
@@ -111,7 +112,7 @@ func (s *State) EachRecipient(ctx context.Context, fn func(Recipient) error) err
 	if s.schema < 2 {
 		return s.recipientsV1(ctx, "", fn)
 	}
-	return s.eachRecord(ctx, func(phone string, a *derived) error { return fn(a.recipient(phone)) })
+	return s.eachRecord(ctx, func(phone string, a *derived, at int) error { return fn(a.recipient(phone, at)) })
 }
 
 // Counts returns how many recipients have each status: Sent, Failed and
@@ -124,7 +125,7 @@ func (s *State) Counts(ctx context.Context) (map[Status]int, error) {
 	if s.schema < 2 {
 		return s.countsV1(ctx, m)
 	}
-	err := s.eachRecord(ctx, func(_ string, a *derived) error {
+	err := s.eachRecord(ctx, func(_ string, a *derived, _ int) error {
 		m[a.status]++
 		return nil
 	})
@@ -139,10 +140,18 @@ type derived struct {
 	status                    Status
 	batchID, bodyHash, reason string
 	at                        time.Time
+	requestID, providerStatus string
+	ids                       []string // the provider's message ids, by the phone's place in the attempt; nil: none
 }
 
-func (a *derived) recipient(phone string) Recipient {
-	return Recipient{Phone: phone, Status: a.status, BatchID: a.batchID, BodyHash: a.bodyHash, At: a.at, Reason: a.reason}
+// recipient is the record of phone, at place at of its attempt.
+func (a *derived) recipient(phone string, at int) Recipient {
+	r := Recipient{Phone: phone, Status: a.status, BatchID: a.batchID, BodyHash: a.bodyHash, At: a.at, Reason: a.reason,
+		ProviderStatus: a.providerStatus, ProviderBatchID: a.requestID}
+	if at < len(a.ids) {
+		r.ProviderID = a.ids[at]
+	}
+	return r
 }
 
 // eachRecord calls fn for every recipient with a record, once each, in no
@@ -155,17 +164,21 @@ func (a *derived) recipient(phone string) Recipient {
 // recipients of an attempt sent or in doubt are final when it is read, and
 // only those of failed attempts wait, in a map, for a later attempt that
 // may take them over.
-func (s *State) eachRecord(ctx context.Context, fn func(phone string, a *derived) error) error {
+func (s *State) eachRecord(ctx context.Context, fn func(phone string, a *derived, at int) error) error {
 	rows, err := s.db.QueryContext(ctx, s.q[qEachRecord], s.args()...)
 	if err != nil {
 		return fmt.Errorf("read state %s: %w", s.loc, err)
 	}
 	defer rows.Close()
-	var failed map[string]*derived
+	type held struct {
+		a  *derived
+		at int
+	}
+	var failed map[string]held
 	var fnErr error
 	for rows.Next() {
-		var batchID, st, bodyHash, phones, reason, started, finished, planID string
-		if err := rows.Scan(&batchID, &st, &bodyHash, &phones, &reason, &started, &finished, &planID); err != nil {
+		var batchID, st, bodyHash, phones, reason, started, finished, planID, requestID, providerStatus, ids string
+		if err := rows.Scan(&batchID, &st, &bodyHash, &phones, &reason, &started, &finished, &planID, &requestID, &providerStatus, &ids); err != nil {
 			return fmt.Errorf("read state %s: %w", s.loc, err)
 		}
 		if s.withoutPlan != "" && planID == s.withoutPlan {
@@ -181,9 +194,16 @@ func (s *State) eachRecord(ctx context.Context, fn func(phone string, a *derived
 			if AttemptState(st) == AttemptResolvedSent {
 				reason = resolvedSentReason
 			}
-			a = &derived{status: c, batchID: batchID, bodyHash: bodyHash, reason: reason, at: parseTime(at)}
+			a = &derived{status: c, batchID: batchID, bodyHash: bodyHash, reason: reason, at: parseTime(at),
+				requestID: requestID, providerStatus: providerStatus}
+			if ids != "" {
+				a.ids = phoneList(ids)
+			}
 		}
+		i := 0
 		err := eachPhone(phones, func(p string) {
+			at := i
+			i++
 			if fnErr != nil {
 				return
 			}
@@ -194,11 +214,11 @@ func (s *State) eachRecord(ctx context.Context, fn func(phone string, a *derived
 			case Unsent:
 			case Failed, Suppressed:
 				if failed == nil {
-					failed = map[string]*derived{}
+					failed = map[string]held{}
 				}
-				failed[p] = a
+				failed[p] = held{a, at}
 			default:
-				fnErr = fn(p, a)
+				fnErr = fn(p, a, at)
 			}
 		})
 		if fnErr != nil {
@@ -212,8 +232,8 @@ func (s *State) eachRecord(ctx context.Context, fn func(phone string, a *derived
 		return fmt.Errorf("read state %s: %w", s.loc, err)
 	}
 	rows.Close()
-	for p, a := range failed {
-		if err := fn(p, a); err != nil {
+	for p, h := range failed {
+		if err := fn(p, h.a, h.at); err != nil {
 			return err
 		}
 	}

@@ -253,9 +253,13 @@ func (t *txn) parts(batchID string, o Outcome) error {
 			st = AttemptForgotten
 		}
 		t.w.buf = rawjson.AppendStrings(t.w.buf[:0], p.Phones)
+		ids := ""
+		if p.IDs != nil {
+			ids = string(rawjson.AppendStrings(nil, p.IDs))
+		}
 		var id int64
 		if err := t.queryRow(qPutAttempt, t.w.s.args(batchID, string(st), a.bodyHash, len(p.Phones), o.HTTPStatus, o.RequestID, p.Reason,
-			t.now, t.now, a.planID, string(t.w.buf))...).Scan(&id); err != nil {
+			t.now, t.now, a.planID, string(t.w.buf), p.ProviderStatus, ids)...).Scan(&id); err != nil {
 			return err
 		}
 		t.w.known.setBatch(batchID, id)
@@ -286,6 +290,9 @@ func checkParts(phones string, parts []Part) error {
 		case Sent, Failed, InDoubt, Unsent:
 		default:
 			return fmt.Errorf("record outcome: a part with status %s", part.Status)
+		}
+		if part.IDs != nil && len(part.IDs) != len(part.Phones) {
+			return fmt.Errorf("record outcome: a part of %d recipients with %d provider ids", len(part.Phones), len(part.IDs))
 		}
 		for _, p := range part.Phones {
 			if !want[p] {

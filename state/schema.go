@@ -164,6 +164,29 @@ var migrations = []string{
 			FROM attempts a, json_each(a.phones) j WHERE a.state <> 'split'
 		) r JOIN campaigns c ON c.id = r.campaign_id
 		WHERE r.latest = 1 AND r.status IS NOT NULL;`,
+
+	// Version 4 keeps what the provider said of each recipient: the status
+	// it gave when that was not plainly "sent" (a refusal's, or one the
+	// mapping does not name) and, aligned with phones, the id of each
+	// message (a JSON array, '' when the answer gave none). The lock file a
+	// campaign was last locked through is no longer kept: a state file
+	// with a second name is refused instead (oneName).
+	`ALTER TABLE attempts ADD COLUMN provider_status TEXT NOT NULL DEFAULT '';
+	ALTER TABLE attempts ADD COLUMN provider_ids TEXT NOT NULL DEFAULT '';
+	DROP TABLE file_locks;
+	DROP VIEW recipients;
+	CREATE VIEW recipients AS
+		SELECT c.name AS campaign, r.phone, r.status, r.batch_id, r.attempt_id, r.body_hash, r.at, r.reason,
+			r.provider_status, r.provider_id, r.request_id AS provider_batch_id FROM (
+			SELECT a.campaign_id, j.value AS phone, ` + recipientStatus + ` AS status,
+				a.batch_id, a.id AS attempt_id, a.body_hash,
+				CASE WHEN a.finished_at <> '' THEN a.finished_at ELSE a.started_at END AS at,
+				CASE WHEN a.state = 'resolved_sent' THEN '` + resolvedSentReason + `' ELSE a.reason END AS reason,
+				a.provider_status, coalesce(json_extract(nullif(a.provider_ids, ''), '$[' || j.key || ']'), '') AS provider_id, a.request_id,
+				row_number() OVER (PARTITION BY a.campaign_id, j.value ORDER BY a.id DESC) AS latest
+			FROM attempts a, json_each(a.phones) j WHERE a.state <> 'split'
+		) r JOIN campaigns c ON c.id = r.campaign_id
+		WHERE r.latest = 1 AND r.status IS NOT NULL;`,
 }
 
 // attemptStates lists every state an attempt may be in (see AttemptState).
@@ -239,7 +262,7 @@ const ledgerV3 = `CREATE TABLE optouts (
 const resolvedSentReason = "resolved as sent by the operator"
 
 // SchemaVersion is the schema version this build writes and reads.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 const timeFormat = time.RFC3339Nano
 

@@ -331,6 +331,9 @@ type Recipient struct {
 	BodyHash string // hex SHA-256 of the body sent
 	At       time.Time
 	Reason   string // for Failed
+	// What the provider said of it: the status it gave when that was not
+	// plainly "sent", the id of its message, and the id of the request.
+	ProviderStatus, ProviderID, ProviderBatchID string
 }
 
 // Intent is a batch about to be sent: all of a plan's batch, or the part

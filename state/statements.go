@@ -24,7 +24,7 @@ const (
 	qBumpSerial    // scope, how much to add
 
 	// Reads of every attempt, oldest first (scope).
-	qEachRecord // batch, state, body hash, phones, reason, started at, finished at, plan id
+	qEachRecord // batch, state, body hash, phones, reason, started at, finished at, plan id, request id, provider status, provider ids
 	qAttempts   // id, batch, state, body hash, recipients, http status, request id, reason, started at, finished at
 	qKnownSize  // how many recipients have a record
 	qKnownRows  // id, batch, state, phones
@@ -98,7 +98,7 @@ const (
 	// (scope); an attempt written whole; the lineage and serial set.
 	qCopyAttempts
 	qCopyPlans
-	qPutAttempt // scope, batch, state, body hash, recipients, http status, request id, reason, started, finished, plan id, phones; returns id
+	qPutAttempt // scope, batch, state, body hash, recipients, http status, request id, reason, started, finished, plan id, phones, provider status, provider ids; returns id
 	qPutPlan    // scope, plan id, applied at, serial, done
 	qSetMeta    // lineage, serial, scope
 
@@ -122,7 +122,7 @@ var postgresDialect = &dialect{
 	qAttempt:       `SELECT state, phones FROM attempts WHERE id = $1`,
 	qFinishAttempt: `UPDATE attempts SET state = $1, http_status = $2, request_id = $3, reason = $4, finished_at = $5 WHERE id = $6 AND state = 'intent' RETURNING phones, body_hash, plan_id`,
 	qBumpSerial:    `UPDATE campaigns SET serial = serial + $2 WHERE id = $1`,
-	qEachRecord:    `SELECT batch_id, state, body_hash, phones, reason, started_at, finished_at, plan_id FROM attempts WHERE campaign_id = $1 ORDER BY id`,
+	qEachRecord:    `SELECT batch_id, state, body_hash, phones, reason, started_at, finished_at, plan_id, request_id, provider_status, provider_ids FROM attempts WHERE campaign_id = $1 ORDER BY id`,
 	qAttempts:      `SELECT id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at FROM attempts WHERE campaign_id = $1 ORDER BY id`,
 	qKnownSize:     `SELECT coalesce(sum(recipients), 0) FROM attempts WHERE campaign_id = $1 AND state NOT IN ('forgotten', 'resolved_unsent', 'split')`,
 	qKnownRows:     `SELECT id, batch_id, state, phones FROM attempts WHERE campaign_id = $1 ORDER BY id`,
@@ -193,10 +193,10 @@ var postgresDialect = &dialect{
 	qDropTestSends: `DELETE FROM test_sends WHERE campaign_id = $1`,
 	qClearMoved:    `UPDATE campaigns SET moved_to = '', moved_at = '', moved_by = '', moved_serial = 0 WHERE id = $1`,
 
-	qCopyAttempts: `SELECT batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, plan_id, phones FROM attempts WHERE campaign_id = $1 ORDER BY id`,
+	qCopyAttempts: `SELECT batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, plan_id, phones, provider_status, provider_ids FROM attempts WHERE campaign_id = $1 ORDER BY id`,
 	qCopyPlans:    `SELECT plan_id, applied_at, serial, done FROM plans_applied WHERE campaign_id = $1 ORDER BY plan_id`,
-	qPutAttempt: `INSERT INTO attempts (campaign_id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, plan_id, phones)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`,
+	qPutAttempt: `INSERT INTO attempts (campaign_id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, plan_id, phones, provider_status, provider_ids)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id`,
 	qPutPlan: `INSERT INTO plans_applied (campaign_id, plan_id, applied_at, serial, done) VALUES ($1, $2, $3, $4, $5)`,
 	qSetMeta: `UPDATE campaigns SET lineage = $1, serial = $2 WHERE id = $3`,
 }
@@ -238,7 +238,7 @@ func sqliteOf(pg *dialect, own map[stmt]string) *dialect {
 // meta) and no scope: only for read-only views of a file no writer has
 // migrated yet, so it has only the reads they make.
 var sqliteV2Dialect = &dialect{
-	qEachRecord:  `SELECT batch_id, state, body_hash, phones, reason, started_at, finished_at, '' FROM attempts ORDER BY id`,
+	qEachRecord:  `SELECT batch_id, state, body_hash, phones, reason, started_at, finished_at, '', request_id, '', '' FROM attempts ORDER BY id`,
 	qAttempts:    `SELECT id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at FROM attempts ORDER BY id`,
 	qPlanApplied: `SELECT 0, 1 FROM plans_applied WHERE plan_id = ?`,
 	qMeta:        `SELECT lineage, campaign, serial, '', '', '', 0, '', '', '', 0 FROM meta WHERE id = 1`,

@@ -43,6 +43,11 @@ type stateRecipientJSON struct {
 	BodyHash string       `json:"body_sha256"`
 	At       time.Time    `json:"at"`
 	Reason   string       `json:"reason,omitempty"`
+	// What the provider said: the status it gave (when not plainly sent),
+	// its id for the message and for the request.
+	ProviderStatus  string `json:"provider_status,omitempty"`
+	ProviderID      string `json:"provider_id,omitempty"`
+	ProviderBatchID string `json:"provider_batch_id,omitempty"`
 }
 
 // WriteStateTable writes the state's counts and a line per recipient, in
@@ -94,7 +99,8 @@ func WriteStateJSON(w io.Writer, l StateList, walk Recipients, o Output) error {
 		return walk(func(r state.Recipient) error {
 			r = o.recipient(r)
 			return add(stateRecipientJSON{Phone: r.Phone, Status: r.Status,
-				BatchID: r.BatchID, BodyHash: r.BodyHash, At: r.At, Reason: r.Reason})
+				BatchID: r.BatchID, BodyHash: r.BodyHash, At: r.At, Reason: r.Reason,
+				ProviderStatus: r.ProviderStatus, ProviderID: r.ProviderID, ProviderBatchID: r.ProviderBatchID})
 		})
 	})
 }

@@ -556,3 +556,52 @@ func testClock(t0 time.Time) (set func(time.Time), now func() time.Time) {
 	clock.Store(t0.UnixNano())
 	return func(t time.Time) { clock.Store(t.UnixNano()) }, func() time.Time { return time.Unix(0, clock.Load()).UTC() }
 }
+
+// Resolving recipients as unsent gives their places in the frequency cap
+// back (the operator says nobody was messaged); as sent, they keep them.
+// Resolving failed recipients as unsent does the same.
+func TestResolveFreesTheCap(t *testing.T) { eachBackend(t, testResolveFreesTheCap) }
+
+func testResolveFreesTheCap(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	c := &Cap{Max: 1, Per: 24 * time.Hour}
+	_, now := testClock(time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC))
+	s := openShared(t, loc, "spring", c, now)
+	for _, batch := range []string{"b1", "b2", "b3"} {
+		_, err := s.AdmitIntent(ctx, intent(batch, "+44"+batch[1:]+"1", "+44"+batch[1:]+"2"))
+		must(t, err)
+	}
+	must(t, s.RecordOutcome(ctx, "b1", Outcome{Status: InDoubt, Reason: "timeout"}))
+	must(t, s.RecordOutcome(ctx, "b2", Outcome{Status: InDoubt, Reason: "timeout"}))
+	must(t, s.RecordOutcome(ctx, "b3", Outcome{Status: Failed, Reason: "refused"}))
+	held := func() []string {
+		m, err := s.CapHolds(ctx, *c, now())
+		must(t, err)
+		var ps []string
+		for _, p := range []string{"+4411", "+4412", "+4421", "+4422", "+4431", "+4432"} {
+			if _, ok := m.Get(p); ok {
+				ps = append(ps, p)
+			}
+		}
+		return ps
+	}
+	if got := held(); !slices.Equal(got, []string{"+4411", "+4412", "+4421", "+4422", "+4431", "+4432"}) {
+		t.Fatalf("held before resolving: %v", got)
+	}
+	n, err := s.Resolve(ctx, "b1", false)
+	must(t, err)
+	_, err = s.Resolve(ctx, "b2", true)
+	must(t, err)
+	_, err = s.ResolveFailed(ctx, "b3")
+	must(t, err)
+	if got := held(); n != 2 || !slices.Equal(got, []string{"+4421", "+4422"}) {
+		t.Errorf("held after resolving b1 and b3 as unsent, b2 as sent: %v (%d resolved)", got, n)
+	}
+	// Freed, they may be sent again now.
+	adm, err := s.AdmitIntent(ctx, intent("b4", "+4411", "+4431"))
+	must(t, err)
+	if len(adm.Send) != 2 || len(adm.Held) != 0 {
+		t.Errorf("admission after freeing: %+v", adm)
+	}
+}

@@ -99,7 +99,8 @@ func (s *State) ForgetIntent(ctx context.Context, batchID string) error {
 
 // Resolve records the operator's decision on in-doubt recipients: asSent
 // marks them sent, otherwise they are forgotten so the next apply sends them
-// again. batchID "" means every in-doubt batch. It returns how many
+// again, and in a project's state their places in the frequency cap are
+// given back. batchID "" means every in-doubt batch. It returns how many
 // recipients changed.
 func (s *State) Resolve(ctx context.Context, batchID string, asSent bool) (int, error) {
 	to, attemptState := Unsent, AttemptResolvedUnsent
@@ -117,7 +118,7 @@ func (s *State) Resolve(ctx context.Context, batchID string, asSent bool) (int, 
 
 // ResolveFailed records the operator's decision to send failed recipients
 // again (the cause of the API's refusal was fixed, say): the next apply
-// plans them. batchID "" means every failed batch. It returns how many
+// plans them, and their places in the frequency cap are given back. batchID "" means every failed batch. It returns how many
 // recipients changed.
 func (s *State) ResolveFailed(ctx context.Context, batchID string) (int, error) {
 	n, err := s.resolve(ctx, batchID, qResolveFailed, qResolveFailedBatch, Failed, Unsent, AttemptResolvedUnsent)
@@ -169,14 +170,24 @@ func (s *State) resolve(ctx context.Context, batchID string, all, byBatch stmt, 
 			return nil
 		}
 		k := t.w.known
-		for _, phones := range lists {
+		for i, phones := range lists {
+			var moved []string
 			if err := eachPhone(phones, func(p string) {
 				if k.get(p) == from {
 					k.set(p, to)
-					n++
+					moved = append(moved, p)
 				}
 			}); err != nil {
 				return err
+			}
+			n += len(moved)
+			// Resolved as not sent: the operator says nobody was messaged,
+			// so their places in the frequency cap go back (as sent, they
+			// keep them).
+			if to == Unsent {
+				if err := t.releaseClaims(moved, ids[i]); err != nil {
+					return err
+				}
 			}
 		}
 		// One update per attempt, by its key: resolve is rare, and the

@@ -182,7 +182,7 @@ func newStateResolveCmd(env Env) *cobra.Command {
 		if n == 0 {
 			return fmt.Errorf("no %s recipient to resolve", kind)
 		}
-		fmt.Fprintf(env.Stdout, "%s %s resolved as %s.\n", words.Count(n), kind+" "+words.Plural(n, "recipient", "recipients"), *as)
+		fmt.Fprintf(env.Stdout, "%s %s resolved as %s%s.\n", words.Count(n), kind+" "+words.Plural(n, "recipient", "recipients"), *as, capWords(choice.shared, *as, n))
 		return nil
 	}
 	return cmd
@@ -375,4 +375,17 @@ func newStateWhereCmd(env Env) *cobra.Command {
 		return report.WriteStateWhere(env.Stdout, w)
 	}
 	return cmd
+}
+
+// capWords says what a resolve did to the frequency cap of a project's
+// state: resolved as unsent, the recipients' places are freed; as sent,
+// they keep them.
+func capWords(shared bool, as string, n int) string {
+	switch {
+	case !shared:
+		return ""
+	case as == "unsent":
+		return fmt.Sprintf("; %s in the frequency cap %s freed, so the next apply may send %s", words.Plural(n, "its place", "their places"), words.Plural(n, "is", "are"), words.Plural(n, "it", "them"))
+	}
+	return fmt.Sprintf("; %s in the frequency cap %s", words.Plural(n, "it keeps its place", "they keep their places"), words.Plural(n, "as a message sent", "as messages sent"))
 }

@@ -47,6 +47,10 @@ const SignatureHeader = "X-Smsform-Signature"
 // reports secret from when --reports-secret is not given.
 const ReportsSecretEnv = "SMSFORM_SANDBOX_REPORTS_SECRET"
 
+// ErrNoReportsSecret is returned by [Config.Check] and [New] for reports
+// or replies without [Config.ReportsSecret]: every post is signed.
+var ErrNoReportsSecret = errors.New("reports-to and replies-to need a reports secret")
+
 // Report is the body of one delivery report: one message, one request.
 type Report struct {
 	MessageID string `json:"message_id"`
@@ -151,7 +155,7 @@ func (c Config) checkReports() error {
 		}
 	}
 	if c.ReportsSecret == "" {
-		return fmt.Errorf("sandbox: reports-to and replies-to need a reports secret (reports-secret, or %s): every post is signed with it, and a receiver refuses what is not", ReportsSecretEnv)
+		return fmt.Errorf("sandbox: %w (reports-secret, or %s): every post is signed with it, and a receiver refuses what is not", ErrNoReportsSecret, ReportsSecretEnv)
 	}
 	return nil
 }

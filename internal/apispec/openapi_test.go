@@ -50,6 +50,7 @@ func start(t *testing.T, cfg sandbox.Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(srv.Close)
 	e.hs = httptest.NewServer(srv)
 	t.Cleanup(e.hs.Close)
 	e.client = &api.Client{BaseURL: e.hs.URL, ClientID: clientID, ClientSecret: clientSecret, Timeout: 10 * time.Second, Now: e.clock.Now}

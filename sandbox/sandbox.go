@@ -98,7 +98,7 @@ type Config struct {
 	// How the server answers, so that clients are tested against the shapes
 	// real providers use where the spec leaves them open. The zero values
 	// are the sandbox's own shapes.
-	SuccessBody   string // "sandbox" (request_id, accepted, segments), "minimal" ({"message_id"}), "empty" (no body), "results" (per recipient: [api.SandboxResultsResponse])
+	SuccessBody   string // "sandbox" (request_id, accepted, segments, messages: [api.SandboxSendResponse]), "minimal" ({"message_id"}), "empty" (no body), "results" (per recipient: [api.SandboxResultsResponse])
 	SuccessStatus int    // of an accepted send: 200 (default), 201, 202 or 204 (no body)
 	ErrorBody     string // "json" ({"error":{"code","message"}}), "oauth" ({"error","error_description"}), "text"
 	Basic         string // Basic forms the token endpoint takes: "both" (default), "base64" or "literal"

@@ -36,7 +36,7 @@ func newSandboxCmd(env Env) *cobra.Command {
 	fs.Int64Var(&cfg.Seed, "seed", 1, "seed of the fault draws, for repeatable runs")
 	fs.BoolVar(&cfg.Forget, "forget", false, "keep no message in memory, only counts (and --outbox): for load tests of millions of messages; the messages endpoint then lists nothing")
 	quiet := fs.Bool("quiet", false, "log nothing")
-	fs.StringVar(&cfg.SuccessBody, "success-body", "sandbox", "body of an accepted send: sandbox (request_id, accepted, segments), minimal ({\"message_id\"}), empty, or results (each recipient's status: {\"messages\":[{\"to\",\"status\":{\"groupName\",\"description\"}}]})")
+	fs.StringVar(&cfg.SuccessBody, "success-body", "sandbox", "body of an accepted send: sandbox (request_id, accepted, segments, and messages: each recipient's to and message_id), minimal ({\"message_id\"}), empty, or results (each recipient's status: {\"messages\":[{\"to\",\"messageId\",\"status\":{\"groupName\",\"description\"}}]})")
 	fs.IntVar(&cfg.SuccessStatus, "success-status", 200, "status of an accepted send: 200, 201, 202 or 204 (no body)")
 	fs.StringVar(&cfg.ErrorBody, "error-body", "json", "shape of error bodies: json ({\"error\":{\"code\",\"message\"}}), oauth ({\"error\",\"error_description\"}) or text")
 	fs.StringVar(&cfg.Basic, "basic", "both", "Basic credentials the token endpoint takes: both, base64 or literal")

@@ -271,7 +271,7 @@ func (r *reporter) schedule(msgs []Message) {
 	hold := max(r.cfg.ReportDelay, minHold)
 	r.mu.Lock()
 	for _, m := range msgs {
-		r.make(m, start, hold)
+		r.makePosts(m, start, hold)
 	}
 	r.mu.Unlock()
 	select {
@@ -280,10 +280,10 @@ func (r *reporter) schedule(msgs []Message) {
 	}
 }
 
-// make draws the fate of one message's report and reply and queues them.
+// makePosts draws the fate of one message's report and reply and queues them.
 // Every message takes the same number of draws, so a seed gives the same
 // fates whichever settings are on. r.mu is held.
-func (r *reporter) make(m Message, start time.Time, hold time.Duration) {
+func (r *reporter) makePosts(m Message, start time.Time, hold time.Duration) {
 	c := r.cfg
 	undelivered := r.rng.Float64() < c.UndeliveredRate
 	reason := undeliveredReasons[r.rng.IntN(len(undeliveredReasons))]

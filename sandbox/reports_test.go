@@ -165,96 +165,117 @@ func reportsConfig(rc *receiver) sandbox.Config {
 // sandbox's counts equal what the receiver counts; the log holds no number
 // and no secret; the same seed makes the same reports.
 func TestReports(t *testing.T) {
-	run := func() (statuses []string, dups []int) {
-		rc := newReceiver(t)
-		cfg := reportsConfig(rc)
-		cfg.UndeliveredRate, cfg.DuplicateRate, cfg.ReorderRate, cfg.Seed = 0.3, 0.2, 0.3, 5
-		e := start(t, cfg)
-		to := numbers(t, 0, 150)
-		sendAll(t, e, to, 50)
-		rs := settled(t, e)
-
-		outbox := map[string]string{} // message id → number
-		for _, m := range e.srv.Messages() {
-			outbox[m.MessageID] = m.To
-		}
-		statuses = make([]string, len(to)+1)
-		bodies := map[string][]byte{} // message id → the body first posted
-		delivered, undelivered := map[string]bool{}, map[string]bool{}
-		inversions, lastSeq := 0, 0
-		for _, p := range rc.posts() {
-			if !p.sigOK || p.ct != "application/json" || p.path != "/reports" {
-				t.Errorf("post to %s, Content-Type %q, signature ok %v", p.path, p.ct, p.sigOK)
-			}
-			r := strictReport(t, p.body)
-			if outbox[r.MessageID] != r.To {
-				t.Fatalf("report %s: the outbox has %q for that id", p.body, outbox[r.MessageID])
-			}
-			if r.At != "2026-03-01T12:00:00.020Z" {
-				t.Errorf("report at %q, want the send's time plus the delay, RFC 3339 UTC", r.At)
-			}
-			switch {
-			case r.Status == sandbox.ReportDelivered && r.Reason == "":
-				delivered[r.MessageID] = true
-			case r.Status == sandbox.ReportUndelivered && r.Reason != "":
-				undelivered[r.MessageID] = true
-			default:
-				t.Errorf("report %s: status and reason disagree", p.body)
-			}
-			n := seq(t, r.MessageID)
-			if first, ok := bodies[r.MessageID]; ok {
-				if string(first) != string(p.body) {
-					t.Errorf("duplicate %s differs from %s", p.body, first)
-				}
-				dups = append(dups, n)
-			}
-			bodies[r.MessageID] = p.body
-			if n < lastSeq {
-				inversions++
-			}
-			lastSeq = n
-			statuses[n] = r.Status
-		}
-		if len(bodies) != len(to) || len(outbox) != len(to) {
-			t.Errorf("%d messages reported, %d in the outbox, %d sent", len(bodies), len(outbox), len(to))
-		}
-		if len(undelivered) < 25 || len(undelivered) > 70 {
-			t.Errorf("%d of %d undelivered, want about 45", len(undelivered), len(to))
-		}
-		if len(dups) < 10 || inversions == 0 {
-			t.Errorf("%d duplicates and %d reports out of order: want some of each", len(dups), inversions)
-		}
-		c := rs.Counts
-		if c.Delivered != len(delivered) || c.Undelivered != len(undelivered) || c.Reports != len(rc.posts()) ||
-			c.Duplicates != len(dups) || c.Acknowledged != c.Reports || c.Attempts != c.Reports || c.Replies != 0 || c.Stops != 0 {
-			t.Errorf("counts %+v; the receiver had %d delivered, %d undelivered, %d posts, %d duplicates",
-				c, len(delivered), len(undelivered), len(rc.posts()), len(dups))
-		}
-		if len(rs.Callbacks) != c.Reports {
-			t.Errorf("%d callbacks listed for %d reports", len(rs.Callbacks), c.Reports)
-		}
-		for _, cb := range rs.Callbacks {
-			if cb.Kind != "report" || cb.Report == nil || !cb.Acknowledged || cb.Attempts != 1 || cb.LastStatus != 200 || cb.AcknowledgedAt == nil {
-				t.Fatalf("callback %+v", cb)
-			}
-		}
-		log := e.log.String()
-		for _, n := range to {
-			if strings.Contains(log, n[1:]) {
-				t.Fatalf("the log holds the number %s", n)
-			}
-		}
-		if strings.Contains(log, reportsSecret) || !strings.Contains(log, "msg=callback") {
-			t.Errorf("the log holds the secret, or no line per post:\n%s", log)
-		}
-		slices.Sort(dups)
-		return statuses, dups
-	}
-	s1, d1 := run()
-	s2, d2 := run()
-	if !slices.Equal(s1, s2) || !slices.Equal(d1, d2) {
+	first := reportRun(t)
+	again := reportRun(t)
+	if !slices.Equal(first.statuses, again.statuses) || !slices.Equal(first.dups, again.dups) {
 		t.Error("the same seed made other reports")
 	}
+}
+
+// reportTally is what a receiver saw of the reports of one run.
+type reportTally struct {
+	statuses               []string // by the count in the message id
+	dups                   []int    // counts of the message ids posted twice, sorted
+	delivered, undelivered map[string]bool
+	messages               int // distinct message ids reported
+	inversions             int // reports that came after one of a later message
+}
+
+// reportRun sends 150 messages with reports undelivered, duplicated and
+// reordered, and checks what the receiver got against the sandbox.
+func reportRun(t *testing.T) reportTally {
+	t.Helper()
+	rc := newReceiver(t)
+	cfg := reportsConfig(rc)
+	cfg.UndeliveredRate, cfg.DuplicateRate, cfg.ReorderRate, cfg.Seed = 0.3, 0.2, 0.3, 5
+	e := start(t, cfg)
+	to := numbers(t, 0, 150)
+	sendAll(t, e, to, 50)
+	rs := settled(t, e)
+	outbox := map[string]string{} // message id → number
+	for _, m := range e.srv.Messages() {
+		outbox[m.MessageID] = m.To
+	}
+	tl := tallyReports(t, rc.posts(), outbox, len(to))
+	if tl.messages != len(to) || len(outbox) != len(to) {
+		t.Errorf("%d messages reported, %d in the outbox, %d sent", tl.messages, len(outbox), len(to))
+	}
+	if len(tl.undelivered) < 25 || len(tl.undelivered) > 70 {
+		t.Errorf("%d of %d undelivered, want about 45", len(tl.undelivered), len(to))
+	}
+	if len(tl.dups) < 10 || tl.inversions == 0 {
+		t.Errorf("%d duplicates and %d reports out of order: want some of each", len(tl.dups), tl.inversions)
+	}
+	c, posts := rs.Counts, len(rc.posts())
+	if c.Delivered != len(tl.delivered) || c.Undelivered != len(tl.undelivered) || c.Reports != posts ||
+		c.Duplicates != len(tl.dups) || c.Acknowledged != c.Reports || c.Attempts != c.Reports || c.Replies != 0 || c.Stops != 0 {
+		t.Errorf("counts %+v; the receiver had %d delivered, %d undelivered, %d posts, %d duplicates",
+			c, len(tl.delivered), len(tl.undelivered), posts, len(tl.dups))
+	}
+	if len(rs.Callbacks) != c.Reports {
+		t.Errorf("%d callbacks listed for %d reports", len(rs.Callbacks), c.Reports)
+	}
+	for _, cb := range rs.Callbacks {
+		if cb.Kind != "report" || cb.Report == nil || !cb.Acknowledged || cb.Attempts != 1 || cb.LastStatus != 200 || cb.AcknowledgedAt == nil {
+			t.Fatalf("callback %+v", cb)
+		}
+	}
+	log := e.log.String()
+	for _, n := range to {
+		if strings.Contains(log, n[1:]) {
+			t.Fatalf("the log holds the number %s", n)
+		}
+	}
+	if strings.Contains(log, reportsSecret) || !strings.Contains(log, "msg=callback") {
+		t.Errorf("the log holds the secret, or no line per post:\n%s", log)
+	}
+	return tl
+}
+
+// tallyReports checks each post (signed, the five keys, the outbox's
+// number for its id, status and reason agreeing, a duplicate equal to the
+// first post) and counts them.
+func tallyReports(t *testing.T, posts []received, outbox map[string]string, n int) reportTally {
+	t.Helper()
+	tl := reportTally{statuses: make([]string, n+1), delivered: map[string]bool{}, undelivered: map[string]bool{}}
+	bodies := map[string][]byte{} // message id → the body first posted
+	lastSeq := 0
+	for _, p := range posts {
+		if !p.sigOK || p.ct != "application/json" || p.path != "/reports" {
+			t.Errorf("post to %s, Content-Type %q, signature ok %v", p.path, p.ct, p.sigOK)
+		}
+		r := strictReport(t, p.body)
+		if outbox[r.MessageID] != r.To {
+			t.Fatalf("report %s: the outbox has %q for that id", p.body, outbox[r.MessageID])
+		}
+		if r.At != "2026-03-01T12:00:00.020Z" {
+			t.Errorf("report at %q, want the send's time plus the delay, RFC 3339 UTC", r.At)
+		}
+		switch {
+		case r.Status == sandbox.ReportDelivered && r.Reason == "":
+			tl.delivered[r.MessageID] = true
+		case r.Status == sandbox.ReportUndelivered && r.Reason != "":
+			tl.undelivered[r.MessageID] = true
+		default:
+			t.Errorf("report %s: status and reason disagree", p.body)
+		}
+		k := seq(t, r.MessageID)
+		if first, ok := bodies[r.MessageID]; ok {
+			if string(first) != string(p.body) {
+				t.Errorf("duplicate %s differs from %s", p.body, first)
+			}
+			tl.dups = append(tl.dups, k)
+		}
+		bodies[r.MessageID] = p.body
+		if k < lastSeq {
+			tl.inversions++
+		}
+		lastSeq = k
+		tl.statuses[k] = r.Status
+	}
+	tl.messages = len(bodies)
+	slices.Sort(tl.dups)
+	return tl
 }
 
 // TestReportRetried: a post answered other than 2xx (an error, a redirect)

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/smsform/smsform/api"
+	"github.com/smsform/smsform/internal/mapping"
+	"github.com/smsform/smsform/internal/rawjson"
 	"github.com/smsform/smsform/sandbox"
 )
 
@@ -600,4 +602,52 @@ func listenAgain(addr string) (net.Listener, error) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return nil, err
+}
+
+// TestDocumentedMappingsReadIDs: the provider.results mappings that
+// docs/sandbox.md gives, read by the client, name every recipient of the
+// default and the results answers with the message id the outbox (and so
+// each report) holds.
+func TestDocumentedMappingsReadIDs(t *testing.T) {
+	ptr := rawjson.MustPointer
+	sandboxID, resultsID, status := ptr("/message_id"), ptr("/messageId"), ptr("/status/groupName")
+	for shape, m := range map[string]mapping.List{
+		"sandbox": {List: ptr("/messages"), Number: ptr("/to"), ID: &sandboxID, Outcome: mapping.Sent},
+		"results": {List: ptr("/messages"), Number: ptr("/to"), ID: &resultsID, Status: &status,
+			Sent: []mapping.Value{mapping.StringValue("PENDING")}, Retry: []mapping.Value{mapping.StringValue("THROTTLED")},
+			Failed: []mapping.Value{mapping.StringValue("REJECTED")}},
+	} {
+		t.Run(shape, func(t *testing.T) {
+			cfg := sandbox.Config{SuccessBody: shape}
+			if shape == "results" {
+				cfg.RejectRate, cfg.ThrottleRate = 0.2, 0.2
+			}
+			e := start(t, cfg)
+			c := *e.client
+			c.Results = &mapping.Results{Lists: []mapping.List{m}}
+			to := numbers(t, 0, 50)
+			resp, err := c.Send(context.Background(), e.token(t), api.SendRequest{From: "ACME", To: to, Body: "hi"})
+			if err != nil || resp.Answer.Problem != "" || len(resp.Answer.Elements) != len(to) {
+				t.Fatalf("send: %+v, %v", resp, err)
+			}
+			outbox := map[string]string{}
+			for _, msg := range e.srv.Messages() {
+				outbox[msg.To] = msg.MessageID
+			}
+			sent := 0
+			for i, el := range resp.Answer.Elements {
+				switch id, ok := outbox[to[i]]; {
+				case el.ID == "":
+					t.Errorf("element %d (%s) has no id", i, el.Number)
+				case ok != (el.Outcome == mapping.Sent) || ok && el.ID != id:
+					t.Errorf("element %d: %s, id %s; the outbox has it %v, id %q", i, el.Outcome, el.ID, ok, id)
+				case ok:
+					sent++
+				}
+			}
+			if sent != len(outbox) || sent == 0 || (shape == "results") == (sent == len(to)) {
+				t.Errorf("%d read as sent, %d in the outbox, of %d", sent, len(outbox), len(to))
+			}
+		})
+	}
 }

@@ -74,17 +74,28 @@ type SendResponse struct {
 	Answer    mapping.Answer
 }
 
-// SandboxSendResponse is the success body the sandbox writes by default.
+// SandboxSendResponse is the success body the sandbox writes by default:
+// the counts, and each recipient with the id its delivery report will carry
+// (a provider.results of list /messages, number /to, id /message_id,
+// outcome sent reads it).
 type SandboxSendResponse struct {
-	RequestID string `json:"request_id"`
-	Accepted  int    `json:"accepted"`
-	Segments  int    `json:"segments"`
+	RequestID string        `json:"request_id"`
+	Accepted  int           `json:"accepted"`
+	Segments  int           `json:"segments"`
+	Messages  []SandboxSent `json:"messages"`
+}
+
+// SandboxSent is one recipient of a [SandboxSendResponse].
+type SandboxSent struct {
+	To        string `json:"to"` // E.164, as sent
+	MessageID string `json:"message_id"`
 }
 
 // SandboxResultsResponse is the success body the sandbox writes with
 // --success-body results: one element per recipient, in the shape widely
 // used bulk APIs answer (a provider.results of list /messages, number /to,
-// status /status/groupName, reason /status/description reads it).
+// id /messageId, status /status/groupName, reason /status/description
+// reads it).
 type SandboxResultsResponse struct {
 	RequestID string          `json:"request_id"`
 	Messages  []SandboxResult `json:"messages"`
@@ -92,8 +103,9 @@ type SandboxResultsResponse struct {
 
 // SandboxResult is one recipient of a [SandboxResultsResponse].
 type SandboxResult struct {
-	To     string              `json:"to"` // as the sandbox echoes it: not always E.164
-	Status SandboxResultStatus `json:"status"`
+	To        string              `json:"to"` // E.164 without the +, as providers often store numbers
+	MessageID string              `json:"messageId"`
+	Status    SandboxResultStatus `json:"status"`
 }
 
 // SandboxResultStatus is a recipient's status in a [SandboxResult].

@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net"
 	"reflect"
@@ -12,8 +13,6 @@ import (
 
 	"github.com/smsform/smsform/api"
 	"github.com/smsform/smsform/apply"
-	"github.com/smsform/smsform/internal/mapping"
-	"github.com/smsform/smsform/internal/rawjson"
 	"github.com/smsform/smsform/sandbox"
 	"github.com/smsform/smsform/state"
 )
@@ -315,41 +314,37 @@ func TestLogHasNoSecrets(t *testing.T) {
 
 // TestResultsAnswer: with the per-recipient answer, each recipient's fate
 // is drawn from the seed (the same seed, the same fates), the answer lists
-// every recipient (numbers not always in E.164), and the outbox holds only
-// those delivered.
+// every recipient (in E.164 without the +, as docs/sandbox.md says) with a
+// message id, and the outbox holds only those delivered, with their ids.
 func TestResultsAnswer(t *testing.T) {
 	cfg := sandbox.Config{SuccessBody: "results", RejectRate: 0.2, ThrottleRate: 0.1, Seed: 7}
 	run := func() (statuses []string, e *env) {
 		e = start(t, cfg)
 		tok := e.token(t)
-		c := *e.client
-		reason, status := rawjson.MustPointer("/status/description"), rawjson.MustPointer("/status/groupName")
-		c.Results = &mapping.Results{Lists: []mapping.List{{List: rawjson.MustPointer("/messages"), Number: rawjson.MustPointer("/to"),
-			Status: &status, Reason: &reason, Sent: []mapping.Value{mapping.StringValue(sandbox.ResultPending)}}}}
 		to := numbers(t, 0, 200)
-		resp, err := c.Send(context.Background(), tok, api.SendRequest{From: "ACME", To: to, Body: "hi"})
-		if err != nil || resp.Answer.Problem != "" || len(resp.Answer.Elements) != len(to) {
-			t.Fatalf("send: %+v, %v", resp, err)
-		}
-		delivered := map[string]bool{}
+		r := e.post(t, api.SendPath, "Bearer "+tok, "application/json", sendBody(t, "ACME", to, "hi"))
+		delivered := map[string]string{} // number → message id
 		for _, m := range e.srv.Messages() {
-			delivered[m.To] = true
+			delivered[m.To] = m.MessageID
 		}
-		plain := 0
-		for i, r := range resp.Answer.Elements {
-			if r.Number != to[i] && "+"+r.Number != to[i] {
-				t.Fatalf("result %d names %q, sent to %q", i, r.Number, to[i])
-			}
-			if !strings.HasPrefix(r.Number, "+") {
-				plain++
-			}
-			if delivered[to[i]] != (r.Status == sandbox.ResultPending) {
-				t.Errorf("%s: status %s, delivered %v", r.Number, r.Status, delivered[to[i]])
-			}
-			statuses = append(statuses, r.Status)
+		var answer api.SandboxResultsResponse
+		if err := json.Unmarshal(r.body, &answer); err != nil || r.status != 200 || len(answer.Messages) != len(to) {
+			t.Fatalf("answer %d %s: %v", r.status, r.body, err)
 		}
-		if plain == 0 || plain == len(to) {
-			t.Errorf("%d of %d numbers echoed without the +: want some, not all", plain, len(to))
+		ids := map[string]bool{}
+		for i, m := range answer.Messages {
+			if "+"+m.To != to[i] {
+				t.Fatalf("result %d names %q, sent to %q: want the number without the +", i, m.To, to[i])
+			}
+			if m.MessageID == "" || ids[m.MessageID] {
+				t.Fatalf("result %d: message id %q empty or repeated", i, m.MessageID)
+			}
+			ids[m.MessageID] = true
+			st := m.Status.GroupName
+			if got, ok := delivered[to[i]]; ok != (st == sandbox.ResultPending) || ok && got != m.MessageID {
+				t.Errorf("%s: status %s, id %s; outbox has it %v with id %q", m.To, st, m.MessageID, ok, got)
+			}
+			statuses = append(statuses, st)
 		}
 		return statuses, e
 	}

@@ -228,3 +228,16 @@ func decodeStrict(body []byte, v any) error {
 	}
 	return nil
 }
+
+// handleReports lists the reports and replies made, to a caller with the
+// client credentials. Like the outbox, it is not part of the API.
+func (s *Server) handleReports(w http.ResponseWriter, r *http.Request) event {
+	if !s.basicOK(r.Header.Get("Authorization")) {
+		w.Header().Set("WWW-Authenticate", basicChallenge)
+		s.writeError(w, http.StatusUnauthorized, api.CodeInvalidClient,
+			"the reports hold phone numbers: send the client credentials (Basic auth, as for "+api.TokenPath+")")
+		return event{code: api.CodeInvalidClient}
+	}
+	api.WriteJSON(w, http.StatusOK, s.Reports())
+	return event{}
+}

@@ -90,6 +90,7 @@ func start(t testing.TB, cfg sandbox.Config) *env {
 		t.Fatal(err)
 	}
 	e.srv = srv
+	t.Cleanup(srv.Close) // after the server: reports stop last
 	e.hs = httptest.NewServer(srv)
 	t.Cleanup(e.hs.Close)
 	e.client = &api.Client{BaseURL: e.hs.URL, ClientID: clientID, ClientSecret: clientSecret, Timeout: 10 * time.Second, Now: e.clock.Now}

@@ -63,6 +63,7 @@ func Run(ctx context.Context, addr string, cfg Config, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer s.Close() // reports not yet acknowledged are never posted
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("sandbox: listen: %w", err)

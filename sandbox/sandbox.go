@@ -10,6 +10,13 @@
 // [Config.Seed], one draw per authenticated send request, so a sequential
 // test sees the same faults on every run.
 //
+// Every recipient accepted gets a message id, unique across servers (a
+// random prefix per [Server], then a count), which the answer and the outbox
+// carry. With [Config.ReportsTo] or [Config.RepliesTo] set, the server also
+// posts a signed delivery report for each message it acted on, and STOP
+// replies from some recipients, as providers do after a send (reports.go);
+// [Server.Close] stops them, and [Server.Reports] says what became of each.
+//
 // The server's log never holds a secret, a whole token or a phone number.
 package sandbox
 
@@ -36,10 +43,18 @@ import (
 // auth, RFC 7617 base64 or the literal id:secret).
 const MessagesPath = "/sandbox/messages"
 
+// ReportsPath lists the delivery reports and replies the server made, and
+// what became of each, as [Reports]. It asks for the client credentials, as
+// [MessagesPath] does: the reports hold phone numbers.
+const ReportsPath = "/sandbox/reports"
+
 // Defaults of [Config].
 const (
 	DefaultMaxRecipients = 1000
 	DefaultMaxBody       = 1600
+
+	DefaultReportBackoff     = 500 * time.Millisecond
+	DefaultReportConcurrency = 8
 )
 
 // Config sets up a [Server]. Only ClientID and ClientSecret are required.
@@ -83,10 +98,32 @@ type Config struct {
 	// How the server answers, so that clients are tested against the shapes
 	// real providers use where the spec leaves them open. The zero values
 	// are the sandbox's own shapes.
-	SuccessBody   string // "sandbox" (request_id, accepted, segments), "minimal" ({"message_id"}), "empty" (no body), "results" (per recipient: [api.SandboxResultsResponse])
+	SuccessBody   string // "sandbox" (request_id, accepted, segments, messages: [api.SandboxSendResponse]), "minimal" ({"message_id"}), "empty" (no body), "results" (per recipient: [api.SandboxResultsResponse])
 	SuccessStatus int    // of an accepted send: 200 (default), 201, 202 or 204 (no body)
 	ErrorBody     string // "json" ({"error":{"code","message"}}), "oauth" ({"error","error_description"}), "text"
 	Basic         string // Basic forms the token endpoint takes: "both" (default), "base64" or "literal"
+
+	// Delivery reports and replies, posted after the send as providers do
+	// (see reports.go). ReportsTo and RepliesTo are http URLs on loopback;
+	// either needs ReportsSecret, the key of each post's signature.
+	ReportsTo     string // one report per message acted on is posted here
+	RepliesTo     string // STOP replies are posted here
+	ReportsSecret string
+	ReportDelay   time.Duration // from accepting a message to its report; 0: at once
+	// Shares, 0 to 1, drawn from the seed: reports UNDELIVERED (the rest
+	// DELIVERED), reports posted twice, reports held back so that later
+	// ones overtake them, and DELIVERED recipients who reply STOP.
+	UndeliveredRate float64
+	DuplicateRate   float64
+	ReorderRate     float64
+	StopRate        float64
+	// ReportBackoff is the wait before posting again what was not
+	// acknowledged with a 2xx, doubled each time up to 20 times itself;
+	// 0: DefaultReportBackoff.
+	ReportBackoff time.Duration
+	// ReportConcurrency bounds the posts in flight at once; 0:
+	// DefaultReportConcurrency.
+	ReportConcurrency int
 
 	Now func() time.Time // nil: time.Now
 	Log *slog.Logger     // nil: no log
@@ -112,12 +149,13 @@ func (c Config) Check() error {
 	if (c.RejectRate != 0 || c.ThrottleRate != 0) && c.SuccessBody != "results" {
 		return errors.New("sandbox: reject-rate and throttle-rate need success-body results: no other answer can say which recipients were refused")
 	}
-	return nil
+	return c.checkReports()
 }
 
 // Message is one recipient of an accepted request, as the outbox records it.
 type Message struct {
 	RequestID string    `json:"request_id"`
+	MessageID string    `json:"message_id"`
 	To        string    `json:"to"`
 	From      string    `json:"from"`
 	Body      string    `json:"body"`
@@ -150,6 +188,11 @@ type Server struct {
 	stats    Stats
 	window   int64 // the second RateLimit counts in (Unix seconds)
 	inWindow int
+
+	idPrefix string // of every message id this server gives
+	lastID   uint64 // the count in the last message id given
+
+	reports *reporter // nil: no reports or replies to post
 }
 
 // New checks cfg and returns a Server.
@@ -170,7 +213,9 @@ func New(cfg Config) (*Server, error) {
 		name string
 		p    float64
 	}{{"fail rate", cfg.FailRate}, {"ambiguous rate", cfg.AmbiguousRate}, {"error rate", cfg.ErrorRate},
-		{"reject rate", cfg.RejectRate}, {"throttle rate", cfg.ThrottleRate}} {
+		{"reject rate", cfg.RejectRate}, {"throttle rate", cfg.ThrottleRate},
+		{"undelivered rate", cfg.UndeliveredRate}, {"duplicate rate", cfg.DuplicateRate},
+		{"reorder rate", cfg.ReorderRate}, {"stop rate", cfg.StopRate}} {
 		if !(r.p >= 0 && r.p <= 1) {
 			return nil, fmt.Errorf("sandbox: %s %v is not between 0 and 1", r.name, r.p)
 		}
@@ -181,8 +226,8 @@ func New(cfg Config) (*Server, error) {
 	if sum := cfg.RejectRate + cfg.ThrottleRate; sum > 1+1e-9 {
 		return nil, fmt.Errorf("sandbox: reject and throttle rates add up to %v, more than 1", sum)
 	}
-	if cfg.DedupeWindow < 0 {
-		return nil, errors.New("sandbox: the dedupe window must not be negative")
+	if cfg.DedupeWindow < 0 || cfg.ReportDelay < 0 || cfg.ReportBackoff < 0 || cfg.ReportConcurrency < 0 {
+		return nil, errors.New("sandbox: the dedupe window, report delay, report backoff and report concurrency must not be negative")
 	}
 	if err := cfg.Check(); err != nil {
 		return nil, err
@@ -195,14 +240,49 @@ func New(cfg Config) (*Server, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	seed := uint64(cfg.Seed)
-	return &Server{
-		cfg:    cfg,
-		log:    log,
-		rng:    randv2.New(randv2.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		tokens: make(map[string]time.Time),
-		seen:   make(map[[32]byte]time.Time),
-		stats:  Stats{Status: make(map[int]int)},
-	}, nil
+	s := &Server{
+		cfg:      cfg,
+		log:      log,
+		rng:      randv2.New(randv2.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
+		tokens:   make(map[string]time.Time),
+		seen:     make(map[[32]byte]time.Time),
+		stats:    Stats{Status: make(map[int]int)},
+		idPrefix: "msg_" + rand.Text()[:10] + "-",
+	}
+	if cfg.ReportsTo != "" || cfg.RepliesTo != "" {
+		s.reports = newReporter(cfg, log)
+	}
+	return s, nil
+}
+
+// Close stops posting reports and replies: those in flight are cancelled,
+// those not yet acknowledged are never posted again. The server still
+// answers requests. It is safe to call more than once.
+func (s *Server) Close() {
+	s.reports.close()
+}
+
+// messageIDs returns n new message ids. A random prefix per server makes
+// them unique across restarts; the count, across this server's life.
+func (s *Server) messageIDs(n int) []string {
+	s.mu.Lock()
+	first := s.lastID + 1
+	s.lastID += uint64(n)
+	s.mu.Unlock()
+	// One string holds them all, so a request of a thousand recipients
+	// costs three allocations, not two thousand.
+	buf := make([]byte, 0, n*(len(s.idPrefix)+8))
+	ends := make([]int, n)
+	for i := range ends {
+		buf = append(buf, s.idPrefix...)
+		buf = strconv.AppendUint(buf, first+uint64(i), 10)
+		ends[i] = len(buf)
+	}
+	all, ids, start := string(buf), make([]string, n), 0
+	for i, end := range ends {
+		ids[i], start = all[start:end], end
+	}
+	return ids
 }
 
 // Messages returns a copy of the outbox of this server's lifetime.
@@ -246,6 +326,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case MessagesPath:
 		if s.allow(rw, r, http.MethodGet) {
 			ev = s.handleMessages(rw, r)
+		}
+	case ReportsPath:
+		if s.allow(rw, r, http.MethodGet) {
+			ev = s.handleReports(rw, r)
 		}
 	default:
 		api.WriteError(rw, http.StatusNotFound, api.CodeNotFound, "no such endpoint")

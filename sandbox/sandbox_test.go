@@ -302,11 +302,15 @@ func TestSendRecordsOutbox(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.body), &resp); err != nil || r.status != 200 {
 			t.Fatalf("send: %d %s", r.status, r.body)
 		}
-		if resp.RequestID == "" || resp.Accepted != len(to) || resp.Segments != sms.Analyze(body).Segments*len(to) {
-			t.Errorf("response %+v for %d recipients of %q", resp, len(to), body)
+		if resp.RequestID == "" || resp.Accepted != len(to) || resp.Segments != sms.Analyze(body).Segments*len(to) || len(resp.Messages) != len(to) {
+			t.Fatalf("response %+v for %d recipients of %q", resp, len(to), body)
 		}
-		for _, n := range to {
-			want = append(want, sandbox.Message{RequestID: resp.RequestID, To: n, From: "ACME", Body: body, At: epoch})
+		// The answer names each recipient, as sent, with its message id.
+		for k, n := range to {
+			if m := resp.Messages[k]; m.To != n || !strings.HasPrefix(m.MessageID, "msg_") {
+				t.Errorf("answer's message %d: %+v, want %s with a message id", k, m, n)
+			}
+			want = append(want, sandbox.Message{RequestID: resp.RequestID, MessageID: resp.Messages[k].MessageID, To: n, From: "ACME", Body: body, At: epoch})
 		}
 	}
 	if got := e.srv.Messages(); !reflect.DeepEqual(got, want) {
@@ -337,7 +341,7 @@ func messagesEqual(a, b []sandbox.Message) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].RequestID != b[i].RequestID || a[i].To != b[i].To || a[i].From != b[i].From || a[i].Body != b[i].Body || !a[i].At.Equal(b[i].At) {
+		if a[i].RequestID != b[i].RequestID || a[i].MessageID != b[i].MessageID || a[i].To != b[i].To || a[i].From != b[i].From || a[i].Body != b[i].Body || !a[i].At.Equal(b[i].At) {
 			return false
 		}
 	}

@@ -41,8 +41,8 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) event {
 	}
 
 	fates := s.drawFates(len(req.To))
-	id := newID("req_")
-	if err := s.record(id, req, fates, now); err != nil {
+	id, msgIDs := newID("req_"), s.messageIDs(len(req.To))
+	if err := s.record(id, req, fates, msgIDs, now); err != nil {
 		s.log.Error("outbox write failed", "err", err)
 		return s.fail(w, r, &ev, http.StatusInternalServerError, api.CodeInternal, "outbox write failed")
 	}
@@ -60,7 +60,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request) event {
 		return s.fail(w, r, &ev, http.StatusInternalServerError, api.CodeInternal, "internal error")
 	}
 	s.delay(r)
-	s.accept(w, id, req, fates)
+	s.accept(w, id, req, fates, msgIDs)
 	return ev
 }
 
@@ -177,8 +177,10 @@ func dedupeKey(req api.SendRequest) [sha256.Size]byte {
 	return k
 }
 
-// accept writes the success answer in the configured shape.
-func (s *Server) accept(w http.ResponseWriter, id string, req api.SendRequest, fates []fate) {
+// accept writes the success answer in the configured shape. The minimal
+// and empty answers have no place for a message id per recipient: minimal's
+// message_id is the request's.
+func (s *Server) accept(w http.ResponseWriter, id string, req api.SendRequest, fates []fate, msgIDs []string) {
 	status := cmp.Or(s.cfg.SuccessStatus, http.StatusOK)
 	switch {
 	case status == http.StatusNoContent || s.cfg.SuccessBody == "empty":
@@ -186,15 +188,25 @@ func (s *Server) accept(w http.ResponseWriter, id string, req api.SendRequest, f
 	case s.cfg.SuccessBody == "minimal":
 		api.WriteJSON(w, status, map[string]string{"message_id": id})
 	case s.cfg.SuccessBody == "results":
-		api.WriteJSON(w, status, resultsAnswer(id, req.To, fates))
+		api.WriteJSON(w, status, resultsAnswer(id, req.To, fates, msgIDs))
 	default:
-		n := len(req.To) - countFates(fates, rejected) - countFates(fates, throttled)
-		api.WriteJSON(w, status, api.SandboxSendResponse{
-			RequestID: id,
-			Accepted:  n,
-			Segments:  sms.Analyze(req.Body).Segments * n,
-		})
+		api.WriteJSON(w, status, sandboxAnswer(id, req, fates, msgIDs))
 	}
+}
+
+// sandboxAnswer is the default answer: the counts, and each recipient
+// accepted with its message id. (Only the results answer can refuse some
+// recipients, so in practice this lists them all.)
+func sandboxAnswer(id string, req api.SendRequest, fates []fate, msgIDs []string) api.SandboxSendResponse {
+	out := api.SandboxSendResponse{RequestID: id, Messages: make([]api.SandboxSent, 0, len(req.To))}
+	for i, to := range req.To {
+		if fates == nil || fates[i] == delivered {
+			out.Messages = append(out.Messages, api.SandboxSent{To: to, MessageID: msgIDs[i]})
+		}
+	}
+	out.Accepted = len(out.Messages)
+	out.Segments = sms.Analyze(req.Body).Segments * out.Accepted
+	return out
 }
 
 // Statuses of the per-recipient answer (--success-body results), in the
@@ -206,14 +218,13 @@ const (
 )
 
 // resultsAnswer is the per-recipient answer: each recipient echoed as
-// providers often store numbers, mostly without the + (every third one
-// with it), so that a client must match them to what it sent.
-func resultsAnswer(id string, to []string, fates []fate) api.SandboxResultsResponse {
+// providers often store numbers, in E.164 without the +, so that a client
+// must match them to what it sent, and with its message id (refused and
+// throttled ones too, as providers give them).
+func resultsAnswer(id string, to []string, fates []fate, msgIDs []string) api.SandboxResultsResponse {
 	out := api.SandboxResultsResponse{RequestID: id, Messages: make([]api.SandboxResult, len(to))}
 	for i, phone := range to {
-		if i%3 != 0 {
-			phone = strings.TrimPrefix(phone, "+")
-		}
+		phone = strings.TrimPrefix(phone, "+")
 		st := api.SandboxResultStatus{GroupName: ResultPending, Description: "Message sent to next instance"}
 		if fates != nil {
 			switch fates[i] {
@@ -223,7 +234,7 @@ func resultsAnswer(id string, to []string, fates []fate) api.SandboxResultsRespo
 				st = api.SandboxResultStatus{GroupName: ResultThrottled, Description: "Too many messages: send again later"}
 			}
 		}
-		out.Messages[i] = api.SandboxResult{To: phone, Status: st}
+		out.Messages[i] = api.SandboxResult{To: phone, MessageID: msgIDs[i], Status: st}
 	}
 	return out
 }
@@ -239,27 +250,41 @@ func countFates(fates []fate, f fate) int {
 }
 
 // record appends the delivered recipients of the request to the outbox,
-// written through to Outbox before returning.
-func (s *Server) record(id string, req api.SendRequest, fates []fate, now time.Time) error {
+// written through to Outbox before returning, and then schedules their
+// reports: a message is reported only once the outbox holds it.
+func (s *Server) record(id string, req api.SendRequest, fates []fate, msgIDs []string, now time.Time) error {
 	at := now.UTC()
 	msgs := make([]Message, 0, len(req.To))
+	// Sized for the lines at once: grown by doubling, the buffer cost more
+	// than the sandbox's answer.
 	var buf bytes.Buffer
+	buf.Grow(len(req.To) * (len(id) + len(msgIDs[0]) + len(req.From) + len(req.Body) + 110))
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	for i, to := range req.To {
 		if fates != nil && fates[i] != delivered {
 			continue
 		}
-		m := Message{RequestID: id, To: to, From: req.From, Body: req.Body, At: at}
+		m := Message{RequestID: id, MessageID: msgIDs[i], To: to, From: req.From, Body: req.Body, At: at}
 		if err := enc.Encode(m); err != nil {
 			return err
 		}
 		msgs = append(msgs, m)
 	}
+	if err := s.writeOutbox(buf.Bytes(), msgs, fates); err != nil {
+		return err
+	}
+	s.reports.schedule(msgs)
+	return nil
+}
+
+// writeOutbox writes the lines of one request to Outbox in one Write and
+// counts them, under s.mu so that requests' lines never interleave.
+func (s *Server) writeOutbox(lines []byte, msgs []Message, fates []fate) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cfg.Outbox != nil && buf.Len() > 0 {
-		if _, err := s.cfg.Outbox.Write(buf.Bytes()); err != nil {
+	if s.cfg.Outbox != nil && len(lines) > 0 {
+		if _, err := s.cfg.Outbox.Write(lines); err != nil {
 			return err
 		}
 		if f, ok := s.cfg.Outbox.(interface{ Flush() error }); ok {

@@ -20,6 +20,8 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 
 	"github.com/smsform/smsform/api"
+	"github.com/smsform/smsform/internal/mapping"
+	"github.com/smsform/smsform/internal/rawjson"
 	"github.com/smsform/smsform/sandbox"
 )
 
@@ -50,6 +52,7 @@ func start(t *testing.T, cfg sandbox.Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(srv.Close)
 	e.hs = httptest.NewServer(srv)
 	t.Cleanup(e.hs.Close)
 	e.client = &api.Client{BaseURL: e.hs.URL, ClientID: clientID, ClientSecret: clientSecret, Timeout: 10 * time.Second, Now: e.clock.Now}
@@ -261,9 +264,10 @@ func TestOpenAPI(t *testing.T) {
 		{name: "client send, per-recipient results", cfg: sandbox.Config{SuccessBody: "results", RejectRate: 0.3, ThrottleRate: 0.3},
 			status: 200, call: func(t *testing.T, e *env, tok string) error {
 				c := *e.client
-				c.Results = &api.Results{List: api.MustPointer("/messages"), Number: api.MustPointer("/to"), Status: api.MustPointer("/status/groupName")}
+				status := rawjson.MustPointer("/status/groupName")
+				c.Results = &mapping.Results{Lists: []mapping.List{{List: rawjson.MustPointer("/messages"), Number: rawjson.MustPointer("/to"), Status: &status}}}
 				r, err := c.Send(context.Background(), tok, api.SendRequest{From: "ACME", To: numbers(t, 0, 20), Body: "hi"})
-				if err == nil && (len(r.Results) != 20 || r.NoList != "" || r.RequestID == "") {
+				if err == nil && (len(r.Answer.Elements) != 20 || r.Answer.Problem != "" || r.RequestID == "") {
 					t.Errorf("results: %+v", r)
 				}
 				return err

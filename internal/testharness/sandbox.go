@@ -4,8 +4,10 @@
 // This file: a [Server] that serves [sandbox.Server] on loopback and can
 // refuse connections, come back on the same address, or restart (losing every
 // token) while a run goes on, and that logs every request so tests can check
-// Retry-After; and [Account], which holds a state against the sandbox's
-// outbox, the ground truth of who was messaged. It takes a testing.TB because
+// Retry-After, and that sums up the delivery reports and replies of every
+// sandbox it ran ([Server.Reports], [Server.WaitReports]); and [Account],
+// which holds a state against the sandbox's outbox, the ground truth of who
+// was messaged. It takes a testing.TB because
 // it registers its own cleanup and fails the test that started it.
 //
 // campaigns.go: [Generate] writes the campaigns the benchmarks run on. It is
@@ -39,6 +41,9 @@ import (
 const (
 	ClientID     = "reliability-client"
 	ClientSecret = "reliability-secret-never-printed"
+	// ReportsSecret signs the sandbox's reports and replies when the
+	// config of [Start] sets ReportsTo or RepliesTo and no secret.
+	ReportsSecret = "reliability-reports-secret-never-printed"
 )
 
 // Request is one request the [Server] answered.
@@ -73,11 +78,15 @@ type Server struct {
 	serving sync.WaitGroup
 }
 
-// Start serves a sandbox made from cfg (credentials filled in) on a free
-// loopback port until the test ends.
+// Start serves a sandbox made from cfg (credentials filled in, and
+// [ReportsSecret] when reports or replies have none) on a free loopback port
+// until the test ends; then every sandbox it ran stops posting reports.
 func Start(t testing.TB, cfg sandbox.Config) *Server {
 	t.Helper()
 	cfg.ClientID, cfg.ClientSecret = ClientID, ClientSecret
+	if (cfg.ReportsTo != "" || cfg.RepliesTo != "") && cfg.ReportsSecret == "" {
+		cfg.ReportsSecret = ReportsSecret
+	}
 	s := &Server{t: t, cfg: cfg}
 	s.cur = s.newSandbox()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -90,6 +99,12 @@ func Start(t testing.TB, cfg sandbox.Config) *Server {
 	t.Cleanup(func() {
 		s.Stop()
 		s.serving.Wait()
+		s.mu.Lock()
+		all := slices.Clone(s.all)
+		s.mu.Unlock()
+		for _, sb := range all {
+			sb.Close()
+		}
 	})
 	return s
 }
@@ -149,7 +164,9 @@ func (s *Server) Resume() {
 }
 
 // Restart replaces the sandbox with a new instance on the same URL, as a
-// provider's restart would: every token issued so far is unknown to it.
+// provider's restart would: every token issued so far is unknown to it. The
+// reports of the old instance are still posted, as a provider's report
+// queue outlives its API servers.
 func (s *Server) Restart() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -259,6 +276,49 @@ func (s *Server) Stats() sandbox.Stats {
 		}
 	}
 	return sum
+}
+
+// Reports sums up the reports and replies of every sandbox instance: the
+// counts added, the callbacks of each instance in turn.
+func (s *Server) Reports() sandbox.Reports {
+	s.mu.Lock()
+	all := slices.Clone(s.all)
+	s.mu.Unlock()
+	sum := sandbox.Reports{Callbacks: []sandbox.Callback{}}
+	for _, sb := range all {
+		rs := sb.Reports()
+		c := &sum.Counts
+		c.Reports += rs.Counts.Reports
+		c.Duplicates += rs.Counts.Duplicates
+		c.Replies += rs.Counts.Replies
+		c.Acknowledged += rs.Counts.Acknowledged
+		c.Pending += rs.Counts.Pending
+		c.Attempts += rs.Counts.Attempts
+		c.Delivered += rs.Counts.Delivered
+		c.Undelivered += rs.Counts.Undelivered
+		c.Stops += rs.Counts.Stops
+		sum.Callbacks = append(sum.Callbacks, rs.Callbacks...)
+	}
+	return sum
+}
+
+// WaitReports waits until every report and reply made so far is
+// acknowledged, and returns them; it fails the test (call it from the
+// test's goroutine) if some are still pending after timeout.
+func (s *Server) WaitReports(timeout time.Duration) sandbox.Reports {
+	s.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		rs := s.Reports()
+		if rs.Counts.Pending == 0 {
+			return rs
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("after %v, %d reports and replies of %d are still not acknowledged (%d attempts)",
+				timeout, rs.Counts.Pending, rs.Counts.Reports+rs.Counts.Replies, rs.Counts.Attempts)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // Requests returns what the server answered, in the order handlers returned.

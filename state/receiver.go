@@ -1,0 +1,152 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// A project's state also keeps what happens after a send: the delivery
+// reports a provider sends later, and the replies recipients send back.
+// They arrive from outside (smsform receive, or reports import), in any
+// order and more than once; a [Receiver] records them. This is the second
+// axis of a recipient's record: the first (sent, failed, in doubt) says
+// what smsform did and what the send's answer said; the second (no
+// report, pending, delivered, undelivered) what the provider reported
+// since. Only evidence moves either: a delivered or undelivered report
+// for a recipient in doubt proves the provider acted, so it becomes sent,
+// recorded as resolved by that report; no report proves nothing.
+
+// Delivery is what the provider reported of a message after it was sent.
+type Delivery uint8
+
+const (
+	NoReport    Delivery = iota // nothing reported (yet)
+	Pending                     // reported, not final: a status the mapping names neither delivered nor undelivered
+	Delivered                   // reached the phone
+	Undelivered                 // will not reach it, with the provider's words
+)
+
+var deliveryNames = [...]string{NoReport: "", Pending: "pending", Delivered: "delivered", Undelivered: "undelivered"}
+
+func (d Delivery) String() string { return deliveryNames[d] }
+
+// MarshalText writes the delivery as its name.
+func (d Delivery) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// ParseDelivery reads a delivery's name: pending, delivered or undelivered.
+func ParseDelivery(s string) (Delivery, bool) {
+	for d, name := range deliveryNames {
+		if name == s && Delivery(d) != NoReport {
+			return Delivery(d), true
+		}
+	}
+	return NoReport, false
+}
+
+// Report is one delivery report of one message, as the provider's mapping
+// read it.
+type Report struct {
+	// ProviderID is the provider's id of the message, as its send answer
+	// gave it; "" when the report has none.
+	ProviderID string
+	// Phone is the recipient in E.164; "" when the report names none that
+	// could be read.
+	Phone          string
+	Delivery       Delivery // Pending for a status the mapping names neither delivered nor undelivered
+	ProviderStatus string   // the status as the provider wrote it
+	Reason         string   // the provider's words
+	// At is when the provider says it happened; zero: when it was received.
+	At time.Time
+}
+
+// Reply is one message a recipient sent back.
+type Reply struct {
+	Phone string // E.164
+	Text  string // as received; only a stop or start word is kept (see Receiver)
+	At    time.Time
+}
+
+// ReceiverOptions are how a Receiver reads replies and matches reports.
+type ReceiverOptions struct {
+	// StopWords and StartWords are the replies that opt a number out of
+	// every campaign of the state, and that re-consent, compared without
+	// case and surrounding space; nil: the defaults (DefaultStopWords,
+	// DefaultStartWords).
+	StopWords, StartWords []string
+	// MatchWindow is how far before a report a message to its number is
+	// looked for when the report gives no id that matches (default 7
+	// days).
+	MatchWindow time.Duration
+	Now         func() time.Time // nil: time.Now
+}
+
+// DefaultStopWords and DefaultStartWords are the replies that opt out and
+// back in unless the project says otherwise.
+var (
+	DefaultStopWords  = []string{"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT"}
+	DefaultStartWords = []string{"START", "UNSTOP"}
+)
+
+// ReportResult is what became of one report.
+type ReportResult struct {
+	// Duplicate: the same report was recorded before; nothing changed.
+	Duplicate bool
+	// Campaign and Phone are the recipient it was matched to; "" when it
+	// was not, and Unmatched says why.
+	Campaign, Phone string
+	// MatchedBy is "id" or "number".
+	MatchedBy string
+	Unmatched string
+	// Resolved: the recipient was in doubt and is now sent, by this report.
+	Resolved bool
+	// Anomaly says why the report contradicts the record (a report for a
+	// recipient recorded unsent or failed); it is kept and shown.
+	Anomaly string
+}
+
+// ReplyResult is what became of one reply.
+type ReplyResult struct {
+	Duplicate bool
+	// Kind is "stop" (the number was opted out), "start" (it opted in
+	// again) or "other" (counted, its text not kept).
+	Kind     string
+	Campaign string // the campaign whose message it answers, "" when none was found
+}
+
+// Recorded is what Record made of its reports and replies, in order.
+type Recorded struct {
+	Reports []ReportResult
+	Replies []ReplyResult
+}
+
+// ErrNotProject refuses a receiver on a state that is no project's: reports
+// and replies concern every campaign of a project's one state.
+var ErrNotProject = errors.New("reports and replies need a project's state")
+
+// Receiver records delivery reports and replies in a project's state. It
+// is safe for concurrent use: calls to Record that overlap are written in
+// one transaction, and each returns once what it was given is durable.
+type Receiver struct {
+	loc  string
+	opts ReceiverOptions
+}
+
+// OpenReceiver opens the project's state at loc to record reports and
+// replies; the state is created if missing, as apply would.
+func OpenReceiver(ctx context.Context, loc string, o ReceiverOptions) (*Receiver, error) {
+	return nil, errors.New("not implemented yet")
+}
+
+// Record makes reports and replies durable and returns what became of
+// each. A report or reply recorded before (the same one sent again) is a
+// Duplicate and changes nothing; a reply whose text is a stop word opts
+// its number out of every campaign of the state, a start word opts it back
+// in (both recorded with the source "reply"). When Record returns nil,
+// everything given is durable; when it returns an error, nothing of it is.
+func (r *Receiver) Record(ctx context.Context, reports []Report, replies []Reply) (Recorded, error) {
+	return Recorded{}, errors.New("not implemented yet")
+}
+
+// Close releases the state.
+func (r *Receiver) Close() error { return nil }

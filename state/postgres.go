@@ -229,6 +229,62 @@ var pgMigrations = []string{
 			WHERE a.state <> 'split'
 		) r JOIN campaigns c ON c.id = r.campaign_id
 		WHERE r.latest = 1 AND r.status IS NOT NULL;`,
+
+	// Version 4: what the file's schema version 5 added (see there).
+	`CREATE TABLE messages (
+		provider_id text   NOT NULL,
+		campaign_id bigint NOT NULL,
+		phone       text   NOT NULL,
+		attempt_id  bigint NOT NULL
+	);
+	CREATE INDEX messages_provider_id ON messages (provider_id);
+	CREATE TABLE reports (
+		id              bigserial PRIMARY KEY,
+		report_key      text   NOT NULL UNIQUE,
+		campaign_id     bigint NOT NULL DEFAULT 0,
+		phone           text   NOT NULL DEFAULT '',
+		provider_id     text   NOT NULL DEFAULT '',
+		delivery        text   NOT NULL CHECK (delivery IN ('pending', 'delivered', 'undelivered')),
+		provider_status text   NOT NULL DEFAULT '',
+		reason          text   NOT NULL DEFAULT '',
+		at              text   NOT NULL,
+		received_at     text   NOT NULL,
+		matched_by      text   NOT NULL DEFAULT '',
+		unmatched       text   NOT NULL DEFAULT '',
+		anomaly         text   NOT NULL DEFAULT ''
+	);
+	CREATE INDEX reports_recipient ON reports (campaign_id, phone);
+	CREATE TABLE replies (
+		id          bigserial PRIMARY KEY,
+		reply_key   text   NOT NULL UNIQUE,
+		phone       text   NOT NULL,
+		kind        text   NOT NULL CHECK (kind IN ('stop', 'start', 'other')),
+		word        text   NOT NULL DEFAULT '',
+		campaign_id bigint NOT NULL DEFAULT 0,
+		at          text   NOT NULL,
+		received_at text   NOT NULL
+	);
+	INSERT INTO messages (provider_id, campaign_id, phone, attempt_id)
+		SELECT i.id, a.campaign_id, p.phone, a.id FROM attempts a
+		CROSS JOIN LATERAL jsonb_array_elements_text(a.phones::jsonb) WITH ORDINALITY AS p(phone, n)
+		CROSS JOIN LATERAL jsonb_array_elements_text(a.provider_ids::jsonb) WITH ORDINALITY AS i(id, m)
+		WHERE a.provider_ids <> '' AND i.m = p.n AND i.id <> '';
+	ALTER TABLE optouts ADD COLUMN source text NOT NULL DEFAULT '';
+	ALTER TABLE optouts_now ADD COLUMN source text NOT NULL DEFAULT '';
+	DROP VIEW recipients;
+	CREATE VIEW recipients AS
+		SELECT c.name AS campaign, r.phone, r.status, r.batch_id, r.attempt_id, r.body_hash, r.at, r.reason,
+			r.provider_status, r.provider_id, r.request_id AS provider_batch_id FROM (
+			SELECT a.campaign_id, j.phone, ` + recipientStatus + ` AS status,
+				a.batch_id, a.id AS attempt_id, a.body_hash,
+				CASE WHEN a.finished_at <> '' THEN a.finished_at ELSE a.started_at END AS at,
+				CASE WHEN a.state = 'resolved_sent' AND a.reason NOT LIKE '` + reportResolvedPrefix + `%' THEN '` + resolvedSentReason + `' ELSE a.reason END AS reason,
+				a.provider_status, coalesce(nullif(a.provider_ids, '')::jsonb ->> (j.n - 1)::int, '') AS provider_id, a.request_id,
+				row_number() OVER (PARTITION BY a.campaign_id, j.phone ORDER BY a.id DESC) AS latest
+			FROM attempts a CROSS JOIN LATERAL jsonb_array_elements_text(a.phones::jsonb) WITH ORDINALITY AS j(phone, n)
+			WHERE a.state <> 'split'
+		) r JOIN campaigns c ON c.id = r.campaign_id
+		WHERE r.latest = 1 AND r.status IS NOT NULL;`,
 }
 
 // PostgresSchemaVersion is the version of the PostgreSQL schema this build writes and reads.

@@ -159,11 +159,12 @@ func (a *derived) recipient(phone string, at int) Recipient {
 //
 // A recipient's record is its latest attempt's, and none when that attempt
 // was forgotten or resolved as unsent. A recipient is in more than one
-// attempt only when an earlier one let it go: failed, forgotten or
-// resolved as unsent (an intent refuses anyone sent or in doubt). So the
-// recipients of an attempt sent or in doubt are final when it is read, and
-// only those of failed attempts wait, in a map, for a later attempt that
-// may take them over.
+// attempt only when an earlier one let it go (failed, forgotten or
+// resolved as unsent: an intent refuses anyone sent or in doubt), or when
+// a delivery report resolved it while in doubt. So the recipients of a
+// sent attempt are final when it is read, and only those of failed,
+// suppressed and in-doubt attempts wait, in a map, for a later attempt
+// that may take them over.
 func (s *State) eachRecord(ctx context.Context, fn func(phone string, a *derived, at int) error) error {
 	rows, err := s.db.QueryContext(ctx, s.q[qEachRecord], s.args()...)
 	if err != nil {
@@ -191,7 +192,7 @@ func (s *State) eachRecord(ctx context.Context, fn func(phone string, a *derived
 			if at == "" {
 				at = started
 			}
-			if AttemptState(st) == AttemptResolvedSent {
+			if AttemptState(st) == AttemptResolvedSent && !strings.HasPrefix(reason, reportResolvedPrefix) {
 				reason = resolvedSentReason
 			}
 			a = &derived{status: c, batchID: batchID, bodyHash: bodyHash, reason: reason, at: parseTime(at),
@@ -212,11 +213,11 @@ func (s *State) eachRecord(ctx context.Context, fn func(phone string, a *derived
 			}
 			switch c {
 			case Unsent:
-			case Failed, Suppressed:
+			case Failed, Suppressed, InDoubt:
 				if failed == nil {
 					failed = map[string]held{}
 				}
-				failed[p] = held{a, at}
+				failed[p] = held{a, at} // until a later attempt takes it over
 			default:
 				fnErr = fn(p, a, at)
 			}

@@ -3,6 +3,7 @@ package state
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -124,29 +125,59 @@ type Recorded struct {
 // and replies concern every campaign of a project's one state.
 var ErrNotProject = errors.New("reports and replies need a project's state")
 
-// Receiver records delivery reports and replies in a project's state. It
-// is safe for concurrent use: calls to Record that overlap are written in
-// one transaction, and each returns once what it was given is durable.
-type Receiver struct {
-	loc  string
-	opts ReceiverOptions
+// DeliveryRecord is what the provider reported of a recipient's message:
+// its latest report.
+type DeliveryRecord struct {
+	Delivery       Delivery
+	ProviderStatus string
+	Reason         string
+	At             time.Time
+	ProviderID     string
+	// Anomaly, when a report contradicts the record (see ReportResult),
+	// says how; it is kept whatever the later reports say.
+	Anomaly string
 }
 
-// OpenReceiver opens the project's state at loc to record reports and
-// replies; the state is created if missing, as apply would.
-func OpenReceiver(ctx context.Context, loc string, o ReceiverOptions) (*Receiver, error) {
-	return nil, errors.New("not implemented yet")
+// Deliveries is the latest report of each recipient of the campaign that
+// has one, by phone.
+func (s *State) Deliveries(ctx context.Context) (map[string]DeliveryRecord, error) {
+	out := map[string]DeliveryRecord{}
+	if s.db == nil || s.unscoped || s.schema < 5 || !s.recorded() {
+		return out, nil
+	}
+	rows, err := s.db.QueryContext(ctx, s.q[qReportsOf], s.args()...)
+	if err != nil {
+		return nil, fmt.Errorf("read state %s: %w", s.loc, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var phone, delivery, at string
+		var d DeliveryRecord
+		if err := rows.Scan(&phone, &delivery, &d.ProviderStatus, &d.Reason, &at, &d.Anomaly, &d.ProviderID); err != nil {
+			return nil, fmt.Errorf("read state %s: %w", s.loc, err)
+		}
+		d.Delivery, _ = ParseDelivery(delivery)
+		d.At = parseTime(at)
+		if prev := out[phone]; prev.Anomaly != "" && d.Anomaly == "" {
+			d.Anomaly = prev.Anomaly // an anomaly stays shown
+		}
+		out[phone] = d
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read state %s: %w", s.loc, err)
+	}
+	return out, nil
 }
 
-// Record makes reports and replies durable and returns what became of
-// each. A report or reply recorded before (the same one sent again) is a
-// Duplicate and changes nothing; a reply whose text is a stop word opts
-// its number out of every campaign of the state, a start word opts it back
-// in (both recorded with the source "reply"). When Record returns nil,
-// everything given is durable; when it returns an error, nothing of it is.
-func (r *Receiver) Record(ctx context.Context, reports []Report, replies []Reply) (Recorded, error) {
-	return Recorded{}, errors.New("not implemented yet")
+// UnmatchedReports counts the reports of the state that no recipient was
+// matched to, whatever their campaign.
+func (s *State) UnmatchedReports(ctx context.Context) (int, error) {
+	if s.db == nil || s.unscoped || s.schema < 5 {
+		return 0, nil
+	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, s.q[qUnmatchedReports]).Scan(&n); err != nil {
+		return 0, fmt.Errorf("read state %s: %w", s.loc, err)
+	}
+	return n, nil
 }
-
-// Close releases the state.
-func (r *Receiver) Close() error { return nil }

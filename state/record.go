@@ -273,6 +273,13 @@ func (t *txn) parts(batchID string, o Outcome) error {
 			t.now, t.now, a.planID, string(t.w.buf), p.ProviderStatus, ids)...).Scan(&id); err != nil {
 			return err
 		}
+		// The ids are indexed too: a delivery report names its message by
+		// the id alone.
+		if ids != "" {
+			if _, err := t.exec(qPutMessages, t.w.s.args(string(t.w.buf), ids, id)...); err != nil {
+				return err
+			}
+		}
 		t.w.known.setBatch(batchID, id)
 		for _, ph := range p.Phones {
 			t.w.known.set(ph, p.Status)

@@ -187,6 +187,33 @@ var migrations = []string{
 			FROM attempts a, json_each(a.phones) j WHERE a.state <> 'split'
 		) r JOIN campaigns c ON c.id = r.campaign_id
 		WHERE r.latest = 1 AND r.status IS NOT NULL;`,
+
+	// Version 5 keeps what happens after the send (see receiver.go): an
+	// index from the provider's message ids to the recipients they were
+	// sent to (filled from version 4's ids), the delivery reports, each
+	// once (report_key), matched to its recipient or not and why, and the
+	// replies, each once; an opt-out says where it came from (source:
+	// reply, or "" for a person's command).
+	receiveV5 + `
+	INSERT INTO messages (provider_id, campaign_id, phone, attempt_id)
+		SELECT json_extract(a.provider_ids, '$[' || j.key || ']'), a.campaign_id, j.value, a.id
+		FROM attempts a, json_each(a.phones) j
+		WHERE a.provider_ids <> '' AND coalesce(json_extract(a.provider_ids, '$[' || j.key || ']'), '') <> '';
+	ALTER TABLE optouts ADD COLUMN source TEXT NOT NULL DEFAULT '';
+	ALTER TABLE optouts_now ADD COLUMN source TEXT NOT NULL DEFAULT '';
+	DROP VIEW recipients;
+	CREATE VIEW recipients AS
+		SELECT c.name AS campaign, r.phone, r.status, r.batch_id, r.attempt_id, r.body_hash, r.at, r.reason,
+			r.provider_status, r.provider_id, r.request_id AS provider_batch_id FROM (
+			SELECT a.campaign_id, j.value AS phone, ` + recipientStatus + ` AS status,
+				a.batch_id, a.id AS attempt_id, a.body_hash,
+				CASE WHEN a.finished_at <> '' THEN a.finished_at ELSE a.started_at END AS at,
+				CASE WHEN a.state = 'resolved_sent' AND a.reason NOT LIKE '` + reportResolvedPrefix + `%' THEN '` + resolvedSentReason + `' ELSE a.reason END AS reason,
+				a.provider_status, coalesce(json_extract(nullif(a.provider_ids, ''), '$[' || j.key || ']'), '') AS provider_id, a.request_id,
+				row_number() OVER (PARTITION BY a.campaign_id, j.value ORDER BY a.id DESC) AS latest
+			FROM attempts a, json_each(a.phones) j WHERE a.state <> 'split'
+		) r JOIN campaigns c ON c.id = r.campaign_id
+		WHERE r.latest = 1 AND r.status IS NOT NULL;`,
 }
 
 // attemptStates lists every state an attempt may be in (see AttemptState).
@@ -258,11 +285,52 @@ const ledgerV3 = `CREATE TABLE optouts (
 		phones      TEXT    NOT NULL
 	);`
 
-// resolvedSentReason is the reason of a recipient resolved as sent.
-const resolvedSentReason = "resolved as sent by the operator"
+// receiveV5 holds what arrives after the send, SQLite's and PostgreSQL's
+// alike but for the keys' types (see pgMigrations).
+const receiveV5 = `CREATE TABLE messages (
+		provider_id TEXT    NOT NULL,
+		campaign_id INTEGER NOT NULL,
+		phone       TEXT    NOT NULL,
+		attempt_id  INTEGER NOT NULL
+	);
+	CREATE INDEX messages_provider_id ON messages (provider_id);
+	CREATE TABLE reports (
+		id              INTEGER PRIMARY KEY,
+		report_key      TEXT    NOT NULL UNIQUE,
+		campaign_id     INTEGER NOT NULL DEFAULT 0,
+		phone           TEXT    NOT NULL DEFAULT '',
+		provider_id     TEXT    NOT NULL DEFAULT '',
+		delivery        TEXT    NOT NULL CHECK (delivery IN ('pending', 'delivered', 'undelivered')),
+		provider_status TEXT    NOT NULL DEFAULT '',
+		reason          TEXT    NOT NULL DEFAULT '',
+		at              TEXT    NOT NULL,
+		received_at     TEXT    NOT NULL,
+		matched_by      TEXT    NOT NULL DEFAULT '',
+		unmatched       TEXT    NOT NULL DEFAULT '',
+		anomaly         TEXT    NOT NULL DEFAULT ''
+	);
+	CREATE INDEX reports_recipient ON reports (campaign_id, phone);
+	CREATE TABLE replies (
+		id          INTEGER PRIMARY KEY,
+		reply_key   TEXT    NOT NULL UNIQUE,
+		phone       TEXT    NOT NULL,
+		kind        TEXT    NOT NULL CHECK (kind IN ('stop', 'start', 'other')),
+		word        TEXT    NOT NULL DEFAULT '',
+		campaign_id INTEGER NOT NULL DEFAULT 0,
+		at          TEXT    NOT NULL,
+		received_at TEXT    NOT NULL
+	);`
+
+// resolvedSentReason is the reason of a recipient resolved as sent by the
+// operator; one resolved by a delivery report keeps its own, which starts
+// with reportResolvedPrefix.
+const (
+	resolvedSentReason   = "resolved as sent by the operator"
+	reportResolvedPrefix = "resolved as sent by a delivery report"
+)
 
 // SchemaVersion is the schema version this build writes and reads.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 const timeFormat = time.RFC3339Nano
 

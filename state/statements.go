@@ -102,6 +102,35 @@ const (
 	qPutPlan    // scope, plan id, applied at, serial, done
 	qSetMeta    // lineage, serial, scope
 
+	// What arrives after the send (receiver.go). The provider's message
+	// ids of a part, written beside it (scope, phones, ids, attempt).
+	qPutMessages
+	// The recipients, and their attempts' states, of a JSON array of
+	// message ids: id, campaign, phone, attempt, state.
+	qMessagesFor
+	// The attempts of a JSON array of ids: id, campaign, state, batch,
+	// body hash, plan id.
+	qAttemptsByID
+	// The attempts after an id, for the index of numbers: id, campaign,
+	// state, phones, started at, finished at.
+	qAttemptsAfter
+	// Reports and replies from a JSON array of rows, each once: returns
+	// the keys of those inserted (the others were there).
+	qInsertReports
+	qInsertReplies
+	// An opt-out change from a reply (phone, action, at, reason, source;
+	// returns its number) and the numbers opted out now with where it
+	// came from (phone, number, at, reason, source); whether a number is
+	// opted out now.
+	qInsertOptOutFrom
+	qOptOutNowFrom
+	qOptedOut
+	// The reports of a campaign, oldest first (scope): phone, delivery,
+	// provider status, reason, at, anomaly, provider id.
+	qReportsOf
+	// How many reports no recipient was matched to.
+	qUnmatchedReports
+
 	numStmts
 )
 
@@ -199,6 +228,27 @@ var postgresDialect = &dialect{
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id`,
 	qPutPlan: `INSERT INTO plans_applied (campaign_id, plan_id, applied_at, serial, done) VALUES ($1, $2, $3, $4, $5)`,
 	qSetMeta: `UPDATE campaigns SET lineage = $1, serial = $2 WHERE id = $3`,
+
+	qPutMessages: `INSERT INTO messages (provider_id, campaign_id, phone, attempt_id)
+		SELECT i.id, CAST($1 AS bigint), p.phone, CAST($4 AS bigint) FROM jsonb_array_elements_text($2::jsonb) WITH ORDINALITY AS p(phone, n)
+		JOIN jsonb_array_elements_text($3::jsonb) WITH ORDINALITY AS i(id, m) ON i.m = p.n WHERE i.id <> ''`,
+	qMessagesFor: `SELECT m.provider_id, m.campaign_id, m.phone, m.attempt_id, a.state FROM messages m JOIN attempts a ON a.id = m.attempt_id
+		WHERE m.provider_id IN (SELECT jsonb_array_elements_text($1::jsonb))`,
+	qAttemptsByID: `SELECT id, campaign_id, state, batch_id, body_hash, plan_id FROM attempts
+		WHERE id IN (SELECT CAST(jsonb_array_elements_text($1::jsonb) AS bigint))`,
+	qAttemptsAfter: `SELECT id, campaign_id, state, phones, started_at, finished_at FROM attempts WHERE id > $1 ORDER BY id`,
+	qInsertReports: `INSERT INTO reports (report_key, campaign_id, phone, provider_id, delivery, provider_status, reason, at, received_at, matched_by, unmatched, anomaly)
+		SELECT r->>0, CAST(r->>1 AS bigint), r->>2, r->>3, r->>4, r->>5, r->>6, r->>7, r->>8, r->>9, r->>10, r->>11 FROM jsonb_array_elements($1::jsonb) AS r
+		ON CONFLICT (report_key) DO NOTHING RETURNING report_key`,
+	qInsertReplies: `INSERT INTO replies (reply_key, phone, kind, word, campaign_id, at, received_at)
+		SELECT r->>0, r->>1, r->>2, r->>3, CAST(r->>4 AS bigint), r->>5, r->>6 FROM jsonb_array_elements($1::jsonb) AS r
+		ON CONFLICT (reply_key) DO NOTHING RETURNING reply_key`,
+	qInsertOptOutFrom: `INSERT INTO optouts (phone, action, at, by_whom, reason, source) VALUES ($1, $2, $3, 'a reply', $4, $5) RETURNING id`,
+	qOptOutNowFrom: `INSERT INTO optouts_now (phone, id, at, by_whom, reason, source) VALUES ($1, $2, $3, 'a reply', $4, $5)
+		ON CONFLICT (phone) DO UPDATE SET id = excluded.id, at = excluded.at, by_whom = excluded.by_whom, reason = excluded.reason, source = excluded.source`,
+	qOptedOut:         `SELECT count(*) FROM optouts_now WHERE phone = $1`,
+	qReportsOf:        `SELECT phone, delivery, provider_status, reason, at, anomaly, provider_id FROM reports WHERE campaign_id = $1 ORDER BY at, id`,
+	qUnmatchedReports: `SELECT count(*) FROM reports WHERE campaign_id = 0`,
 }
 
 // sqliteOwn are the statements SQLite says in words of its own.
@@ -214,6 +264,17 @@ var sqliteOwn = map[stmt]string{
 		SELECT value, ?2, ?3 FROM json_each(?1) WHERE NOT EXISTS (SELECT 1 FROM optouts_now o WHERE o.phone = value)
 		ON CONFLICT (phone) DO UPDATE SET sends = CASE WHEN sends = '' THEN excluded.sends ELSE sends || ',' || excluded.sends END, last_at = max(last_at, excluded.last_at)
 		RETURNING phone, sends`,
+	qPutMessages: `INSERT INTO messages (provider_id, campaign_id, phone, attempt_id)
+		SELECT i.value, ?1, p.value, ?4 FROM json_each(?2) p JOIN json_each(?3) i ON i.key = p.key WHERE i.value <> ''`,
+	qMessagesFor: `SELECT m.provider_id, m.campaign_id, m.phone, m.attempt_id, a.state FROM messages m JOIN attempts a ON a.id = m.attempt_id
+		WHERE m.provider_id IN (SELECT value FROM json_each(?1))`,
+	qAttemptsByID: `SELECT id, campaign_id, state, batch_id, body_hash, plan_id FROM attempts WHERE id IN (SELECT value FROM json_each(?1))`,
+	qInsertReports: `INSERT INTO reports (report_key, campaign_id, phone, provider_id, delivery, provider_status, reason, at, received_at, matched_by, unmatched, anomaly)
+		SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9, value->>10, value->>11
+		FROM json_each(?1) WHERE true ON CONFLICT (report_key) DO NOTHING RETURNING report_key`,
+	qInsertReplies: `INSERT INTO replies (reply_key, phone, kind, word, campaign_id, at, received_at)
+		SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6
+		FROM json_each(?1) WHERE true ON CONFLICT (reply_key) DO NOTHING RETURNING reply_key`,
 }
 
 // sqliteDialect reads and writes one campaign's rows of a state file: its

@@ -1,0 +1,708 @@
+package state
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/smsform/smsform/internal/rawjson"
+)
+
+// Receiver records delivery reports and replies in a project's state. It
+// is safe for concurrent use: calls to Record that overlap are written in
+// one transaction by one goroutine, and each returns once what it was
+// given is durable, so that a receiver answering many requests at once pays
+// one commit for all of them, as apply's writer does.
+//
+// It takes no campaign's lock: applies run meanwhile. What it writes of a
+// campaign's record is appended (a resolution is an attempt of its own),
+// so an apply's view of its recipients stays true: a recipient it holds in
+// doubt it never sends, and the report makes it sent.
+type Receiver struct {
+	loc     string // as shown
+	db      *sql.DB
+	q       *dialect
+	pg      bool
+	opts    ReceiverOptions
+	stop    map[string]bool
+	start   map[string]bool
+	work    chan struct{}
+	closed  chan struct{}
+	done    chan struct{}
+	mu      sync.Mutex
+	queue   []*recording
+	names   map[int64]string // campaigns by id
+	numbers *numberIndex     // built on first need
+}
+
+// recording is one call of Record waiting for its group's commit.
+type recording struct {
+	reports []Report
+	replies []Reply
+	out     Recorded
+	err     error
+	done    chan struct{}
+}
+
+// OpenReceiver opens the project's state at loc to record reports and
+// replies; the state is created if missing, as apply would.
+func OpenReceiver(ctx context.Context, loc string, o ReceiverOptions) (*Receiver, error) {
+	db, q, err := openControl(ctx, loc, "", true, true)
+	if err != nil {
+		return nil, err
+	}
+	if q == sqliteDialect {
+		// Applies write the file at the same time: WAL lets them and the
+		// receiver take turns at the write lock without blocking readers.
+		if err := walMode(ctx, db); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("open state %s: %w", Redact(loc), err)
+		}
+	}
+	if o.MatchWindow <= 0 {
+		o.MatchWindow = 7 * 24 * time.Hour
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	r := &Receiver{loc: Redact(loc), db: db, q: q, pg: q == postgresDialect, opts: o,
+		stop: wordSet(o.StopWords, DefaultStopWords), start: wordSet(o.StartWords, DefaultStartWords),
+		work: make(chan struct{}, 1), closed: make(chan struct{}), done: make(chan struct{})}
+	go r.run()
+	return r, nil
+}
+
+// wordSet is words, or else defaults, upper-cased.
+func wordSet(words, defaults []string) map[string]bool {
+	if words == nil {
+		words = defaults
+	}
+	set := map[string]bool{}
+	for _, w := range words {
+		set[strings.ToUpper(strings.TrimSpace(w))] = true
+	}
+	return set
+}
+
+// Record makes reports and replies durable and returns what became of
+// each. A report or reply recorded before (the same one sent again) is a
+// Duplicate and changes nothing; a reply whose text is a stop word opts
+// its number out of every campaign of the state, a start word opts it back
+// in (both recorded with the source "reply"). When Record returns nil,
+// everything given is durable; when it returns an error, the caller must
+// not take it for recorded (it may have been: a later call with the same
+// reports finds them Duplicate).
+func (r *Receiver) Record(ctx context.Context, reports []Report, replies []Reply) (Recorded, error) {
+	rec := &recording{reports: reports, replies: replies, done: make(chan struct{})}
+	r.mu.Lock()
+	select {
+	case <-r.closed:
+		r.mu.Unlock()
+		return Recorded{}, ErrClosed
+	default:
+	}
+	r.queue = append(r.queue, rec)
+	r.mu.Unlock()
+	select {
+	case r.work <- struct{}{}:
+	default:
+	}
+	select {
+	case <-rec.done:
+		return rec.out, rec.err
+	case <-ctx.Done():
+		return Recorded{}, ctx.Err()
+	}
+}
+
+// run writes what Record queues, a group at a time, until Close.
+func (r *Receiver) run() {
+	defer close(r.done)
+	for {
+		select {
+		case <-r.work:
+		case <-r.closed:
+			r.mu.Lock()
+			group := r.queue
+			r.queue = nil
+			r.mu.Unlock()
+			for _, rec := range group {
+				rec.err = ErrClosed
+				close(rec.done)
+			}
+			return
+		}
+		for {
+			r.mu.Lock()
+			group := r.queue
+			r.queue = nil
+			r.mu.Unlock()
+			if len(group) == 0 {
+				break
+			}
+			err := r.write(group)
+			for _, rec := range group {
+				if err != nil {
+					rec.out, rec.err = Recorded{}, fmt.Errorf("record in state %s: %w", r.loc, err)
+				}
+				close(rec.done)
+			}
+		}
+	}
+}
+
+// Close waits for the group being written, refuses what is queued and
+// releases the state.
+func (r *Receiver) Close() error {
+	r.mu.Lock()
+	select {
+	case <-r.closed:
+		r.mu.Unlock()
+		return nil
+	default:
+		close(r.closed)
+	}
+	r.mu.Unlock()
+	<-r.done
+	return r.db.Close()
+}
+
+// write records a group of calls in one transaction.
+func (r *Receiver) write(group []*recording) error {
+	ctx := context.Background()
+	now := r.opts.Now()
+	g := &grouped{}
+	for _, rec := range group {
+		rec.out = Recorded{Reports: make([]ReportResult, len(rec.reports)), Replies: make([]ReplyResult, len(rec.replies))}
+		for i := range rec.reports {
+			g.reports = append(g.reports, reportAt{Report: rec.reports[i], out: &rec.out.Reports[i]})
+		}
+		for i := range rec.replies {
+			g.replies = append(g.replies, replyAt{Reply: rec.replies[i], out: &rec.out.Replies[i]})
+		}
+	}
+	if err := r.match(ctx, g, now); err != nil {
+		return err
+	}
+	tx, err := r.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := r.writeReports(ctx, tx, g, now); err != nil {
+		return err
+	}
+	if err := r.writeReplies(ctx, tx, g, now); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// grouped is a group's reports and replies, each with where its result goes.
+type grouped struct {
+	reports []reportAt
+	replies []replyAt
+}
+
+type reportAt struct {
+	Report
+	out     *ReportResult
+	matched matched // campaign 0: none
+}
+
+type replyAt struct {
+	Reply
+	out      *ReplyResult
+	campaign int64 // 0: none
+}
+
+// matched is the recipient a report or reply was matched to: its
+// campaign, phone, the attempt that sent it and that attempt's state.
+type matched struct {
+	campaign int64
+	phone    string
+	attempt  int64
+	state    AttemptState
+	by       string
+}
+
+// match finds each report's recipient (by id, else by number) and each
+// reply's campaign, and says what a report means for its recipient.
+func (r *Receiver) match(ctx context.Context, g *grouped, now time.Time) error {
+	byID, err := r.byIDs(ctx, g.reports)
+	if err != nil {
+		return err
+	}
+	for i := range g.reports {
+		rp := &g.reports[i]
+		if rp.At.IsZero() {
+			rp.At = now
+		}
+		m, why := byID[rp.ProviderID], ""
+		if m.campaign == 0 && rp.ProviderID != "" && byID[rp.ProviderID+"\x00many"].campaign != 0 {
+			why = "the provider's message id names more than one message"
+		} else if m.campaign == 0 {
+			if m, why, err = r.byNumber(ctx, rp.Phone, rp.At, rp.ProviderID); err != nil {
+				return err
+			}
+		}
+		if m.campaign == 0 {
+			rp.out.Unmatched = why
+			continue
+		}
+		if err := r.named(ctx, m.campaign); err != nil {
+			return err
+		}
+		*rp.out = ReportResult{Campaign: r.names[m.campaign], Phone: m.phone, MatchedBy: m.by}
+		rp.out.Anomaly = anomaly(m.state, rp.Delivery)
+		rp.matched = m
+	}
+	for i := range g.replies {
+		rp := &g.replies[i]
+		if rp.At.IsZero() {
+			rp.At = now
+		}
+		m, _, err := r.latestTo(ctx, rp.Phone, rp.At)
+		if err != nil {
+			return err
+		}
+		if m.campaign != 0 {
+			if err := r.named(ctx, m.campaign); err != nil {
+				return err
+			}
+			rp.out.Campaign, rp.campaign = r.names[m.campaign], m.campaign
+		}
+		rp.out.Kind = r.kindOf(rp.Text)
+	}
+	return nil
+}
+
+// byIDs finds the recipients of the reports' message ids: one query for
+// the group. An id that names more than one message is marked with the key
+// id+"\x00many".
+func (r *Receiver) byIDs(ctx context.Context, reports []reportAt) (map[string]matched, error) {
+	var ids []string
+	for _, rp := range reports {
+		if rp.ProviderID != "" {
+			ids = append(ids, rp.ProviderID)
+		}
+	}
+	out := map[string]matched{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := r.db.QueryContext(ctx, r.q[qMessagesFor], string(rawjson.AppendStrings(nil, ids)))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, st string
+		var m matched
+		if err := rows.Scan(&id, &m.campaign, &m.phone, &m.attempt, &st); err != nil {
+			return nil, err
+		}
+		m.state, m.by = AttemptState(st), "id"
+		if prev, ok := out[id]; ok && prev != m {
+			out[id+"\x00many"] = m
+			continue
+		}
+		out[id] = m
+	}
+	return out, rows.Err()
+}
+
+// byNumber matches a report by its number: only when exactly one message
+// of the state went to that number in the window before the report (a
+// report's time may run a little ahead of ours). Anything else is
+// unmatched, with why: never guessed.
+func (r *Receiver) byNumber(ctx context.Context, phone string, at time.Time, id string) (matched, string, error) {
+	if phone == "" {
+		if id != "" {
+			return matched{}, "no message has the provider's id, and the report names no number", nil
+		}
+		return matched{}, "the report names neither a message id nor a number", nil
+	}
+	cands, err := r.sendsTo(ctx, phone, at)
+	if err != nil {
+		return matched{}, "", err
+	}
+	days := int(r.opts.MatchWindow.Hours() / 24)
+	switch len(cands) {
+	case 0:
+		return matched{}, fmt.Sprintf("no message went to that number in the %d days before the report", days), nil
+	case 1:
+		m := cands[0]
+		m.by = "number"
+		return m, "", nil
+	}
+	return matched{}, fmt.Sprintf("%d messages went to that number in the %d days before the report, and its id names none of them: not guessed", len(cands), days), nil
+}
+
+// latestTo is the latest message to phone before at, in the window: the
+// campaign a reply answers.
+func (r *Receiver) latestTo(ctx context.Context, phone string, at time.Time) (matched, string, error) {
+	cands, err := r.sendsTo(ctx, phone, at)
+	if err != nil || len(cands) == 0 {
+		return matched{}, "", err
+	}
+	return cands[len(cands)-1], "", nil
+}
+
+// sendsTo are the attempts that may have sent to phone in the window
+// before at, oldest first, with their states as they are now: those not
+// acted on (forgotten), held back (suppressed) or split into parts are no
+// message.
+func (r *Receiver) sendsTo(ctx context.Context, phone string, at time.Time) ([]matched, error) {
+	if r.numbers == nil {
+		r.numbers = &numberIndex{byPhone: map[string][]indexed{}}
+	}
+	if err := r.numbers.refresh(ctx, r.db, r.q); err != nil {
+		return nil, err
+	}
+	from, to := at.Add(-r.opts.MatchWindow).Unix(), at.Add(10*time.Minute).Unix()
+	var ids []string
+	for _, e := range r.numbers.byPhone[phone] {
+		if e.at >= from && e.at <= to {
+			ids = append(ids, strconv.FormatInt(e.attempt, 10))
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	states, err := r.attemptStates(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var out []matched
+	for _, e := range r.numbers.byPhone[phone] {
+		st, ok := states[e.attempt]
+		if !ok || e.at < from || e.at > to {
+			continue
+		}
+		switch st {
+		case AttemptForgotten, AttemptSuppressed, AttemptSplit:
+			continue
+		}
+		out = append(out, matched{campaign: e.campaign, phone: phone, attempt: e.attempt, state: st})
+	}
+	return out, nil
+}
+
+// attemptStates reads the states of the attempts ids.
+func (r *Receiver) attemptStates(ctx context.Context, ids []string) (map[int64]AttemptState, error) {
+	rows, err := r.db.QueryContext(ctx, r.q[qAttemptsByID], "["+strings.Join(ids, ",")+"]")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64]AttemptState{}
+	for rows.Next() {
+		var id, campaign int64
+		var st, batch, body, plan string
+		if err := rows.Scan(&id, &campaign, &st, &batch, &body, &plan); err != nil {
+			return nil, err
+		}
+		out[id] = AttemptState(st)
+	}
+	return out, rows.Err()
+}
+
+// numberIndex is each number's attempts (campaign, attempt, when), read
+// once and then only the attempts added since: what matching by number
+// and attributing a reply need, which the attempts' table cannot answer
+// (its recipients are JSON arrays).
+type numberIndex struct {
+	after   int64
+	byPhone map[string][]indexed
+}
+
+type indexed struct {
+	campaign, attempt, at int64
+}
+
+func (x *numberIndex) refresh(ctx context.Context, db *sql.DB, q *dialect) error {
+	rows, err := db.QueryContext(ctx, q[qAttemptsAfter], x.after)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, campaign int64
+		var st, phones, started, finished string
+		if err := rows.Scan(&id, &campaign, &st, &phones, &started, &finished); err != nil {
+			return err
+		}
+		x.after = id
+		at := parseTime(started).Unix()
+		if err := eachPhone(phones, func(p string) {
+			x.byPhone[p] = append(x.byPhone[p], indexed{campaign, id, at})
+		}); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// named makes sure the campaign's name is known.
+func (r *Receiver) named(ctx context.Context, id int64) error {
+	if _, ok := r.names[id]; ok {
+		return nil
+	}
+	rows, err := r.db.QueryContext(ctx, r.q[qPickCampaigns], "")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	r.names = map[int64]string{}
+	for rows.Next() {
+		var cid int64
+		var name string
+		if err := rows.Scan(&cid, &name); err != nil {
+			return err
+		}
+		r.names[cid] = name
+	}
+	return rows.Err()
+}
+
+// kindOf is what a reply's text asks: stop, start, or nothing (other).
+func (r *Receiver) kindOf(text string) string {
+	w := strings.ToUpper(strings.TrimSpace(text))
+	switch {
+	case r.stop[w]:
+		return "stop"
+	case r.start[w]:
+		return "start"
+	}
+	return "other"
+}
+
+// anomaly says why a report contradicts the record of the message it is
+// about: the provider reports a message smsform recorded as not sent.
+func anomaly(st AttemptState, d Delivery) string {
+	var what string
+	switch st {
+	case AttemptFailed:
+		what = "recorded failed (refused by the provider)"
+	case AttemptForgotten, AttemptResolvedUnsent:
+		what = "recorded unsent"
+	case AttemptSuppressed:
+		what = "recorded suppressed (opted out, never sent)"
+	default:
+		return ""
+	}
+	return fmt.Sprintf("the provider reports the message %s, but smsform %s", d, what)
+}
+
+// reportKey is a report's identity: the same report sent again has the
+// same key, and is recorded once.
+func reportKey(rp Report) string {
+	h := sha256.New()
+	for _, f := range []string{rp.ProviderID, rp.Phone, rp.Delivery.String(), rp.ProviderStatus, rp.Reason, formatTime(rp.At)} {
+		h.Write([]byte(f))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+func replyKey(rp Reply) string {
+	h := sha256.New()
+	for _, f := range []string{rp.Phone, rp.Text, formatTime(rp.At)} {
+		h.Write([]byte(f))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// writeReports inserts the group's reports (each once), and resolves each
+// in-doubt recipient that a delivered or undelivered report proves the
+// provider acted on.
+func (r *Receiver) writeReports(ctx context.Context, tx *sql.Tx, g *grouped, now time.Time) error {
+	if len(g.reports) == 0 {
+		return nil
+	}
+	rows := make([][]string, 0, len(g.reports))
+	keys := make([]string, len(g.reports))
+	seen := map[string]bool{}
+	for i, rp := range g.reports {
+		keys[i] = reportKey(rp.Report)
+		if seen[keys[i]] {
+			continue // the same report twice in one group
+		}
+		seen[keys[i]] = true
+		m := rp.matched
+		rows = append(rows, []string{keys[i], strconv.FormatInt(m.campaign, 10), cmpOr(m.phone, rp.Phone), rp.ProviderID, rp.Delivery.String(),
+			rp.ProviderStatus, rp.Reason, formatTime(rp.At), formatTime(now), m.by, rp.out.Unmatched, rp.out.Anomaly})
+	}
+	inserted, err := insertKeyed(ctx, tx, r.q[qInsertReports], rows)
+	if err != nil {
+		return err
+	}
+	type recipient struct {
+		campaign int64
+		phone    string
+	}
+	resolved := map[recipient]bool{}
+	for i := range g.reports {
+		rp := &g.reports[i]
+		if !inserted[keys[i]] {
+			rp.out.Duplicate = true
+			continue
+		}
+		delete(inserted, keys[i]) // a second copy in this group is a duplicate
+		m := rp.matched
+		if m.campaign == 0 || rp.Delivery == Pending || attemptStatus(string(m.state)) != InDoubt {
+			continue
+		}
+		k := recipient{m.campaign, m.phone}
+		if !resolved[k] {
+			if err := r.resolveByReport(ctx, tx, m, rp.Report, now); err != nil {
+				return err
+			}
+			resolved[k] = true
+		}
+		rp.out.Resolved = true
+	}
+	return nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// insertKeyed inserts rows (a JSON array of arrays) with a statement that
+// returns the key of each row it inserted, and returns those keys.
+func insertKeyed(ctx context.Context, tx *sql.Tx, q string, rows [][]string) (map[string]bool, error) {
+	doc, err := json.Marshal(rows)
+	if err != nil {
+		return nil, err
+	}
+	res, err := tx.QueryContext(ctx, q, string(doc))
+	if err != nil {
+		return nil, err
+	}
+	defer res.Close()
+	inserted := map[string]bool{}
+	for res.Next() {
+		var k string
+		if err := res.Scan(&k); err != nil {
+			return nil, err
+		}
+		inserted[k] = true
+	}
+	return inserted, res.Err()
+}
+
+// resolveByReport records the recipient m sent, resolved by the report: an
+// attempt of its own after the one in doubt (its batch, body and plan),
+// so that the recipient's latest attempt says it, and the campaign's
+// serial moves as for any change of who was messaged.
+func (r *Receiver) resolveByReport(ctx context.Context, tx *sql.Tx, m matched, rp Report, now time.Time) error {
+	var id, campaign int64
+	var st, batch, body, plan string
+	err := tx.QueryRowContext(ctx, r.q[qAttemptsByID], "["+strconv.FormatInt(m.attempt, 10)+"]").Scan(&id, &campaign, &st, &batch, &body, &plan)
+	if err != nil {
+		return err
+	}
+	reason := fmt.Sprintf("resolved as sent by a delivery report: %s at %s", rp.Delivery, formatTime(rp.At))
+	if rp.ProviderID != "" {
+		reason += ", message " + rp.ProviderID
+	}
+	phones := string(rawjson.AppendStrings(nil, []string{m.phone}))
+	ids := ""
+	if rp.ProviderID != "" {
+		ids = string(rawjson.AppendStrings(nil, []string{rp.ProviderID}))
+	}
+	var newID int64
+	if err := tx.QueryRowContext(ctx, r.q[qPutAttempt], campaign, batch, string(AttemptResolvedSent), body, 1, 0, "", reason,
+		formatTime(now), formatTime(now), plan, phones, rp.ProviderStatus, ids).Scan(&newID); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, r.q[qBumpSerial], campaign, 1)
+	return err
+}
+
+// writeReplies inserts the group's replies (each once), and for a new
+// stop or start word changes the opt-outs (source "reply") unless the
+// number already is as it asks.
+func (r *Receiver) writeReplies(ctx context.Context, tx *sql.Tx, g *grouped, now time.Time) error {
+	if len(g.replies) == 0 {
+		return nil
+	}
+	rows := make([][]string, 0, len(g.replies))
+	keys := make([]string, len(g.replies))
+	for i, rp := range g.replies {
+		keys[i] = replyKey(rp.Reply)
+		word := ""
+		if rp.out.Kind != "other" {
+			word = strings.ToUpper(strings.TrimSpace(rp.Text)) // only a stop or start word is kept
+		}
+		rows = append(rows, []string{keys[i], rp.Phone, rp.out.Kind, word, strconv.FormatInt(rp.campaign, 10), formatTime(rp.At), formatTime(now)})
+	}
+	inserted, err := insertKeyed(ctx, tx, r.q[qInsertReplies], rows)
+	if err != nil {
+		return err
+	}
+	locked := false
+	for i := range g.replies {
+		rp := &g.replies[i]
+		if !inserted[keys[i]] {
+			rp.out.Duplicate = true
+			continue
+		}
+		delete(inserted, keys[i])
+		if rp.out.Kind == "other" {
+			continue
+		}
+		if r.pg && !locked {
+			// As ChangeOptOuts: the log's numbers become visible in order.
+			if _, err := tx.ExecContext(ctx, `LOCK TABLE optouts IN SHARE ROW EXCLUSIVE MODE`); err != nil {
+				return err
+			}
+			locked = true
+		}
+		if err := r.optOutFromReply(ctx, tx, rp.Reply, rp.out.Kind == "stop"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// optOutFromReply opts a number out (stop) or back in (start) after a
+// reply, unless it already is as the reply asks.
+func (r *Receiver) optOutFromReply(ctx context.Context, tx *sql.Tx, rp Reply, stop bool) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, r.q[qOptedOut], rp.Phone).Scan(&n); err != nil {
+		return err
+	}
+	if (n > 0) == stop {
+		return nil
+	}
+	action, word := "remove", strings.ToUpper(strings.TrimSpace(rp.Text))
+	if stop {
+		action = "add"
+	}
+	reason := fmt.Sprintf("replied %s", word)
+	var seq int64
+	if err := tx.QueryRowContext(ctx, r.q[qInsertOptOutFrom], rp.Phone, action, formatTime(rp.At), reason, "reply").Scan(&seq); err != nil {
+		return err
+	}
+	var err error
+	if stop {
+		_, err = tx.ExecContext(ctx, r.q[qOptOutNowFrom], rp.Phone, seq, formatTime(rp.At), reason, "reply")
+	} else {
+		_, err = tx.ExecContext(ctx, r.q[qOptInNow], rp.Phone)
+	}
+	return err
+}

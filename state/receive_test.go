@@ -1,0 +1,230 @@
+package state
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// openReceiver opens a receiver on loc whose clock is now.
+func openReceiver(t *testing.T, loc string, now time.Time) *Receiver {
+	t.Helper()
+	r, err := OpenReceiver(context.Background(), loc, ReceiverOptions{Now: func() time.Time { return now }})
+	must(t, err)
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// sentWithIDs records a batch sent to phones whose messages the provider
+// gave ids m-<phone>, and one in doubt (no answer: no ids).
+func sentWithIDs(t *testing.T, s *State, batch string, phones ...string) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := s.AdmitIntent(ctx, intent(batch, phones...))
+	must(t, err)
+	ids := make([]string, len(phones))
+	for i, p := range phones {
+		ids[i] = "m-" + p
+	}
+	must(t, s.RecordOutcome(ctx, batch, Outcome{HTTPStatus: 200, Parts: []Part{{Status: Sent, Phones: phones, IDs: ids}}}))
+}
+
+// Reports are matched to their recipients by the message id, else by the
+// number when exactly one message went there; each report is recorded
+// once however often it comes; a delivered or undelivered report resolves
+// a recipient in doubt (a pending one does not); a report for a recipient
+// recorded failed is an anomaly; and a campaign's deliveries are the
+// latest report of each recipient.
+func TestReceiverReports(t *testing.T) { eachBackend(t, testReceiverReports) }
+
+func testReceiverReports(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	_, now := testClock(t0)
+	s := openShared(t, loc, "spring", nil, now)
+	sentWithIDs(t, s, "b1", "+441", "+442")
+	_, err := s.AdmitIntent(ctx, intent("b2", "+443", "+444"))
+	must(t, err)
+	must(t, s.RecordOutcome(ctx, "b2", Outcome{Status: InDoubt, Reason: "timeout"}))
+	_, err = s.AdmitIntent(ctx, intent("b3", "+445"))
+	must(t, err)
+	must(t, s.RecordOutcome(ctx, "b3", Outcome{Status: Failed, Reason: "refused"}))
+
+	r := openReceiver(t, loc, t0.Add(time.Hour))
+	at := t0.Add(time.Minute)
+	reports := []Report{
+		{ProviderID: "m-+441", Phone: "+441", Delivery: Delivered, ProviderStatus: "DELIVERED", At: at},
+		{ProviderID: "m-+442", Delivery: Undelivered, ProviderStatus: "UNDELIVERED", Reason: "absent subscriber", At: at},
+		{Phone: "+443", Delivery: Delivered, ProviderStatus: "DELIVERED", At: at}, // in doubt: no id known, matched by number
+		{Phone: "+444", Delivery: Pending, ProviderStatus: "ENROUTE", At: at},     // pending proves nothing
+		{Phone: "+445", Delivery: Delivered, At: at},                              // recorded failed: an anomaly
+		{ProviderID: "m-unknown", Delivery: Delivered, At: at},                    // nobody
+		{Phone: "+449", Delivery: Delivered, At: at},                              // no message to that number
+	}
+	got, err := r.Record(ctx, append(reports, reports[0]), nil) // the first twice in one call
+	must(t, err)
+	res := got.Reports
+	check := func(i int, want string) {
+		t.Helper()
+		g := res[i]
+		s := fmt.Sprintf("%s/%s/%s dup=%v resolved=%v", g.Campaign, g.Phone, g.MatchedBy, g.Duplicate, g.Resolved)
+		if !strings.HasPrefix(s, want) {
+			t.Errorf("report %d: %s (unmatched %q, anomaly %q), want %s", i, s, g.Unmatched, g.Anomaly, want)
+		}
+	}
+	check(0, "spring/+441/id dup=false resolved=false")
+	check(1, "spring/+442/id dup=false")
+	check(2, "spring/+443/number dup=false resolved=true")
+	check(3, "spring/+444/number dup=false resolved=false")
+	check(4, "spring/+445/number dup=false resolved=false")
+	check(5, "// dup=false")
+	check(6, "// dup=false")
+	check(7, "spring/+441/id dup=true")
+	if !strings.Contains(res[4].Anomaly, "recorded failed") || res[5].Unmatched == "" || !strings.Contains(res[6].Unmatched, "no message went to that number") {
+		t.Errorf("anomaly %q, unmatched %q and %q", res[4].Anomaly, res[5].Unmatched, res[6].Unmatched)
+	}
+	// Again later: every one a duplicate, nothing changes.
+	again, err := r.Record(ctx, reports, nil)
+	must(t, err)
+	for i, g := range again.Reports {
+		if !g.Duplicate || g.Resolved {
+			t.Errorf("report %d again: %+v", i, g)
+		}
+	}
+	s.Close()
+	ro, err := OpenSharedReadOnly(ctx, loc, "spring")
+	must(t, err)
+	defer ro.Close()
+	recs := recipients(t, ro)
+	if r := recs["+443"]; r.Status != Sent || !strings.Contains(r.Reason, "resolved as sent by a delivery report: delivered") {
+		t.Errorf("+443 after its report: %+v", r)
+	}
+	if recs["+444"].Status != InDoubt || recs["+445"].Status != Failed {
+		t.Errorf("+444 %s, +445 %s: want in doubt and failed as they were", recs["+444"].Status, recs["+445"].Status)
+	}
+	ds, err := ro.Deliveries(ctx)
+	must(t, err)
+	if ds["+441"].Delivery != Delivered || ds["+442"].Delivery != Undelivered || ds["+442"].Reason != "absent subscriber" ||
+		ds["+444"].Delivery != Pending || ds["+445"].Anomaly == "" || len(ds) != 5 {
+		t.Errorf("deliveries %+v", ds)
+	}
+	if n, err := ro.UnmatchedReports(ctx); err != nil || n != 2 {
+		t.Errorf("unmatched reports: %d, %v; want 2", n, err)
+	}
+}
+
+// Two messages to one number in the window: a report without a matching
+// id names neither, never guessed.
+func TestReceiverAmbiguousNumber(t *testing.T) { eachBackend(t, testReceiverAmbiguousNumber) }
+
+func testReceiverAmbiguousNumber(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	_, now := testClock(t0)
+	a := openShared(t, loc, "spring", nil, now)
+	sentWithIDs(t, a, "b1", "+441")
+	a.Close()
+	c := openShared(t, loc, "autumn", nil, now)
+	sentWithIDs(t, c, "b1", "+441")
+	c.Close()
+	r := openReceiver(t, loc, t0)
+	got, err := r.Record(ctx, []Report{{Phone: "+441", Delivery: Delivered, At: t0.Add(time.Minute)}}, nil)
+	must(t, err)
+	if g := got.Reports[0]; g.Campaign != "" || !strings.Contains(g.Unmatched, "2 messages went to that number") {
+		t.Errorf("%+v", g)
+	}
+}
+
+// A STOP reply opts the number out of every campaign of the state (source
+// reply), START opts it back in, another reply is counted against the
+// campaign that messaged it last and its text is not kept; each reply is
+// recorded once.
+func TestReceiverReplies(t *testing.T) { eachBackend(t, testReceiverReplies) }
+
+func testReceiverReplies(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	_, now := testClock(t0)
+	s := openShared(t, loc, "spring", nil, now)
+	sentWithIDs(t, s, "b1", "+441", "+442")
+	r := openReceiver(t, loc, t0)
+	at := t0.Add(time.Minute)
+	got, err := r.Record(ctx, nil, []Reply{{Phone: "+441", Text: " stop ", At: at}, {Phone: "+442", Text: "Thanks, see you there", At: at},
+		{Phone: "+443", Text: "UNSUBSCRIBE", At: at}})
+	must(t, err)
+	if k := got.Replies; k[0].Kind != "stop" || k[0].Campaign != "spring" || k[1].Kind != "other" || k[1].Campaign != "spring" || k[2].Kind != "stop" || k[2].Campaign != "" {
+		t.Errorf("replies %+v", k)
+	}
+	var out []string
+	_, err = OptOuts(ctx, loc, func(o OptOut) error { out = append(out, o.Phone+"/"+o.Reason); return nil })
+	must(t, err)
+	if strings.Join(out, " ") != "+441/replied STOP +443/replied UNSUBSCRIBE" {
+		t.Errorf("opted out: %v", out)
+	}
+	// A running apply honours it from its next intent.
+	adm, err := s.AdmitIntent(ctx, intent("b2", "+443", "+444"))
+	must(t, err)
+	if len(adm.Suppressed) != 1 || adm.Suppressed[0] != "+443" {
+		t.Errorf("admission after the STOP: %+v", adm)
+	}
+	again, err := r.Record(ctx, nil, []Reply{{Phone: "+441", Text: " stop ", At: at}, {Phone: "+441", Text: "start", At: at.Add(time.Hour)}})
+	must(t, err)
+	if !again.Replies[0].Duplicate || again.Replies[1].Kind != "start" || again.Replies[1].Duplicate {
+		t.Errorf("again: %+v", again.Replies)
+	}
+	out = nil
+	_, err = OptOuts(ctx, loc, func(o OptOut) error { out = append(out, o.Phone); return nil })
+	must(t, err)
+	if strings.Join(out, " ") != "+443" {
+		t.Errorf("opted out after START: %v", out)
+	}
+	var kept int
+	must(t, r.db.QueryRowContext(ctx, `SELECT count(*) FROM replies WHERE word = '' AND kind = 'other'`).Scan(&kept))
+	if kept != 1 {
+		t.Errorf("%d other replies without their text, want 1", kept)
+	}
+}
+
+// Many calls at once: each returns once its reports are durable, grouped
+// into fewer transactions, none lost, none twice.
+func TestReceiverConcurrent(t *testing.T) { eachBackend(t, testReceiverConcurrent) }
+
+func testReceiverConcurrent(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	_, now := testClock(t0)
+	s := openShared(t, loc, "spring", nil, now)
+	phones := make([]string, 200)
+	for i := range phones {
+		phones[i] = fmt.Sprintf("+44%04d", i)
+	}
+	sentWithIDs(t, s, "b1", phones...)
+	r := openReceiver(t, loc, t0)
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*len(phones))
+	for _, p := range append(phones, phones...) { // every report twice
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := r.Record(ctx, []Report{{ProviderID: "m-" + p, Delivery: Delivered, At: t0}}, nil)
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		must(t, err)
+	}
+	var n int
+	must(t, r.db.QueryRowContext(ctx, `SELECT count(*) FROM reports WHERE delivery = 'delivered' AND campaign_id <> 0`).Scan(&n))
+	if n != len(phones) {
+		t.Errorf("%d reports recorded, want %d", n, len(phones))
+	}
+}

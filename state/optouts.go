@@ -34,6 +34,9 @@ type OptOut struct {
 	At     time.Time `json:"at"`
 	By     string    `json:"by"`
 	Reason string    `json:"reason,omitempty"`
+	// Source is where it came from: "reply" (the number replied a stop
+	// word), or "" for a person's command.
+	Source string `json:"source,omitempty"`
 }
 
 // ChangeOptOuts records changes to the opt-outs of the project's state at
@@ -253,7 +256,7 @@ func (s *State) eachOptOut(ctx context.Context, fn func(OptOut) error) (int64, e
 	for rows.Next() {
 		var o OptOut
 		var at string
-		if err := rows.Scan(&o.Phone, &at, &o.By, &o.Reason); err != nil {
+		if err := rows.Scan(&o.Phone, &at, &o.By, &o.Reason, &o.Source); err != nil {
 			return 0, fmt.Errorf("read state %s: %w", s.loc, err)
 		}
 		o.At = parseTime(at)

@@ -206,7 +206,7 @@ var postgresDialect = &dialect{
 	qOptOutNow: `INSERT INTO optouts_now (phone, id, at, by_whom, reason) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (phone) DO UPDATE SET id = excluded.id, at = excluded.at, by_whom = excluded.by_whom, reason = excluded.reason`,
 	qOptInNow:     `DELETE FROM optouts_now WHERE phone = $1`,
-	qOptoutsNow:   `SELECT phone, at, by_whom, reason FROM optouts_now ORDER BY phone`,
+	qOptoutsNow:   `SELECT phone, at, by_whom, reason, source FROM optouts_now ORDER BY phone`,
 	qOptoutPhones: `SELECT phone FROM optouts_now`,
 	qOptoutsAfter: `SELECT DISTINCT phone FROM optouts WHERE id > $1`,
 	qOptoutAsOf:   `SELECT action FROM optouts WHERE phone = $1 AND id <= $2 ORDER BY id DESC LIMIT 1`,

@@ -34,6 +34,7 @@ type optOutJSON struct {
 	At     time.Time `json:"at"`
 	By     string    `json:"by"`
 	Reason string    `json:"reason,omitempty"`
+	Source string    `json:"source,omitempty"` // "reply": the number replied a stop word
 }
 
 // WriteOptOutTable writes a line per opt-out, in the order walk gives
@@ -78,7 +79,7 @@ func WriteOptOutJSON(w io.Writer, l OptOutList, walk OptOuts, o Output) error {
 	doc := optOutListJSON{FormatVersion: plan.FormatVersion, Project: l.Project, State: l.State, OptOuts: []optOutJSON{}}
 	return streamJSON(w, doc, "opt_outs", true, func(add func(any) error) error {
 		return walk(func(x state.OptOut) error {
-			return add(optOutJSON{Phone: o.number(x.Phone), At: x.At.UTC(), By: x.By, Reason: o.text(x.Reason, x.Phone)})
+			return add(optOutJSON{Phone: o.number(x.Phone), At: x.At.UTC(), By: x.By, Reason: o.text(x.Reason, x.Phone), Source: x.Source})
 		})
 	})
 }

@@ -68,7 +68,11 @@ func run() int {
 		if term.IsTerminal(int(os.Stderr.Fd())) {
 			nl = "\n"
 		}
-		fmt.Fprintf(os.Stderr, "%ssmsform: interrupted: finishing what is in flight (interrupt again to quit at once)\n", nl)
+		// At a prompt nothing is in flight: the command ends at once and
+		// says so itself.
+		if !interrupt.Prompting() {
+			fmt.Fprintf(os.Stderr, "%ssmsform: interrupted: finishing what is in flight (interrupt again to quit at once)\n", nl)
+		}
 		cancel()
 		<-signals
 		if note := interrupt.Note(); note != "" {
@@ -127,6 +131,9 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.Is(err, state.ErrPaused):
 		report(stderr, err)
 		return exitPaused
+	case errors.Is(err, cli.ErrPromptInterrupted):
+		report(stderr, err)
+		return exitInterrupted
 	case errors.Is(err, apply.ErrInterrupted):
 		report(stderr, err)
 		return exitInterrupted

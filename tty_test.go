@@ -173,3 +173,51 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// TestTerminalInterruptAtPrompt: Ctrl-C at the confirmation prompt cancels
+// at once (nothing is in flight): "apply cancelled", exit 130, nothing
+// written, and no word of finishing what is in flight.
+func TestTerminalInterruptAtPrompt(t *testing.T) {
+	bin, err := exec.LookPath("smsform")
+	if err != nil {
+		t.Fatalf("smsform is not on PATH (testscript.Main puts it there): %v", err)
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "solo.yaml"), "version: 1\nname: solo\nsender: ACME\nrecipients:\n  - numbers: [\"+447400123459\"]\nbody: Hello.\n")
+	url := startSandbox(t)
+	cmd := exec.Command(bin, "apply", "solo.yaml")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "SMSFORM_BASE_URL="+url, "CI=", "SMSFORM_IN_AUTOMATION=",
+		"SMSFORM_CLIENT_ID=tty-client", "SMSFORM_CLIENT_SECRET=tty-secret", "SMSFORM_TOKEN_DIR="+filepath.Join(dir, "tokens"), "SMSFORM_STATE=", "TERM=xterm")
+	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	screen := &screenLog{}
+	go io.Copy(screen, tty)
+	screen.waitFor(t, regexp.MustCompile(`Only 'yes' will be accepted: $`), 20*time.Second)
+	tty.Write([]byte{3})
+	screen.waitFor(t, regexp.MustCompile(`smsform: error:(\x1b\[0m)? apply cancelled at the prompt: nothing was sent or recorded`), 10*time.Second)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("apply still waits after Ctrl-C at the prompt")
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("exit %v, want 130", err)
+	}
+	if strings.Contains(screen.String(), "finishing what is in flight") {
+		t.Errorf("the prompt's interrupt spoke of work in flight:\n%s", screen.String())
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), "smsstate") {
+			t.Errorf("Ctrl-C at the prompt left %s behind", e.Name())
+		}
+	}
+}

@@ -129,7 +129,7 @@ func runApply(ctx context.Context, env Env, f applyFlags, target string) error {
 	p := pending.Plan
 	out := report.Output{ShowNumbers: f.showNumbers, Width: tableWidth(env, f.wide), Plain: !env.IsTerminal(env.Stdout), Colour: colour(env, env.Stdout)}
 	if saved == nil {
-		if err := showAndConfirm(env, f, p, out); err != nil {
+		if err := showAndConfirm(ctx, env, f, p, out); err != nil {
 			return err
 		}
 	}
@@ -150,7 +150,7 @@ func runApply(ctx context.Context, env Env, f applyFlags, target string) error {
 
 // showAndConfirm shows a campaign's plan (not with --json) and, unless
 // --auto-approve, asks for "yes".
-func showAndConfirm(env Env, f applyFlags, p *plan.Plan, out report.Output) error {
+func showAndConfirm(ctx context.Context, env Env, f applyFlags, p *plan.Plan, out report.Output) error {
 	if !f.json {
 		if err := report.WriteTable(env.Stdout, p, out); err != nil {
 			return err
@@ -158,7 +158,7 @@ func showAndConfirm(env Env, f applyFlags, p *plan.Plan, out report.Output) erro
 	}
 	if p.Summary.ToSend > 0 && !f.autoApprove {
 		noteNothingNow(env, p, f.wait)
-		return confirm(env, report.PromptSummary(p))
+		return confirm(ctx, env, report.PromptSummary(p))
 	}
 	return nil
 }
@@ -433,16 +433,40 @@ func (n nextStep) statePassword(err error, loc string) error {
 	return withHint(err, "the plan records the state's URL without its password: if the database wants one, set PGPASSWORD or a ~/.pgpass entry, or name the state with --state or %s", envState)
 }
 
+// ErrCancelled is a confirmation answered with anything but "yes", or
+// interrupted (ErrPromptInterrupted): nothing was sent or recorded.
+var (
+	ErrCancelled         = errors.New("apply cancelled")
+	ErrPromptInterrupted = fmt.Errorf("%w at the prompt: nothing was sent or recorded", ErrCancelled)
+)
+
 // confirm asks for "yes" on the terminal (runApply has made sure there is
-// one), right under the plan's summary in one line.
-func confirm(env Env, summary string) error {
+// one), right under the plan's summary in one line. An interrupt while it
+// waits cancels at once (ErrPromptInterrupted): nothing is in flight.
+func confirm(ctx context.Context, env Env, summary string) error {
 	fmt.Fprintf(env.Stderr, "\n%s\nDo you want to send these messages? Only 'yes' will be accepted: ", summary)
-	line, err := bufio.NewReader(env.Stdin).ReadString('\n')
-	if err != nil && line == "" {
-		return errors.New("apply cancelled: no answer")
+	env.Interrupt.setPrompting(true)
+	defer env.Interrupt.setPrompting(false)
+	type answer struct {
+		line string
+		err  error
 	}
-	if strings.TrimSpace(line) != "yes" {
-		return errors.New("apply cancelled")
+	answered := make(chan answer, 1)
+	go func() {
+		line, err := bufio.NewReader(env.Stdin).ReadString('\n')
+		answered <- answer{line, err}
+	}()
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(env.Stderr)
+		return ErrPromptInterrupted
+	case a := <-answered:
+		if a.err != nil && a.line == "" {
+			return fmt.Errorf("%w: no answer", ErrCancelled)
+		}
+		if strings.TrimSpace(a.line) != "yes" {
+			return ErrCancelled
+		}
 	}
 	return nil
 }

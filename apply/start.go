@@ -90,10 +90,13 @@ type Pending struct {
 // or sent, in this order: a saved plan's files, then the plan made again
 // from them against the state as the saved plan saw it (read only), batch
 // for batch the same as the saved one, and within the budget (see
-// rederive); a token (so that a wrong base URL or wrong credentials stop it
-// with the state, and a saved plan, as they were); the state, opened and
-// locked; then a saved plan not yet applied and made against this state as
-// it is, or the campaign planned now. A refused saved plan is a
+// rederive); the state, opened and locked, and not paused; then a saved
+// plan not yet applied and made against this state as it is, or the
+// campaign planned now; last, when anything is to be sent, a token (so
+// that what the state says, paused or locked or all sent, is said before
+// credentials are needed, and a wrong base URL or wrong credentials stop
+// it with the state, and a saved plan, as they were: nothing of them is
+// recorded before). A refused saved plan is a
 // [*PlanRefusedError], a token not had a [*NoTokenError]; state.Open's
 // errors are returned as they are.
 //
@@ -112,9 +115,6 @@ func Start(ctx context.Context, r Request) (*Pending, error) {
 		if sign := savedSign(r); sign != "" {
 			r.StateOptions.Signs = append(slices.Clone(r.StateOptions.Signs), sign)
 		}
-	}
-	if err := Prepare(ctx, r.Client, Options{Events: r.Events}); err != nil {
-		return nil, &NoTokenError{Err: err}
 	}
 	opts := r.StateOptions
 	opts.Campaign = r.Campaign.Name
@@ -136,6 +136,15 @@ func Start(ctx context.Context, r Request) (*Pending, error) {
 	if err != nil {
 		st.Close()
 		return nil, err
+	}
+	// What the state says (paused, locked, already sent) is answered
+	// before credentials are needed, and a run with nothing to send needs
+	// none.
+	if p.Summary.ToSend > 0 {
+		if err := Prepare(ctx, r.Client, Options{Events: r.Events}); err != nil {
+			st.Close()
+			return nil, &NoTokenError{Err: err}
+		}
 	}
 	return &Pending{Plan: p, req: r, st: st, serial: st.Serial()}, nil
 }

@@ -107,7 +107,7 @@ func runApply(ctx context.Context, env Env, f applyFlags, target string) error {
 	if err := needsLedger(c, choice); err != nil {
 		return err
 	}
-	client, err := connection(c, env, f.insecure, f.requestTimeout)
+	client, err := connectionLater(c, env, f.insecure, f.requestTimeout)
 	if err != nil {
 		return err
 	}
@@ -232,8 +232,11 @@ func (n nextStep) carryOn() string {
 // tokenRefused is the error for a token that could not be had before the
 // run, when nothing was sent or recorded.
 func (n nextStep) tokenRefused(err error) error {
-	if errors.Is(err, context.Canceled) {
+	switch {
+	case errors.Is(err, context.Canceled):
 		return err
+	case errors.Is(err, api.ErrNoCredentials):
+		return noCredentials()
 	}
 	again := "nothing was sent or recorded; run apply again once fixed"
 	if n.saved != nil {

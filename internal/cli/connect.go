@@ -24,6 +24,20 @@ const (
 // connection settles where and as whom to call the API, before anything is
 // touched, and returns a sender that holds the token.
 func connection(c *campaign.Campaign, env Env, insecureHTTP bool, timeout time.Duration) (*api.Authenticated, error) {
+	a, err := connectionLater(c, env, insecureHTTP, timeout)
+	if err != nil {
+		return nil, err
+	}
+	if a.Static == "" && (a.Client.ClientID == "" || a.Client.ClientSecret == "") {
+		return nil, noCredentials()
+	}
+	return a, nil
+}
+
+// connectionLater is connection for apply, which asks for a token only
+// once it knows there is something to send: credentials missing are said
+// then (api.ErrNoCredentials), after what the state says.
+func connectionLater(c *campaign.Campaign, env Env, insecureHTTP bool, timeout time.Duration) (*api.Authenticated, error) {
 	base, err := baseURL(c, env, insecureHTTP)
 	if err != nil {
 		return nil, err
@@ -38,9 +52,6 @@ func connection(c *campaign.Campaign, env Env, insecureHTTP bool, timeout time.D
 		Timeout:        timeout,
 	}
 	static := env.Getenv(envToken)
-	if static == "" && (client.ClientID == "" || client.ClientSecret == "") {
-		return nil, withHint(api.ErrNoCredentials, "export %s and %s (from your CI's secrets), or a token in %s", envClientID, envClientSecret, envToken)
-	}
 	a := &api.Authenticated{Client: client, Static: static, Hours: c.Provider.TokenValidHours}
 	if static == "" {
 		dir, err := tokenstore.DefaultDir(env.Getenv)
@@ -52,6 +63,11 @@ func connection(c *campaign.Campaign, env Env, insecureHTTP bool, timeout time.D
 		}
 	}
 	return a, nil
+}
+
+// noCredentials is api.ErrNoCredentials with what to set.
+func noCredentials() error {
+	return withHint(api.ErrNoCredentials, "export %s and %s (from your CI's secrets), or a token in %s", envClientID, envClientSecret, envToken)
 }
 
 // baseURLSource says where the base URL comes from, for messages that ask

@@ -141,12 +141,12 @@ func openControl(ctx context.Context, loc, campaign string, shared, mk bool) (*s
 		conn, err := db.Conn(ctx)
 		if err != nil {
 			db.Close()
-			return nil, nil, fmt.Errorf("open state %s: %w", t.shown, err)
+			return nil, nil, explainPostgres(t, fmt.Errorf("open state %s: %w", t.shown, err))
 		}
 		defer conn.Close()
 		if err := migratePostgres(ctx, conn, t); err != nil {
 			db.Close()
-			return nil, nil, err
+			return nil, nil, explainPostgres(t, err)
 		}
 		return db, postgresDialect, nil
 	}

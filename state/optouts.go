@@ -123,7 +123,7 @@ func openLedger(ctx context.Context, loc string) (*State, error) {
 			if err == nil && v > 0 {
 				err = fmt.Errorf("open state %s: schema %s is at version %d, this smsform needs %d: run any command that writes to migrate it", t.shown, t.schema, v, PostgresSchemaVersion)
 			}
-			return s, err
+			return s, explainPostgres(t, err)
 		}
 		s.db = db
 		return s, nil

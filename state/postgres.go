@@ -374,6 +374,7 @@ func openPostgres(ctx context.Context, loc string, opts Options) (_ *State, err 
 	if err != nil {
 		return nil, err
 	}
+	defer func() { err = explainPostgres(t, err) }()
 	if opts.Campaign == "" {
 		return nil, fmt.Errorf("open state %s: a PostgreSQL state holds many campaigns: name one", t.shown)
 	}
@@ -459,6 +460,7 @@ func openPostgresReadOnly(ctx context.Context, loc, name string) (_ *State, err 
 	if err != nil {
 		return nil, err
 	}
+	defer func() { err = explainPostgres(t, err) }()
 	s := &State{loc: t.shown, q: postgresDialect, now: time.Now, schema: SchemaVersion}
 	db := stdlib.OpenDB(*t.cfg)
 	db.SetMaxOpenConns(4)

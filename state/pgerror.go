@@ -1,0 +1,72 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"syscall"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// PostgresError is a PostgreSQL failure smsform can name: its own
+// one-line cause and what to set (Hint), with the driver's words kept
+// after it, for the failures a team meets first (authentication,
+// permission, an unknown database or role, nothing listening, TLS).
+type PostgresError struct {
+	Cause string
+	hint  string
+	Err   error // the driver's
+}
+
+func (e *PostgresError) Error() string { return e.Cause + " (" + e.Err.Error() + ")" }
+func (e *PostgresError) Unwrap() error { return e.Err }
+
+// Hint says what to set or do.
+func (e *PostgresError) Hint() string { return e.hint }
+
+// explainPostgres is err, from opening or using the state t, as a
+// *PostgresError when it is one of the failures it knows; else err.
+func explainPostgres(t *pgTarget, err error) error {
+	if err == nil || errors.As(err, new(*PostgresError)) {
+		return err
+	}
+	role, db, where := t.cfg.User, t.cfg.Database, fmt.Sprintf("%s:%d", t.cfg.Host, t.cfg.Port)
+	e := &PostgresError{Err: err}
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &pe) && pe.Code == "28P01":
+		e.Cause = fmt.Sprintf("PostgreSQL refused the password of role %s", role)
+		e.hint = fmt.Sprintf("set PGPASSWORD, or add a line %s:%s:%s:PASSWORD to ~/.pgpass (mode 0600): a password never goes in the project file or a command line", where, db, role)
+	case errors.As(err, &pe) && pe.Code == "28000" && strings.Contains(pe.Message, "no encryption"):
+		e.Cause = "PostgreSQL accepts only encrypted connections from here"
+		e.hint = "add sslmode=require (or verify-full, with sslrootcert) to the state's URL, or set PGSSLMODE"
+	case errors.As(err, &pe) && pe.Code == "28000" && strings.Contains(pe.Message, "does not exist"):
+		e.Cause = fmt.Sprintf("PostgreSQL has no role %s", role)
+		e.hint = "name an existing role in the state's URL (postgres://ROLE@host/db) or PGUSER, or create it: createuser " + role
+	case errors.As(err, &pe) && pe.Code == "28000":
+		e.Cause = fmt.Sprintf("PostgreSQL does not let role %s connect to database %s from here", role, db)
+		e.hint = "ask the database's administrator for an entry in pg_hba.conf, or connect as another role"
+	case errors.As(err, &pe) && pe.Code == "3D000":
+		e.Cause = fmt.Sprintf("PostgreSQL has no database %s", db)
+		e.hint = fmt.Sprintf("create it (createdb %s), or fix the database name in the state's URL", db)
+	case errors.As(err, &pe) && pe.Code == "42501":
+		e.Cause = fmt.Sprintf("role %s may not do this in the state's schema %s", role, t.schema)
+		e.hint = "apply, resolve, pause and migrate need a role that may write the state (the one that created it, or one granted as much); a role given smsform state grant-readonly may only plan and list"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		e.Cause = fmt.Sprintf("nothing answers at %s", where)
+		e.hint = "start PostgreSQL there, or fix the host and port of the state's URL (or PGHOST and PGPORT)"
+	case strings.Contains(err.Error(), "server refused TLS connection"):
+		e.Cause = fmt.Sprintf("the server at %s offers no TLS, and the state's URL asks for it", where)
+		e.hint = "enable ssl on the server, or (on a network you trust) set sslmode=prefer in the state's URL"
+	default:
+		var ne *net.DNSError
+		if !errors.As(err, &ne) {
+			return err
+		}
+		e.Cause = fmt.Sprintf("the host %s does not resolve", t.cfg.Host)
+		e.hint = "check the host of the state's URL (or PGHOST) and this machine's DNS"
+	}
+	return e
+}

@@ -164,6 +164,26 @@ var realProviders = []realProvider{
 		},
 		body: cmBody,
 	},
+	{
+		name:   "Telnyx",
+		accept: fate{status: "queued", deliver: true, want: "sent"},
+		fates: []fate{
+			{status: "queued", deliver: true, want: "sent"},
+			{status: "queued", deliver: true, want: "sent"},
+			// Refused as a request: a 4xx with Telnyx's errors.
+			{status: "10002", words: "Invalid phone number", want: "failed",
+				reason: "send: HTTP 400 10002: The phone number is invalid."},
+			{status: "sending", deliver: true, want: "sent"},
+			// Too many requests: a 429, then taken.
+			{status: "10011", words: "Too many requests", throttle: true, want: "sent"},
+			{status: "delivery_unconfirmed", deliver: true, want: "in_doubt", reason: `status "delivery_unconfirmed"`, unnamed: true},
+			{status: "queued", deliver: true, want: "sent"},
+			{status: "sending_failed", want: "failed", reason: "refused by the provider: status sending_failed"},
+			{status: "queued", deliver: true, want: "sent"},
+			{status: "queued", deliver: true, want: "sent"},
+		},
+		body: telnyxBody,
+	},
 }
 
 var infobipAccept = fate{status: "PENDING_ACCEPTED", words: "Message sent to next instance", deliver: true, want: "sent"}
@@ -298,6 +318,32 @@ func cmBody(rs []answered) (int, string) {
 		status = http.StatusBadRequest
 	}
 	return status, marshal(map[string]any{"details": fmt.Sprintf("Created %d message(s)", accepted), "errorCode": code, "messages": msgs})
+}
+
+// telnyxBody answers as /v2/messages, one number a request: the message
+// and its destination's status, or Telnyx's errors for a request it
+// refuses (4xx) or has too many of (429).
+func telnyxBody(rs []answered) (int, string) {
+	if len(rs) != 1 {
+		return http.StatusBadRequest, `{"errors":[{"code":"10015","title":"Bad Request","detail":"to must be one number"}]}`
+	}
+	r := rs[0]
+	switch r.fate.status {
+	case "10002":
+		return http.StatusBadRequest, `{"errors":[{"code":"10002","title":"Invalid phone number","detail":"The phone number is invalid."}]}`
+	case "10011":
+		return http.StatusTooManyRequests, `{"errors":[{"code":"10011","title":"Too many requests","detail":"You have exceeded the maximum number of allowed requests."}]}`
+	}
+	// The message's id, which the mapping keeps as the request's.
+	id := "40385f64-5717-4562-b3fc-" + strings.TrimPrefix(r.to, "+")
+	return http.StatusOK, marshal(map[string]any{"data": map[string]any{
+		"record_type": "message", "direction": "outbound", "type": "SMS", "id": id,
+		"from":   map[string]any{"phone_number": "+18445550001", "carrier": "TELNYX LLC", "line_type": "VoIP"},
+		"to":     []map[string]any{{"phone_number": r.to, "status": r.fate.status, "carrier": "EE", "line_type": "Wireless"}},
+		"text":   "Hello.",
+		"parts":  1,
+		"errors": []any{},
+	}})
 }
 
 func marshal(v any) string {

@@ -54,6 +54,9 @@ type realProvider struct {
 	accept   fate   // what it answers for a message it takes (a throttled one, sent again)
 	fates    []fate // cycled over the campaign's recipients, in order
 	idPrefix string // of the ids it gives messages, "" when it gives none per message
+	// batchID is the id its answer to a request for to gives the whole
+	// request, nil when it gives none.
+	batchID func(to string) string
 	// body is its answer to one send: HTTP status and body.
 	body func(rs []answered) (int, string)
 }
@@ -65,6 +68,7 @@ var realProviders = []realProvider{
 		name:     "Infobip",
 		accept:   infobipAccept,
 		idPrefix: "41637021837204",
+		batchID:  constant(infobipBulkID),
 		fates: []fate{
 			infobipAccept, infobipAccept, infobipAccept, infobipAccept,
 			{status: "REJECTED_DESTINATION", words: "Invalid destination address", want: "failed",
@@ -103,8 +107,9 @@ var realProviders = []realProvider{
 		body: vonageBody,
 	},
 	{
-		name:   "Plivo",
-		accept: fate{deliver: true, want: "sent"},
+		name:    "Plivo",
+		accept:  fate{deliver: true, want: "sent"},
+		batchID: constant(plivoAPIID),
 		fates: []fate{
 			{deliver: true, want: "sent"}, {deliver: true, want: "sent"}, {deliver: true, want: "sent"},
 			{deliver: true, want: "sent"}, {deliver: true, want: "sent"}, {deliver: true, want: "sent"},
@@ -119,6 +124,7 @@ var realProviders = []realProvider{
 		name:     "Textlocal",
 		accept:   fate{deliver: true, want: "sent"},
 		idPrefix: "tl-",
+		batchID:  constant(textlocalBatchID),
 		fates: []fate{
 			{deliver: true, want: "sent"}, {deliver: true, want: "sent"}, {deliver: true, want: "sent"},
 			// Left out of messages: refused, or not; the docs do not say.
@@ -165,8 +171,9 @@ var realProviders = []realProvider{
 		body: cmBody,
 	},
 	{
-		name:   "Telnyx",
-		accept: fate{status: "queued", deliver: true, want: "sent"},
+		name:    "Telnyx",
+		accept:  fate{status: "queued", deliver: true, want: "sent"},
+		batchID: telnyxID,
 		fates: []fate{
 			{status: "queued", deliver: true, want: "sent"},
 			{status: "queued", deliver: true, want: "sent"},
@@ -185,6 +192,19 @@ var realProviders = []realProvider{
 		body: telnyxBody,
 	},
 }
+
+// The ids the providers' answers give a whole request.
+const (
+	infobipBulkID    = "4163702183720462729"
+	plivoAPIID       = "5e1a7c1e-4b6f-11ef-9a0b-0242ac120002"
+	textlocalBatchID = "300120"
+)
+
+func constant(id string) func(string) string { return func(string) string { return id } }
+
+// telnyxID is the id of Telnyx's message to to, which the mapping keeps
+// as the request's (Telnyx takes one number a request).
+func telnyxID(to string) string { return "40385f64-5717-4562-b3fc-" + strings.TrimPrefix(to, "+") }
 
 var infobipAccept = fate{status: "PENDING_ACCEPTED", words: "Message sent to next instance", deliver: true, want: "sent"}
 
@@ -216,7 +236,7 @@ func infobipBody(rs []answered) (int, string) {
 		}
 		msgs = append(msgs, m)
 	}
-	return http.StatusOK, marshal(map[string]any{"bulkId": "4163702183720462729", "messages": msgs})
+	return http.StatusOK, marshal(map[string]any{"bulkId": infobipBulkID, "messages": msgs})
 }
 
 // vonageBody answers as /sms/json: a message taken is listed once per
@@ -244,7 +264,7 @@ func vonageBody(rs []answered) (int, string) {
 // per number taken (in no stated order) and the numbers refused under
 // invalid_number, left out when there are none.
 func plivoBody(rs []answered) (int, string) {
-	doc := map[string]any{"api_id": "5e1a7c1e-4b6f-11ef-9a0b-0242ac120002", "message": "message(s) queued"}
+	doc := map[string]any{"api_id": plivoAPIID, "message": "message(s) queued"}
 	var uuids, invalid []string
 	for i, r := range rs {
 		if r.fate.deliver {
@@ -270,9 +290,9 @@ func textlocalBody(rs []answered) (int, string) {
 			msgs = append(msgs, fmt.Sprintf(`{"id":%q,"recipient":%s}`, r.id, strings.TrimPrefix(r.to, "+")))
 		}
 	}
-	return http.StatusOK, fmt.Sprintf(`{"balance":980,"batch_id":300120,"cost":%d,"num_messages":%d,`+
+	return http.StatusOK, fmt.Sprintf(`{"balance":980,"batch_id":%s,"cost":%d,"num_messages":%d,`+
 		`"message":{"num_parts":1,"sender":"ACME","content":"Hello."},"messages":[%s],"status":"success"}`,
-		len(msgs), len(msgs), strings.Join(msgs, ","))
+		textlocalBatchID, len(msgs), len(msgs), strings.Join(msgs, ","))
 }
 
 // africasTalkingBody answers as /version1/messaging: every number, in
@@ -334,10 +354,8 @@ func telnyxBody(rs []answered) (int, string) {
 	case "10011":
 		return http.StatusTooManyRequests, `{"errors":[{"code":"10011","title":"Too many requests","detail":"You have exceeded the maximum number of allowed requests."}]}`
 	}
-	// The message's id, which the mapping keeps as the request's.
-	id := "40385f64-5717-4562-b3fc-" + strings.TrimPrefix(r.to, "+")
 	return http.StatusOK, marshal(map[string]any{"data": map[string]any{
-		"record_type": "message", "direction": "outbound", "type": "SMS", "id": id,
+		"record_type": "message", "direction": "outbound", "type": "SMS", "id": telnyxID(r.to),
 		"from":   map[string]any{"phone_number": "+18445550001", "carrier": "TELNYX LLC", "line_type": "VoIP"},
 		"to":     []map[string]any{{"phone_number": r.to, "status": r.fate.status, "carrier": "EE", "line_type": "Wireless"}},
 		"text":   "Hello.",
@@ -363,16 +381,18 @@ type realFake struct {
 	fates map[string]fate // by number (E.164)
 
 	mu        sync.Mutex
-	sends     int            // send requests
-	asked     map[string]int // send requests that named each number
-	delivered map[string]int // messages delivered to each number
-	ids       map[string]string
+	sends     int               // send requests
+	asked     map[string]int    // send requests that named each number
+	delivered map[string]int    // messages delivered to each number
+	ids       map[string]string // the id of each number's message, "" when none
+	lastHTTP  map[string]int    // the HTTP status of the last answer to name each number
 	nextID    int
 	strangers []string // numbers asked for that the campaign does not hold
 }
 
 func newRealFake(p *realProvider, numbers []string) *realFake {
-	f := &realFake{p: p, fates: map[string]fate{}, asked: map[string]int{}, delivered: map[string]int{}, ids: map[string]string{}}
+	f := &realFake{p: p, fates: map[string]fate{}, asked: map[string]int{}, delivered: map[string]int{},
+		ids: map[string]string{}, lastHTTP: map[string]int{}}
 	for i, n := range numbers {
 		f.fates[n] = p.fates[i%len(p.fates)]
 	}
@@ -402,8 +422,11 @@ func (f *realFake) send(w http.ResponseWriter, r *http.Request) {
 	for i, to := range req.To {
 		rs[i] = f.answer(to)
 	}
-	f.mu.Unlock()
 	status, body := f.p.body(rs)
+	for _, to := range req.To {
+		f.lastHTTP[to] = status
+	}
+	f.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	io.WriteString(w, body)
@@ -516,9 +539,8 @@ func testRealProvider(t *testing.T, p *realProvider, mapping string) {
 	}
 	for _, n := range numbers {
 		checkRecipient(t, fake, n, recorded[n])
+		checkProviderWords(t, fake, n, recorded[n])
 	}
-	t.Run("provider ids kept", func(t *testing.T) { checkProviderIDs(t, fake, numbers, recorded) })
-	t.Run("unnamed statuses kept", func(t *testing.T) { checkProviderStatuses(t, fake, numbers, recorded) })
 }
 
 // realCampaign writes a campaign to numbers with the provider block
@@ -544,30 +566,28 @@ func realCampaign(t *testing.T, baseURL string, numbers []string, mapping string
 	}
 }
 
-// recorded is one recipient as `state list --json` shows it, with every
-// member kept (raw) so that keys the command may not have yet can be
-// looked for.
+// recorded is one recipient as `state list --json` shows it.
 type recorded struct {
-	Status, Reason string
-	raw            map[string]json.RawMessage
+	Status, Reason  string
+	ProviderStatus  string `json:"provider_status"`
+	ProviderID      string `json:"provider_id"`
+	ProviderBatchID string `json:"provider_batch_id"`
 }
 
 func stateRecipients(t *testing.T, list, stderr string) map[string]recorded {
 	t.Helper()
 	var doc struct {
-		Recipients []json.RawMessage `json:"recipients"`
+		Recipients []struct {
+			Phone string
+			recorded
+		} `json:"recipients"`
 	}
 	if err := json.Unmarshal([]byte(list), &doc); err != nil {
 		t.Fatalf("state list: %v\n%s\n%s", err, list, stderr)
 	}
 	out := map[string]recorded{}
-	for _, el := range doc.Recipients {
-		var r struct{ Phone, Status, Reason string }
-		var raw map[string]json.RawMessage
-		if json.Unmarshal(el, &r) != nil || json.Unmarshal(el, &raw) != nil {
-			t.Fatalf("state list: a recipient is not an object: %s", el)
-		}
-		out[r.Phone] = recorded{Status: r.Status, Reason: r.Reason, raw: raw}
+	for _, r := range doc.Recipients {
+		out[r.Phone] = r.recorded
 	}
 	return out
 }
@@ -641,55 +661,28 @@ func checkUnnamed(t *testing.T, fake *realFake, stdout string) {
 	}
 }
 
-// checkProviderIDs checks that the state keeps the id the provider gave
-// each message it took. fake.mu is held.
-func checkProviderIDs(t *testing.T, fake *realFake, numbers []string, recorded map[string]recorded) {
-	if fake.p.idPrefix == "" {
-		t.Skip(fake.p.name + " gives no id per message")
-	}
-	skipUnlisted(t, recorded, "provider_id")
-	for _, n := range numbers {
-		if id, want := recorded[n].member("provider_id"), fake.ids[n]; id != want {
-			t.Errorf("%s: provider_id %q, want %q (the id the provider gave its message)", n, id, want)
-		}
-	}
-}
-
-// checkProviderStatuses checks that the state keeps, for a recipient in
-// doubt because the mapping names not its status, the status the
-// provider gave. fake.mu is held.
-func checkProviderStatuses(t *testing.T, fake *realFake, numbers []string, recorded map[string]recorded) {
-	skipUnlisted(t, recorded, "provider_status")
-	for _, n := range numbers {
-		ft := fake.fates[n]
-		if got := recorded[n].member("provider_status"); ft.unnamed && got != ft.status {
-			t.Errorf("%s: provider_status %q, want %q", n, got, ft.status)
-		}
-	}
-}
-
-// skipUnlisted skips a check of key when `state list --json` shows it for
-// no recipient at all: the command does not have it yet.
-//
-// TODO(lead): provider_id and provider_status are documented for state
-// list --json (issue 34) but not shown yet; once they are, these checks
-// run. Drop this skip then, so that a key that goes missing fails.
-func skipUnlisted(t *testing.T, recorded map[string]recorded, key string) {
+// checkProviderWords holds what the state keeps of the provider's own
+// words for a recipient to the fake's: the id it gave the message, the
+// id of the request in its answer, and, for a status the mapping does not
+// name, that status. fake.mu is held.
+func checkProviderWords(t *testing.T, fake *realFake, n string, r recorded) {
 	t.Helper()
-	for _, r := range recorded {
-		if _, ok := r.raw[key]; ok {
-			return
-		}
+	if want := fake.ids[n]; r.ProviderID != want {
+		t.Errorf("%s: provider_id %q, want %q (the id the provider gave its message)", n, r.ProviderID, want)
 	}
-	t.Skipf("TODO: state list --json shows no %s yet: not checked", key)
-}
-
-// member is the string member key of the recipient's record, "" when it
-// has none.
-func (r recorded) member(key string) string {
-	var s string
-	json.Unmarshal(r.raw[key], &s)
-	return s
+	want := ""
+	if code := fake.lastHTTP[n]; fake.p.batchID != nil && code >= 200 && code < 300 {
+		want = fake.p.batchID(n)
+	}
+	if r.ProviderBatchID != want {
+		t.Errorf("%s: provider_batch_id %q, want %q (the id the provider's answer gave the request)", n, r.ProviderBatchID, want)
+	}
+	switch ft := fake.fates[n]; {
+	case ft.unnamed && r.ProviderStatus != ft.status:
+		t.Errorf("%s: provider_status %q, want %q, the status the mapping does not name", n, r.ProviderStatus, ft.status)
+	case r.Status == "sent" && r.ProviderStatus != "":
+		t.Errorf("%s: recorded sent with provider_status %q: only a status that is not plainly sent is kept", n, r.ProviderStatus)
+	}
 }
 
 // readyMappings reads the section "Ready mappings" of docs/providers.md:

@@ -301,7 +301,7 @@ func africasTalkingBody(rs []answered) (int, string) {
 	recipients := make([]string, 0, len(rs))
 	taken := 0
 	for _, r := range rs {
-		el := fmt.Sprintf(`{"statusCode":%s,"number":%q,"status":%q,"cost":"0"`, r.fate.status, r.to, r.fate.words)
+		el := fmt.Sprintf(`{"statusCode":%s,"number":%q,"status":%q`, r.fate.status, r.to, r.fate.words)
 		if r.id != "" {
 			taken++
 			el = fmt.Sprintf(`{"statusCode":%s,"number":%q,"status":%q,"cost":"KES 0.8000","messageId":%q`, r.fate.status, r.to, r.fate.words, r.id)

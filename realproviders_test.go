@@ -326,7 +326,7 @@ func cmBody(rs []answered) (int, string) {
 		if r.fate.words != "" {
 			m["parts"] = 0
 			m["messageDetails"] = strings.ReplaceAll(r.fate.words, "%s", to)
-			delete(m, "messageErrorCode") // CM's codes for these words are not documented
+			delete(m, "messageErrorCode") // no code is made up for the fake's refusals
 		}
 		msgs = append(msgs, m)
 	}

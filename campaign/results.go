@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -41,7 +42,10 @@ func (l *loader) results(v *yaml.Node, path string) *mapping.Results {
 
 // resultsList reads one list of provider.results.
 func (l *loader) resultsList(v *yaml.Node, path string) mapping.List {
-	m := mapping.List{Where: fmt.Sprintf("%s:%d", l.file, v.Line)}
+	// Where is kept in the reasons the state records: the file's name,
+	// not the path it was reached by, which goes stale when the
+	// repository moves.
+	m := mapping.List{Where: fmt.Sprintf("%s:%d", filepath.Base(l.file), v.Line)}
 	seen := map[string]int{}
 	statuses := map[string]*[]mapping.Value{"sent": &m.Sent, "retry": &m.Retry, "duplicate": &m.Duplicate, "failed": &m.Failed}
 	l.mapping(v, path, resultsKeys, func(key, path string, v *yaml.Node) bool {

@@ -18,8 +18,8 @@ func (b *builder) batchSize() int {
 	size := b.c.BatchSize
 	if limit := b.c.Provider.MaxRecipients; limit > 0 && limit < size {
 		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
-			"batches of %s recipients, not batch_size's %s: provider.max_recipients is %s",
-			words.Count(limit), words.Count(size), words.Count(limit)))
+			"batches of %s, not batch_size's %s: provider.max_recipients is %s",
+			words.N(limit, "recipient", "recipients"), words.Count(size), words.Count(limit)))
 		size = limit
 	}
 	return size

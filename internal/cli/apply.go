@@ -341,7 +341,11 @@ func (n nextStep) runError(err error) error {
 		if incomplete.Duplicates > 0 {
 			dup = fmt.Sprintf(" (the provider says it already has %d of them, so they were most likely sent by an earlier request: resolve those as sent once it confirms)", incomplete.Duplicates)
 		}
-		return withHint(err, "see them with %s; check the in-doubt ones with the provider%s, then %s (sent: delivered; unsent: the next apply sends them)", list, dup, resolve)
+		failed := ""
+		if incomplete.Failed > 0 || incomplete.Owed.Failed > 0 {
+			failed = fmt.Sprintf("; the failed ones the API refused: once the cause is fixed, %s", resolveFailed)
+		}
+		return withHint(err, "see them with %s; check the in-doubt ones with the provider%s, then %s (sent: delivered; unsent: the next apply sends them)%s", list, dup, resolve, failed)
 	case errors.As(err, new(*apply.SilentError)):
 		return withHint(err, "the provider may have sent them: check with the provider (its dashboard, its status page), then %s; if it is only slow, raise --request-timeout (or --max-silent); then %s",
 			resolve, n.carryOn())

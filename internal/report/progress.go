@@ -270,7 +270,7 @@ func retryLine(e apply.Event) string {
 	if e.Retried > 0 && e.HTTPStatus >= 200 && e.HTTPStatus < 300 {
 		// The provider took the request but listed some recipients as
 		// not acted on (throttled): those go again.
-		subject = fmt.Sprintf("%s of batch %s %s not acted on (throttled, said the provider)", words.N(e.Retried, "recipient", "recipients"), e.Batch,
+		subject = fmt.Sprintf("%s of batch %s %s not acted on (a retry status, said the provider)", words.N(e.Retried, "recipient", "recipients"), e.Batch,
 			words.Plural(e.Retried, "was", "were"))
 	}
 	if e.Batch == "" {

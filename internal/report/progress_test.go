@@ -189,7 +189,7 @@ func TestSendableAndSummary(t *testing.T) {
 
 func TestRetryLineOfThrottledRecipients(t *testing.T) {
 	got := retryLine(apply.Event{Type: "retry", Batch: "b-1", Retried: 3, HTTPStatus: 200, Attempt: 1, Wait: time.Second})
-	if want := "smsform: 3 recipients of batch b-1 were not acted on (throttled, said the provider) (HTTP 200); retry 1 of 8 in 1s"; got != want {
+	if want := "smsform: 3 recipients of batch b-1 were not acted on (a retry status, said the provider) (HTTP 200); retry 1 of 8 in 1s"; got != want {
 		t.Errorf("retryLine = %q, want %q", got, want)
 	}
 }

@@ -96,13 +96,13 @@ var realProviders = []realProvider{
 			{status: "0", deliver: true, parts: 3, want: "sent"},
 			{status: "0", deliver: true, want: "sent"},
 			{status: "0", deliver: true, want: "sent"},
-			// Vonage's error elements carry no "to": whatever their
-			// status, they name nobody, and the recipient is in doubt.
-			{status: "7", words: "Number Barred", want: "in_doubt", reason: "does not mention this recipient"},
-			{status: "6", words: "Invalid Message", want: "in_doubt", reason: "does not mention this recipient"},
-			{status: "1", words: "Throughput Rate Exceeded - please wait and retry", throttle: true,
-				want: "in_doubt", reason: "does not mention this recipient"},
-			{status: "5", words: "Internal Error", want: "in_doubt", reason: "does not mention this recipient"},
+			// Vonage's error elements carry no "to": with one recipient
+			// a request (max_recipients: 1), an element that names no
+			// number can only be about that one.
+			{status: "7", words: "Number Barred", want: "failed", reason: "refused by the provider: 7: Number Barred"},
+			{status: "6", words: "Invalid Message", want: "failed", reason: "refused by the provider: 6: Invalid Message"},
+			{status: "1", words: "Throughput Rate Exceeded - please wait and retry", throttle: true, want: "sent"},
+			{status: "5", words: "Internal Error", want: "in_doubt", reason: `status "5"`, unnamed: true},
 		},
 		body: vonageBody,
 	},

@@ -115,6 +115,22 @@ func TestStatusOfResults(t *testing.T) {
 	}
 }
 
+// TestOneRecipientNoNumber: the answer to one recipient may name no number
+// (Vonage's refusals): its element is about that recipient.
+func TestOneRecipientNoNumber(t *testing.T) {
+	m := bulk()
+	v := StatusOfResults(m, []string{"+447400900001"}, mapping.Answer{Complete: true, Elements: []mapping.Element{
+		{Status: "REJECTED", Outcome: mapping.Failed, Reason: "unroutable"}}})
+	if got := byPhone(v.Parts); got["+447400900001"] != "failed: refused by the provider: REJECTED: unroutable" {
+		t.Errorf("%q", got)
+	}
+	v = StatusOfResults(m, []string{"+447400900001", "+447400900002"}, mapping.Answer{Complete: true, Elements: []mapping.Element{
+		{Status: "REJECTED", Outcome: mapping.Failed}}})
+	if got := byPhone(v.Parts); got["+447400900001"] != "in_doubt: "+reasonNotListed {
+		t.Errorf("two recipients: %q", got)
+	}
+}
+
 // TestOthers: with others: sent, a recipient no list names is sent only
 // when the answer was read whole; otherwise in doubt.
 func TestOthers(t *testing.T) {

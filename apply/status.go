@@ -112,6 +112,9 @@ func StatusOfResults(m *mapping.Results, phones []string, a mapping.Answer) Verd
 	match := matchNumbers(phones)
 	for at, e := range a.Elements {
 		i, ok := match(at, e.Number)
+		if e.Number == "" {
+			i, ok = 0, len(phones) == 1 // an element of the answer to one recipient that names none
+		}
 		if !ok {
 			continue
 		}

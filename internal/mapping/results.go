@@ -101,8 +101,12 @@ type Results struct {
 // Element is one element of an answer's list, as the provider wrote it
 // and what the mapping makes of it.
 type Element struct {
-	List    int    // its list, an index of Results.Lists
-	Number  string // the recipient as the provider echoed it (maybe without +, with 00, national)
+	List int // its list, an index of Results.Lists
+	// Number is the recipient as the provider echoed it (maybe without +,
+	// with 00, national); "" only in the answer to a request of one
+	// recipient, where an element that names none can only be about it
+	// (Vonage's refusals name no number).
+	Number  string
 	Outcome Outcome
 	// Status is the element's status as written (a string unquoted, a
 	// number or boolean as text); with no usable status, NoStatus says what
@@ -166,7 +170,7 @@ func (r *Results) Read(doc []byte, n int, clean Cleaner) Answer {
 			a.Elements, a.Complete = nil, false
 			return a
 		}
-		if !rd.list(&a, i, l, list, MaxElements(n)) {
+		if !rd.list(&a, i, l, list, n) {
 			a.Complete = false
 		}
 	}
@@ -183,8 +187,10 @@ type reader struct {
 }
 
 // list appends the elements of list (JSON text of an array) that name a
-// number, up to limit; it reports whether it read the list to its end.
-func (rd *reader) list(a *Answer, at int, l *List, list []byte, limit int) bool {
+// number (any element, in the answer to one recipient), up to
+// MaxElements(n); it reports whether it read the list to its end.
+func (rd *reader) list(a *Answer, at int, l *List, list []byte, n int) bool {
+	limit := MaxElements(n)
 	// The picker's slots: the number first, then each pointer the list
 	// has (-1: none).
 	ptrs := []rawjson.Pointer{l.Number}
@@ -208,7 +214,7 @@ func (rd *reader) list(a *Answer, at int, l *List, list []byte, limit int) bool 
 			i = rawjson.SkipSpace(list, i+1)
 		}
 		num := rawjson.Text(found[0])
-		if num == "" {
+		if num == "" && n != 1 {
 			continue // names nobody: says nothing of any recipient
 		}
 		e := Element{List: at, Number: clip(num, 40)}

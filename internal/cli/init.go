@@ -42,6 +42,9 @@ func newInitCmd(env Env) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		if ref := actionRef(Version); ref == "main" {
+			warnf(env, "this smsform is a development build (%s), not a release: the workflows and the schema line name smsform/smsform@main, which moves; a release writes its own version there", Version)
+		}
 		if !inAutomation(env) {
 			sayInitNext(env, dir)
 		}
@@ -116,12 +119,9 @@ func makeStateFolder(dir string) error {
 
 // projectFiles reads the embedded project, with the schema's and the
 // action's version filled in: this smsform's release, or main for a build
-// that has none.
+// that has none (a development build: say so, devNote).
 func projectFiles(version string) ([]initFile, error) {
-	ref := version
-	if !strings.HasPrefix(ref, "v") || strings.ContainsAny(ref, " /") {
-		ref = "main"
-	}
+	ref := actionRef(version)
 	var files []initFile
 	err := fs.WalkDir(initFiles, initRoot, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -152,4 +152,13 @@ func createExcl(path string, data []byte) error {
 		return err
 	}
 	return f.Close()
+}
+
+// actionRef is the version written into generated workflows and schema
+// lines: this release's, or main for a development build.
+func actionRef(version string) string {
+	if !strings.HasPrefix(version, "v") || strings.ContainsAny(version, " /") {
+		return "main"
+	}
+	return version
 }

@@ -159,7 +159,10 @@ type Result struct {
 	Sent     int `json:"sent"`
 	Failed   int `json:"failed"`
 	InDoubt  int `json:"in_doubt"`
-	Skipped  int `json:"skipped"` // not attempted: the run stopped first
+	// Skipped counts recipients not attempted because the run stopped
+	// first (Stopped says why), their send window open; those whose window
+	// was closed are Waiting, however the run ended.
+	Skipped  int `json:"skipped"`
 	Segments int `json:"segments"`
 	Batches  int `json:"batches_sent"`
 	Retries  int `json:"retries"` // requests sent again after the provider did not act on them
@@ -173,8 +176,9 @@ type Result struct {
 	Duplicates int           `json:"duplicates,omitempty"`
 	Duration   time.Duration `json:"duration_ns"`
 	// Waiting counts recipients left for a later run because their send
-	// window (or not_before) had not opened; Next is when the first of them
-	// may go, NextLabel says so in words.
+	// window (or not_before) had not opened, whether or not the run
+	// stopped early; Next is when the first of them may go (when the run
+	// got that far), NextLabel says so in words.
 	Waiting   int       `json:"waiting,omitempty"`
 	Next      time.Time `json:"next_open,omitzero"`
 	NextLabel string    `json:"next_label,omitempty"`
@@ -195,6 +199,10 @@ type Result struct {
 	// Owed is what the state records as owed at the end, this run's and
 	// every earlier run's (see Options.Owed).
 	Owed *Owed `json:"owed,omitempty"`
+	// Stopped says why the run stopped before trying every batch (an
+	// interrupt, a pause, the limit, too many errors, the state refusing a
+	// write, a silent provider): what Skipped counts. "" when it did not.
+	Stopped string `json:"stopped,omitempty"`
 	// LimitReached says the run stopped at Options.Limit (Limit, in
 	// recipients); Skipped and Waiting count what it left.
 	LimitReached bool `json:"limit_reached,omitempty"`
@@ -287,6 +295,9 @@ func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Re
 	}
 	r.res.Duration = time.Since(r.started)
 	r.limited()
+	if r.res.Skipped > 0 {
+		r.res.Stopped = stoppedBy(ctx, r.err)
+	}
 	if o.Owed != nil {
 		owed := o.Owed()
 		r.res.Owed = &owed
@@ -348,7 +359,7 @@ func (r *runner) pass(ctx, sendCtx context.Context, p *plan.Plan, todo []batchRe
 			k++
 		}
 		if r.stopped(ctx) || !r.reserve(i, b) {
-			r.skip(b)
+			r.skipAt(i, b)
 			return nil
 		}
 		jobs <- job{i: i, b: b}
@@ -370,13 +381,25 @@ func (r *runner) pass(ctx, sendCtx context.Context, p *plan.Plan, todo []batchRe
 	return slices.Clone(r.waiting)
 }
 
-// skipAll counts batches left unsent.
+// skipAll counts batches left unsent, as skip does.
 func (r *runner) skipAll(refs []batchRef) {
 	r.count(func(res *Result) {
 		for _, ref := range refs {
-			res.Skipped += ref.recipients
+			r.left(res, ref.i, ref.recipients)
 		}
 	})
+}
+
+// left counts n recipients of batch i that the run leaves unsent: waiting
+// when their send window is closed now (a later run sends them, whether or
+// not this one stopped), else skipped (the run stopped first). One
+// definition, whatever stopped the run.
+func (r *runner) left(res *Result, i, n int) {
+	if r.openNowLocked(i) {
+		res.Skipped += n
+		return
+	}
+	res.Waiting += n
 }
 
 // job is a batch and its place in the plan; held: b is what the frequency
@@ -491,6 +514,12 @@ func (r *runner) unrecorded(b plan.Batch, err error) {
 
 func (r *runner) skip(b plan.Batch) {
 	r.count(func(res *Result) { res.Skipped += len(b.Recipients) })
+}
+
+// skipAt is skip of batch i of the plan, which may be waiting for its
+// window rather than skipped (see left).
+func (r *runner) skipAt(i int, b plan.Batch) {
+	r.count(func(res *Result) { r.left(res, i, len(b.Recipients)) })
 }
 
 // skipPieces counts pieces of a batch left unsent.
@@ -698,4 +727,26 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// stoppedBy says, in a few words, what stopped a run early.
+func stoppedBy(ctx context.Context, err error) string {
+	var silent *SilentError
+	switch {
+	case errors.Is(err, state.ErrPaused):
+		return "the campaign was paused"
+	case errors.As(err, new(*LimitError)):
+		return "--limit was reached"
+	case errors.Is(err, ErrTooManyErrors):
+		return "too many failed or in-doubt batches"
+	case errors.Is(err, ErrStateRefused):
+		return "the state refused a write"
+	case errors.As(err, &silent):
+		return "the provider stopped answering"
+	case err != nil:
+		return "an error"
+	case ctx.Err() != nil:
+		return "interrupted"
+	}
+	return "stopped"
 }

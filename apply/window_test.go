@@ -387,7 +387,9 @@ func TestRunNotBefore(t *testing.T) {
 	}
 }
 
-// TestRunInterruptedWhileWaiting: an interrupt ends a wait at once.
+// TestRunInterruptedWhileWaiting: an interrupt ends a wait at once; the
+// recipients it leaves wait for their window, counted so however the run
+// ended (not skipped: one definition of each count).
 func TestRunInterruptedWhileWaiting(t *testing.T) {
 	srv := testharness.Start(t, sandbox.Config{})
 	r := newWindowRig(t, srv, "interrupt", paris, "send_window: {from: \"09:00\", to: \"20:00\"}\n", 2)
@@ -398,7 +400,7 @@ func TestRunInterruptedWhileWaiting(t *testing.T) {
 		cancel()
 	}()
 	res, err := r.run(t, ctx, r.plan(t), nil, apply.Options{Clock: clock, Wait: true})
-	if !errors.Is(err, apply.ErrInterrupted) || res.Sent != 0 || res.Skipped != 2 {
+	if !errors.Is(err, apply.ErrInterrupted) || res.Sent != 0 || res.Waiting != 2 || res.Skipped != 0 {
 		t.Fatalf("result %+v, %v; want an interrupt with nothing sent", res, err)
 	}
 }
@@ -463,5 +465,25 @@ func TestRunWindowProperty(t *testing.T) {
 				t.Errorf("run %d (%s at %s): %s is open but was not sent", run, strings.TrimSpace(sched), now, p)
 			}
 		}
+	}
+}
+
+// TestCountsOneDefinition: a run paused before its batches, whose window is
+// open for some and closed for others, counts the closed ones waiting and
+// the open ones skipped, with why it stopped; the same campaign run to its
+// end counts the closed ones waiting again.
+func TestCountsOneDefinition(t *testing.T) {
+	srv := testharness.Start(t, sandbox.Config{})
+	r := newWindowRig(t, srv, "counts", paris, "send_window: {from: \"09:00\", to: \"20:00\"}\n", 2)
+	clock := &fakeClock{now: time.Date(2026, 11, 23, 22, 0, 0, 0, time.UTC)}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // stopped before the first batch
+	res, err := r.run(t, ctx, r.plan(t), nil, apply.Options{Clock: clock})
+	if !errors.Is(err, apply.ErrInterrupted) || res.Waiting != 2 || res.Skipped != 0 {
+		t.Fatalf("interrupted at once: %+v, %v; want 2 waiting, none skipped", res, err)
+	}
+	res, err = r.run(t, context.Background(), r.plan(t), nil, apply.Options{Clock: clock})
+	if !errors.As(err, new(*apply.ClosedError)) || res.Waiting != 2 || res.Skipped != 0 {
+		t.Fatalf("run to its end: %+v, %v; want the same 2 waiting", res, err)
 	}
 }

@@ -323,10 +323,14 @@ func WriteResult(w io.Writer, r *apply.Result, complete bool, o Output) error {
 		{header: "Retries", cells: []string{words.Count(r.Retries)}},
 		{header: "Time", cells: []string{r.Duration.Round(time.Millisecond).String()}},
 	}
-	// Only a project's ledger suppresses or holds back: shown when it did.
+	// Only a project's ledger suppresses or holds back, only a send window
+	// keeps waiting: shown when they did.
 	if r.Suppressed > 0 || r.HeldByCap > 0 {
 		cols = slices.Insert(cols, 4, column{header: "Suppressed", cells: []string{words.Count(r.Suppressed)}},
 			column{header: "Held back", cells: []string{words.Count(r.HeldByCap)}})
+	}
+	if r.Waiting > 0 {
+		cols = slices.Insert(cols, 3, column{header: "Waiting", cells: []string{words.Count(r.Waiting)}})
 	}
 	g := &grid{cols: cols}
 	g.shrink = append(g.shrink, func(g *grid) bool {
@@ -350,6 +354,14 @@ func WriteResult(w io.Writer, r *apply.Result, complete bool, o Output) error {
 	}
 	if err := g.write(w, o.Plain); err != nil {
 		return err
+	}
+	if r.Skipped > 0 && r.Stopped != "" {
+		fmt.Fprintf(w, "\nSkipped: %s not tried, since the run stopped first (%s); the next apply sends %s.\n",
+			words.N(r.Skipped, "recipient", "recipients"), r.Stopped, words.Plural(r.Skipped, "it", "them"))
+	}
+	if r.Waiting > 0 {
+		fmt.Fprintf(w, "\nWaiting: %s for %s send window; a later apply (or apply --wait) sends %s.\n",
+			words.N(r.Waiting, "recipient", "recipients"), words.Plural(r.Waiting, "its", "their"), words.Plural(r.Waiting, "it", "them"))
 	}
 	for _, u := range r.Unrecognised {
 		fmt.Fprintf(w, "\nThe provider answered status %s for %s, which provider.results (%s) does not name: in doubt. Add it there under sent, failed, retry or duplicate.\n",

@@ -155,10 +155,10 @@ type Event struct {
 
 // Result counts a run, in recipients unless said otherwise.
 type Result struct {
-	Total    int `json:"total"`
-	Sent     int `json:"sent"`
-	Failed   int `json:"failed"`
-	InDoubt  int `json:"in_doubt"`
+	Total   int `json:"total"`
+	Sent    int `json:"sent"`
+	Failed  int `json:"failed"`
+	InDoubt int `json:"in_doubt"`
 	// Skipped counts recipients not attempted because the run stopped
 	// first (Stopped says why), their send window open; those whose window
 	// was closed are Waiting, however the run ended.

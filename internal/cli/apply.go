@@ -112,8 +112,8 @@ func runApply(ctx context.Context, env Env, f applyFlags, target string) error {
 		return err
 	}
 	next.base, next.baseFrom, next.hours = client.Client.BaseURL, baseURLSource(c, env), client.Hours
-	if msg := choice.secondLedger(ctx, campaignPath, c.Name); msg != "" {
-		return withHint(errors.New(msg), "nothing was sent or recorded: one campaign, one ledger")
+	if err := choice.splitLedger(ctx, campaignPath, c.Name); err != nil {
+		return withHint(err, "nothing was sent or recorded: one campaign, one ledger")
 	}
 	// The saved plan's own sign of an earlier state (the lineage it was
 	// made against) is apply.Start's to give: it is known once the file

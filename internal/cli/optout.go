@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -209,8 +208,8 @@ func newOptOutListCmd(env Env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if msg := ledger.earlierState(ctx); msg != "" {
-			warnf(env, "%s", msg)
+		if err := ledger.projectSplit(ctx); err != nil {
+			warnf(env, "%v", err)
 		}
 		l := report.OptOutList{Project: ledger.project.Path, State: ledger.shown()}
 		walk := func(fn func(state.OptOut) error) error {
@@ -234,8 +233,8 @@ func optOutInput(env Env, f *optOutFlags) (stateChoice, *numberSet, error) {
 	}
 	// An opt-out recorded in a state the project's earlier ledger was not
 	// carried into would make that state look like the project's.
-	if msg := ledger.earlierState(context.Background()); msg != "" {
-		return stateChoice{}, nil, withHint(errors.New(msg), "migrate first: nothing was recorded")
+	if err := ledger.projectSplit(context.Background()); err != nil {
+		return stateChoice{}, nil, withHint(err, "migrate first: nothing was recorded")
 	}
 	norm, err := f.normalizer()
 	if err != nil {

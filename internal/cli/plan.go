@@ -265,8 +265,8 @@ func computePlan(ctx context.Context, env Env, f planFlags, campaignPath string,
 		if serr := p.ScheduleAt(at); serr != nil {
 			return r, serr
 		}
-		if msg := r.choice.secondLedger(ctx, campaignPath, c.Name); msg != "" {
-			p.Warnings = append(p.Warnings, msg+"; apply refuses to run until it is settled")
+		if err := r.choice.splitLedger(ctx, campaignPath, c.Name); err != nil {
+			p.Warnings = append(p.Warnings, err.Error()+"; apply refuses to run until it is settled")
 		}
 	}
 	r.plan = p

@@ -368,7 +368,9 @@ func newStateWhereCmd(env Env) *cobra.Command {
 		}
 		defer st.Close()
 		w.Lineage, w.Serial, w.Moved, w.Paused = st.Lineage(), st.Serial(), st.Moved(), st.Paused()
-		w.SecondLedger = choice.secondLedger(ctx, pos[0], c.Name)
+		if err := choice.splitLedger(ctx, pos[0], c.Name); err != nil {
+			w.SecondLedger = err.Error()
+		}
 		if *jsonOut {
 			return report.WriteStateWhereJSON(env.Stdout, w)
 		}

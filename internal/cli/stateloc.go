@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -196,99 +195,77 @@ func (c stateChoice) openView(ctx context.Context, name string) (*state.State, e
 	return st, readOnlyHint(lineageHint(err), c.loc)
 }
 
-// secondLedger says why a state file other than the one in use is a
-// second ledger of the campaign: the file next to the campaign, or a state
-// file in the project's folder (the project's state before it moved to a
-// database, say), that records the campaign and was not migrated (state
-// migrate marks what it copies); or a state file of the project that holds
-// opt-outs while the state in use holds none, which would not be honoured.
-// "" when there is none.
-func (c stateChoice) secondLedger(ctx context.Context, campaignPath, name string) string {
+// ledgers is what state.CheckSplitLedger looks at for the campaign name
+// ("" for the project's ledger alone) whose state is c.
+func (c stateChoice) ledgers(name string) state.Ledgers {
+	l := state.Ledgers{InUse: c.loc, Campaign: name, Beside: c.beside, ProjectFile: campaign.ProjectFile}
+	if c.project != nil {
+		l.ProjectDir = c.project.Dir
+	}
+	return l
+}
+
+// splitLedger is the state file that holds part of the ledger of the
+// campaign (named name, in the file at campaignPath) besides the state in
+// use (see state.CheckSplitLedger), in the command line's words; nil when
+// there is one ledger. The default state, next to the campaign, has no
+// other place to be.
+func (c stateChoice) splitLedger(ctx context.Context, campaignPath, name string) error {
 	if c.source == fromDefault {
-		return ""
+		return nil
 	}
-	// A state in use that moved away is refused as such (perhaps it moved
-	// to the very file next to the campaign).
-	if in, err := c.openView(ctx, name); err == nil {
-		moved := in.Moved() != nil
-		in.Close()
-		if moved {
-			return ""
-		}
+	return c.splitWords(state.CheckSplitLedger(ctx, c.ledgers(name)), campaignPath)
+}
+
+// projectSplit is splitLedger for the project's ledger alone: what optout
+// commands, which have no campaign, check.
+func (c stateChoice) projectSplit(ctx context.Context) error {
+	l := c.ledgers("")
+	l.Beside = ""
+	return c.splitWords(state.CheckSplitLedger(ctx, l), "")
+}
+
+// splitWords puts a *state.SplitLedgerError in the command line's words;
+// other errors (and nil) are returned as they are.
+func (c stateChoice) splitWords(err error, campaignPath string) error {
+	var se *state.SplitLedgerError
+	if !errors.As(err, &se) {
+		return err
 	}
-	for _, f := range c.otherStateFiles() {
-		if msg := c.earlierProjectState(ctx, f); msg != "" {
-			return msg
-		}
-		st, err := state.OpenSharedReadOnly(ctx, f, name)
-		if err != nil {
-			continue
-		}
-		serial, recorded := st.Serial(), st.Lineage() != "" && st.Serial() != 0 && st.Moved() == nil
-		st.Close()
-		if !recorded {
-			continue
-		}
-		where := "next to the campaign"
-		if f != c.beside {
-			where = "in the project's folder"
+	return &splitLedgerError{SplitLedgerError: se, from: c.from(), campaignPath: campaignPath,
+		to: shellWord(shownState(savedStatePath(c.loc)))}
+}
+
+// splitLedgerError is a *state.SplitLedgerError said with where the state
+// in use came from and the state migrate command that carries the other
+// file over.
+type splitLedgerError struct {
+	*state.SplitLedgerError
+	from         string // where the state in use came from (stateChoice.from)
+	campaignPath string // the campaign file, as given
+	to           string // the state in use, as state migrate --to takes it
+}
+
+func (e *splitLedgerError) Unwrap() error { return e.SplitLedgerError }
+
+func (e *splitLedgerError) Error() string {
+	migrate := fmt.Sprintf("smsform state migrate --from %s --to %s", shellWord(e.Other), e.to)
+	switch e.Kind {
+	case state.SplitCampaign:
+		where := "in the project's folder"
+		if e.Beside {
+			where = "next to the campaign"
 		}
 		return fmt.Sprintf("%s %s records campaign %s (serial %d) and was not migrated, while the state in use is %s (%s): "+
 			"two ledgers of one campaign; carry it over with smsform state migrate %s --from %s --to %s, or remove it if it is stale",
-			f, where, name, serial, c.shown(), c.from(), campaignPath, shellWord(f), shellWord(shownState(savedStatePath(c.loc))))
-	}
-	return ""
-}
-
-// earlierProjectState says why the state file f, in the project's folder,
-// is the project's earlier state and not yet carried over to the state in
-// use: it holds a ledger (opt-outs, the cap's history: only a project's
-// state does) and either campaigns that were not migrated, or opt-outs
-// and cap entries the state in use does not have. Every campaign of the
-// project is held to it, not only those it records: the opt-outs and the
-// cap concern everyone. "" when it is not.
-func (c stateChoice) earlierProjectState(ctx context.Context, f string) string {
-	if c.project == nil || f == c.beside {
-		return ""
-	}
-	old, err := state.Ledger(ctx, f)
-	if err != nil || old.Empty() {
-		return ""
-	}
-	migrate := fmt.Sprintf("smsform state migrate --from %s --to %s", shellWord(f), shellWord(shownState(savedStatePath(c.loc))))
-	cs, err := state.Campaigns(ctx, f)
-	if err != nil {
-		return ""
-	}
-	var left []string
-	for _, x := range cs {
-		if !x.Moved {
-			left = append(left, x.Name)
-		}
-	}
-	if len(left) > 0 {
+			e.Other, where, e.Campaign, e.Serial, e.InUse, e.from, e.campaignPath, shellWord(e.Other), e.to)
+	case state.SplitProject:
 		return fmt.Sprintf("%s in the project's folder is the project's earlier state and still records %s not migrated (%s), "+
 			"with the project's opt-outs and frequency-cap history, while the state in use is %s (%s): the ledger would be split; "+
-			"carry it all over with %s", f, words.N(len(left), "campaign", "campaigns"), strings.Join(left, ", "), c.shown(), c.from(), migrate)
-	}
-	now, err := state.Ledger(ctx, c.loc)
-	if err != nil || now.OptOutSeq >= old.OptOutSeq && (now.CapNumbers > 0 || old.CapNumbers == 0) {
-		return ""
+			"carry it all over with %s", e.Other, words.N(len(e.Unmigrated), "campaign", "campaigns"), strings.Join(e.Unmigrated, ", "), e.InUse, e.from, migrate)
 	}
 	return fmt.Sprintf("%s in the project's folder holds the project's opt-outs and frequency-cap history, which the state in use, %s (%s), "+
-		"does not: they would not be honoured; carry them over with %s", f, c.shown(), c.from(), migrate)
-}
-
-// earlierState is earlierProjectState for any state file of the project's
-// folder: what optout commands, which have no campaign, check.
-func (c stateChoice) earlierState(ctx context.Context) string {
-	c.beside = ""
-	for _, f := range c.otherStateFiles() {
-		if msg := c.earlierProjectState(ctx, f); msg != "" {
-			return msg
-		}
-	}
-	return ""
+		"does not: they would not be honoured; carry them over with %s", e.Other, e.InUse, e.from, migrate)
 }
 
 // shellWord is s as a shell reads one word: quoted when it holds anything
@@ -301,44 +278,6 @@ func shellWord(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// otherStateFiles are the state files that could be a second ledger of a
-// campaign whose state is c: the file next to the campaign, and the state
-// files in the project's folder and three levels below (a project nested
-// in it is its own), that are not the state in use.
-func (c stateChoice) otherStateFiles() []string {
-	var files []string
-	if c.beside != "" {
-		files = append(files, c.beside)
-	}
-	if c.project != nil {
-		root, seen := c.project.Dir, 0
-		filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-			if seen++; err != nil || seen > 5000 {
-				return fs.SkipAll
-			}
-			if d.IsDir() {
-				rel, _ := filepath.Rel(root, path)
-				nested := path != root && exists(filepath.Join(path, campaign.ProjectFile))
-				if d.Name() == ".git" || d.Name() == "node_modules" || nested || strings.Count(rel, string(filepath.Separator)) >= 3 {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			if d.Type().IsRegular() && strings.HasSuffix(path, ".smsstate") && path != c.beside {
-				files = append(files, path)
-			}
-			return nil
-		})
-	}
-	var out []string
-	for _, f := range files {
-		if same, err := state.SameState(f, c.loc); err == nil && !same && exists(f) {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 // movedError adds what to do to a record marked moved.

@@ -235,8 +235,8 @@ func openForTest(ctx context.Context, env Env, path string, c *campaign.Campaign
 	if err != nil {
 		return nil, err
 	}
-	if msg := choice.secondLedger(ctx, path, c.Name); msg != "" {
-		return nil, withHint(errors.New(msg), "nothing was sent or recorded: one campaign, one ledger")
+	if err := choice.splitLedger(ctx, path, c.Name); err != nil {
+		return nil, withHint(err, "nothing was sent or recorded: one campaign, one ledger")
 	}
 	st, err := state.Open(ctx, choice.loc, state.Options{Campaign: c.Name, LockTimeout: lockTimeout, LockWait: sayLockWait(env),
 		RunURL: runURL(env), Shared: choice.shared, Signs: earlierStateSigns(choice, c.Name)})

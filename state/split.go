@@ -1,0 +1,240 @@
+package state
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// A campaign keeps one ledger. A state file left where smsform would once
+// have used it — next to the campaign, or in the project's folder before
+// the project's state moved to a database — still holds what it recorded;
+// a state in use that does not hold it too is a second, partial ledger:
+// everyone it recorded would be messaged again, and its opt-outs would
+// not be honoured. [CheckSplitLedger] finds such a file.
+
+// Ledgers says where a campaign's ledger is, and where an earlier one may
+// have been left: what [CheckSplitLedger] looks at.
+type Ledgers struct {
+	// InUse is the state in use: a file path or a PostgreSQL location.
+	InUse string
+	// Campaign is the campaign's name; "" checks only the project's
+	// ledger (opt-outs and the frequency cap's history), for a command
+	// that names no campaign.
+	Campaign string
+	// Beside is the state file next to the campaign, the default outside
+	// a project; "" when none is looked for.
+	Beside string
+	// ProjectDir is the project's folder, "" outside a project. Its state
+	// files, and those up to three folders below it, are looked at; a
+	// folder holding ProjectFile is a project of its own, whose states are
+	// its own.
+	ProjectDir  string
+	ProjectFile string
+}
+
+// SplitKind says how a state file splits a campaign's ledger.
+type SplitKind int
+
+const (
+	// SplitCampaign: the file records the campaign (Serial) and was not
+	// migrated to the state in use.
+	SplitCampaign SplitKind = iota + 1
+	// SplitProject: the file is the project's earlier state: it holds the
+	// project's ledger and campaigns that were not migrated (Unmigrated).
+	SplitProject
+	// SplitOptOuts: the file holds the project's opt-outs and frequency-cap
+	// history, which the state in use does not: they would not be honoured.
+	SplitOptOuts
+)
+
+// SplitLedgerError is the state file that, besides the state in use, holds
+// part of a campaign's or a project's ledger. Nothing may be sent or
+// recorded until it is carried over (state migrate) or removed.
+type SplitLedgerError struct {
+	Kind  SplitKind
+	Other string // the other state file
+	// Beside: Other is the file next to the campaign (else a state file
+	// of the project's folder).
+	Beside   bool
+	InUse    string // the state in use, as it may be shown (no password)
+	Campaign string // "" when the check named no campaign
+	// Serial is what Other records of the campaign (SplitCampaign).
+	Serial int64
+	// Unmigrated are the campaigns Other records and that were not
+	// migrated (SplitProject).
+	Unmigrated []string
+}
+
+func (e *SplitLedgerError) Error() string {
+	switch e.Kind {
+	case SplitCampaign:
+		return fmt.Sprintf("%s records campaign %s (serial %d) and was not migrated to the state in use, %s: two ledgers of one campaign",
+			e.Other, e.Campaign, e.Serial, e.InUse)
+	case SplitProject:
+		return fmt.Sprintf("%s is the project's earlier state and still records campaigns not migrated (%s), with the project's opt-outs and frequency-cap history, while the state in use is %s: the ledger would be split",
+			e.Other, strings.Join(e.Unmigrated, ", "), e.InUse)
+	}
+	return fmt.Sprintf("%s holds the project's opt-outs and frequency-cap history, which the state in use, %s, does not: they would not be honoured",
+		e.Other, e.InUse)
+}
+
+// CheckSplitLedger returns a *SplitLedgerError when a state file other
+// than the state in use holds part of the ledger: the file next to the
+// campaign, or a state file of the project's folder, that records the
+// campaign and was not migrated (state migrate marks what it copies); or
+// the project's earlier state, which holds the project's ledger and
+// either campaigns not migrated or opt-outs and cap entries the state in
+// use lacks. Every campaign of the project is held to the project's
+// earlier state, not only those it records: opt-outs and caps concern
+// everyone. A record of test sends alone is no ledger (serial 0). It reads
+// only, and nil means one ledger.
+func CheckSplitLedger(ctx context.Context, l Ledgers) error {
+	// A state in use that moved away is refused as such (perhaps it moved
+	// to the very file next to the campaign).
+	if l.Campaign != "" && movedAway(ctx, l.InUse, l.Campaign) {
+		return nil
+	}
+	for _, f := range l.otherFiles() {
+		if err := l.earlierProjectState(ctx, f); err != nil {
+			return err
+		}
+		if err := l.campaignRecord(ctx, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// movedAway reports whether the campaign's record in the state at loc is
+// marked moved.
+func movedAway(ctx context.Context, loc, campaign string) bool {
+	st, err := OpenSharedReadOnly(ctx, loc, campaign)
+	if err != nil {
+		return false
+	}
+	defer st.Close()
+	return st.Moved() != nil
+}
+
+// campaignRecord is the *SplitLedgerError of a file f that records the
+// campaign with a send (serial past 0) and was not migrated.
+func (l Ledgers) campaignRecord(ctx context.Context, f string) error {
+	if l.Campaign == "" {
+		return nil
+	}
+	st, err := OpenSharedReadOnly(ctx, f, l.Campaign)
+	if err != nil {
+		return nil
+	}
+	serial, recorded := st.Serial(), st.Lineage() != "" && st.Serial() != 0 && st.Moved() == nil
+	st.Close()
+	if !recorded {
+		return nil
+	}
+	return &SplitLedgerError{Kind: SplitCampaign, Other: f, Beside: f == l.Beside, InUse: Redact(l.InUse), Campaign: l.Campaign, Serial: serial}
+}
+
+// earlierProjectState is the *SplitLedgerError of a state file f of the
+// project's folder that is the project's earlier state, not yet carried
+// over to the state in use: it holds a ledger (only a project's state
+// does) and either campaigns that were not migrated, or opt-outs and cap
+// entries the state in use does not have.
+func (l Ledgers) earlierProjectState(ctx context.Context, f string) error {
+	if l.ProjectDir == "" || f == l.Beside {
+		return nil
+	}
+	old, err := Ledger(ctx, f)
+	if err != nil || old.Empty() {
+		return nil
+	}
+	cs, err := Campaigns(ctx, f)
+	if err != nil {
+		return nil
+	}
+	var left []string
+	for _, c := range cs {
+		if !c.Moved {
+			left = append(left, c.Name)
+		}
+	}
+	e := &SplitLedgerError{Kind: SplitProject, Other: f, InUse: Redact(l.InUse), Campaign: l.Campaign, Unmigrated: left}
+	if len(left) > 0 {
+		return e
+	}
+	now, err := Ledger(ctx, l.InUse)
+	if err != nil || now.OptOutSeq >= old.OptOutSeq && (now.CapNumbers > 0 || old.CapNumbers == 0) {
+		return nil
+	}
+	e.Kind = SplitOptOuts
+	return e
+}
+
+// maxWalk bounds the files a search of the project's folder looks at, so
+// that a project in a large tree does not slow every command down.
+const maxWalk = 5000
+
+// otherFiles are the state files that could be a second ledger: the file
+// next to the campaign, and the state files in the project's folder and
+// three levels below (a nested project is its own), that exist and are
+// not the state in use.
+func (l Ledgers) otherFiles() []string {
+	var files []string
+	if l.Beside != "" {
+		files = append(files, l.Beside)
+	}
+	if l.ProjectDir != "" {
+		files = append(files, l.projectFiles()...)
+	}
+	var out []string
+	for _, f := range files {
+		if _, err := os.Lstat(f); err != nil {
+			continue
+		}
+		if same, err := SameState(f, l.InUse); err == nil && !same {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// projectFiles are the state files of the project's folder, bar Beside.
+func (l Ledgers) projectFiles() []string {
+	var files []string
+	root, seen := l.ProjectDir, 0
+	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if seen++; err != nil || seen > maxWalk {
+			return fs.SkipAll
+		}
+		if d.IsDir() {
+			if path != root && l.skipDir(root, path, d.Name()) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() && strings.HasSuffix(path, ".smsstate") && path != l.Beside {
+			files = append(files, path)
+		}
+		return nil
+	})
+	return files
+}
+
+// skipDir reports whether the walk of the project's folder passes over
+// the folder path: version control, dependencies, a nested project, or
+// too deep.
+func (l Ledgers) skipDir(root, path, name string) bool {
+	if name == ".git" || name == "node_modules" {
+		return true
+	}
+	if l.ProjectFile != "" {
+		if _, err := os.Lstat(filepath.Join(path, l.ProjectFile)); err == nil {
+			return true
+		}
+	}
+	rel, _ := filepath.Rel(root, path)
+	return strings.Count(rel, string(filepath.Separator)) >= 3
+}

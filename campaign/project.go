@@ -36,8 +36,11 @@ type Project struct {
 	// FrequencyCap bounds the messages to one number across every campaign
 	// of the project; nil: none.
 	FrequencyCap *FrequencyCap
-	// TestRecipients are numbers `smsform test` may send to, as written.
-	TestRecipients []string
+	// TestRecipients are numbers `smsform test` may send to, as written;
+	// TestRecipientLines their lines, so that `test`, which reads them
+	// with a campaign's default_region, can say where one is wrong.
+	TestRecipients     []string
+	TestRecipientLines []int
 	// Campaigns are the globs (relative to Dir) that find the project's
 	// campaign files.
 	Campaigns []string
@@ -185,7 +188,7 @@ func (l *loader) loadProject(abs string) *Project {
 		case "frequency_cap":
 			p.FrequencyCap = l.frequencyCap(v, path)
 		case "test_recipients":
-			p.TestRecipients, _ = l.numbers(v, path)
+			p.TestRecipients, p.TestRecipientLines = l.numbers(v, path)
 		case "campaigns":
 			p.Campaigns = l.globs(v, path)
 		}

@@ -351,6 +351,11 @@ func addOptOuts(ctx context.Context, env Env, ledger stateChoice, nums *numberSe
 		fmt.Fprintf(env.Stdout, "Nothing to record: %s already opted out%s.\n", countedNumbers(already), nums.skipped())
 		return nil
 	}
+	// The first opt-outs of a new project make its state, as its first
+	// apply would: a STOP list is imported before the first campaign.
+	if err := ledger.makeFolder(); err != nil {
+		return err
+	}
 	if _, err := state.ChangeOptOuts(ctx, ledger.loc, changes); err != nil {
 		return err
 	}

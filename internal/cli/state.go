@@ -101,7 +101,7 @@ func newStateListCmd(env Env) *cobra.Command {
 		defer st.Close()
 		path := choice.shown()
 		if st.Lineage() == "" {
-			return withHint(fmt.Errorf("no state at %s", path), "apply the campaign first, or name the state with --state")
+			return choice.noRecord(ctx, name)
 		}
 
 		counts, err := st.Counts(ctx)

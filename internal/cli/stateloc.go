@@ -282,6 +282,28 @@ func shellWord(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// noRecord says that the state holds no record of the campaign name ("":
+// of any campaign): that there is no state there at all, or that the
+// state there records other campaigns, or only the project's ledger.
+func (c stateChoice) noRecord(ctx context.Context, name string) error {
+	const hint = "apply the campaign first, or name the state with --state"
+	cs, cerr := state.Campaigns(ctx, c.loc)
+	ledger, lerr := state.Ledger(ctx, c.loc)
+	found := cerr == nil && len(cs) > 0 || lerr == nil && !ledger.Empty() || !state.IsPostgres(c.loc) && exists(c.loc)
+	if !found {
+		return withHint(fmt.Errorf("no state at %s", c.shown()), hint)
+	}
+	what := "campaign " + name
+	if name == "" {
+		what = "any campaign"
+	}
+	others := ""
+	if len(cs) > 0 {
+		others = fmt.Sprintf(" (it records %s)", words.N(len(cs), "other campaign", "other campaigns"))
+	}
+	return withHint(fmt.Errorf("the state at %s has no record of %s%s", c.shown(), what, others), hint)
+}
+
 // movedError adds what to do to a record marked moved.
 func movedError(err error) error {
 	var me *state.MovedError

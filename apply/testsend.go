@@ -131,9 +131,9 @@ func (e *OptedOutError) Error() string {
 
 // SendTests sends the campaign's test messages to r.To and records each
 // request as a test send. It picks the messages first (a bad row stops it
-// there), gets a token ([NoTokenError]), opens and locks the state
-// (state.Open's errors as they are), refuses numbers opted out in the
-// state's ledger ([OptedOutError]), then sends each message in requests
+// there), opens and locks the state (state.Open's errors as they are),
+// refuses numbers opted out in the state's ledger ([OptedOutError]), gets
+// a token ([NoTokenError]), then sends each message in requests
 // of at most a batch (and provider.max_recipients) of numbers. A message
 // the provider did not take does not stop the others; a token that
 // cannot be had does, nothing more sent.
@@ -142,21 +142,24 @@ func SendTests(ctx context.Context, r TestRequest) (*TestResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &TestResult{Messages: msgs, To: r.To}
-	if err := Prepare(ctx, r.Client, Options{Events: r.Events}); err != nil {
-		return nil, &NoTokenError{Err: err}
-	}
 	opts := r.StateOptions
 	opts.Campaign = r.Campaign.Name
 	st, err := state.Open(ctx, r.State, opts)
 	if err != nil {
 		return nil, err
 	}
+	// Closed with nothing recorded, the state is as it was: no file made,
+	// no lock file left.
 	defer st.Close()
 	if err := refuseOptedOut(ctx, r.State, r.To); err != nil {
 		return nil, err
 	}
-	res.Paused = st.Paused()
+	// What the state says (locked, opted out) is said before the token is
+	// asked for, as apply does.
+	if err := Prepare(ctx, r.Client, Options{Events: r.Events}); err != nil {
+		return nil, &NoTokenError{Err: err}
+	}
+	res := &TestResult{Messages: msgs, To: r.To, Paused: st.Paused()}
 	return res, sendTests(ctx, r, st, res)
 }
 

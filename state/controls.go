@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/jackc/pgx/v5/stdlib"
@@ -152,6 +154,11 @@ func openControl(ctx context.Context, loc, campaign string, shared, mk bool) (*s
 	}
 	real, err := ResolveFile(loc)
 	if err != nil {
+		if abs, aerr := filepath.Abs(loc); aerr == nil && !mk {
+			if _, serr := os.Stat(filepath.Dir(abs)); errors.Is(serr, os.ErrNotExist) {
+				return nil, nil, nil // not even its folder: no state, nothing to read
+			}
+		}
 		return nil, nil, fmt.Errorf("open state %s: %w", loc, err)
 	}
 	exists, err := checkFile(real)

@@ -155,10 +155,11 @@ func newStateResolveCmd(env Env) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		wanted := name
 		name = ro.Campaign()
 		ro.Close()
 		if name == "" {
-			return fmt.Errorf("no state at %s", choice.shown())
+			return choice.noRecord(ctx, wanted)
 		}
 		st, err := state.Open(ctx, choice.loc, state.Options{Campaign: name, LockTimeout: *lockTimeout, LockWait: sayLockWait(env), RunURL: runURL(env),
 			Shared: choice.shared})

@@ -14,6 +14,7 @@ import (
 	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/testharness"
+	"github.com/smsform/smsform/ledger"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/sandbox"
 	"github.com/smsform/smsform/state"
@@ -62,7 +63,7 @@ func (r *projectRig) campaign(t *testing.T, name string, phones ...string) *camp
 // open opens the project's state for campaign c, held to its cap.
 func (r *projectRig) open(t *testing.T, c *campaign.Campaign) *state.State {
 	t.Helper()
-	st, err := state.Open(context.Background(), r.loc, state.Options{Campaign: c.Name, Shared: true, FrequencyCap: plan.CapOf(c), Now: r.clock.Now})
+	st, err := state.Open(context.Background(), r.loc, state.Options{Campaign: c.Name, Shared: true, Gate: ledger.NewGate(plan.CapsOf(c)), Now: r.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func (r *projectRig) open(t *testing.T, c *campaign.Campaign) *state.State {
 
 func (r *projectRig) plan(t *testing.T, c *campaign.Campaign, st *state.State) *plan.Plan {
 	t.Helper()
-	p, err := plan.ComputeWith(context.Background(), c, st, plan.Options{Now: r.clock.Now()})
+	p, err := plan.ComputeWith(context.Background(), c, st, plan.Options{Now: r.clock.Now(), Ledger: ledger.ViewOf(st)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestRunLedger(t *testing.T) {
 	if s := pb.Summary; s.ToSend != 6 || s.HeldByCap != 3 || !s.HeldByCapUntil.Equal(t0.Add(24*time.Hour)) {
 		t.Errorf("plan: %+v", s)
 	}
-	if _, err := state.ChangeOptOuts(ctx, r.loc, []state.OptOutChange{{Phone: p[4], At: r.clock.Now(), By: "test"}}); err != nil {
+	if _, err := ledger.ChangeOptOuts(ctx, r.loc, []ledger.OptOutChange{{Phone: p[4], At: r.clock.Now(), By: "test"}}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := r.run(b, pb, sb, false)
@@ -176,7 +177,7 @@ func TestRunLedgerAllSuppressed(t *testing.T) {
 	c := r.campaign(t, "c", "+447400123411", "+447400123412", "+447400123413")
 	st := r.open(t, c)
 	p := r.plan(t, c, st)
-	if _, err := state.ChangeOptOuts(ctx, r.loc, []state.OptOutChange{{Phone: "+447400123411"}, {Phone: "+447400123412"}}); err != nil {
+	if _, err := ledger.ChangeOptOuts(ctx, r.loc, []ledger.OptOutChange{{Phone: "+447400123411"}, {Phone: "+447400123412"}}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := r.run(c, p, st, false)

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/smsform/smsform/internal/e164"
+	"github.com/smsform/smsform/ledger"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/plan/planfile"
 	"github.com/smsform/smsform/state"
@@ -278,8 +279,8 @@ func rederive(ctx context.Context, r Request) (*plan.Plan, error) {
 		return nil, err
 	}
 	// The opt-outs as the plan saw them: numbers opted out since are not
-	// a difference, apply suppresses them as it sends (see AdmitIntent).
-	derived, err := plan.ComputeWith(ctx, c, asPlanSaw(ro, r, run), plan.Options{OptOutsAsOf: &saved.OptOutSeq, Now: r.Clock.Now()})
+	// a difference, apply suppresses them as it sends (see ledger.Gate).
+	derived, err := plan.ComputeWith(ctx, c, asPlanSaw(ro, r, run), plan.Options{OptOutsAsOf: &saved.OptOutSeq, Now: r.Clock.Now(), Ledger: ledger.ViewOf(ro)})
 	var over *plan.BudgetError
 	if err != nil && !errors.As(err, &over) {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/ledger"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/plan/planfile"
 	"github.com/smsform/smsform/state"
@@ -118,8 +119,8 @@ func Start(ctx context.Context, r Request) (*Pending, error) {
 	}
 	opts := r.StateOptions
 	opts.Campaign = r.Campaign.Name
-	if opts.FrequencyCap == nil {
-		opts.FrequencyCap = plan.CapOf(r.Campaign)
+	if opts.Shared && opts.Gate == nil {
+		opts.Gate = ledger.NewGate(plan.CapsOf(r.Campaign))
 	}
 	if opts.Now == nil {
 		opts.Now = r.Clock.Now // the cap is judged by the run's clock
@@ -154,7 +155,7 @@ func Start(ctx context.Context, r Request) (*Pending, error) {
 func planFor(ctx context.Context, r Request, st *state.State, derived *plan.Plan) (*plan.Plan, error) {
 	if r.Saved == nil {
 		now := r.Clock.Now()
-		p, err := plan.ComputeWith(ctx, r.Campaign, st, plan.Options{Now: now})
+		p, err := plan.ComputeWith(ctx, r.Campaign, st, plan.Options{Now: now, Ledger: ledger.ViewOf(st)})
 		if err != nil {
 			return nil, err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/words"
+	"github.com/smsform/smsform/ledger"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/state"
 )
@@ -110,7 +111,7 @@ func (r *TestResult) Taken() int {
 // OptedOutError refuses a test to numbers that opted out: nothing was
 // sent or recorded. Its words mask the numbers.
 type OptedOutError struct {
-	OptOuts []state.OptOut
+	OptOuts []ledger.OptOut
 }
 
 func (e *OptedOutError) Error() string {
@@ -166,8 +167,8 @@ func SendTests(ctx context.Context, r TestRequest) (*TestResult, error) {
 // refuseOptedOut returns an *OptedOutError naming the numbers of to that
 // are opted out in the state at loc.
 func refuseOptedOut(ctx context.Context, loc string, to []string) error {
-	var out []state.OptOut
-	_, err := state.OptOuts(ctx, loc, func(o state.OptOut) error {
+	var out []ledger.OptOut
+	_, err := ledger.OptOuts(ctx, loc, func(o ledger.OptOut) error {
 		if slices.Contains(to, o.Phone) {
 			out = append(out, o)
 		}

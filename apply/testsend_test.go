@@ -14,6 +14,7 @@ import (
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/pgtest"
 	"github.com/smsform/smsform/internal/testharness"
+	"github.com/smsform/smsform/ledger"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/sandbox"
 	"github.com/smsform/smsform/state"
@@ -138,7 +139,7 @@ func TestSendTestsRefusesOptedOut(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			r := newTestRig(t, b.loc(t), sandbox.Config{})
 			at := time.Date(2026, 11, 25, 9, 30, 0, 0, time.UTC)
-			_, err := state.ChangeOptOuts(context.Background(), r.loc, []state.OptOutChange{{Phone: "+447400999002", At: at, By: "bob", Reason: "STOP by SMS"}})
+			_, err := ledger.ChangeOptOuts(context.Background(), r.loc, []ledger.OptOutChange{{Phone: "+447400999002", At: at, By: "bob", Reason: "STOP by SMS"}})
 			if err != nil {
 				t.Fatal(err)
 			}

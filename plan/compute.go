@@ -53,7 +53,7 @@ func ComputeWith(ctx context.Context, c *campaign.Campaign, rec Recorded, o Opti
 		b.p.State = StateStamp{Lineage: rec.Lineage(), Serial: rec.Serial(), Location: rec.Path(), FirstSend: rec.Lineage() == "" || rec.Serial() == 0}
 		readCtx, cancel := context.WithCancel(ctx)
 		recorded, recordedDone = readRecorded(readCtx, rec)
-		ledger = readLedger(readCtx, rec, CapOf(c), o)
+		ledger = readLedger(readCtx, CapsOf(c), o)
 		// On any return the readers are stopped and waited for, so that
 		// they never outlive Compute.
 		defer func() {

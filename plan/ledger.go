@@ -8,7 +8,7 @@ import (
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/e164"
-	"github.com/smsform/smsform/state"
+	"github.com/smsform/smsform/ledger"
 )
 
 // A project's state keeps, besides each campaign's records, what concerns
@@ -22,15 +22,16 @@ import (
 // reviewed while later opt-outs are still honoured (apply suppresses them).
 
 // Ledger is what a project's state tells a plan of people rather than of
-// the campaign; *state.State has it. A [Recorded] without it plans as if
-// nobody opted out and no cap held anyone.
+// the campaign; *ledger.View has it (ledger.ViewOf a state). A plan
+// without it (Options.Ledger nil) plans as if nobody opted out and no cap
+// held anyone.
 type Ledger interface {
 	// OptOutSet is the set of numbers opted out as of the opt-out log's
 	// number asOf (0: now), and the log's number it reflects.
 	OptOutSet(ctx context.Context, asOf int64) (*e164.Map[struct{}], int64, error)
-	// CapHolds is, for each number the cap holds back at now, when it may
+	// CapHolds is, for each number the caps hold back at now, when it may
 	// be messaged again.
-	CapHolds(ctx context.Context, c state.Cap, now time.Time) (*e164.Map[time.Time], error)
+	CapHolds(ctx context.Context, c *ledger.Caps, now time.Time) (*e164.Map[time.Time], error)
 }
 
 // Options tune [ComputeWith].
@@ -42,11 +43,15 @@ type Options struct {
 	// Now is when the frequency cap's holds are judged; zero: the system
 	// clock.
 	Now time.Time
+	// Ledger is the project's ledger the plan reads (opt-outs, caps);
+	// nil: none.
+	Ledger Ledger
 }
 
-// CapOf is the frequency cap campaign c is held to: its own, which is at
-// least as strict as its project's, else the project's; nil: none.
-func CapOf(c *campaign.Campaign) *state.Cap {
+// CapsOf is what campaign c's sends are held to across the project: its
+// own frequency cap, which is at least as strict as its project's, else
+// the project's; nil: none.
+func CapsOf(c *campaign.Campaign) *ledger.Caps {
 	f := c.FrequencyCap
 	if f == nil && c.Project != nil {
 		f = c.Project.FrequencyCap
@@ -54,7 +59,7 @@ func CapOf(c *campaign.Campaign) *state.Cap {
 	if f == nil {
 		return nil
 	}
-	return &state.Cap{Max: f.Max, Per: f.Per}
+	return &ledger.Caps{All: []ledger.Cap{{Max: f.Max, Per: f.Per}}, Marketing: true}
 }
 
 // ledgerView is what a plan read of the ledger.
@@ -67,9 +72,9 @@ type ledgerView struct {
 // readLedger reads the ledger of rec, if it has one, on another goroutine
 // while the lists are read: a million opt-outs, and the cap index's recent
 // sends, cost a read of their own. wait returns what was read.
-func readLedger(ctx context.Context, rec Recorded, c *state.Cap, o Options) (wait func() (*ledgerView, error)) {
-	l, ok := rec.(Ledger)
-	if !ok {
+func readLedger(ctx context.Context, c *ledger.Caps, o Options) (wait func() (*ledgerView, error)) {
+	l := o.Ledger
+	if l == nil {
 		return func() (*ledgerView, error) { return nil, nil }
 	}
 	type result struct {
@@ -89,7 +94,7 @@ func readLedger(ctx context.Context, rec Recorded, c *state.Cap, o Options) (wai
 				if now.IsZero() {
 					now = time.Now()
 				}
-				v.holds, holdsErr = l.CapHolds(ctx, *c, now)
+				v.holds, holdsErr = l.CapHolds(ctx, c, now)
 			})
 		}
 		var err error

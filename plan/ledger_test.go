@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/smsform/smsform/internal/testharness"
+	"github.com/smsform/smsform/ledger"
 	"github.com/smsform/smsform/state"
 )
 
@@ -31,15 +32,15 @@ func TestComputeLedger(t *testing.T) {
 	other := openProject(t, loc, "other", clock)
 	send(t, other, "o1", "+447400123404", "+447400123405")
 	must(t, other.Close())
-	first, err := state.ChangeOptOuts(ctx, loc, []state.OptOutChange{{Phone: "+447400123401", At: t0}, {Phone: "+447400123402", At: t0}})
+	first, err := ledger.ChangeOptOuts(ctx, loc, []ledger.OptOutChange{{Phone: "+447400123401", At: t0}, {Phone: "+447400123402", At: t0}})
 	must(t, err)
-	latest, err := state.ChangeOptOuts(ctx, loc, []state.OptOutChange{{Phone: "+447400123403", At: t0}})
+	latest, err := ledger.ChangeOptOuts(ctx, loc, []ledger.OptOutChange{{Phone: "+447400123403", At: t0}})
 	must(t, err)
 
 	ro, err := state.OpenSharedReadOnly(ctx, loc, "t")
 	must(t, err)
 	defer ro.Close()
-	p, err := ComputeWith(ctx, c, ro, Options{Now: t0.Add(time.Hour)})
+	p, err := ComputeWith(ctx, c, ro, Options{Now: t0.Add(time.Hour), Ledger: ledger.ViewOf(ro)})
 	must(t, err)
 	want := Summary{Recipients: 6, ToSend: 3, AlreadySent: 1, OptedOut: 2, Batches: 1, Segments: 3, HeldByCap: 2, HeldByCapUntil: t0.Add(24 * time.Hour)}
 	if p.Summary != want {
@@ -54,14 +55,14 @@ func TestComputeLedger(t *testing.T) {
 
 	// As of the log's first change (a saved plan made again), a day later:
 	// +…403 is planned, and nobody is held back.
-	p, err = ComputeWith(ctx, c, ro, Options{OptOutsAsOf: &first, Now: t0.Add(24*time.Hour + time.Minute)})
+	p, err = ComputeWith(ctx, c, ro, Options{OptOutsAsOf: &first, Now: t0.Add(24*time.Hour + time.Minute), Ledger: ledger.ViewOf(ro)})
 	must(t, err)
 	if s := p.Summary; s.OptedOut != 1 || s.ToSend != 4 || s.HeldByCap != 0 || !s.HeldByCapUntil.IsZero() || p.State.OptOutSeq != first {
 		t.Errorf("as of %d: %+v, seq %d", first, s, p.State.OptOutSeq)
 	}
 	// As of before the first (a plan saved before any opt-out): none.
 	var none int64
-	p, err = ComputeWith(ctx, c, ro, Options{OptOutsAsOf: &none, Now: t0})
+	p, err = ComputeWith(ctx, c, ro, Options{OptOutsAsOf: &none, Now: t0, Ledger: ledger.ViewOf(ro)})
 	must(t, err)
 	if s := p.Summary; s.OptedOut != 0 || s.ToSend != 5 || p.State.OptOutSeq != 0 {
 		t.Errorf("as of none: %+v, seq %d", s, p.State.OptOutSeq)
@@ -69,23 +70,23 @@ func TestComputeLedger(t *testing.T) {
 }
 
 // A campaign's own cap, at least as strict, wins over its project's.
-func TestCapOf(t *testing.T) {
+func TestCapsOf(t *testing.T) {
 	project := map[string]string{"smsform.yaml": "version: 1\nstate: st/\nfrequency_cap: {max: 3, per: 24h}\n"}
 	body := "recipients:\n  - numbers: [\"+447400123401\"]\nbody: \"Hi\"\n"
 	for _, tc := range []struct {
 		name  string
 		yaml  string
 		files map[string]string
-		want  *state.Cap
+		want  *ledger.Cap
 	}{
 		{"no project", header + body, nil, nil},
-		{"project's", header + body, project, &state.Cap{Max: 3, Per: 24 * time.Hour}},
-		{"campaign's", header + "frequency_cap: {max: 1, per: 48h}\n" + body, project, &state.Cap{Max: 1, Per: 48 * time.Hour}},
+		{"project's", header + body, project, &ledger.Cap{Max: 3, Per: 24 * time.Hour}},
+		{"campaign's", header + "frequency_cap: {max: 1, per: 48h}\n" + body, project, &ledger.Cap{Max: 1, Per: 48 * time.Hour}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := CapOf(testharness.LoadCampaign(t, tc.yaml, tc.files))
-			if (got == nil) != (tc.want == nil) || got != nil && *got != *tc.want {
-				t.Errorf("CapOf = %+v, want %+v", got, tc.want)
+			got := CapsOf(testharness.LoadCampaign(t, tc.yaml, tc.files))
+			if (got == nil) != (tc.want == nil) || got != nil && (len(got.All) != 1 || got.All[0] != *tc.want) {
+				t.Errorf("CapsOf = %+v, want %+v", got, tc.want)
 			}
 		})
 	}
@@ -94,7 +95,7 @@ func TestCapOf(t *testing.T) {
 func openProject(t *testing.T, loc, name string, now func() time.Time) *state.State {
 	t.Helper()
 	s, err := state.Open(context.Background(), loc, state.Options{Campaign: name, Shared: true,
-		FrequencyCap: &state.Cap{Max: 1, Per: 24 * time.Hour}, Now: now})
+		Gate: ledger.NewGate(&ledger.Caps{All: []ledger.Cap{{Max: 1, Per: 24 * time.Hour}}}), Now: now})
 	must(t, err)
 	return s
 }

@@ -200,20 +200,3 @@ func BenchmarkRecipients(b *testing.B) {
 		}
 	})
 }
-
-// BenchmarkCapHoldsRow is what a plan pays for each row of the cap index
-// sent to within the cap's window (a project's ledger has hundreds of
-// thousands): its sends read and when the number may be messaged again.
-func BenchmarkCapHoldsRow(b *testing.B) {
-	c := Cap{Max: 1, Per: 24 * time.Hour}
-	now := time.Unix(1_800_000_000, 0)
-	var es []capEntry
-	sends := formatCapEntries([]capEntry{{1_799_990_000, 11}, {1_799_000_000, 12}, {1_798_000_000, 13}, {1_797_000_000, 14}, {1_796_000_000, 15}})
-	b.ReportAllocs()
-	for b.Loop() {
-		es = appendCapEntries(es[:0], sends)
-		if !c.sendableAt(es, now).After(now) {
-			b.Fatal("not held")
-		}
-	}
-}

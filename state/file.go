@@ -54,7 +54,7 @@ func openFile(ctx context.Context, path string, opts Options) (_ *State, err err
 	if err != nil {
 		return nil, err
 	}
-	s := &State{loc: real, q: sqliteDialect, now: clock(opts), lock: lk, atClose: closeSQLite, campaign: opts.Campaign, shared: opts.Shared, cap: opts.FrequencyCap}
+	s := &State{loc: real, q: sqliteDialect, now: clock(opts), lock: lk, atClose: closeSQLite, campaign: opts.Campaign, shared: opts.Shared, gate: opts.Gate}
 	defer func() {
 		if err != nil {
 			s.Close()

@@ -3,32 +3,20 @@ package state
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/rawjson"
 )
 
-// The ledger is what a project's state (Options.Shared) keeps of people
-// rather than campaigns: opt-outs, and each number's recent sends for the
-// frequency cap. Both are checked where an intent is recorded, in its
-// transaction, so that two applies of different campaigns, on two
-// machines, can never together send past them: in a file the transaction
-// holds the file's write lock; in PostgreSQL it locks the batch's numbers'
-// rows of the cap index, in the numbers' order.
-
-// Cap is a frequency cap: at most Max messages to one number in any
-// window of Per, across every campaign of the project.
-type Cap struct {
-	Max int
-	Per time.Duration
-}
+// A project's ledger (package ledger: opt-outs, the frequency caps) is
+// checked where an intent is recorded, in its transaction, through the
+// Gate the state was opened with (Options.Gate). What the record keeps of
+// it is here: the intent trimmed to those the gate let go, those opted
+// out recorded suppressed.
 
 // Admission is what an intent recorded of the recipients it was given:
 // those to send now; those suppressed, opted out since the plan (recorded,
@@ -93,142 +81,14 @@ func (s *State) RecordOutcomeAndAdmit(ctx context.Context, prevBatch string, o O
 	return adm, err
 }
 
-// capEntry is one send in a number's row of the cap index: when, and the
-// attempt that made it (so that an attempt not acted on gives it back).
-type capEntry struct{ at, attempt int64 }
-
-// parseCapEntries reads a cap index row's sends ("unix:attempt,…"),
-// leaving out an entry it cannot read.
-func parseCapEntries(s string) []capEntry { return appendCapEntries(nil, s) }
-
-// appendCapEntries appends the entries of a cap index row's sends to es:
-// for a reader of many rows, which keeps one slice for all.
-func appendCapEntries(es []capEntry, s string) []capEntry {
-	for part := range strings.SplitSeq(s, ",") {
-		at, attempt, ok := strings.Cut(part, ":")
-		if !ok {
-			continue
-		}
-		a, err1 := strconv.ParseInt(at, 10, 64)
-		b, err2 := strconv.ParseInt(attempt, 10, 64)
-		if err1 == nil && err2 == nil {
-			es = append(es, capEntry{a, b})
-		}
-	}
-	return es
-}
-
-func formatCapEntries(es []capEntry) string {
-	var b []byte
-	for i, e := range es {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, e.at, 10)
-		b = append(b, ':')
-		b = strconv.AppendInt(b, e.attempt, 10)
-	}
-	return string(b)
-}
-
-// capSecond is the second the cap index records a send made at t: the
-// next whole second when t falls between two, so that a recorded send is
-// never older than the real one and the window never lets a number go
-// early (a window's start is rounded down: a send at its edge counts a
-// second longer, never a second shorter).
-func capSecond(t time.Time) int64 {
-	s := t.Unix()
-	if t.Nanosecond() > 0 {
-		s++
-	}
-	return s
-}
-
-// sendableAt is when a number whose recent sends are es may be messaged
-// again under c, as of now: now when it is under the cap.
-func (c Cap) sendableAt(es []capEntry, now time.Time) time.Time {
-	from := now.Add(-c.Per).Unix()
-	in := make([]int64, 0, 8) // on the stack for up to 8: a plan asks this of every recent number
-	for _, e := range es {
-		if e.at > from {
-			in = append(in, e.at)
-		}
-	}
-	if len(in) < c.Max {
-		return now
-	}
-	slices.Sort(in)
-	// The window must lose len(in)-c.Max+1 sends: the last of those goes
-	// out of it Per after it was made.
-	return time.Unix(in[len(in)-c.Max], 0).Add(c.Per).UTC()
-}
-
-// capRows reads the cap index's rows of phones (in PostgreSQL made if
-// missing and locked, in the numbers' order).
-func (t *txn) capRows(phones []string) (map[string][]capEntry, error) {
-	t.wrote = true // in PostgreSQL the read makes and locks rows
-	rows, err := t.conn.QueryContext(t.ctx, t.w.s.q[qCapsFor], string(rawjson.AppendStrings(nil, phones)))
-	if err != nil {
-		return nil, err
-	}
-	caps := map[string][]capEntry{}
-	for rows.Next() {
-		var p, sends string
-		if err := rows.Scan(&p, &sends); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		if sends != "" {
-			caps[p] = parseCapEntries(sends)
-		}
-	}
-	return caps, closeRows(rows)
-}
-
-func closeRows(rows *sql.Rows) error {
-	if err := rows.Err(); err != nil {
-		rows.Close()
-		return err
-	}
-	return rows.Close()
-}
-
-// writeCaps writes back the rows of the cap index of the given numbers.
-func (t *txn) writeCaps(caps map[string][]capEntry, phones []string) error {
-	type row struct {
-		P string `json:"p"`
-		S string `json:"s"`
-		L int64  `json:"l"`
-	}
-	rs := make([]row, 0, len(phones))
-	for _, p := range phones {
-		es := caps[p]
-		var last int64
-		for _, e := range es {
-			last = max(last, e.at)
-		}
-		rs = append(rs, row{p, formatCapEntries(es), last})
-	}
-	b, err := json.Marshal(rs)
-	if err != nil {
-		return err
-	}
-	t.wrote = true
-	_, err = t.conn.ExecContext(t.ctx, t.w.s.q[qCapsWrite], string(b))
-	return err
-}
-
 // admit records an intent: the recipients already sent or in doubt are
-// refused as by RecordIntent; in a project's state those who opted out are
-// recorded suppressed and those over the cap held back, and the rest get
-// the intent and a claim in the cap index. strict refuses any trimming.
+// refused as by RecordIntent; with a Gate, those opted out are recorded
+// suppressed and those over a cap held back, and the rest get the intent
+// and their claims. strict refuses any trimming.
 //
-// The common intent costs two statements whatever the ledger holds: the
-// attempt (which reads the pause in the same statement), then the claim,
-// which makes, locks and appends to the numbers' rows of the cap index
-// through its key and returns them. Only when someone is left out does a
-// third statement or more follow, to take the claim back from those held
-// and the attempt's recipients down to those sent.
+// The common intent costs the attempt (which reads the pause in the same
+// statement) and the gate's claim; only when someone is left out do more
+// statements follow, to take the attempt's recipients down to those sent.
 func (t *txn) admit(in Intent, strict bool) (Admission, error) {
 	k := t.w.known
 	prev := make([]Status, len(in.Phones))
@@ -243,22 +103,20 @@ func (t *txn) admit(in Intent, strict bool) (Admission, error) {
 		prev[i] = c
 	}
 	t.w.buf = rawjson.AppendStrings(t.w.buf[:0], in.Phones)
-	list := string(t.w.buf)
-	id, err := t.insertIntent(in, list)
+	id, err := t.insertIntent(in, string(t.w.buf))
 	if err != nil {
 		return Admission{}, err
 	}
 	adm := Admission{Send: in.Phones}
-	if t.w.s.shared {
-		var sends map[string][]capEntry
-		if adm, sends, err = t.claim(in.Phones, list, id); err != nil {
+	if g := t.w.s.gate; g != nil {
+		if adm, err = g.Claim(&Tx{t: t, now: t.w.s.now()}, in.Phones, id); err != nil {
 			return Admission{}, err
 		}
 		if len(adm.Send) < len(in.Phones) {
 			if strict {
 				return Admission{}, refusal{fmt.Errorf("%s: %w", in.BatchID, ErrNotAdmitted)}
 			}
-			if err := t.trim(in, id, adm, sends, prev); err != nil {
+			if err := t.trim(in, id, adm, prev); err != nil {
 				return Admission{}, err
 			}
 		}
@@ -306,75 +164,13 @@ func (t *txn) insertIntent(in Intent, list string) (int64, error) {
 	}
 }
 
-// claim appends the attempt's entry to the cap index rows of phones, but
-// those of numbers opted out, and sorts phones into those to send,
-// suppressed (opted out) and held back (over the cap without the claim).
-// It returns each claimed number's sends but this claim, under a cap.
-// list is phones as JSON.
-func (t *txn) claim(phones []string, list string, attempt int64) (Admission, map[string][]capEntry, error) {
-	s := t.w.s
-	now := s.now()
-	at := capSecond(now)
-	t.wrote = true
-	rows, err := t.conn.QueryContext(t.ctx, s.q[qCapsClaim], list, formatCapEntries([]capEntry{{at, attempt}}), at)
-	if err != nil {
-		return Admission{}, nil, err
-	}
-	claimed := make(map[string][]capEntry, len(phones))
-	for rows.Next() {
-		var p, sends string
-		if err := rows.Scan(&p, &sends); err != nil {
-			rows.Close()
-			return Admission{}, nil, err
-		}
-		var es []capEntry
-		if s.cap != nil {
-			// The claim is the row's last entry.
-			es = parseCapEntries(sends)
-			es = es[:max(len(es)-1, 0)]
-		}
-		claimed[p] = es
-	}
-	if err := closeRows(rows); err != nil {
-		return Admission{}, nil, err
-	}
-	adm := Admission{Send: phones}
-	if len(claimed) == len(phones) && s.cap == nil {
-		return adm, claimed, nil
-	}
-	adm.Send = make([]string, 0, len(phones))
-	for _, p := range phones {
-		es, ok := claimed[p]
-		var until time.Time
-		if ok && s.cap != nil {
-			until = s.cap.sendableAt(es, now)
-		}
-		switch {
-		case !ok:
-			adm.Suppressed = append(adm.Suppressed, p)
-		case until.After(now):
-			adm.Held = append(adm.Held, p)
-			if until.After(adm.HeldUntil) {
-				adm.HeldUntil = until
-			}
-		default:
-			adm.Send = append(adm.Send, p)
-		}
-	}
-	return adm, claimed, nil
-}
-
-// trim records what claim left out of an intent: the claim goes back from
-// the rows of those held (sends: their entries but the claim; their
-// status back to what it was: a later run sends them), those opted out
-// are recorded suppressed, and the attempt keeps only the recipients
-// sent, or goes when there are none.
-func (t *txn) trim(in Intent, attempt int64, adm Admission, sends map[string][]capEntry, prev []Status) error {
+// trim records what the gate left out of an intent: those held get their
+// status back (a later run sends them), those opted out are recorded
+// suppressed, and the attempt keeps only the recipients sent, or goes when
+// there are none.
+func (t *txn) trim(in Intent, attempt int64, adm Admission, prev []Status) error {
 	k := t.w.known
 	if len(adm.Held) > 0 {
-		if err := t.writeCaps(sends, adm.Held); err != nil {
-			return err
-		}
 		held := make(map[string]bool, len(adm.Held))
 		for _, p := range adm.Held {
 			held[p] = true
@@ -415,18 +211,12 @@ func (t *txn) putFinished(batchID string, st AttemptState, bodyHash, planID stri
 	return nil
 }
 
-// releaseClaims gives back the cap index's claims of an attempt the API
-// did not act on, for its phones: they were not messaged.
+// releaseClaims gives back the gate's claims of an attempt for phones: the
+// provider did not act on them, or the operator says nobody was messaged.
 func (t *txn) releaseClaims(phones []string, attempt int64) error {
-	if !t.w.s.shared || len(phones) == 0 {
+	g := t.w.s.gate
+	if g == nil || len(phones) == 0 {
 		return nil
 	}
-	caps, err := t.capRows(phones)
-	if err != nil {
-		return err
-	}
-	for p, es := range caps {
-		caps[p] = slices.DeleteFunc(es, func(e capEntry) bool { return e.attempt == attempt })
-	}
-	return t.writeCaps(caps, phones)
+	return g.Release(&Tx{t: t, now: t.w.s.now()}, phones, attempt)
 }

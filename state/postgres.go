@@ -285,6 +285,14 @@ var pgMigrations = []string{
 			WHERE a.state <> 'split'
 		) r JOIN campaigns c ON c.id = r.campaign_id
 		WHERE r.latest = 1 AND r.status IS NOT NULL;`,
+
+	// Version 5: what the file's schema version 6 added (see there).
+	capsV6 + `
+	INSERT INTO cap_sends (phone, at, attempt_id, marketing)
+		SELECT c.phone, CAST(split_part(v, ':', 1) AS bigint), CAST(split_part(v, ':', 2) AS bigint), true
+		FROM caps c CROSS JOIN LATERAL unnest(string_to_array(c.sends, ',')) AS v
+		WHERE c.sends <> '' AND v LIKE '%:%';
+	ALTER TABLE caps DROP COLUMN sends;`,
 }
 
 // PostgresSchemaVersion is the version of the PostgreSQL schema this build writes and reads.
@@ -378,7 +386,7 @@ func openPostgres(ctx context.Context, loc string, opts Options) (_ *State, err 
 	if opts.Campaign == "" {
 		return nil, fmt.Errorf("open state %s: a PostgreSQL state holds many campaigns: name one", t.shown)
 	}
-	s := &State{loc: t.shown, q: postgresDialect, now: clock(opts), schema: SchemaVersion, shared: opts.Shared, cap: opts.FrequencyCap}
+	s := &State{loc: t.shown, q: postgresDialect, now: clock(opts), schema: SchemaVersion, shared: opts.Shared, gate: opts.Gate}
 	s.db = stdlib.OpenDB(*t.cfg)
 	s.db.SetMaxOpenConns(4)
 	defer func() {

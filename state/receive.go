@@ -654,7 +654,6 @@ func (r *Receiver) writeReplies(ctx context.Context, tx *sql.Tx, g *grouped, now
 	if err != nil {
 		return err
 	}
-	locked := false
 	for i := range g.replies {
 		rp := &g.replies[i]
 		if !inserted[keys[i]] {
@@ -662,47 +661,12 @@ func (r *Receiver) writeReplies(ctx context.Context, tx *sql.Tx, g *grouped, now
 			continue
 		}
 		delete(inserted, keys[i])
-		if rp.out.Kind == "other" {
+		if rp.out.Kind == "other" || r.opts.OptOuts == nil {
 			continue
 		}
-		if r.pg && !locked {
-			// As ChangeOptOuts: the log's numbers become visible in order.
-			if _, err := tx.ExecContext(ctx, `LOCK TABLE optouts IN SHARE ROW EXCLUSIVE MODE`); err != nil {
-				return err
-			}
-			locked = true
-		}
-		if err := r.optOutFromReply(ctx, tx, rp.Reply, rp.out.Kind == "stop"); err != nil {
+		if err := r.opts.OptOuts.FromReply(ctx, tx, r.pg, rp.Reply, rp.out.Kind == "stop"); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// optOutFromReply opts a number out (stop) or back in (start) after a
-// reply, unless it already is as the reply asks.
-func (r *Receiver) optOutFromReply(ctx context.Context, tx *sql.Tx, rp Reply, stop bool) error {
-	var n int
-	if err := tx.QueryRowContext(ctx, r.q[qOptedOut], rp.Phone).Scan(&n); err != nil {
-		return err
-	}
-	if (n > 0) == stop {
-		return nil
-	}
-	action, word := "remove", strings.ToUpper(strings.TrimSpace(rp.Text))
-	if stop {
-		action = "add"
-	}
-	reason := fmt.Sprintf("replied %s", word)
-	var seq int64
-	if err := tx.QueryRowContext(ctx, r.q[qInsertOptOutFrom], rp.Phone, action, formatTime(rp.At), reason, "reply").Scan(&seq); err != nil {
-		return err
-	}
-	var err error
-	if stop {
-		_, err = tx.ExecContext(ctx, r.q[qOptOutNowFrom], rp.Phone, seq, formatTime(rp.At), reason, "reply")
-	} else {
-		_, err = tx.ExecContext(ctx, r.q[qOptInNow], rp.Phone)
-	}
-	return err
 }

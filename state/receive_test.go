@@ -5,9 +5,27 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
+
+// openShared opens campaign's record in the project's state at loc, by the
+// clock now; its intents consult no ledger (package ledger tests that).
+func openShared(t *testing.T, loc, campaign string, now func() time.Time) *State {
+	t.Helper()
+	s, err := Open(context.Background(), loc, Options{Campaign: campaign, Shared: true, Now: now})
+	must(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// testClock is a clock that tells t0 until set to another time.
+func testClock(t0 time.Time) (set func(time.Time), now func() time.Time) {
+	var clock atomic.Int64
+	clock.Store(t0.UnixNano())
+	return func(t time.Time) { clock.Store(t.UnixNano()) }, func() time.Time { return time.Unix(0, clock.Load()).UTC() }
+}
 
 // openReceiver opens a receiver on loc whose clock is now.
 func openReceiver(t *testing.T, loc string, now time.Time) *Receiver {
@@ -45,7 +63,7 @@ func testReceiverReports(t *testing.T, b backend) {
 	loc := b.loc(t)
 	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
 	_, now := testClock(t0)
-	s := openShared(t, loc, "spring", nil, now)
+	s := openShared(t, loc, "spring", now)
 	sentWithIDs(t, s, "b1", "+441", "+442")
 	_, err := s.AdmitIntent(ctx, intent("b2", "+443", "+444"))
 	must(t, err)
@@ -126,10 +144,10 @@ func testReceiverAmbiguousNumber(t *testing.T, b backend) {
 	loc := b.loc(t)
 	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
 	_, now := testClock(t0)
-	a := openShared(t, loc, "spring", nil, now)
+	a := openShared(t, loc, "spring", now)
 	sentWithIDs(t, a, "b1", "+441")
 	a.Close()
-	c := openShared(t, loc, "autumn", nil, now)
+	c := openShared(t, loc, "autumn", now)
 	sentWithIDs(t, c, "b1", "+441")
 	c.Close()
 	r := openReceiver(t, loc, t0)
@@ -137,57 +155,6 @@ func testReceiverAmbiguousNumber(t *testing.T, b backend) {
 	must(t, err)
 	if g := got.Reports[0]; g.Campaign != "" || !strings.Contains(g.Unmatched, "2 messages went to that number") {
 		t.Errorf("%+v", g)
-	}
-}
-
-// A STOP reply opts the number out of every campaign of the state (source
-// reply), START opts it back in, another reply is counted against the
-// campaign that messaged it last and its text is not kept; each reply is
-// recorded once.
-func TestReceiverReplies(t *testing.T) { eachBackend(t, testReceiverReplies) }
-
-func testReceiverReplies(t *testing.T, b backend) {
-	ctx := context.Background()
-	loc := b.loc(t)
-	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
-	_, now := testClock(t0)
-	s := openShared(t, loc, "spring", nil, now)
-	sentWithIDs(t, s, "b1", "+441", "+442")
-	r := openReceiver(t, loc, t0)
-	at := t0.Add(time.Minute)
-	got, err := r.Record(ctx, nil, []Reply{{Phone: "+441", Text: " stop ", At: at}, {Phone: "+442", Text: "Thanks, see you there", At: at},
-		{Phone: "+443", Text: "UNSUBSCRIBE", At: at}})
-	must(t, err)
-	if k := got.Replies; k[0].Kind != "stop" || k[0].Campaign != "spring" || k[1].Kind != "other" || k[1].Campaign != "spring" || k[2].Kind != "stop" || k[2].Campaign != "" {
-		t.Errorf("replies %+v", k)
-	}
-	var out []string
-	_, err = OptOuts(ctx, loc, func(o OptOut) error { out = append(out, o.Phone+"/"+o.Reason); return nil })
-	must(t, err)
-	if strings.Join(out, " ") != "+441/replied STOP +443/replied UNSUBSCRIBE" {
-		t.Errorf("opted out: %v", out)
-	}
-	// A running apply honours it from its next intent.
-	adm, err := s.AdmitIntent(ctx, intent("b2", "+443", "+444"))
-	must(t, err)
-	if len(adm.Suppressed) != 1 || adm.Suppressed[0] != "+443" {
-		t.Errorf("admission after the STOP: %+v", adm)
-	}
-	again, err := r.Record(ctx, nil, []Reply{{Phone: "+441", Text: " stop ", At: at}, {Phone: "+441", Text: "start", At: at.Add(time.Hour)}})
-	must(t, err)
-	if !again.Replies[0].Duplicate || again.Replies[1].Kind != "start" || again.Replies[1].Duplicate {
-		t.Errorf("again: %+v", again.Replies)
-	}
-	out = nil
-	_, err = OptOuts(ctx, loc, func(o OptOut) error { out = append(out, o.Phone); return nil })
-	must(t, err)
-	if strings.Join(out, " ") != "+443" {
-		t.Errorf("opted out after START: %v", out)
-	}
-	var kept int
-	must(t, r.db.QueryRowContext(ctx, `SELECT count(*) FROM replies WHERE word = '' AND kind = 'other'`).Scan(&kept))
-	if kept != 1 {
-		t.Errorf("%d other replies without their text, want 1", kept)
 	}
 }
 
@@ -200,7 +167,7 @@ func testReceiverConcurrent(t *testing.T, b backend) {
 	loc := b.loc(t)
 	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
 	_, now := testClock(t0)
-	s := openShared(t, loc, "spring", nil, now)
+	s := openShared(t, loc, "spring", now)
 	phones := make([]string, 200)
 	for i := range phones {
 		phones[i] = fmt.Sprintf("+44%04d", i)

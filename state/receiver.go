@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -80,6 +81,18 @@ type ReceiverOptions struct {
 	// days).
 	MatchWindow time.Duration
 	Now         func() time.Time // nil: time.Now
+	// OptOuts is the project's ledger, which a stop or start reply
+	// changes in the reply's transaction (package ledger's ReplyOptOuts);
+	// nil: replies are recorded and counted, and change nothing.
+	OptOuts ReplyOptOuts
+}
+
+// ReplyOptOuts changes the project's opt-outs for a reply, in the
+// transaction that records it: a stop word opts the number out of every
+// campaign of the state, a start word back in, each recorded with the
+// source "reply"; a number already as the reply asks is left as it is.
+type ReplyOptOuts interface {
+	FromReply(ctx context.Context, tx *sql.Tx, postgres bool, r Reply, stop bool) error
 }
 
 // DefaultStopWords and DefaultStartWords are the replies that opt out and

@@ -214,6 +214,20 @@ var migrations = []string{
 			FROM attempts a, json_each(a.phones) j WHERE a.state <> 'split'
 		) r JOIN campaigns c ON c.id = r.campaign_id
 		WHERE r.latest = 1 AND r.status IS NOT NULL;`,
+
+	// Version 6 keeps the frequency cap's index as rows, a send each (the
+	// number, when, the attempt that made it, whether it was marketing),
+	// read through (phone, at) by an intent's claim and (at) by a plan,
+	// rather than as a comma-joined text column rewritten at every send;
+	// caps keeps a row per number, the one a claim locks in PostgreSQL,
+	// and its latest send. Sends recorded before count as marketing: a
+	// law's cap on marketing messages must not forget them.
+	capsV6 + `
+	INSERT INTO cap_sends (phone, at, attempt_id, marketing)
+		SELECT c.phone, CAST(substr(v.value, 1, instr(v.value, ':') - 1) AS INTEGER), CAST(substr(v.value, instr(v.value, ':') + 1) AS INTEGER), 1
+		FROM caps c, json_each('["' || replace(c.sends, ',', '","') || '"]') v
+		WHERE c.sends <> '' AND instr(v.value, ':') > 0;
+	ALTER TABLE caps DROP COLUMN sends;`,
 }
 
 // attemptStates lists every state an attempt may be in (see AttemptState).
@@ -321,6 +335,16 @@ const receiveV5 = `CREATE TABLE messages (
 		received_at TEXT    NOT NULL
 	);`
 
+// capsV6 is the cap index's rows of sends, SQLite's and PostgreSQL's alike.
+const capsV6 = `CREATE TABLE cap_sends (
+		phone      TEXT    NOT NULL,
+		at         BIGINT  NOT NULL,
+		attempt_id BIGINT  NOT NULL,
+		marketing  BOOLEAN NOT NULL DEFAULT TRUE
+	);
+	CREATE INDEX cap_sends_phone ON cap_sends (phone, at);
+	CREATE INDEX cap_sends_at ON cap_sends (at);`
+
 // resolvedSentReason is the reason of a recipient resolved as sent by the
 // operator; one resolved by a delivery report keeps its own, which starts
 // with reportResolvedPrefix.
@@ -330,7 +354,7 @@ const (
 )
 
 // SchemaVersion is the schema version this build writes and reads.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 const timeFormat = time.RFC3339Nano
 

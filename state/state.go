@@ -182,9 +182,9 @@ type Options struct {
 	// otherwise refuses with a *MovedError: only for copying a record back.
 	AllowMoved bool
 
-	// FrequencyCap, in a project's state (Shared), holds back from an
-	// intent the recipients it would take over the cap (see AdmitIntent).
-	FrequencyCap *Cap
+	// Gate, for a project's state, is the project's ledger, which every
+	// intent consults (opt-outs, frequency caps); nil: none.
+	Gate Gate
 	// Now is the clock the cap is judged by; nil is the system clock.
 	Now func() time.Time
 }
@@ -214,7 +214,7 @@ type State struct {
 	latency  time.Duration
 
 	withoutPlan string // a view that leaves out this saved plan's attempts (WithoutPlan)
-	cap         *Cap   // the frequency cap intents are held to (Options.FrequencyCap)
+	gate        Gate   // the project's ledger intents consult (Options.Gate)
 
 	now func() time.Time
 

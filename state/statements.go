@@ -55,38 +55,6 @@ const (
 	qInsertTestSend // scope, at, by, body hash, outcome, http status, request id, reason, phones
 	qLastTestSend   // scope; returns at, by, body hash, outcome, http status, request id, reason, phones
 
-	// The ledger (ledger.go), over a JSON array of numbers: each one's row
-	// of the cap index (capsFor: phone, sends; in PostgreSQL it also makes
-	// the missing rows and locks them all, in the numbers' order, so it
-	// writes); the rows written back from a JSON array of {p, s, l}
-	// (capsWrite); a claim, one entry appended to the rows of a JSON array
-	// of numbers but those opted out, made if missing, locked in the
-	// numbers' order in PostgreSQL (capsClaim: numbers, entry, unix time;
-	// returns each row claimed, phone and sends with the claim).
-	qCapsFor
-	qCapsWrite
-	qCapsClaim
-
-	// The ledger's management (optouts.go): an opt-out change logged
-	// (phone, action, at, by, reason; returns its number) and applied to
-	// the current opt-outs (optOutNow: phone, number, at, by, reason;
-	// optInNow: phone); the current opt-outs by number (phone, at, by,
-	// reason), or their numbers only; the numbers whose opt-out changed
-	// after a log number; one number's latest action as of a log number
-	// (phone, number; returns action); the cap index's rows with a send
-	// after a unix time, or all; a row deleted or set (phone, sends, last).
-	qInsertOptOut
-	qOptOutNow
-	qOptInNow
-	qOptoutsNow
-	qOptoutPhones
-	qOptoutsAfter
-	qOptoutAsOf
-	qCapsSince
-	qCapsAll
-	qCapsDelete
-	qCapsSet
-
 	// For Copy back into a record that moved away: its rows go, and its
 	// mark (scope).
 	qDropAttempts
@@ -118,13 +86,6 @@ const (
 	// the keys of those inserted (the others were there).
 	qInsertReports
 	qInsertReplies
-	// An opt-out change from a reply (phone, action, at, reason, source;
-	// returns its number) and the numbers opted out now with where it
-	// came from (phone, number, at, reason, source); whether a number is
-	// opted out now.
-	qInsertOptOutFrom
-	qOptOutNowFrom
-	qOptedOut
 	// The reports of a campaign, oldest first (scope): phone, delivery,
 	// provider status, reason, at, anomaly, provider id.
 	qReportsOf
@@ -183,40 +144,6 @@ var postgresDialect = &dialect{
 	qInsertTestSend: `INSERT INTO test_sends (campaign_id, at, by_whom, body_hash, outcome, http_status, request_id, reason, phones) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 	qLastTestSend:   `SELECT at, by_whom, body_hash, outcome, http_status, request_id, reason, phones FROM test_sends WHERE campaign_id = $1 ORDER BY id DESC LIMIT 1`,
 
-	// One statement makes the missing rows and locks every row, in the
-	// numbers' order: an update that changes nothing locks as FOR UPDATE
-	// would, and returns the row.
-	qCapsFor: `INSERT INTO caps AS c (phone, sends, last_at) SELECT p, '', 0 FROM jsonb_array_elements_text($1::jsonb) AS p ORDER BY p
-		ON CONFLICT (phone) DO UPDATE SET last_at = c.last_at
-		RETURNING c.phone, c.sends`,
-	// Both write through the primary key: as an update joined to the
-	// numbers, a prepared statement's generic plan, made while the table
-	// was small, scanned it whole for every intent ever after (100,000
-	// rows: 19 ms an intent, and growing). An insert that conflicts finds
-	// each row through its key whatever the table's size.
-	qCapsWrite: `INSERT INTO caps AS c (phone, sends, last_at) SELECT v.p, v.s, v.l FROM jsonb_to_recordset($1::jsonb) AS v(p text, s text, l bigint) ORDER BY v.p
-		ON CONFLICT (phone) DO UPDATE SET sends = excluded.sends, last_at = excluded.last_at`,
-	qCapsClaim: `INSERT INTO caps AS c (phone, sends, last_at)
-		SELECT p, $2, $3 FROM jsonb_array_elements_text($1::jsonb) AS p
-		LEFT JOIN LATERAL (SELECT true AS out FROM optouts_now o WHERE o.phone = p LIMIT 1) o ON true WHERE o.out IS NULL ORDER BY p
-		ON CONFLICT (phone) DO UPDATE SET sends = CASE WHEN c.sends = '' THEN excluded.sends ELSE c.sends || ',' || excluded.sends END, last_at = GREATEST(c.last_at, excluded.last_at)
-		RETURNING c.phone, c.sends`,
-
-	qInsertOptOut: `INSERT INTO optouts (phone, action, at, by_whom, reason) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
-	qOptOutNow: `INSERT INTO optouts_now (phone, id, at, by_whom, reason) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (phone) DO UPDATE SET id = excluded.id, at = excluded.at, by_whom = excluded.by_whom, reason = excluded.reason`,
-	qOptInNow:     `DELETE FROM optouts_now WHERE phone = $1`,
-	qOptoutsNow:   `SELECT phone, at, by_whom, reason, source FROM optouts_now ORDER BY phone`,
-	qOptoutPhones: `SELECT phone FROM optouts_now`,
-	qOptoutsAfter: `SELECT DISTINCT phone FROM optouts WHERE id > $1`,
-	qOptoutAsOf:   `SELECT action FROM optouts WHERE phone = $1 AND id <= $2 ORDER BY id DESC LIMIT 1`,
-	qCapsSince:    `SELECT phone, sends FROM caps WHERE last_at > $1`,
-	qCapsAll:      `SELECT phone, sends FROM caps`,
-	// Prune writes a row only as it read it: a claim committed since (by an
-	// apply running meanwhile) leaves the row for the next prune.
-	qCapsDelete: `DELETE FROM caps WHERE phone = $1 AND sends = $2`,
-	qCapsSet:    `UPDATE caps SET sends = $2, last_at = $3 WHERE phone = $1 AND sends = $4`,
-
 	qDropAttempts:  `DELETE FROM attempts WHERE campaign_id = $1`,
 	qDropPlans:     `DELETE FROM plans_applied WHERE campaign_id = $1`,
 	qDropTestSends: `DELETE FROM test_sends WHERE campaign_id = $1`,
@@ -243,10 +170,6 @@ var postgresDialect = &dialect{
 	qInsertReplies: `INSERT INTO replies (reply_key, phone, kind, word, campaign_id, at, received_at)
 		SELECT r->>0, r->>1, r->>2, r->>3, CAST(r->>4 AS bigint), r->>5, r->>6 FROM jsonb_array_elements($1::jsonb) AS r
 		ON CONFLICT (reply_key) DO NOTHING RETURNING reply_key`,
-	qInsertOptOutFrom: `INSERT INTO optouts (phone, action, at, by_whom, reason, source) VALUES ($1, $2, $3, 'a reply', $4, $5) RETURNING id`,
-	qOptOutNowFrom: `INSERT INTO optouts_now (phone, id, at, by_whom, reason, source) VALUES ($1, $2, $3, 'a reply', $4, $5)
-		ON CONFLICT (phone) DO UPDATE SET id = excluded.id, at = excluded.at, by_whom = excluded.by_whom, reason = excluded.reason, source = excluded.source`,
-	qOptedOut:         `SELECT count(*) FROM optouts_now WHERE phone = $1`,
 	qReportsOf:        `SELECT phone, delivery, provider_status, reason, at, anomaly, provider_id FROM reports WHERE campaign_id = $1 ORDER BY at, id`,
 	qUnmatchedReports: `SELECT count(*) FROM reports WHERE campaign_id = 0`,
 }
@@ -254,16 +177,8 @@ var postgresDialect = &dialect{
 // sqliteOwn are the statements SQLite says in words of its own.
 var sqliteOwn = map[stmt]string{
 	// The writer's transaction takes the file's write lock at once: the
-	// ledger's checks below rely on it.
+	// ledger's gate relies on it.
 	qBegin: `BEGIN IMMEDIATE`,
-	// SQLite's ledger takes the file's write lock with the transaction.
-	qCapsFor: `SELECT j.value, coalesce(c.sends, '') FROM json_each(?1) j LEFT JOIN caps c ON c.phone = j.value`,
-	qCapsWrite: `INSERT INTO caps (phone, sends, last_at) SELECT value ->> 'p', value ->> 's', value ->> 'l' FROM json_each(?1) WHERE true
-		ON CONFLICT (phone) DO UPDATE SET sends = excluded.sends, last_at = excluded.last_at`,
-	qCapsClaim: `INSERT INTO caps (phone, sends, last_at)
-		SELECT value, ?2, ?3 FROM json_each(?1) WHERE NOT EXISTS (SELECT 1 FROM optouts_now o WHERE o.phone = value)
-		ON CONFLICT (phone) DO UPDATE SET sends = CASE WHEN sends = '' THEN excluded.sends ELSE sends || ',' || excluded.sends END, last_at = max(last_at, excluded.last_at)
-		RETURNING phone, sends`,
 	qPutMessages: `INSERT INTO messages (provider_id, campaign_id, phone, attempt_id)
 		SELECT i.value, ?1, p.value, ?4 FROM json_each(?2) p JOIN json_each(?3) i ON i.key = p.key WHERE i.value <> ''`,
 	qMessagesFor: `SELECT m.provider_id, m.campaign_id, m.phone, m.attempt_id, a.state FROM messages m JOIN attempts a ON a.id = m.attempt_id

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/testharness"
+	"github.com/smsform/smsform/ledger"
 	"github.com/smsform/smsform/state"
 )
 
@@ -62,7 +62,7 @@ type ledgerTables interface {
 // missing) with a ledger of size l around the campaign's numbers (E.164).
 func fillLedger(ctx context.Context, loc string, numbers []string, l ledgerSize, now time.Time) error {
 	// An empty change makes the state and its schema, as any command would.
-	if _, err := state.ChangeOptOuts(ctx, loc, nil); err != nil {
+	if _, err := ledger.ChangeOptOuts(ctx, loc, nil); err != nil {
 		return err
 	}
 	var db ledgerTables
@@ -89,20 +89,26 @@ func fillLedger(ctx context.Context, loc string, numbers []string, l ledgerSize,
 	}
 	err = fillCampaigns(ctx, db, people, l, sendAt, now)
 	if err == nil {
-		err = db.insert(ctx, "caps", []string{"phone", "sends", "last_at"}, func(yield func([]any) error) error {
-			var b []byte
+		err = db.insert(ctx, "caps", []string{"phone", "last_at"}, func(yield func([]any) error) error {
 			for i := range l.people {
-				b, last := b[:0], int64(0)
+				last := int64(0)
 				for j := range l.perPerson {
-					at := now.Unix() - int64(sendAt[i*l.perPerson+j])
-					last = max(last, at)
-					if j > 0 {
-						b = append(b, ',')
-					}
-					b = strconv.AppendInt(append(strconv.AppendInt(b, at, 10), ':'), int64(i%l.campaigns+1), 10)
+					last = max(last, now.Unix()-int64(sendAt[i*l.perPerson+j]))
 				}
-				if err := yield([]any{people(i), string(b), last}); err != nil {
+				if err := yield([]any{people(i), last}); err != nil {
 					return err
+				}
+			}
+			return nil
+		})
+	}
+	if err == nil {
+		err = db.insert(ctx, "cap_sends", []string{"phone", "at", "attempt_id", "marketing"}, func(yield func([]any) error) error {
+			for i := range l.people {
+				for j := range l.perPerson {
+					if err := yield([]any{people(i), now.Unix() - int64(sendAt[i*l.perPerson+j]), int64(i%l.campaigns + 1), true}); err != nil {
+						return err
+					}
 				}
 			}
 			return nil
@@ -358,7 +364,7 @@ func ledgerPlanRows(t *testing.T, ctx context.Context, smsform, dir string, g *t
 		}
 		emptyPath, emptyLoc := ledgerProject(t, dir, "ledger-empty-"+engine, g, emptyLoc)
 		fullPath, fullLoc := ledgerProject(t, dir, "ledger-full-"+engine, g, fullLoc)
-		if _, err := state.ChangeOptOuts(ctx, emptyLoc, nil); err != nil {
+		if _, err := ledger.ChangeOptOuts(ctx, emptyLoc, nil); err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()

@@ -16,8 +16,8 @@ import (
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/report"
 	"github.com/smsform/smsform/internal/words"
+	"github.com/smsform/smsform/ledger"
 	"github.com/smsform/smsform/plan"
-	"github.com/smsform/smsform/state"
 )
 
 // Opt-outs concern people, not campaigns: they are kept in the project's
@@ -81,7 +81,7 @@ func projectLedger(env Env, dir string) (stateChoice, error) {
 // project's state holds (a project file without state:, or one whose
 // state is overridden outside the project's campaigns).
 func needsLedger(c *campaign.Campaign, choice stateChoice) error {
-	if plan.CapOf(c) == nil || choice.shared {
+	if plan.CapsOf(c) == nil || choice.shared {
 		return nil
 	}
 	where := campaign.ProjectFile
@@ -120,11 +120,11 @@ func newOptOutAddCmd(env Env) *cobra.Command {
 	reason := cmd.Flags().String("reason", "", "why, for whoever reads the opt-outs (e.g. STOP by SMS)")
 	cmd.Args = positional(1, math.MaxInt, "one or more phone numbers")
 	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
-		ledger, nums, err := optOutArguments(env, &f, pos)
+		proj, nums, err := optOutArguments(env, &f, pos)
 		if err != nil {
 			return err
 		}
-		return addOptOuts(cmd.Context(), env, ledger, nums, *reason)
+		return addOptOuts(cmd.Context(), env, proj, nums, *reason)
 	}
 	return cmd
 }
@@ -139,7 +139,7 @@ func newOptOutImportCmd(env Env) *cobra.Command {
 	skip := fs.Bool("skip-invalid", false, "skip values that are not valid numbers (a provider's export may hold short codes) instead of refusing the file")
 	cmd.Args = positional(1, 1, "one file")
 	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
-		ledger, nums, err := optOutInput(env, &f)
+		proj, nums, err := optOutInput(env, &f)
 		if err != nil {
 			return err
 		}
@@ -157,7 +157,7 @@ func newOptOutImportCmd(env Env) *cobra.Command {
 		if *reason == "" {
 			*reason = "imported from " + filepath.Base(pos[0])
 		}
-		return addOptOuts(cmd.Context(), env, ledger, nums, *reason)
+		return addOptOuts(cmd.Context(), env, proj, nums, *reason)
 	}
 	return cmd
 }
@@ -184,11 +184,11 @@ func newOptOutRemoveCmd(env Env) *cobra.Command {
 			return withHint(fmt.Errorf("%w: optout remove needs --reason: taking a number off the opt-outs is a re-consent, kept on record", ErrUsage),
 				"smsform optout remove NUMBER --reason \"opted in again on the web form\"")
 		}
-		ledger, nums, err := optOutArguments(env, &f, pos)
+		proj, nums, err := optOutArguments(env, &f, pos)
 		if err != nil {
 			return err
 		}
-		return removeOptOuts(cmd.Context(), env, ledger, nums, *reason)
+		return removeOptOuts(cmd.Context(), env, proj, nums, *reason)
 	}
 	return cmd
 }
@@ -204,16 +204,16 @@ func newOptOutListCmd(env Env) *cobra.Command {
 	cmd.Args = positional(0, 0, "no argument")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		ctx := cmd.Context()
-		ledger, err := projectLedger(env, f.project)
+		proj, err := projectLedger(env, f.project)
 		if err != nil {
 			return err
 		}
-		if err := ledger.projectSplit(ctx); err != nil {
+		if err := proj.projectSplit(ctx); err != nil {
 			warnf(env, "%v", err)
 		}
-		l := report.OptOutList{Project: ledger.project.Path, State: ledger.shown()}
-		walk := func(fn func(state.OptOut) error) error {
-			_, err := state.OptOuts(ctx, ledger.loc, fn)
+		l := report.OptOutList{Project: proj.project.Path, State: proj.shown()}
+		walk := func(fn func(ledger.OptOut) error) error {
+			_, err := ledger.OptOuts(ctx, proj.loc, fn)
 			return err
 		}
 		out := report.Output{ShowNumbers: *show, Width: tableWidth(env, *wide)}
@@ -227,26 +227,26 @@ func newOptOutListCmd(env Env) *cobra.Command {
 
 // optOutInput is the project's ledger and the set its numbers go into.
 func optOutInput(env Env, f *optOutFlags) (stateChoice, *numberSet, error) {
-	ledger, err := projectLedger(env, f.project)
+	proj, err := projectLedger(env, f.project)
 	if err != nil {
 		return stateChoice{}, nil, err
 	}
 	// An opt-out recorded in a state the project's earlier ledger was not
 	// carried into would make that state look like the project's.
-	if err := ledger.projectSplit(context.Background()); err != nil {
+	if err := proj.projectSplit(context.Background()); err != nil {
 		return stateChoice{}, nil, withHint(err, "migrate first: nothing was recorded")
 	}
 	norm, err := f.normalizer()
 	if err != nil {
 		return stateChoice{}, nil, err
 	}
-	return ledger, &numberSet{norm: norm, seen: e164.NewMap[struct{}](0)}, nil
+	return proj, &numberSet{norm: norm, seen: e164.NewMap[struct{}](0)}, nil
 }
 
 // optOutArguments is optOutInput for numbers given as arguments: every one
 // must be a valid number.
 func optOutArguments(env Env, f *optOutFlags, args []string) (stateChoice, *numberSet, error) {
-	ledger, nums, err := optOutInput(env, f)
+	proj, nums, err := optOutInput(env, f)
 	if err != nil {
 		return stateChoice{}, nil, err
 	}
@@ -256,7 +256,7 @@ func optOutArguments(env Env, f *optOutFlags, args []string) (stateChoice, *numb
 	if err := nums.check("arguments", false); err != nil {
 		return stateChoice{}, nil, err
 	}
-	return ledger, nums, nil
+	return proj, nums, nil
 }
 
 // numberSet gathers the numbers a command is given, normalised to E.164 as
@@ -322,7 +322,7 @@ func (s *numberSet) skipped() string {
 // currentOptOuts is the set of numbers opted out now in the state at loc.
 func currentOptOuts(ctx context.Context, loc string) (*e164.Map[struct{}], error) {
 	m := e164.NewMap[struct{}](0)
-	_, err := state.OptOuts(ctx, loc, func(o state.OptOut) error {
+	_, err := ledger.OptOuts(ctx, loc, func(o ledger.OptOut) error {
 		m.Ref(o.Phone)
 		return nil
 	})
@@ -331,16 +331,16 @@ func currentOptOuts(ctx context.Context, loc string) (*e164.Map[struct{}], error
 
 // addOptOuts records the numbers that are not opted out yet, so that a
 // provider's export imported every day does not grow the log by its size.
-func addOptOuts(ctx context.Context, env Env, ledger stateChoice, nums *numberSet, reason string) error {
-	now, err := currentOptOuts(ctx, ledger.loc)
+func addOptOuts(ctx context.Context, env Env, proj stateChoice, nums *numberSet, reason string) error {
+	now, err := currentOptOuts(ctx, proj.loc)
 	if err != nil {
 		return err
 	}
 	at, by := env.Clock.Now().UTC(), actor(env)
-	var changes []state.OptOutChange
+	var changes []ledger.OptOutChange
 	for _, p := range nums.phones {
 		if _, ok := now.Get(p); !ok {
-			changes = append(changes, state.OptOutChange{Phone: p, At: at, By: by, Reason: reason})
+			changes = append(changes, ledger.OptOutChange{Phone: p, At: at, By: by, Reason: reason})
 		}
 	}
 	for _, inv := range nums.invalid {
@@ -353,17 +353,17 @@ func addOptOuts(ctx context.Context, env Env, ledger stateChoice, nums *numberSe
 	}
 	// The first opt-outs of a new project make its state, as its first
 	// apply would: a STOP list is imported before the first campaign.
-	if err := ledger.makeFolder(); err != nil {
+	if err := proj.makeFolder(); err != nil {
 		return err
 	}
-	if _, err := state.ChangeOptOuts(ctx, ledger.loc, changes); err != nil {
+	if _, err := ledger.ChangeOptOuts(ctx, proj.loc, changes); err != nil {
 		return err
 	}
 	also := ""
 	if already > 0 {
 		also = fmt.Sprintf("; %s already opted out", countedNumbers(already))
 	}
-	fmt.Fprintf(env.Stdout, "Opted out %s%s%s, by %s in %s.\n", words.N(len(changes), "number", "numbers"), also, nums.skipped(), by, ledger.shown())
+	fmt.Fprintf(env.Stdout, "Opted out %s%s%s, by %s in %s.\n", words.N(len(changes), "number", "numbers"), also, nums.skipped(), by, proj.shown())
 	fmt.Fprintln(env.Stdout, "Every campaign of the project skips them from now on: plans subtract them, and applies running now or later, of saved plans too, check them right before each batch.")
 	return nil
 }
@@ -376,8 +376,8 @@ func countedNumbers(n int) string {
 // removeOptOuts takes numbers off the opt-outs, each a re-consent with its
 // reason; a number that is not opted out refuses the whole command, so
 // that a typo is not a silent no-op.
-func removeOptOuts(ctx context.Context, env Env, ledger stateChoice, nums *numberSet, reason string) error {
-	now, err := currentOptOuts(ctx, ledger.loc)
+func removeOptOuts(ctx context.Context, env Env, proj stateChoice, nums *numberSet, reason string) error {
+	now, err := currentOptOuts(ctx, proj.loc)
 	if err != nil {
 		return err
 	}
@@ -392,11 +392,11 @@ func removeOptOuts(ctx context.Context, env Env, ledger stateChoice, nums *numbe
 			"smsform optout list shows the opt-outs (--show-numbers to see them whole)")
 	}
 	at, by := env.Clock.Now().UTC(), actor(env)
-	changes := make([]state.OptOutChange, len(nums.phones))
+	changes := make([]ledger.OptOutChange, len(nums.phones))
 	for i, p := range nums.phones {
-		changes[i] = state.OptOutChange{Phone: p, Remove: true, At: at, By: by, Reason: reason}
+		changes[i] = ledger.OptOutChange{Phone: p, Remove: true, At: at, By: by, Reason: reason}
 	}
-	if _, err := state.ChangeOptOuts(ctx, ledger.loc, changes); err != nil {
+	if _, err := ledger.ChangeOptOuts(ctx, proj.loc, changes); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "Removed %s from the opt-outs (re-consent, by %s: %s): campaigns of the project may message %s again.\n",
@@ -417,11 +417,11 @@ func newStatePruneCmd(env Env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		ledger, err := projectLedger(env, *project)
+		proj, err := projectLedger(env, *project)
 		if err != nil {
 			return err
 		}
-		longest, from, err := longestCap(ledger.project, d)
+		longest, from, err := longestCap(proj.project, d)
 		if err != nil {
 			return err
 		}
@@ -429,12 +429,12 @@ func newStatePruneCmd(env Env) *cobra.Command {
 			return withHint(fmt.Errorf("--older-than %s is shorter than the frequency cap's window of %s (%s): pruning would let a number be messaged past its cap", *olderThan, ageWords(longest), from),
 				"give --older-than %s or more", ageWords(longest))
 		}
-		sends, numbers, err := state.PruneCaps(cmd.Context(), ledger.loc, d, env.Clock.Now())
+		sends, numbers, err := ledger.PruneCaps(cmd.Context(), proj.loc, d, env.Clock.Now())
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "Pruned %s older than %s from the frequency cap's index of %s (%s left with none); the campaigns' records are untouched.\n",
-			words.N(sends, "send", "sends"), *olderThan, ledger.shown(), words.N(numbers, "number", "numbers"))
+			words.N(sends, "send", "sends"), *olderThan, proj.shown(), words.N(numbers, "number", "numbers"))
 		return nil
 	}
 	return cmd

@@ -17,6 +17,7 @@ import (
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/report"
 	"github.com/smsform/smsform/internal/words"
+	"github.com/smsform/smsform/ledger"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/plan/planfile"
 	"github.com/smsform/smsform/state"
@@ -260,7 +261,7 @@ func computePlan(ctx context.Context, env Env, f planFlags, campaignPath string,
 	if m := r.st.Moved(); m != nil {
 		return r, movedError(&state.MovedError{Loc: r.choice.shown(), Campaign: c.Name, Moved: *m})
 	}
-	p, err := plan.ComputeWith(ctx, c, r.st, plan.Options{Now: at})
+	p, err := plan.ComputeWith(ctx, c, r.st, plan.Options{Now: at, Ledger: ledger.ViewOf(r.st)})
 	if p != nil {
 		if serr := p.ScheduleAt(at); serr != nil {
 			return r, serr

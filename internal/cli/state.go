@@ -9,6 +9,7 @@ import (
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/report"
 	"github.com/smsform/smsform/internal/words"
+	"github.com/smsform/smsform/ledger"
 	"github.com/smsform/smsform/state"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -240,7 +241,7 @@ func (m migration) rest(ctx context.Context) {
 			left = append(left, c.Name)
 		}
 	}
-	l, _ := state.Ledger(ctx, m.from)
+	l, _ := ledger.SizeOf(ctx, m.from)
 	if len(left) > 0 || !l.Empty() {
 		what := "the project's opt-outs and frequency-cap history"
 		if len(left) > 0 {
@@ -289,7 +290,7 @@ func (m migration) whole(ctx context.Context) error {
 		return err
 	}
 	// Refused whole, before any campaign is copied and marked moved.
-	if err := state.CheckLedgerTarget(ctx, m.from, m.to); errors.Is(err, state.ErrTargetNotEmpty) {
+	if err := ledger.CheckTarget(ctx, m.from, m.to); errors.Is(err, state.ErrTargetNotEmpty) {
 		return withHint(err, "nothing was copied; migrate into a state whose ledger is empty (opt-outs recorded there since would be lost to the source's)")
 	} else if err != nil {
 		return err
@@ -313,7 +314,7 @@ func (m migration) whole(ctx context.Context) error {
 			return err
 		}
 	}
-	l, err := state.CopyLedger(ctx, m.from, m.to)
+	l, err := ledger.Copy(ctx, m.from, m.to)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/realpath"
 	"github.com/smsform/smsform/internal/words"
+	"github.com/smsform/smsform/ledger"
 	"github.com/smsform/smsform/state"
 )
 
@@ -197,10 +198,10 @@ func (c stateChoice) openView(ctx context.Context, name string) (*state.State, e
 	return st, readOnlyHint(lineageHint(err), c.loc)
 }
 
-// ledgers is what state.CheckSplitLedger looks at for the campaign name
+// ledgers is what ledger.CheckSplitLedger looks at for the campaign name
 // ("" for the project's ledger alone) whose state is c.
-func (c stateChoice) ledgers(name string) state.Ledgers {
-	l := state.Ledgers{InUse: c.loc, Campaign: name, Beside: c.beside, ProjectFile: campaign.ProjectFile}
+func (c stateChoice) ledgers(name string) ledger.Ledgers {
+	l := ledger.Ledgers{InUse: c.loc, Campaign: name, Beside: c.beside, ProjectFile: campaign.ProjectFile}
 	if c.project != nil {
 		l.ProjectDir = c.project.Dir
 	}
@@ -209,14 +210,14 @@ func (c stateChoice) ledgers(name string) state.Ledgers {
 
 // splitLedger is the state file that holds part of the ledger of the
 // campaign (named name, in the file at campaignPath) besides the state in
-// use (see state.CheckSplitLedger), in the command line's words; nil when
+// use (see ledger.CheckSplitLedger), in the command line's words; nil when
 // there is one ledger. The default state, next to the campaign, has no
 // other place to be.
 func (c stateChoice) splitLedger(ctx context.Context, campaignPath, name string) error {
 	if c.source == fromDefault {
 		return nil
 	}
-	return c.splitWords(state.CheckSplitLedger(ctx, c.ledgers(name)), campaignPath)
+	return c.splitWords(ledger.CheckSplitLedger(ctx, c.ledgers(name)), campaignPath)
 }
 
 // projectSplit is splitLedger for the project's ledger alone: what optout
@@ -224,13 +225,13 @@ func (c stateChoice) splitLedger(ctx context.Context, campaignPath, name string)
 func (c stateChoice) projectSplit(ctx context.Context) error {
 	l := c.ledgers("")
 	l.Beside = ""
-	return c.splitWords(state.CheckSplitLedger(ctx, l), "")
+	return c.splitWords(ledger.CheckSplitLedger(ctx, l), "")
 }
 
-// splitWords puts a *state.SplitLedgerError in the command line's words;
+// splitWords puts a *ledger.SplitLedgerError in the command line's words;
 // other errors (and nil) are returned as they are.
 func (c stateChoice) splitWords(err error, campaignPath string) error {
-	var se *state.SplitLedgerError
+	var se *ledger.SplitLedgerError
 	if !errors.As(err, &se) {
 		return err
 	}
@@ -238,11 +239,11 @@ func (c stateChoice) splitWords(err error, campaignPath string) error {
 		to: shellWord(shownState(savedStatePath(c.loc)))}
 }
 
-// splitLedgerError is a *state.SplitLedgerError said with where the state
+// splitLedgerError is a *ledger.SplitLedgerError said with where the state
 // in use came from and the state migrate command that carries the other
 // file over.
 type splitLedgerError struct {
-	*state.SplitLedgerError
+	*ledger.SplitLedgerError
 	from         string // where the state in use came from (stateChoice.from)
 	campaignPath string // the campaign file, as given
 	to           string // the state in use, as state migrate --to takes it
@@ -253,7 +254,7 @@ func (e *splitLedgerError) Unwrap() error { return e.SplitLedgerError }
 func (e *splitLedgerError) Error() string {
 	migrate := fmt.Sprintf("smsform state migrate --from %s --to %s", shellWord(e.Other), e.to)
 	switch e.Kind {
-	case state.SplitCampaign:
+	case ledger.SplitCampaign:
 		where := "in the project's folder"
 		if e.Beside {
 			where = "next to the campaign"
@@ -261,7 +262,7 @@ func (e *splitLedgerError) Error() string {
 		return fmt.Sprintf("%s %s records campaign %s (serial %d) and was not migrated, while the state in use is %s (%s): "+
 			"two ledgers of one campaign; carry it over with smsform state migrate %s --from %s --to %s, or remove it if it is stale",
 			e.Other, where, e.Campaign, e.Serial, e.InUse, e.from, e.campaignPath, shellWord(e.Other), e.to)
-	case state.SplitProject:
+	case ledger.SplitProject:
 		return fmt.Sprintf("%s in the project's folder is the project's earlier state and still records %s not migrated (%s), "+
 			"with the project's opt-outs and frequency-cap history, while the state in use is %s (%s): the ledger would be split; "+
 			"carry it all over with %s", e.Other, words.N(len(e.Unmigrated), "campaign", "campaigns"), strings.Join(e.Unmigrated, ", "), e.InUse, e.from, migrate)
@@ -288,7 +289,7 @@ func shellWord(s string) string {
 func (c stateChoice) noRecord(ctx context.Context, name string) error {
 	const hint = "apply the campaign first, or name the state with --state"
 	cs, cerr := state.Campaigns(ctx, c.loc)
-	ledger, lerr := state.Ledger(ctx, c.loc)
+	ledger, lerr := ledger.SizeOf(ctx, c.loc)
 	found := cerr == nil && len(cs) > 0 || lerr == nil && !ledger.Empty() || !state.IsPostgres(c.loc) && exists(c.loc)
 	if !found {
 		return withHint(fmt.Errorf("no state at %s", c.shown()), hint)

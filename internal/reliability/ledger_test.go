@@ -13,6 +13,7 @@ import (
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/testharness"
+	"github.com/smsform/smsform/ledger"
 	"github.com/smsform/smsform/sandbox"
 	"github.com/smsform/smsform/state"
 )
@@ -146,7 +147,7 @@ func (lp *ledgerProject) accountBodies(t *testing.T, bodyOf func(string) string)
 		}
 	}
 	opted := map[string]bool{}
-	if _, err := state.OptOuts(ctx, lp.loc, func(o state.OptOut) error { opted[o.Phone] = true; return nil }); err != nil {
+	if _, err := ledger.OptOuts(ctx, lp.loc, func(o ledger.OptOut) error { opted[o.Phone] = true; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	var tl ledgerTally

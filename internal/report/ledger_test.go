@@ -10,8 +10,8 @@ import (
 
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/testharness"
+	"github.com/smsform/smsform/ledger"
 	"github.com/smsform/smsform/plan"
-	"github.com/smsform/smsform/state"
 )
 
 // ledgerState is a state in memory with a project's ledger: opt-outs and
@@ -30,7 +30,7 @@ func (l ledgerState) OptOutSet(context.Context, int64) (*e164.Map[struct{}], int
 	return m, 7, nil
 }
 
-func (l ledgerState) CapHolds(context.Context, state.Cap, time.Time) (*e164.Map[time.Time], error) {
+func (l ledgerState) CapHolds(context.Context, *ledger.Caps, time.Time) (*e164.Map[time.Time], error) {
 	m := e164.NewMap[time.Time](0)
 	for p, until := range l.held {
 		v, _ := m.Ref(p)
@@ -48,7 +48,7 @@ func TestGoldenLedger(t *testing.T) {
 	until := time.Date(2026, 11, 25, 9, 12, 0, 0, time.UTC)
 	rec := ledgerState{optedOut: []string{"+447400123401"},
 		held: map[string]time.Time{"+447400123402": until.Add(-time.Hour), "+447400123403": until}}
-	p, err := plan.ComputeWith(context.Background(), c, rec, plan.Options{Now: until.Add(-2 * time.Hour)})
+	p, err := plan.ComputeWith(context.Background(), c, rec, plan.Options{Now: until.Add(-2 * time.Hour), Ledger: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,9 +61,9 @@ func TestGoldenLedger(t *testing.T) {
 // The opt-out table's columns line up under the header whatever the length
 // of who added each number; a reason too long for the width goes below.
 func TestOptOutTableColumns(t *testing.T) {
-	walk := func(fn func(state.OptOut) error) error {
+	walk := func(fn func(ledger.OptOut) error) error {
 		at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
-		for _, o := range []state.OptOut{
+		for _, o := range []ledger.OptOut{
 			{Phone: "+447400123456", At: at, By: "root@vm", Reason: "STOP by SMS"},
 			{Phone: "+447400123457", At: at, By: "octocat (GitHub Actions)", Reason: "imported from stops.txt"},
 			{Phone: "+447400123458", At: at, By: "ann"},

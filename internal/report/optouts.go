@@ -9,8 +9,8 @@ import (
 	"github.com/clipperhouse/displaywidth"
 
 	"github.com/smsform/smsform/internal/words"
+	"github.com/smsform/smsform/ledger"
 	"github.com/smsform/smsform/plan"
-	"github.com/smsform/smsform/state"
 )
 
 // OptOutList is what `optout list` shows of a project besides its opt-outs.
@@ -20,7 +20,7 @@ type OptOutList struct {
 }
 
 // OptOuts walks a project's opt-outs, calling fn with each.
-type OptOuts func(fn func(state.OptOut) error) error
+type OptOuts func(fn func(ledger.OptOut) error) error
 
 type optOutListJSON struct {
 	FormatVersion string       `json:"format_version"`
@@ -45,7 +45,7 @@ func WriteOptOutTable(w io.Writer, l OptOutList, walk OptOuts, o Output) error {
 	fmt.Fprintf(w, "Opt-outs of project %s\nState %s\n\n", oneLine(l.Project), oneLine(l.State))
 	const row = "%-16s  %-16s  %-24s"
 	n := 0
-	err := walk(func(x state.OptOut) error {
+	err := walk(func(x ledger.OptOut) error {
 		if n == 0 {
 			fmt.Fprintln(w, cutLine(fmt.Sprintf(row+"  %s", "PHONE", "SINCE (UTC)", "BY", "REASON"), o.Width))
 		}
@@ -78,7 +78,7 @@ func WriteOptOutTable(w io.Writer, l OptOutList, walk OptOuts, o Output) error {
 func WriteOptOutJSON(w io.Writer, l OptOutList, walk OptOuts, o Output) error {
 	doc := optOutListJSON{FormatVersion: plan.FormatVersion, Project: l.Project, State: l.State, OptOuts: []optOutJSON{}}
 	return streamJSON(w, doc, "opt_outs", true, func(add func(any) error) error {
-		return walk(func(x state.OptOut) error {
+		return walk(func(x ledger.OptOut) error {
 			return add(optOutJSON{Phone: o.number(x.Phone), At: x.At.UTC(), By: x.By, Reason: o.text(x.Reason, x.Phone), Source: x.Source})
 		})
 	})

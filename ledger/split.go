@@ -1,4 +1,4 @@
-package state
+package ledger
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/smsform/smsform/state"
 )
 
 // A campaign keeps one ledger. A state file left where smsform would once
@@ -112,7 +114,7 @@ func CheckSplitLedger(ctx context.Context, l Ledgers) error {
 // movedAway reports whether the campaign's record in the state at loc is
 // marked moved.
 func movedAway(ctx context.Context, loc, campaign string) bool {
-	st, err := OpenSharedReadOnly(ctx, loc, campaign)
+	st, err := state.OpenSharedReadOnly(ctx, loc, campaign)
 	if err != nil {
 		return false
 	}
@@ -126,7 +128,7 @@ func (l Ledgers) campaignRecord(ctx context.Context, f string) error {
 	if l.Campaign == "" {
 		return nil
 	}
-	st, err := OpenSharedReadOnly(ctx, f, l.Campaign)
+	st, err := state.OpenSharedReadOnly(ctx, f, l.Campaign)
 	if err != nil {
 		return nil
 	}
@@ -135,7 +137,7 @@ func (l Ledgers) campaignRecord(ctx context.Context, f string) error {
 	if !recorded {
 		return nil
 	}
-	return &SplitLedgerError{Kind: SplitCampaign, Other: f, Beside: f == l.Beside, InUse: Redact(l.InUse), Campaign: l.Campaign, Serial: serial}
+	return &SplitLedgerError{Kind: SplitCampaign, Other: f, Beside: f == l.Beside, InUse: state.Redact(l.InUse), Campaign: l.Campaign, Serial: serial}
 }
 
 // earlierProjectState is the *SplitLedgerError of a state file f of the
@@ -147,11 +149,11 @@ func (l Ledgers) earlierProjectState(ctx context.Context, f string) error {
 	if l.ProjectDir == "" || f == l.Beside {
 		return nil
 	}
-	old, err := Ledger(ctx, f)
+	old, err := size(ctx, f)
 	if err != nil || old.Empty() {
 		return nil
 	}
-	cs, err := Campaigns(ctx, f)
+	cs, err := state.Campaigns(ctx, f)
 	if err != nil {
 		return nil
 	}
@@ -161,11 +163,11 @@ func (l Ledgers) earlierProjectState(ctx context.Context, f string) error {
 			left = append(left, c.Name)
 		}
 	}
-	e := &SplitLedgerError{Kind: SplitProject, Other: f, InUse: Redact(l.InUse), Campaign: l.Campaign, Unmigrated: left}
+	e := &SplitLedgerError{Kind: SplitProject, Other: f, InUse: state.Redact(l.InUse), Campaign: l.Campaign, Unmigrated: left}
 	if len(left) > 0 {
 		return e
 	}
-	now, err := Ledger(ctx, l.InUse)
+	now, err := size(ctx, l.InUse)
 	if err != nil || now.OptOutSeq >= old.OptOutSeq && (now.CapNumbers > 0 || old.CapNumbers == 0) {
 		return nil
 	}
@@ -194,7 +196,7 @@ func (l Ledgers) otherFiles() []string {
 		if _, err := os.Lstat(f); err != nil {
 			continue
 		}
-		if same, err := SameState(f, l.InUse); err == nil && !same {
+		if same, err := state.SameState(f, l.InUse); err == nil && !same {
 			out = append(out, f)
 		}
 	}

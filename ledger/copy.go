@@ -1,4 +1,4 @@
-package state
+package ledger
 
 import (
 	"context"
@@ -7,90 +7,44 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/smsform/smsform/state"
 )
 
-// Campaign is a campaign a state records, as [Campaigns] lists it.
-type Campaign struct {
-	Name  string
-	Moved bool // migrated away: kept only to read
-}
-
-// Campaigns lists the campaigns the state at loc records, by name; none
-// for a missing state. A state of an older schema records one campaign,
-// which is listed.
-func Campaigns(ctx context.Context, loc string) ([]Campaign, error) {
-	st, err := openLedger(ctx, loc)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	if st.db == nil {
-		return nil, nil
-	}
-	if st.schema < 3 {
-		ro, err := OpenReadOnly(ctx, loc, "")
-		if err != nil {
-			return nil, err
-		}
-		defer ro.Close()
-		if ro.Campaign() == "" {
-			return nil, nil
-		}
-		return []Campaign{{Name: ro.Campaign(), Moved: ro.Moved() != nil}}, nil
-	}
-	rows, err := st.db.QueryContext(ctx, `SELECT name, moved_to FROM campaigns ORDER BY name`)
-	if err != nil {
-		return nil, fmt.Errorf("read state %s: %w", st.loc, err)
-	}
-	defer rows.Close()
-	var cs []Campaign
-	for rows.Next() {
-		var c Campaign
-		var movedTo string
-		if err := rows.Scan(&c.Name, &movedTo); err != nil {
-			return nil, fmt.Errorf("read state %s: %w", st.loc, err)
-		}
-		c.Moved = movedTo != ""
-		cs = append(cs, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read state %s: %w", st.loc, err)
-	}
-	return cs, nil
-}
-
-// LedgerSize is how much of a project's ledger a state holds.
-type LedgerSize struct {
+// Size is how much of a project's ledger a state holds.
+type Size struct {
 	OptOutSeq  int64 // the opt-out log's number: 0 when it holds no opt-out
 	CapNumbers int   // numbers in the frequency cap's index
 }
 
 // Empty reports whether the state holds no ledger: it never was a
 // project's state, or one that never recorded anything of people.
-func (l LedgerSize) Empty() bool { return l == LedgerSize{} }
+func (l Size) Empty() bool { return l == Size{} }
 
-// Ledger says how much of a project's ledger the state at loc holds;
+// SizeOf says how much of a project's ledger the state at loc holds;
 // nothing for a missing state or one of an older schema.
-func Ledger(ctx context.Context, loc string) (LedgerSize, error) {
-	st, err := openLedger(ctx, loc)
-	if err != nil || st.db == nil || st.schema < 3 {
-		if st != nil {
-			st.Close()
-		}
-		return LedgerSize{}, err
+func SizeOf(ctx context.Context, loc string) (Size, error) { return size(ctx, loc) }
+
+func size(ctx context.Context, loc string) (Size, error) {
+	v, err := Open(ctx, loc)
+	if err != nil {
+		return Size{}, err
 	}
-	defer st.Close()
-	var l LedgerSize
-	if l.OptOutSeq, err = st.optOutSeq(ctx); err != nil {
+	defer v.Close()
+	if v.db == nil {
+		return Size{}, nil
+	}
+	var l Size
+	if l.OptOutSeq, err = v.optOutSeq(ctx); err != nil {
 		return l, err
 	}
-	n, err := ledgerCounts(ctx, st.db)
+	n, err := counts(ctx, v.db)
 	l.CapNumbers = n[2]
 	return l, err
 }
 
-// LedgerCopied counts what [CopyLedger] copied.
-type LedgerCopied struct {
+// Copied counts what [Copy] copied.
+type Copied struct {
 	OptOutChanges int   // entries of the opt-out log
 	OptedOut      int   // numbers opted out now
 	CapNumbers    int   // numbers in the frequency cap's index
@@ -98,10 +52,10 @@ type LedgerCopied struct {
 	Already       bool  // the target held this very ledger: nothing was copied
 }
 
-// copyChunk is how many rows one statement of CopyLedger writes.
+// copyChunk is how many rows one statement of Copy writes.
 const copyChunk = 1000
 
-// ledgerTable is one table of the ledger as CopyLedger reads and writes it.
+// ledgerTable is one table of the ledger as Copy reads and writes it.
 type ledgerTable struct {
 	name, columns string
 	// pg and sqlite insert a JSON array of rows given as arrays of text.
@@ -111,46 +65,52 @@ type ledgerTable struct {
 }
 
 var ledgerTables = []ledgerTable{
-	{"optouts", "id, phone, action, at, by_whom, reason",
-		`INSERT INTO optouts (id, phone, action, at, by_whom, reason) SELECT (r->>0)::bigint, r->>1, r->>2, r->>3, r->>4, r->>5 FROM jsonb_array_elements($1::jsonb) r`,
-		`INSERT INTO optouts (id, phone, action, at, by_whom, reason) SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5 FROM json_each(?1)`, nil},
-	{"optouts_now", "phone, id, at, by_whom, reason",
-		`INSERT INTO optouts_now (phone, id, at, by_whom, reason) SELECT r->>0, (r->>1)::bigint, r->>2, r->>3, r->>4 FROM jsonb_array_elements($1::jsonb) r`,
-		`INSERT INTO optouts_now (phone, id, at, by_whom, reason) SELECT value->>0, value->>1, value->>2, value->>3, value->>4 FROM json_each(?1)`, nil},
-	{"caps", "phone, sends, last_at",
-		`INSERT INTO caps (phone, sends, last_at) SELECT r->>0, r->>1, (r->>2)::bigint FROM jsonb_array_elements($1::jsonb) r`,
-		`INSERT INTO caps (phone, sends, last_at) SELECT value->>0, value->>1, value->>2 FROM json_each(?1)`,
+	{"optouts", "id, phone, action, at, by_whom, reason, source",
+		`INSERT INTO optouts (id, phone, action, at, by_whom, reason, source) SELECT (r->>0)::bigint, r->>1, r->>2, r->>3, r->>4, r->>5, r->>6 FROM jsonb_array_elements($1::jsonb) r`,
+		`INSERT INTO optouts (id, phone, action, at, by_whom, reason, source) SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6 FROM json_each(?1)`, nil},
+	{"optouts_now", "phone, id, at, by_whom, reason, source",
+		`INSERT INTO optouts_now (phone, id, at, by_whom, reason, source) SELECT r->>0, (r->>1)::bigint, r->>2, r->>3, r->>4, r->>5 FROM jsonb_array_elements($1::jsonb) r`,
+		`INSERT INTO optouts_now (phone, id, at, by_whom, reason, source) SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5 FROM json_each(?1)`, nil},
+	{"caps", "phone, last_at",
+		`INSERT INTO caps (phone, last_at) SELECT r->>0, (r->>1)::bigint FROM jsonb_array_elements($1::jsonb) r`,
+		`INSERT INTO caps (phone, last_at) SELECT value->>0, value->>1 FROM json_each(?1)`, nil},
+	{"cap_sends", "phone, at, attempt_id, marketing",
+		`INSERT INTO cap_sends (phone, at, attempt_id, marketing) SELECT r->>0, (r->>1)::bigint, (r->>2)::bigint, (r->>3)::boolean FROM jsonb_array_elements($1::jsonb) r`,
+		`INSERT INTO cap_sends (phone, at, attempt_id, marketing) SELECT value->>0, value->>1, value->>2, value->>3 = 'true' FROM json_each(?1)`,
 		// A send's attempt is the source's: no attempt of the target, whose
-		// ids may be the same numbers, may give it back (releaseClaims).
+		// ids may be the same numbers, may give it back (Gate.Release); a
+		// boolean is written as each engine reads it.
 		func(row []string) {
-			es := parseCapEntries(row[1])
-			for i := range es {
-				es[i].attempt = 0
+			row[2] = "0"
+			switch row[3] {
+			case "1", "t", "true", "TRUE":
+				row[3] = "true"
+			default:
+				row[3] = "false"
 			}
-			row[1] = formatCapEntries(es)
 		}},
 }
 
-// CopyLedger copies the project's ledger, the opt-out log with the numbers
+// Copy copies the project's ledger, the opt-out log with the numbers
 // opted out now and the frequency cap's index, from the state at from to
 // the state at to (created if missing), in one transaction. The log keeps
 // its numbers: a plan saved against the source names one, and is made
 // again the same against the target. The target's ledger must be empty,
 // or already this one (a migration run again after it stopped half-way).
 // The campaigns' records are [Copy]'s.
-func CopyLedger(ctx context.Context, from, to string) (*LedgerCopied, error) {
-	src, err := openLedger(ctx, from)
+func Copy(ctx context.Context, from, to string) (*Copied, error) {
+	src, err := Open(ctx, from)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
-	out := &LedgerCopied{}
-	if src.db == nil || src.schema < 3 {
+	out := &Copied{}
+	if src.db == nil {
 		return out, nil
 	}
-	want, err := ledgerCounts(ctx, src.db)
+	want, err := counts(ctx, src.db)
 	if err != nil {
-		return nil, fmt.Errorf("read state %s: %w", src.loc, err)
+		return nil, fmt.Errorf("read state %s: %w", src.shown, err)
 	}
 	out.OptOutChanges, out.OptedOut, out.CapNumbers = want[0], want[1], want[2]
 	if want == [3]int{} {
@@ -159,25 +119,25 @@ func CopyLedger(ctx context.Context, from, to string) (*LedgerCopied, error) {
 	if out.Seq, err = src.optOutSeq(ctx); err != nil {
 		return nil, err
 	}
-	db, q, err := openControl(ctx, to, "", true, true)
+	dst, err := state.OpenStore(ctx, to, true)
 	if err != nil {
 		return nil, err
 	}
-	defer db.Close()
-	shown := Redact(to)
-	tx, err := db.BeginTx(ctx, nil)
+	defer dst.Close()
+	shown := dst.Shown
+	tx, err := dst.DB.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("write state %s: %w", shown, err)
 	}
 	defer tx.Rollback()
-	pg := q == postgresDialect
+	pg := dst.Postgres
 	if pg {
 		// Opt-outs added meanwhile would take the log's numbers.
-		if _, err := tx.ExecContext(ctx, `LOCK TABLE optouts, optouts_now, caps IN SHARE ROW EXCLUSIVE MODE`); err != nil {
+		if _, err := tx.ExecContext(ctx, `LOCK TABLE optouts, optouts_now, caps, cap_sends IN SHARE ROW EXCLUSIVE MODE`); err != nil {
 			return nil, fmt.Errorf("write state %s: %w", shown, err)
 		}
 	}
-	have, err := ledgerCounts(ctx, tx)
+	have, err := counts(ctx, tx)
 	if err != nil {
 		return nil, fmt.Errorf("read state %s: %w", shown, err)
 	}
@@ -186,7 +146,7 @@ func CopyLedger(ctx context.Context, from, to string) (*LedgerCopied, error) {
 		out.Already = true
 		return out, nil
 	case have != [3]int{}:
-		return nil, ledgerNotEmpty(shown, have)
+		return nil, notEmpty(shown, have)
 	}
 	for _, t := range ledgerTables {
 		insert := t.sqlite
@@ -202,7 +162,7 @@ func CopyLedger(ctx context.Context, from, to string) (*LedgerCopied, error) {
 			return nil, fmt.Errorf("write state %s: %w", shown, err)
 		}
 	}
-	if got, err := ledgerCounts(ctx, tx); err != nil || got != want {
+	if got, err := counts(ctx, tx); err != nil || got != want {
 		return nil, errors.Join(fmt.Errorf("copy the ledger to %s: read back %v, the source has %v", shown, got, want), err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -211,16 +171,16 @@ func CopyLedger(ctx context.Context, from, to string) (*LedgerCopied, error) {
 	return out, nil
 }
 
-func ledgerNotEmpty(shown string, have [3]int) error {
+func notEmpty(shown string, have [3]int) error {
 	return fmt.Errorf("copy the ledger to %s: it already holds a ledger of its own (opt-out log entries: %d; numbers in the frequency cap's index: %d): %w",
-		shown, have[0], have[2], ErrTargetNotEmpty)
+		shown, have[0], have[2], state.ErrTargetNotEmpty)
 }
 
-// CheckLedgerTarget tells, before anything is copied, whether [CopyLedger]
+// CheckTarget tells, before anything is copied, whether [Copy]
 // from from to to would be refused because the target holds a ledger of
 // its own: a migration of a whole state checks it first, so that it is
 // refused whole rather than half-done.
-func CheckLedgerTarget(ctx context.Context, from, to string) error {
+func CheckTarget(ctx context.Context, from, to string) error {
 	want, _, err := countsAt(ctx, from)
 	if err != nil || want == [3]int{} {
 		return err
@@ -229,30 +189,31 @@ func CheckLedgerTarget(ctx context.Context, from, to string) error {
 	if err != nil || have == [3]int{} || have == want {
 		return err
 	}
-	return ledgerNotEmpty(shown, have)
+	return notEmpty(shown, have)
 }
 
 // countsAt is ledgerCounts of the state at loc, and the state as messages
 // show it: nothing for a missing state or one of an older schema.
 func countsAt(ctx context.Context, loc string) ([3]int, string, error) {
-	st, err := openLedger(ctx, loc)
-	if st != nil {
-		defer st.Close()
+	v, err := Open(ctx, loc)
+	if err != nil {
+		return [3]int{}, state.Redact(loc), err
 	}
-	if err != nil || st.db == nil || st.schema < 3 {
-		return [3]int{}, Redact(loc), err
+	defer v.Close()
+	if v.db == nil {
+		return [3]int{}, v.shown, nil
 	}
-	n, err := ledgerCounts(ctx, st.db)
-	return n, st.loc, err
+	n, err := counts(ctx, v.db)
+	return n, v.shown, err
 }
 
 type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// ledgerCounts counts the rows of the opt-out log, the numbers opted out
-// now and the cap index.
-func ledgerCounts(ctx context.Context, db querier) ([3]int, error) {
+// counts counts the rows of the opt-out log, the numbers opted out now and
+// the numbers of the cap index.
+func counts(ctx context.Context, db querier) ([3]int, error) {
 	var n [3]int
 	err := db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM optouts), (SELECT count(*) FROM optouts_now), (SELECT count(*) FROM caps)`).
 		Scan(&n[0], &n[1], &n[2])
@@ -261,10 +222,10 @@ func ledgerCounts(ctx context.Context, db querier) ([3]int, error) {
 
 // copyTable copies one table of src's ledger into tx, copyChunk rows a
 // statement, every value as text.
-func copyTable(ctx context.Context, src *State, tx *sql.Tx, t ledgerTable, insert string) error {
+func copyTable(ctx context.Context, src *View, tx *sql.Tx, t ledgerTable, insert string) error {
 	rows, err := src.db.QueryContext(ctx, `SELECT `+t.columns+` FROM `+t.name)
 	if err != nil {
-		return fmt.Errorf("read state %s: %w", src.loc, err)
+		return fmt.Errorf("read state %s: %w", src.shown, err)
 	}
 	defer rows.Close()
 	n := strings.Count(t.columns, ",") + 1
@@ -288,7 +249,7 @@ func copyTable(ctx context.Context, src *State, tx *sql.Tx, t ledgerTable, inser
 	}
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
-			return fmt.Errorf("read state %s: %w", src.loc, err)
+			return fmt.Errorf("read state %s: %w", src.shown, err)
 		}
 		row := make([]string, n)
 		for i, v := range vals {
@@ -304,7 +265,7 @@ func copyTable(ctx context.Context, src *State, tx *sql.Tx, t ledgerTable, inser
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read state %s: %w", src.loc, err)
+		return fmt.Errorf("read state %s: %w", src.shown, err)
 	}
 	return flush()
 }

@@ -1,4 +1,4 @@
-package state
+package ledger
 
 import (
 	"context"
@@ -9,22 +9,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/smsform/smsform/internal/e164"
+	"github.com/smsform/smsform/state"
 )
-
-func openShared(t *testing.T, loc, campaign string, c *Cap, now func() time.Time) *State {
-	t.Helper()
-	s, err := Open(context.Background(), loc, Options{Campaign: campaign, Shared: true, FrequencyCap: c, Now: now, LockTimeout: 10 * time.Second})
-	must(t, err)
-	t.Cleanup(func() { s.Close() })
-	return s
-}
 
 // Opt-outs are a log: the set as of any point of it, and an intent that
 // names someone opted out records them suppressed and sends the rest.
@@ -45,12 +37,12 @@ func testOptOuts(t *testing.T, b backend) {
 		t.Errorf("opt-outs now: %v", now)
 	}
 	s := openShared(t, loc, "spring", nil, nil)
-	set, seq, err := s.OptOutSet(ctx, first)
+	set, seq, err := ViewOf(s).OptOutSet(ctx, first)
 	must(t, err)
 	if _, ok := set.Get("+442"); !ok || seq != first || set.Len() != 2 {
 		t.Errorf("as of %d: %d numbers, seq %d", first, set.Len(), seq)
 	}
-	if err := s.RecordIntent(ctx, intent("b1", "+441", "+443")); !errors.Is(err, ErrNotAdmitted) {
+	if err := s.RecordIntent(ctx, intent("b1", "+441", "+443")); !errors.Is(err, state.ErrNotAdmitted) {
 		t.Errorf("RecordIntent naming an opted-out number: %v", err)
 	}
 	adm, err := s.AdmitIntent(ctx, intent("b1", "+441", "+442", "+443"))
@@ -58,15 +50,15 @@ func testOptOuts(t *testing.T, b backend) {
 	if !slices.Equal(adm.Send, []string{"+442", "+443"}) || !slices.Equal(adm.Suppressed, []string{"+441"}) {
 		t.Errorf("admission: %+v", adm)
 	}
-	must(t, s.RecordOutcome(ctx, "b1", Outcome{Status: Sent}))
-	want := map[string]Status{"+441": Suppressed, "+442": Sent, "+443": Sent}
+	must(t, s.RecordOutcome(ctx, "b1", state.Outcome{Status: state.Sent}))
+	want := map[string]state.Status{"+441": state.Suppressed, "+442": state.Sent, "+443": state.Sent}
 	if got := statuses(t, s); !mapsEqual(got, want) {
 		t.Errorf("after: %v, want %v", got, want)
 	}
 	if r := recipients(t, s)["+441"]; r.Reason != "opted out" || r.BatchID != "b1" {
 		t.Errorf("suppressed record: %+v", r)
 	}
-	// Suppressed is not owed, and may be sent once the number re-consents.
+	// state.Suppressed is not owed, and may be sent once the number re-consents.
 	if f, d := s.Owed(); f != 0 || d != 0 {
 		t.Errorf("owed %d, %d", f, d)
 	}
@@ -101,7 +93,7 @@ func testFrequencyCap(t *testing.T, b backend) {
 	bb := openShared(t, loc, "autumn", c, now)
 	adm, err := a.AdmitIntent(ctx, intent("a1", "+441", "+442"))
 	must(t, err)
-	must(t, a.RecordOutcome(ctx, "a1", Outcome{Status: Sent}))
+	must(t, a.RecordOutcome(ctx, "a1", state.Outcome{Status: state.Sent}))
 	if len(adm.Send) != 2 {
 		t.Fatalf("first send: %+v", adm)
 	}
@@ -111,8 +103,8 @@ func testFrequencyCap(t *testing.T, b backend) {
 	if !slices.Equal(adm.Send, []string{"+443"}) || !slices.Equal(adm.Held, []string{"+441"}) || !adm.HeldUntil.Equal(t0.Add(24*time.Hour)) {
 		t.Errorf("23h59 later: %+v", adm)
 	}
-	must(t, bb.RecordOutcome(ctx, "b1", Outcome{Status: Sent}))
-	if st := statuses(t, bb); st["+441"] != Unsent {
+	must(t, bb.RecordOutcome(ctx, "b1", state.Outcome{Status: state.Sent}))
+	if st := statuses(t, bb); st["+441"] != state.Unsent {
 		t.Errorf("a held number has a record: %v", st)
 	}
 	set(t0.Add(24*time.Hour + time.Minute))
@@ -121,7 +113,7 @@ func testFrequencyCap(t *testing.T, b backend) {
 	if len(adm.Send) != 1 {
 		t.Errorf("24h01 later: %+v", adm)
 	}
-	must(t, bb.RecordOutcome(ctx, "b2", Outcome{Status: Sent}))
+	must(t, bb.RecordOutcome(ctx, "b2", state.Outcome{Status: state.Sent}))
 	// Not acted on: the claim is given back.
 	adm, err = a.AdmitIntent(ctx, intent("a2", "+444"))
 	must(t, err)
@@ -131,7 +123,7 @@ func testFrequencyCap(t *testing.T, b backend) {
 	if len(adm.Send) != 1 {
 		t.Errorf("after a forgotten intent: %+v", adm)
 	}
-	holds, err := a.CapHolds(ctx, *c, now())
+	holds, err := ViewOf(a).CapHolds(ctx, &Caps{All: []Cap{*c}}, now())
 	must(t, err)
 	// +441 and +444 sent at 24h01, +443 at 23h59: all three within the window.
 	if until, ok := holds.Get("+441"); !ok || !until.Equal(t0.Add(48*time.Hour+time.Minute)) || holds.Len() != 3 {
@@ -175,7 +167,7 @@ func testFrequencyCapConcurrent(t *testing.T, b backend) {
 						}
 					}
 					if len(adm.Send) > 0 {
-						must(t, s.RecordOutcome(ctx, batch, Outcome{Status: Sent}))
+						must(t, s.RecordOutcome(ctx, batch, state.Outcome{Status: state.Sent}))
 					}
 				}
 			})
@@ -206,7 +198,7 @@ func TestOptOutsWhileAppliesOpenAndClose(t *testing.T) {
 		}
 	})
 	for i := range 30 {
-		s, err := Open(ctx, loc, Options{Campaign: fmt.Sprintf("c%d", i), Shared: true})
+		s, err := state.Open(ctx, loc, state.Options{Campaign: fmt.Sprintf("c%d", i), Shared: true})
 		if err != nil {
 			t.Errorf("open %d: %v", i, err)
 			break
@@ -222,10 +214,10 @@ func TestOptOutsWhileAppliesOpenAndClose(t *testing.T) {
 	wg.Wait()
 }
 
-// A prune that meets a claim made while it runs leaves the claim: an apply
-// claiming a number in PostgreSQL commits between prune's read of the
-// number's row and its write, and prune's write must not put the row back
-// as it read it.
+// A prune that meets a claim made while it runs leaves the claim and the
+// number: an apply claiming a number in PostgreSQL locks its row of the
+// index and commits a send while prune is between its read of the number
+// (no recent send) and its delete; prune must not drop the number.
 func TestPruneLeavesAClaimMadeMeanwhile(t *testing.T) {
 	ctx := context.Background()
 	loc := pg.Database(t)
@@ -234,18 +226,21 @@ func TestPruneLeavesAClaimMadeMeanwhile(t *testing.T) {
 	s := openShared(t, loc, "spring", &Cap{Max: 3, Per: 24 * time.Hour}, now)
 	_, err := s.AdmitIntent(ctx, intent("a1", "+441"))
 	must(t, err)
-	must(t, s.RecordOutcome(ctx, "a1", Outcome{Status: Sent}))
+	must(t, s.RecordOutcome(ctx, "a1", state.Outcome{Status: state.Sent}))
 	must(t, s.Close())
 
-	// Another apply's claim, two days later, held open while prune runs.
+	// Another apply's claim, two days later, held open while prune runs:
+	// the number's row locked, its send written.
 	conn, err := pgx.Connect(ctx, loc)
 	must(t, err)
 	defer conn.Close(ctx)
 	tx, err := conn.Begin(ctx)
 	must(t, err)
 	defer tx.Rollback(ctx)
-	claim := fmt.Sprintf("%d:99", t0.Add(48*time.Hour).Unix())
-	_, err = tx.Exec(ctx, `UPDATE smsform.caps SET sends = sends || ',' || $1 WHERE phone = '+441'`, claim)
+	later := t0.Add(48 * time.Hour).Unix()
+	_, err = tx.Exec(ctx, `UPDATE smsform.caps SET last_at = $1 WHERE phone = '+441'`, later)
+	must(t, err)
+	_, err = tx.Exec(ctx, `INSERT INTO smsform.cap_sends (phone, at, attempt_id, marketing) VALUES ('+441', $1, 99, true)`, later)
 	must(t, err)
 
 	type pruned struct{ sends, numbers int }
@@ -257,16 +252,20 @@ func TestPruneLeavesAClaimMadeMeanwhile(t *testing.T) {
 		}
 		done <- pruned{sends, numbers}
 	}()
-	// Prune has read the row as committed and now waits on the claim's lock.
+	// Prune has dropped the old send and now waits on the claim's lock.
 	waitForLockWait(t, loc)
 	must(t, tx.Commit(ctx))
-	if p := <-done; p.sends != 0 || p.numbers != 0 {
-		t.Errorf("prune counted %+v for a row it left", p)
+	if p := <-done; p.sends != 1 || p.numbers != 0 {
+		t.Errorf("prune dropped %+v, want the one send of t0 and no number", p)
 	}
-	var sends string
-	must(t, conn.QueryRow(ctx, `SELECT sends FROM smsform.caps WHERE phone = '+441'`).Scan(&sends))
-	if !strings.Contains(sends, claim) {
-		t.Errorf("the claim made while prune ran is gone: sends %q", sends)
+	var n int
+	must(t, conn.QueryRow(ctx, `SELECT count(*) FROM smsform.cap_sends WHERE phone = '+441' AND attempt_id = 99`).Scan(&n))
+	if n != 1 {
+		t.Errorf("the claim made while prune ran is gone")
+	}
+	must(t, conn.QueryRow(ctx, `SELECT count(*) FROM smsform.caps WHERE phone = '+441'`).Scan(&n))
+	if n != 1 {
+		t.Errorf("the number claimed while prune ran was dropped from the index")
 	}
 }
 
@@ -301,7 +300,7 @@ func testFrequencyCapWithinASecond(t *testing.T, b backend) {
 	s := openShared(t, loc, "spring", c, now)
 	_, err := s.AdmitIntent(ctx, intent("a1", "+441"))
 	must(t, err)
-	must(t, s.RecordOutcome(ctx, "a1", Outcome{Status: Sent}))
+	must(t, s.RecordOutcome(ctx, "a1", state.Outcome{Status: state.Sent}))
 	set(t0.Add(24*time.Hour - 300*time.Millisecond))
 	other := openShared(t, loc, "autumn", c, now)
 	adm, err := other.AdmitIntent(ctx, intent("b1", "+441"))
@@ -354,14 +353,14 @@ func testOptOutSetWhileOptOutsChange(t *testing.T, b backend) {
 	}
 	var reads []read
 	for range 40 {
-		set, seq, err := s.OptOutSet(ctx, 0)
+		set, seq, err := ViewOf(s).OptOutSet(ctx, 0)
 		must(t, err)
 		reads = append(reads, read{seq, setPhones(set, phones)})
 	}
 	close(stop)
 	wg.Wait()
 	for _, r := range reads {
-		set, seq, err := s.OptOutSet(ctx, r.seq)
+		set, seq, err := ViewOf(s).OptOutSet(ctx, r.seq)
 		must(t, err)
 		if want := setPhones(set, phones); seq != r.seq || !slices.Equal(r.phones, want) {
 			t.Fatalf("read while changing, as of %d: %v; as of %d afterwards: %v", r.seq, r.phones, seq, want)
@@ -382,15 +381,15 @@ func setPhones(m *e164.Map[struct{}], phones []string) []string {
 // A project's ledger moves whole, between any two engines: the opt-out log
 // with its numbers (a plan names one), the numbers opted out now and the
 // cap's index; the target's log goes on after the copied numbers.
-func TestCopyLedger(t *testing.T) {
+func TestCopy(t *testing.T) {
 	for _, from := range backends {
 		for _, to := range backends {
-			t.Run(from.name+"-to-"+to.name, func(t *testing.T) { testCopyLedger(t, from, to) })
+			t.Run(from.name+"-to-"+to.name, func(t *testing.T) { testCopy(t, from, to) })
 		}
 	}
 }
 
-func testCopyLedger(t *testing.T, from, to backend) {
+func testCopy(t *testing.T, from, to backend) {
 	ctx := context.Background()
 	src, dst := from.loc(t), to.loc(t)
 	at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
@@ -403,17 +402,17 @@ func testCopyLedger(t *testing.T, from, to backend) {
 	s := openShared(t, src, "spring", c, now)
 	_, err = s.AdmitIntent(ctx, intent("a1", "+443", "+444"))
 	must(t, err)
-	must(t, s.RecordOutcome(ctx, "a1", Outcome{Status: Sent}))
+	must(t, s.RecordOutcome(ctx, "a1", state.Outcome{Status: state.Sent}))
 	must(t, s.Close())
 
-	got, err := CopyLedger(ctx, src, dst)
+	got, err := Copy(ctx, src, dst)
 	must(t, err)
 	if got.OptOutChanges != 3 || got.OptedOut != 1 || got.CapNumbers != 2 || got.Seq != seq || got.Already {
 		t.Errorf("copied %+v", got)
 	}
 	d := openShared(t, dst, "autumn", c, now)
 	for _, asOf := range []int64{first, seq} {
-		set, n, err := d.OptOutSet(ctx, asOf)
+		set, n, err := ViewOf(d).OptOutSet(ctx, asOf)
 		must(t, err)
 		_, has442 := set.Get("+442")
 		if n != asOf || has442 != (asOf == first) {
@@ -431,13 +430,13 @@ func testCopyLedger(t *testing.T, from, to backend) {
 	}
 	// Run again: the target holds more now, so it is refused; a copy of
 	// the very same ledger is said to be there already.
-	if _, err := CopyLedger(ctx, src, dst); !errors.Is(err, ErrTargetNotEmpty) {
+	if _, err := Copy(ctx, src, dst); !errors.Is(err, state.ErrTargetNotEmpty) {
 		t.Errorf("a second copy onto a ledger that moved on: %v", err)
 	}
 	again := to.loc(t)
-	_, err = CopyLedger(ctx, src, again)
+	_, err = Copy(ctx, src, again)
 	must(t, err)
-	if got, err := CopyLedger(ctx, src, again); err != nil || !got.Already {
+	if got, err := Copy(ctx, src, again); err != nil || !got.Already {
 		t.Errorf("copying the same ledger twice: %+v, %v", got, err)
 	}
 }
@@ -459,7 +458,7 @@ func testTrimmedIntent(t *testing.T, b backend) {
 	other := openShared(t, loc, "autumn", &Cap{Max: 1, Per: 24 * time.Hour}, now)
 	_, err = other.AdmitIntent(ctx, intent("a1", "+442", "+444"))
 	must(t, err)
-	must(t, other.RecordOutcome(ctx, "a1", Outcome{Status: Sent}))
+	must(t, other.RecordOutcome(ctx, "a1", state.Outcome{Status: state.Sent}))
 	s := openShared(t, loc, "spring", &Cap{Max: 1, Per: 24 * time.Hour}, now)
 
 	set(t0.Add(time.Hour))
@@ -473,7 +472,7 @@ func testTrimmedIntent(t *testing.T, b backend) {
 	// after it is not).
 	must(t, s.Close())
 	s = openShared(t, loc, "spring", &Cap{Max: 1, Per: 24 * time.Hour}, now)
-	must(t, s.RecordOutcome(ctx, "b1", Outcome{Status: Sent}))
+	must(t, s.RecordOutcome(ctx, "b1", state.Outcome{Status: state.Sent}))
 	serial := s.Serial()
 	adm, err = s.AdmitIntent(ctx, intent("c1", "+442", "+444"))
 	must(t, err)
@@ -483,20 +482,20 @@ func testTrimmedIntent(t *testing.T, b backend) {
 	if s.Serial() != serial {
 		t.Errorf("an intent that recorded nobody moved the serial from %d to %d", serial, s.Serial())
 	}
-	if err := s.RecordOutcome(ctx, "c1", Outcome{Status: Sent}); !errors.Is(err, ErrNoIntent) {
+	if err := s.RecordOutcome(ctx, "c1", state.Outcome{Status: state.Sent}); !errors.Is(err, state.ErrNoIntent) {
 		t.Errorf("the outcome of an intent that admitted nobody: %v", err)
 	}
 	// An outcome recorded with such an intent is a change all the same.
 	_, err = s.AdmitIntent(ctx, intent("d1", "+445"))
 	must(t, err)
 	serial = s.Serial()
-	adm, err = s.RecordOutcomeAndAdmit(ctx, "d1", Outcome{Status: Sent}, intent("e1", "+442"))
+	adm, err = s.RecordOutcomeAndAdmit(ctx, "d1", state.Outcome{Status: state.Sent}, intent("e1", "+442"))
 	must(t, err)
 	if len(adm.Held) != 1 || s.Serial() != serial+1 {
 		t.Errorf("an outcome with an intent that recorded nobody: %+v, serial %d -> %d, want one more", adm, serial, s.Serial())
 	}
 	got := map[string]string{}
-	must(t, s.Attempts(ctx, func(a Attempt) error {
+	must(t, s.Attempts(ctx, func(a state.Attempt) error {
 		got[a.BatchID] += fmt.Sprintf("%s/%d ", a.State, a.Recipients)
 		return nil
 	}))
@@ -504,14 +503,13 @@ func testTrimmedIntent(t *testing.T, b backend) {
 	if !maps.Equal(got, want) {
 		t.Errorf("attempts %v, want %v", got, want)
 	}
-	if st := statuses(t, s); st["+441"] != Suppressed || st["+442"] != Unsent || st["+443"] != Sent {
+	if st := statuses(t, s); st["+441"] != state.Suppressed || st["+442"] != state.Unsent || st["+443"] != state.Sent {
 		t.Errorf("statuses %v", st)
 	}
 	// +442's one send was at t0: held claims left no trace, so a day
 	// later it is sendable again.
 	set(t0.Add(24*time.Hour + time.Second))
-	holds, err := s.CapHolds(ctx, Cap{Max: 1, Per: 24 * time.Hour}, now())
-	must(t, err)
+	holds := capHolds(t, s, Cap{Max: 1, Per: 24 * time.Hour}, now())
 	if _, held := holds.Get("+442"); held {
 		t.Errorf("+442 is held a day after its only send: a held claim stayed")
 	}
@@ -531,10 +529,10 @@ func TestLedgerStatementsUseKeys(t *testing.T) {
 	defer conn.Close(ctx)
 	_, err = conn.Exec(ctx, `SET search_path = smsform; SET plan_cache_mode = force_generic_plan`)
 	must(t, err)
-	for name, q := range map[string]string{"capsClaim": postgresDialect[qCapsClaim], "capsWrite": postgresDialect[qCapsWrite], "capsFor": postgresDialect[qCapsFor]} {
+	for name, q := range map[string]string{"lock": postgres[qLock], "recent": postgres[qRecent], "release": postgres[qRelease], "optedOut": postgres[qOptedOut]} {
 		_, err := conn.Exec(ctx, "PREPARE "+name+" AS "+q)
 		must(t, err)
-		args := map[string]string{"capsClaim": `('["+441"]', '1:1', 1)`, "capsWrite": `('[{"p": "+441", "s": "", "l": 0}]')`, "capsFor": `('["+441"]')`}[name]
+		args := map[string]string{"lock": `('["+441"]', 1)`, "recent": `('["+441"]', 1)`, "release": `(1, '["+441"]')`, "optedOut": `('+441')`}[name]
 		rows, err := conn.Query(ctx, "EXPLAIN EXECUTE "+name+args)
 		must(t, err)
 		var plan strings.Builder
@@ -544,17 +542,10 @@ func TestLedgerStatementsUseKeys(t *testing.T) {
 			plan.WriteString(line + "\n")
 		}
 		must(t, rows.Err())
-		if strings.Contains(plan.String(), "Seq Scan on caps") || strings.Contains(plan.String(), "Seq Scan on optouts_now") {
+		if strings.Contains(plan.String(), "Seq Scan on caps") || strings.Contains(plan.String(), "Seq Scan on cap_sends") || strings.Contains(plan.String(), "Seq Scan on optouts_now") {
 			t.Errorf("%s's generic plan scans a table:\n%s", name, plan.String())
 		}
 	}
-}
-
-// testClock is a clock that tells t0 until set to another time.
-func testClock(t0 time.Time) (set func(time.Time), now func() time.Time) {
-	var clock atomic.Int64
-	clock.Store(t0.UnixNano())
-	return func(t time.Time) { clock.Store(t.UnixNano()) }, func() time.Time { return time.Unix(0, clock.Load()).UTC() }
 }
 
 // Resolving recipients as unsent gives their places in the frequency cap
@@ -572,11 +563,11 @@ func testResolveFreesTheCap(t *testing.T, b backend) {
 		_, err := s.AdmitIntent(ctx, intent(batch, "+44"+batch[1:]+"1", "+44"+batch[1:]+"2"))
 		must(t, err)
 	}
-	must(t, s.RecordOutcome(ctx, "b1", Outcome{Status: InDoubt, Reason: "timeout"}))
-	must(t, s.RecordOutcome(ctx, "b2", Outcome{Status: InDoubt, Reason: "timeout"}))
-	must(t, s.RecordOutcome(ctx, "b3", Outcome{Status: Failed, Reason: "refused"}))
+	must(t, s.RecordOutcome(ctx, "b1", state.Outcome{Status: state.InDoubt, Reason: "timeout"}))
+	must(t, s.RecordOutcome(ctx, "b2", state.Outcome{Status: state.InDoubt, Reason: "timeout"}))
+	must(t, s.RecordOutcome(ctx, "b3", state.Outcome{Status: state.Failed, Reason: "refused"}))
 	held := func() []string {
-		m, err := s.CapHolds(ctx, *c, now())
+		m, err := ViewOf(s).CapHolds(ctx, &Caps{All: []Cap{*c}}, now())
 		must(t, err)
 		var ps []string
 		for _, p := range []string{"+4411", "+4412", "+4421", "+4422", "+4431", "+4432"} {

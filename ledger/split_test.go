@@ -1,4 +1,4 @@
-package state
+package ledger
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/smsform/smsform/state"
 )
 
 // splitRig is a project folder with a campaign folder: where earlier
@@ -29,10 +31,11 @@ func (r splitRig) ledgers(inUse, campaign string) Ledgers {
 	return Ledgers{InUse: inUse, Campaign: campaign, Beside: r.beside, ProjectDir: r.project, ProjectFile: "smsform.yaml"}
 }
 
-// sent records a send of campaign in the state at loc.
+// sent records a send of campaign in the state at loc, through the
+// project's ledger as apply does.
 func sent(t *testing.T, loc, campaign string) {
 	t.Helper()
-	s, err := Open(context.Background(), loc, Options{Campaign: campaign, Shared: true})
+	s, err := state.Open(context.Background(), loc, state.Options{Campaign: campaign, Shared: true, Gate: NewGate(nil)})
 	must(t, err)
 	recordOne(t, s)
 	must(t, s.Close())
@@ -41,9 +44,9 @@ func sent(t *testing.T, loc, campaign string) {
 // tested records only a test send of campaign in the state at loc.
 func tested(t *testing.T, loc, campaign string) {
 	t.Helper()
-	s, err := Open(context.Background(), loc, Options{Campaign: campaign, Shared: true})
+	s, err := state.Open(context.Background(), loc, state.Options{Campaign: campaign, Shared: true})
 	must(t, err)
-	must(t, s.RecordTestSend(context.Background(), TestSend{At: time.Now(), By: "ann", BodyHash: hash, Phones: []string{"+447400999001"}, Outcome: Sent}))
+	must(t, s.RecordTestSend(context.Background(), state.TestSend{At: time.Now(), By: "ann", BodyHash: hash, Phones: []string{"+447400999001"}, Outcome: state.Sent}))
 	must(t, s.Close())
 }
 
@@ -90,7 +93,7 @@ func testSplitLedgerBeside(t *testing.T, b backend) {
 	if se == nil || se.Kind != SplitCampaign || !se.Beside || se.Other != r.beside || se.Serial == 0 || se.Campaign != "spring" {
 		t.Fatalf("a send beside: %+v", se)
 	}
-	if se.InUse != Redact(inUse) || !strings.Contains(se.Error(), "two ledgers of one campaign") {
+	if se.InUse != state.Redact(inUse) || !strings.Contains(se.Error(), "two ledgers of one campaign") {
 		t.Errorf("InUse %q, words %q", se.InUse, se.Error())
 	}
 	if se := splitOf(t, r.ledgers(inUse, "autumn")); se != nil {
@@ -144,7 +147,7 @@ func testSplitLedgerProject(t *testing.T, b backend) {
 	}
 
 	// Its campaign migrated (marked moved), its opt-outs not yet.
-	_, err := Copy(context.Background(), old, b.loc(t), CopyOptions{Campaign: "autumn", Shared: true, By: "ann"})
+	_, err := state.Copy(context.Background(), old, b.loc(t), state.CopyOptions{Campaign: "autumn", Shared: true, By: "ann"})
 	must(t, err)
 	se := splitOf(t, r.ledgers(inUse, "spring"))
 	if se == nil || se.Kind != SplitOptOuts || se.Other != old || !strings.Contains(se.Error(), "would not be honoured") {

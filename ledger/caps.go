@@ -1,0 +1,163 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/smsform/smsform/internal/e164"
+)
+
+// Cap is a frequency cap: at most Max messages to one number in any window
+// of Per, across every campaign of the project. Marketing counts only the
+// marketing messages the state records (a law's cap, such as Florida's);
+// otherwise every message counts.
+type Cap struct {
+	Max       int
+	Per       time.Duration
+	Marketing bool
+}
+
+func (c Cap) String() string {
+	s := fmt.Sprintf("%d per %s", c.Max, c.Per)
+	if c.Marketing {
+		s += " (marketing)"
+	}
+	return s
+}
+
+// Caps is what a campaign's sends are held to: caps for every number, and
+// those a number's own rules add (nil: none), whether the campaign's
+// messages are marketing.
+type Caps struct {
+	All       []Cap
+	PerNumber func(phone string) []Cap
+	// PerNumberLongest is the longest window PerNumber may give: how far
+	// back a plan reads the index for them.
+	PerNumberLongest time.Duration
+	Marketing        bool
+}
+
+// of is the caps that hold the number phone.
+func (c *Caps) of(phone string) []Cap {
+	if c.PerNumber == nil {
+		return c.All
+	}
+	more := c.PerNumber(phone)
+	if len(more) == 0 {
+		return c.All
+	}
+	return append(slices.Clone(c.All), more...)
+}
+
+// Any reports whether any cap may hold someone.
+func (c *Caps) Any() bool { return c != nil && (len(c.All) > 0 || c.PerNumber != nil) }
+
+// longest is the longest window of the caps that hold any of phones.
+func (c *Caps) longest(phones []string) time.Duration {
+	var d time.Duration
+	for _, x := range c.All {
+		d = max(d, x.Per)
+	}
+	if c.PerNumber != nil {
+		for _, p := range phones {
+			for _, x := range c.PerNumber(p) {
+				d = max(d, x.Per)
+			}
+		}
+	}
+	return d
+}
+
+// send is one send of a number's recent ones.
+type send struct {
+	at        int64
+	marketing bool
+}
+
+// capSecond is the second the cap index records a send made at t: the
+// next whole second when t falls between two, so that a recorded send is
+// never older than the real one and the window never lets a number go
+// early (a window's start is rounded down: a send at its edge counts a
+// second longer, never a second shorter).
+func capSecond(t time.Time) int64 {
+	s := t.Unix()
+	if t.Nanosecond() > 0 {
+		s++
+	}
+	return s
+}
+
+// sendableAt is when a number whose recent sends are es may be messaged
+// again under caps, as of now: now when every cap lets it go.
+func sendableAt(caps []Cap, es []send, now time.Time) time.Time {
+	at := now
+	in := make([]int64, 0, 8) // on the stack for up to 8: a plan asks this of every recent number
+	for _, c := range caps {
+		from := now.Add(-c.Per).Unix()
+		in = in[:0]
+		for _, e := range es {
+			if e.at > from && (e.marketing || !c.Marketing) {
+				in = append(in, e.at)
+			}
+		}
+		if len(in) < c.Max {
+			continue
+		}
+		slices.Sort(in)
+		// The window must lose len(in)-c.Max+1 sends: the last of those
+		// goes out of it Per after it was made.
+		if until := time.Unix(in[len(in)-c.Max], 0).Add(c.Per).UTC(); until.After(at) {
+			at = until
+		}
+	}
+	return at
+}
+
+// CapHolds is, for every number the caps hold back at now, when it may be
+// messaged again: what a plan reports as held back. It reads the sends of
+// the longest window any of the caps may have.
+func (v *View) CapHolds(ctx context.Context, c *Caps, now time.Time) (*e164.Map[time.Time], error) {
+	m := e164.NewMap[time.Time](0)
+	if v.db == nil || !c.Any() {
+		return m, nil
+	}
+	per := c.PerNumberLongest
+	for _, x := range c.All {
+		per = max(per, x.Per)
+	}
+	rows, err := v.db.QueryContext(ctx, v.q[qSendsSince], now.Add(-per).Unix())
+	if err != nil {
+		return nil, fmt.Errorf("read state %s: %w", v.shown, err)
+	}
+	defer rows.Close()
+	var phone string
+	var es []send
+	flush := func() {
+		if phone == "" {
+			return
+		}
+		if at := sendableAt(c.of(phone), es, now); at.After(now) {
+			p, _ := m.Ref(phone)
+			*p = at
+		}
+	}
+	for rows.Next() {
+		var p string
+		var s send
+		if err := rows.Scan(&p, &s.at, &s.marketing); err != nil {
+			return nil, fmt.Errorf("read state %s: %w", v.shown, err)
+		}
+		if p != phone {
+			flush()
+			phone, es = p, es[:0]
+		}
+		es = append(es, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read state %s: %w", v.shown, err)
+	}
+	flush()
+	return m, nil
+}

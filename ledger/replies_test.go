@@ -1,0 +1,68 @@
+package ledger
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/smsform/smsform/state"
+)
+
+// A STOP reply opts the number out of every campaign of the state (source
+// reply), START opts it back in, another reply is counted against the
+// campaign that messaged it last and its text is not kept; each reply is
+// recorded once.
+func TestReceiverReplies(t *testing.T) { eachBackend(t, testReceiverReplies) }
+
+func testReceiverReplies(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	_, now := testClock(t0)
+	s := openShared(t, loc, "spring", nil, now)
+	_, err := s.AdmitIntent(ctx, intent("b1", "+441", "+442"))
+	must(t, err)
+	must(t, s.RecordOutcome(ctx, "b1", state.Outcome{Status: state.Sent}))
+	r, err := state.OpenReceiver(ctx, loc, state.ReceiverOptions{Now: func() time.Time { return t0 }, OptOuts: ReplyOptOuts()})
+	must(t, err)
+	defer r.Close()
+	at := t0.Add(time.Minute)
+	got, err := r.Record(ctx, nil, []state.Reply{{Phone: "+441", Text: " stop ", At: at}, {Phone: "+442", Text: "Thanks, see you there", At: at},
+		{Phone: "+443", Text: "UNSUBSCRIBE", At: at}})
+	must(t, err)
+	if k := got.Replies; k[0].Kind != "stop" || k[0].Campaign != "spring" || k[1].Kind != "other" || k[1].Campaign != "spring" || k[2].Kind != "stop" || k[2].Campaign != "" {
+		t.Errorf("replies %+v", k)
+	}
+	var out []string
+	_, err = OptOuts(ctx, loc, func(o OptOut) error { out = append(out, o.Phone+"/"+o.Reason); return nil })
+	must(t, err)
+	if strings.Join(out, " ") != "+441/replied STOP +443/replied UNSUBSCRIBE" {
+		t.Errorf("opted out: %v", out)
+	}
+	// A running apply honours it from its next intent.
+	adm, err := s.AdmitIntent(ctx, intent("b2", "+443", "+444"))
+	must(t, err)
+	if len(adm.Suppressed) != 1 || adm.Suppressed[0] != "+443" {
+		t.Errorf("admission after the STOP: %+v", adm)
+	}
+	again, err := r.Record(ctx, nil, []state.Reply{{Phone: "+441", Text: " stop ", At: at}, {Phone: "+441", Text: "start", At: at.Add(time.Hour)}})
+	must(t, err)
+	if !again.Replies[0].Duplicate || again.Replies[1].Kind != "start" || again.Replies[1].Duplicate {
+		t.Errorf("again: %+v", again.Replies)
+	}
+	out = nil
+	_, err = OptOuts(ctx, loc, func(o OptOut) error { out = append(out, o.Phone); return nil })
+	must(t, err)
+	if strings.Join(out, " ") != "+443" {
+		t.Errorf("opted out after START: %v", out)
+	}
+	v, err := Open(ctx, loc)
+	must(t, err)
+	defer v.Close()
+	var kept int
+	must(t, v.db.QueryRowContext(ctx, `SELECT count(*) FROM replies WHERE word = '' AND kind = 'other'`).Scan(&kept))
+	if kept != 1 {
+		t.Errorf("%d other replies without their text, want 1", kept)
+	}
+}

@@ -262,4 +262,3 @@ func (v *View) eachOptOut(ctx context.Context, fn func(OptOut) error) (int64, er
 	}
 	return seq, nil
 }
-

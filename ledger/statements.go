@@ -60,8 +60,8 @@ var postgres = &dialect{
 	qLock: `INSERT INTO caps AS c (phone, last_at) SELECT p, $2 FROM jsonb_array_elements_text($1::jsonb) AS p ORDER BY p
 		ON CONFLICT (phone) DO UPDATE SET last_at = GREATEST(c.last_at, excluded.last_at)
 		RETURNING c.phone, (SELECT true FROM optouts_now o WHERE o.phone = c.phone LIMIT 1) IS NOT NULL`,
-	qRecent:  `SELECT s.phone, s.at, s.marketing FROM cap_sends s WHERE s.phone IN (SELECT jsonb_array_elements_text($1::jsonb)) AND s.at > $2`,
-	qClaim:   `INSERT INTO cap_sends (phone, at, attempt_id, marketing) SELECT p, $2, $3, $4 FROM jsonb_array_elements_text($1::jsonb) AS p`,
+	qRecent: `SELECT s.phone, s.at, s.marketing FROM cap_sends s WHERE s.phone IN (SELECT jsonb_array_elements_text($1::jsonb)) AND s.at > $2`,
+	qClaim:  `INSERT INTO cap_sends (phone, at, attempt_id, marketing) SELECT p, $2, $3, $4 FROM jsonb_array_elements_text($1::jsonb) AS p`,
 	// The numbers as an array, not a subquery: each number's rows found
 	// through the index whatever plan PostgreSQL has cached (a semi join
 	// on an empty table's statistics scans it).

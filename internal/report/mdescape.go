@@ -101,9 +101,10 @@ func mdCode(s string, cell bool) string {
 // mdFence writes text as a fenced code block, every line after the first
 // indented by indent (inside a list item): the fence is longer than any
 // run of backticks in it, and every line break in it is one the fence's
-// indentation follows (a carriage return alone is a line break too).
+// indentation follows. Other controls, a carriage return among them, are
+// written as visible escapes on their line (see [visibleLines]).
 func mdFence(text, indent string) string {
-	text = strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
+	text = visibleLines(text)
 	fence := codeFence(text)
 	return fence + "\n" + indent + strings.ReplaceAll(text, "\n", "\n"+indent) + "\n" + indent + fence
 }

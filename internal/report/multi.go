@@ -71,11 +71,22 @@ func (o Output) errText(err error) string {
 	return e164.MaskAny(err.Error())
 }
 
+// errorLines writes an error as stderr does, each of its lines (a joined
+// error has several) after "error: ", so that none starts with the words
+// it quotes.
+func errorLines(err string) string {
+	lines := strings.Split(err, "\n")
+	for i, l := range lines {
+		lines[i] = "error: " + l
+	}
+	return strings.Join(lines, "\n")
+}
+
 // WriteCampaignsTable writes each campaign's plan as [WriteTable] does,
 // under a line naming its file, then the combined summary.
 func WriteCampaignsTable(w io.Writer, cps []CampaignPlan, o Output) error {
 	for _, cp := range cps {
-		if _, err := fmt.Fprintf(w, "==> %s\n", cp.File); err != nil {
+		if _, err := fmt.Fprintf(w, "==> %s\n", oneLine(cp.File)); err != nil {
 			return err
 		}
 		if cp.Plan != nil {
@@ -85,10 +96,10 @@ func WriteCampaignsTable(w io.Writer, cps []CampaignPlan, o Output) error {
 		}
 		if cp.Err != nil {
 			first, _, _ := strings.Cut(o.errText(cp.Err), "\n")
-			fmt.Fprintf(w, "Error: %s\n", first)
+			fmt.Fprintf(w, "Error: %s\n", oneLine(first))
 		}
 		if cp.Saved != "" {
-			fmt.Fprintf(w, "Saved to %s.\n", cp.Saved)
+			fmt.Fprintf(w, "Saved to %s.\n", oneLine(cp.Saved))
 		}
 		if cp.Plan == nil || cp.Saved != "" { // a table ends with a blank line
 			fmt.Fprintln(w)
@@ -219,7 +230,7 @@ func campaignDetails(cp CampaignPlan, o Output, room int) (string, error) {
 	var b strings.Builder
 	b.WriteString(mdSummary(cp.File+": "+campaignWords(cp, o)) + "\n\n")
 	if cp.Err != nil {
-		b.WriteString(mdFence(o.errText(cp.Err), "") + "\n\n")
+		b.WriteString(mdFence(errorLines(o.errText(cp.Err)), "") + "\n\n")
 	}
 	if cp.Plan != nil {
 		po := o

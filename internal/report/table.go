@@ -101,9 +101,9 @@ func WriteTable(w io.Writer, p *plan.Plan, o Output) error {
 // writeTableHead writes what the table says before the batches: the
 // campaign, the headline, the cost by country and the budget.
 func writeTableHead(b *strings.Builder, p *plan.Plan, o Output) {
-	fmt.Fprintf(b, "Campaign %s, sender %s\n%s\n", oneLine(p.Campaign), oneLine(p.Sender), o.paint(ansiBold, Headline(p)))
+	fmt.Fprintf(b, "Campaign %s, sender %s\n%s\n", oneLine(p.Campaign), oneLine(p.Sender), o.paint(ansiBold, o.headline(p)))
 	if c := p.Cost; c != nil {
-		m := amounts(p)
+		m := o.amounts(p)
 		fmt.Fprintf(b, "Cost: %s to send, %s already spent", m.Money(c.Total), m.Money(c.AlreadySpent))
 		for i, cc := range c.ByCountry {
 			if i == maxCountries {

@@ -367,7 +367,8 @@ func cellText(s string) string { return mdText(s) }
 func (o Output) campaignSection(cp CampaignPlan, room int) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "---\n\n### %s\n\n", mdCode(cp.File, false))
-	if cp.Err != nil {
+	var budget *plan.BudgetError
+	if cp.Err != nil && !(cp.Plan != nil && errors.As(cp.Err, &budget)) { // the plan's budget verdict says it
 		fmt.Fprintf(&b, "❌ **%s**\n\n", mdText(firstLine(o.errText(cp.Err))))
 		if strings.Contains(cp.Err.Error(), "\n") {
 			b.WriteString(mdFence(errorLines(o.errText(cp.Err)), "") + "\n\n")

@@ -215,25 +215,38 @@ func writeInvalidMarkdown(f *strings.Builder, v shown) {
 	f.WriteString("\n</details>\n\n")
 }
 
-// writeDuplicateMarkdown lists the first duplicates.
+// writeDuplicateMarkdown lists the first duplicates, and whether the row
+// dropped has other variables than the row sent.
 func writeDuplicateMarkdown(f *strings.Builder, v shown) {
 	n := v.p.Summary.Duplicates
 	if n == 0 {
 		return
 	}
 	dups := v.duplicates()
-	fmt.Fprintf(f, "%s\n\n| Row dropped | Row kept | Number |\n|---|---|---|\n", mdSummary(words.N(n, "duplicate", "duplicates")+", sent once"))
+	fmt.Fprintf(f, "%s\n\n| Row dropped | Row kept | Number | Variables |\n|---|---|---|---|\n", mdSummary(words.N(n, "duplicate", "duplicates")+", sent once"))
 	for _, d := range dups {
 		kept := mdText(d.Kept)
 		if d.Kept == "" {
 			kept = "none: the number is excluded"
 		}
-		fmt.Fprintf(f, "| %s | %s | %s |\n", mdText(d.Row), kept, mdCode(d.Phone, true))
+		fmt.Fprintf(f, "| %s | %s | %s | %s |\n", mdText(d.Row), kept, mdCode(d.Phone, true), variablesWords(d, "**differ**"))
 	}
 	if more := n - len(dups); more > 0 {
 		fmt.Fprintf(f, "\n… and %s more\n", words.Count(more))
 	}
 	f.WriteString("\n</details>\n\n")
+}
+
+// variablesWords says whether a duplicate's rows have the same variables;
+// differ is how "differ" is written (in bold in a comment).
+func variablesWords(d plan.Duplicate, differ string) string {
+	switch {
+	case d.Kept == "":
+		return ""
+	case d.Differs:
+		return differ + ": the row kept's message is sent"
+	}
+	return "the same"
 }
 
 // resumeWords says whether the campaign sends for the first time.

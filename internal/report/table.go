@@ -296,6 +296,7 @@ func writeDuplicateTable(b *strings.Builder, v shown, o Output) error {
 		{header: "Row dropped", cut: cutStart, least: 20},
 		{header: "Row kept", cut: cutStart, least: 20},
 		{header: "Number"},
+		{header: "Variables", cut: cutEnd, least: 6},
 	}}
 	for _, d := range dups {
 		kept := oneLine(d.Kept)
@@ -305,6 +306,7 @@ func writeDuplicateTable(b *strings.Builder, v shown, o Output) error {
 		g.cols[0].cells = append(g.cols[0].cells, oneLine(d.Row))
 		g.cols[1].cells = append(g.cols[1].cells, kept)
 		g.cols[2].cells = append(g.cols[2].cells, d.Phone)
+		g.cols[3].cells = append(g.cols[3].cells, variablesWords(d, "differ"))
 	}
 	g.fit(o.Width, o.Plain)
 	if err := g.write(b, o.Plain); err != nil {

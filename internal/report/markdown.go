@@ -43,6 +43,7 @@ func (o Output) markdown(p *plan.Plan, stateName string) (string, error) {
 	if limit <= 0 {
 		limit = githubCommentLimit
 	}
+	o = o.forPeople(false)
 	v := o.show(p)
 	if stateName == "" {
 		stateName = reviewerState(p.State.Location)
@@ -86,7 +87,15 @@ func (v shown) withBatches(head, foot string, limit int) (string, error) {
 		}
 		return withWhen(markdownBlock(b), p, i)
 	}
-	text := fitMarkdown(head+open, nb, block, "</details>\n\n"+foot, limit)
+	// The batches cut are only counted, and with plain masks: a masker
+	// would remember every number of a plan of millions.
+	plain := v
+	plain.o.masker = nil
+	count := func(i int) mdBlock {
+		b, _ := plain.batch(i)
+		return withWhen(markdownBlock(b), p, i)
+	}
+	text := fitMarkdown(head+open, nb, block, count, "</details>\n\n"+foot, limit)
 	return text, readErr
 }
 
@@ -431,8 +440,9 @@ func writeBlocks(b *strings.Builder, block func(int) mdBlock, lo, hi int) {
 }
 
 // fitMarkdown joins head, the n blocks and foot, dropping blocks from the
-// middle until the whole fits in limit bytes.
-func fitMarkdown(head string, n int, block func(int) mdBlock, foot string, limit int) string {
+// middle until the whole fits in limit bytes; count makes a block only to
+// count the characters of those dropped.
+func fitMarkdown(head string, n int, block, count func(int) mdBlock, foot string, limit int) string {
 	// Sizes count each block with its header: the worst case, which is
 	// also exact for the first block after a cut.
 	size := func(i int) int { bl := block(i); return len(bl.header) + len(bl.text) }
@@ -472,7 +482,7 @@ func fitMarkdown(head string, n int, block func(int) mdBlock, foot string, limit
 	}
 	cutChars, prevBody := 0, ""
 	for i := lo; i < hi; i++ {
-		bl := block(i)
+		bl := count(i)
 		cutChars += utf8.RuneCountInString(bl.text)
 		if i == lo || bl.body != prevBody {
 			cutChars += utf8.RuneCountInString(bl.header)

@@ -181,7 +181,7 @@ func plansOf(cps []CampaignPlan) []*plan.Plan {
 // under a line naming its file, then the combined summary. It is one
 // output: each currency is written with one precision throughout.
 func WriteCampaignsTable(w io.Writer, cps []CampaignPlan, o Output) error {
-	o = o.withMoney(plansOf(cps)...)
+	o = o.withMoney(plansOf(cps)...).forPeople(false)
 	for _, cp := range cps {
 		if _, err := fmt.Fprintf(w, "==> %s\n", oneLine(cp.File)); err != nil {
 			return err
@@ -291,7 +291,7 @@ func WriteCampaignsMarkdown(w io.Writer, cps []CampaignPlan, o Output) error {
 	if limit <= 0 {
 		limit = githubCommentLimit - ciRoom
 	}
-	o = o.withMoney(plansOf(cps)...)
+	o = o.withMoney(plansOf(cps)...).forPeople(false)
 	head := o.campaignsHead(cps)
 	if len(head) > limit/2 { // thousands of campaigns: the index alone is too long
 		head = head[:strings.LastIndex(head[:limit/2], "\n")+1] + "\n**… the index is cut to fit GitHub's comment limit.**\n\n"

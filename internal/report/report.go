@@ -14,9 +14,23 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/plan"
 )
+
+// forPeople is o for one output a person reads: its numbers masked so
+// that no two read the same. sorted says the output shows its numbers in
+// order (a list that streams millions of them).
+func (o Output) forPeople(sorted bool) Output {
+	if o.masker == nil {
+		o.masker = e164.NewMasker()
+		if sorted {
+			o.masker = e164.NewSortedMasker()
+		}
+	}
+	return o
+}
 
 // Output says how a plan is shown.
 type Output struct {
@@ -37,6 +51,11 @@ type Output struct {
 	// MarkdownLimit caps markdown output in bytes (0: 65,536, GitHub's
 	// comment limit); the middle is cut, never the summary at the top.
 	MarkdownLimit int
+
+	// masker masks the numbers of one human output, so that two different
+	// numbers never read the same in it (see [e164.Masker]); nil in JSON,
+	// which writes each number as e164.Mask does.
+	masker *e164.Masker
 
 	// money is how the output writes each currency's amounts, when it
 	// shows several plans: one precision per currency for all of them

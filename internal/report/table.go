@@ -73,6 +73,7 @@ var errEnough = errors.New("enough batches")
 // invalid numbers and duplicates (the first 20 of each), the recipients
 // held back and the warnings. Every table fits o.Width.
 func WriteTable(w io.Writer, p *plan.Plan, o Output) error {
+	o = o.forPeople(false)
 	v := o.show(p)
 	var b strings.Builder
 	writeTableHead(&b, p, o)

@@ -193,7 +193,7 @@ func WriteCampaignsTable(w io.Writer, cps []CampaignPlan, o Output) error {
 		}
 		if cp.Err != nil {
 			first, _, _ := strings.Cut(o.errText(cp.Err), "\n")
-			fmt.Fprintf(w, "Error: %s\n", oneLine(first))
+			fmt.Fprintln(w, wrapProse("Error: "+oneLine(first), o.Width, "  "))
 		}
 		if cp.Saved != "" {
 			fmt.Fprintf(w, "Saved to %s.\n", oneLine(cp.Saved))
@@ -202,7 +202,7 @@ func WriteCampaignsTable(w io.Writer, cps []CampaignPlan, o Output) error {
 			fmt.Fprintln(w)
 		}
 	}
-	_, err := fmt.Fprintln(w, o.paint(ansiBold, o.campaignsLine(cps)))
+	_, err := fmt.Fprintln(w, o.paint(ansiBold, wrapProse(o.campaignsLine(cps), o.Width, "  ")))
 	return err
 }
 

@@ -81,3 +81,33 @@ func firstRune(s string) (rune, int) {
 
 // wrapNote is said under a code block that wrapped.
 const wrapNote = "_" + softBreak + " ends a line too long for the comment, which goes on below: it is not part of the message._"
+
+// wrapProse fits a paragraph of the table output to width columns (0:
+// leaves it whole): it breaks at spaces, each line after the first
+// starting with indent, and a word wider than the room (a path, a URL)
+// stays whole on a line of its own rather than be broken where a reader
+// could not tell. The paragraph is one line of text: what came from
+// outside was made visible (oneLine) before.
+func wrapProse(s string, width int, indent string) string {
+	if width <= 0 || displaywidth.String(s) <= width {
+		return s
+	}
+	var b strings.Builder
+	col := 0
+	for i, word := range strings.Split(s, " ") {
+		w := displaywidth.String(word)
+		switch {
+		case i == 0:
+		case col+1+w <= width:
+			b.WriteByte(' ')
+			col++
+		default:
+			b.WriteByte('\n')
+			b.WriteString(indent)
+			col = displaywidth.String(indent)
+		}
+		b.WriteString(word)
+		col += w
+	}
+	return b.String()
+}

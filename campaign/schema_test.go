@@ -270,9 +270,8 @@ func defs(t *testing.T) js {
 	results := object(t, "provider.results", "", []string{"list", "number"}, nil)
 	// status with its statuses, or outcome alone.
 	results["oneOf"] = []any{
-		js{"required": []string{"status"}, "not": js{"required": []string{"outcome"}}},
-		js{"required": []string{"outcome"}, "not": js{"anyOf": []any{js{"required": []string{"status"}}, js{"required": []string{"sent"}},
-			js{"required": []string{"failed"}}, js{"required": []string{"retry"}}, js{"required": []string{"duplicate"}}}}},
+		with(has("status"), "not", has("outcome")),
+		with(has("outcome"), "not", js{"anyOf": []any{has("status"), has("sent"), has("failed"), has("retry"), has("duplicate")}}),
 	}
 	return js{
 		"provider":      object(t, "provider", "", nil, providerTags),

@@ -23,6 +23,7 @@ import (
 	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/cli"
+	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/state"
 )
 
@@ -148,7 +149,9 @@ func exitCode(err error, stderr io.Writer) int {
 }
 
 // report writes err on stderr as "smsform: error:" lines, each error of a
-// joined list followed by its own hints.
+// joined list followed by its own hints. Errors and hints quote what came
+// from outside (paths, names, a provider's words): every line goes through
+// words.Visible, so that no escape sequence reaches the terminal raw.
 func report(stderr io.Writer, err error) {
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {
 		for _, e := range joined.Unwrap() {
@@ -161,13 +164,13 @@ func report(stderr io.Writer, err error) {
 		prefix, hintPrefix = "\x1b[1;31msmsform: error:\x1b[0m", "\x1b[1mhint:\x1b[0m"
 	}
 	for line := range strings.SplitSeq(err.Error(), "\n") {
-		fmt.Fprintf(stderr, "%s %s\n", prefix, line)
+		fmt.Fprintf(stderr, "%s %s\n", prefix, words.Visible(line))
 	}
 	seen := map[string]bool{}
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		if h := hint(e); h != "" && !seen[h] {
 			seen[h] = true
-			fmt.Fprintf(stderr, "%s %s\n", hintPrefix, h)
+			fmt.Fprintf(stderr, "%s %s\n", hintPrefix, words.Visible(h))
 		}
 	}
 }

@@ -81,7 +81,8 @@ var keySchemas = map[string]js{
 	"empty_variables":   {"description": "What an empty template variable does: warn (default) or error.", "type": "string"},
 	"frequency_cap":     {"description": "A stricter frequency cap than the project's (campaigns in a project only).", "$ref": "#/definitions/frequency_cap"},
 
-	"budget.max_total":                {"description": "The most the campaign may cost, in the price table's currency.", "type": []string{"number", "string"}, "pattern": `^[0-9]+(\.[0-9]+)?$`, "minimum": 0},
+	"budget.max_total": {"description": "The most the campaign may cost, in the price table's currency.",
+		"anyOf": []any{js{"type": "number", "minimum": 0}, js{"type": "string", "pattern": `^[0-9]+(\.[0-9]+)?$`}}},
 	"budget.max_segments_per_message": {"description": "The most segments one message may take.", "type": "integer", "minimum": 1},
 	"budget.max_recipients":           {"description": "The most recipients the campaign may have.", "type": "integer", "minimum": 1},
 
@@ -207,11 +208,12 @@ func tagSchemas(t *testing.T, raw any) (required []string, tags map[string]js) {
 			switch name {
 			case "required":
 				required = append(required, key)
+				// Strict validators want the type beside a keyword of it.
 				switch f.Type.Kind() {
 				case reflect.String:
-					s["minLength"] = 1
+					s["type"], s["minLength"] = "string", 1
 				case reflect.Slice:
-					s["minItems"] = 1
+					s["type"], s["minItems"] = "array", 1
 				}
 			case "eq":
 				s["const"] = n
@@ -233,6 +235,24 @@ func tagSchemas(t *testing.T, raw any) (required []string, tags map[string]js) {
 	return required, tags
 }
 
+// has is the schema of an object that holds key. Strict validators (ajv
+// --strict) want the type and the property said where required names it.
+func has(key string) js {
+	return js{"type": "object", "required": []string{key}, "properties": js{key: js{}}}
+}
+
+// with is s with one more keyword.
+func with(s js, keyword string, v any) js {
+	s = maps.Clone(s)
+	if p, ok := v.(js); ok && keyword == "properties" {
+		props := maps.Clone(s["properties"].(js))
+		maps.Copy(props, p)
+		v = props
+	}
+	s[keyword] = v
+	return s
+}
+
 // defs are the shared definitions both schemas refer to.
 func defs(t *testing.T) js {
 	t.Helper()
@@ -241,18 +261,17 @@ func defs(t *testing.T) js {
 	source := object(t, "recipients[]", "A list file, or numbers written in the campaign.", nil, nil)
 	// Exactly one of numbers and file; phone_column only with a .csv file.
 	source["oneOf"] = []any{
-		js{"required": []string{"numbers"}, "not": js{"anyOf": []any{js{"required": []string{"file"}}, js{"required": []string{"phone_column"}}}}},
-		js{"required": []string{"file"}, "not": js{"required": []string{"numbers"}}},
+		with(has("numbers"), "not", js{"anyOf": []any{has("file"), has("phone_column")}}),
+		with(has("file"), "not", has("numbers")),
 	}
-	source["if"] = js{"required": []string{"file"}, "properties": js{"file": js{"type": "string", "pattern": txtPattern}}}
-	source["then"] = js{"not": js{"required": []string{"phone_column"}}}
+	source["if"] = with(has("file"), "properties", js{"file": js{"type": "string", "pattern": txtPattern}})
+	source["then"] = js{"type": "object", "not": has("phone_column")}
 	window := object(t, "send_window", "", []string{"from", "to"}, nil)
 	results := object(t, "provider.results", "", []string{"list", "number"}, nil)
 	// status with its statuses, or outcome alone.
 	results["oneOf"] = []any{
-		js{"required": []string{"status"}, "not": js{"required": []string{"outcome"}}},
-		js{"required": []string{"outcome"}, "not": js{"anyOf": []any{js{"required": []string{"status"}}, js{"required": []string{"sent"}},
-			js{"required": []string{"failed"}}, js{"required": []string{"retry"}}, js{"required": []string{"duplicate"}}}}},
+		with(has("status"), "not", has("outcome")),
+		with(has("outcome"), "not", js{"anyOf": []any{has("status"), has("sent"), has("failed"), has("retry"), has("duplicate")}}),
 	}
 	return js{
 		"provider":      object(t, "provider", "", nil, providerTags),
@@ -262,7 +281,7 @@ func defs(t *testing.T) js {
 		"send_window":   window,
 		"budget":        object(t, "budget", "", nil, nil),
 		"frequency_cap": object(t, "frequency_cap", "", []string{"max", "per"}, nil),
-		"statuses":      js{"type": "array", "items": js{"type": []string{"string", "number", "boolean"}, "pattern": `\S`}},
+		"statuses":      js{"type": "array", "items": js{"anyOf": []any{js{"type": "string", "pattern": `\S`}, js{"type": "number"}, js{"type": "boolean"}}}},
 		"sender": js{"type": "string", "anyOf": []any{
 			js{"pattern": e164Pattern},
 			js{"pattern": `^[0-9]{3,8}$`},

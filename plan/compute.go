@@ -375,6 +375,9 @@ func (b *builder) add(it *item) error {
 			d := Duplicate{Row: fmt.Sprintf("%s:%d", it.entry.File, it.entry.Line), Phone: phone}
 			if kept >= 0 {
 				d.Kept = b.location(kept)
+				// A personalised body that differs: the dropped row's
+				// variables are not the kept one's.
+				d.Differs = !b.shared && it.renderErr == nil && b.bodies.sums.at(int(b.bodyOf.at(int(kept)))) != it.sum
 			}
 			b.p.DuplicateRows = append(b.p.DuplicateRows, d)
 		}

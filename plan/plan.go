@@ -96,6 +96,9 @@ type Duplicate struct {
 	Row   string `json:"row"`            // "lists/customers.csv:40"
 	Kept  string `json:"kept,omitempty"` // the row that is sent; "" when that one was excluded
 	Phone string `json:"phone"`
+	// Differs says the row dropped has other variables than the row kept,
+	// which its message would show: a reviewer must see which one is sent.
+	Differs bool `json:"differs,omitempty"`
 }
 
 // Summary counts a plan. Recipients = ToSend + AlreadySent + InDoubt +

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"text/template/parse"
 	"unicode"
 
 	"github.com/smsform/smsform/campaign"
@@ -88,6 +89,9 @@ const maxNamed = 5
 // does not repeat itself a million times. It analyses again only the UCS-2
 // bodies.
 func (b *builder) warnUCS2() error {
+	if forcing := templateForcing(b.c.Body); forcing != "" {
+		return b.warnTemplateUCS2(forcing)
+	}
 	type cost struct{ bodies, extra int }
 	costs := map[string]*cost{}
 	var order []string
@@ -126,17 +130,67 @@ func (b *builder) warnUCS2() error {
 			words.N(c.bodies, "distinct body", "distinct bodies"), words.Plural(c.bodies, "uses", "use")+" "+strings.Join(quoted, " "),
 			words.Count(c.extra), words.Plural(c.extra, "segment", "segments")))
 	}
-	if len(order) > 0 && b.c.Prices != nil {
-		if extra, ok := b.ucs2Cost(); extra.IsPositive() {
-			more := ""
-			if !ok {
-				more = ", and more for the recipients without a price"
-			}
-			b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
-				"UCS-2 costs %s more than the same messages in GSM-7 would%s", words.Money(b.c.Prices.Currency, extra), more))
-		}
+	if len(order) > 0 {
+		b.warnUCS2Cost()
 	}
 	return nil
+}
+
+// templateForcing is the characters of the template's fixed text (what
+// every message prints, outside {{ }} and outside its branches) that are
+// not in GSM-7, "" when there are none or the template does not parse.
+func templateForcing(body string) string {
+	t := parse.New("body")
+	t.Mode = parse.SkipFuncCheck
+	trees := map[string]*parse.Tree{}
+	if _, err := t.Parse(body, "", "", trees); err != nil || t.Root == nil {
+		return ""
+	}
+	var fixed strings.Builder
+	for _, n := range t.Root.Nodes {
+		if text, ok := n.(*parse.TextNode); ok {
+			fixed.Write(text.Text)
+		}
+	}
+	return string(sms.Analyze(fixed.String()).Forcing)
+}
+
+// warnTemplateUCS2 says once that the template's own text sends every
+// message as UCS-2, and what that costs: whatever a variable holds, no
+// message could go as GSM-7.
+func (b *builder) warnTemplateUCS2(forcing string) error {
+	messages, extra := 0, 0
+	for gi, id := range b.groups.bodies {
+		start, end := b.groups.members(gi)
+		m := b.bodies.meta.at(int(id))
+		messages += end - start
+		if m.encoding() == sms.UCS2 {
+			extra += (int(m.segs) - int(m.gsm)) * (end - start)
+		}
+	}
+	quoted := make([]string, 0, len(forcing))
+	for _, r := range forcing {
+		quoted = append(quoted, fmt.Sprintf("%q", r))
+	}
+	b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("the template forces UCS-2 (%s in its own text) for all %s: %s",
+		strings.Join(quoted, " "), words.N(messages, "message", "messages"), words.N(extra, "more segment", "more segments")))
+	b.warnUCS2Cost()
+	return nil
+}
+
+// warnUCS2Cost says what UCS-2 costs more than GSM-7 would, with prices.
+func (b *builder) warnUCS2Cost() {
+	if b.c.Prices == nil {
+		return
+	}
+	if cost, ok := b.ucs2Cost(); cost.IsPositive() {
+		more := ""
+		if !ok {
+			more = ", and more for the recipients without a price"
+		}
+		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
+			"UCS-2 costs %s more than the same messages in GSM-7 would%s", words.Money(b.c.Prices.Currency, cost), more))
+	}
 }
 
 func (b *builder) warnEscape(field string, src campaign.Source) {

@@ -33,7 +33,7 @@ func TestComputeSplitsByZone(t *testing.T) {
 		"Asia/Tokyo":                        "+819012345678",
 		"America/Boise,America/Los_Angeles": "+12085550100",
 		"America/Los_Angeles":               "+14155550101",
-		"Europe/Guernsey,Europe/Isle_of_Man,Europe/London": "+447400123459",
+		"Europe/London":                     "+447400123459", // GB's principal zone (issue 40.5)
 	}
 	if len(got) != len(want) {
 		t.Errorf("batches by zones = %v, want %v", got, want)

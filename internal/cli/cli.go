@@ -17,6 +17,7 @@ import (
 
 	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/internal/report"
+	"github.com/smsform/smsform/internal/words"
 )
 
 // Env is everything a command may touch of the outside world besides files
@@ -220,8 +221,13 @@ func inAutomation(env Env) bool {
 	return env.Getenv("CI") == "true" || env.Getenv("SMSFORM_IN_AUTOMATION") == "1"
 }
 
+// warnf writes a warning on stderr, each of its lines (a joined error has
+// several) after the prefix; what it quotes from outside is made visible
+// (words.Visible), never written raw, as main does with errors.
 func warnf(env Env, format string, args ...any) {
-	fmt.Fprintf(env.Stderr, "smsform: warning: "+format+"\n", args...)
+	for line := range strings.SplitSeq(fmt.Sprintf(format, args...), "\n") {
+		fmt.Fprintf(env.Stderr, "smsform: warning: %s\n", words.Visible(line))
+	}
 }
 
 // newProgress shows a run as the command line asks: JSON events with

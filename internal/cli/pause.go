@@ -8,6 +8,7 @@ import (
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/report"
+	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/state"
 )
 
@@ -23,6 +24,9 @@ func newPauseCmd(env Env) *cobra.Command {
 	reason := fs.String("reason", "", "why it is paused, for whoever finds it so")
 	cmd.Args = positional(1, 1, "one campaign file")
 	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
+		if err := plainReason(*reason); err != nil {
+			return err
+		}
 		ctx := cmd.Context()
 		c, choice, before, err := controlTarget(ctx, env, pos[0], cmd)
 		if err != nil {
@@ -42,6 +46,18 @@ func newPauseCmd(env Env) *cobra.Command {
 		return nil
 	}
 	return cmd
+}
+
+// plainReason refuses a pause reason that holds a control or bidirectional
+// character (a line break, ESC, U+202E): the reason is shown wherever the
+// pause is, apply's refusal among them, and must read there as the one
+// line of text it is.
+func plainReason(reason string) error {
+	if words.Visible(reason) != reason {
+		return withHint(fmt.Errorf("%w: --reason %q holds a control character (a line break, tab, escape or bidirectional control)", ErrUsage, reason),
+			"write the reason as one line of plain text")
+	}
+	return nil
 }
 
 func newResumeCmd(env Env) *cobra.Command {

@@ -11,6 +11,7 @@ import (
 	"github.com/smsform/smsform/internal/report"
 	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/plan/planfile"
+	"github.com/smsform/smsform/state"
 )
 
 // This file is plan and validate over several campaigns: a project's, a
@@ -100,7 +101,7 @@ func runPlans(ctx context.Context, env Env, f planFlags, files []string) error {
 // planOne turns one campaign's plan and error into its part of the output,
 // saving the plan when --out names a folder and it is one apply may take.
 func planOne(ctx context.Context, env Env, f planFlags, file string, r planned, err error, names map[string]string) report.CampaignPlan {
-	cp := report.CampaignPlan{File: file, Plan: r.plan}
+	cp := report.CampaignPlan{File: file, Plan: r.plan, State: stateForReview(r.choice)}
 	over := false
 	if shown, ok := invalidNumbers(err); ok {
 		err = shown
@@ -128,6 +129,17 @@ func planOne(ctx context.Context, env Env, f planFlags, file string, r planned, 
 	}
 	cp.Saved = out
 	return cp
+}
+
+// stateForReview names a campaign's state in a pull request: the project's
+// state: as written (a folder a reviewer knows), "" for report to name it
+// from the plan (a database without its credentials, never a runner's
+// path).
+func stateForReview(c stateChoice) string {
+	if c.source == fromProject && c.project != nil && !state.IsPostgres(c.project.State) {
+		return c.project.State
+	}
+	return ""
 }
 
 // writeCampaigns shows the campaigns' plans in the format asked for.

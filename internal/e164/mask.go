@@ -1,6 +1,7 @@
 package e164
 
 import (
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -431,4 +432,111 @@ func isIPv4(s string) bool {
 		}
 	}
 	return true
+}
+
+// Masker masks the numbers of one output so that two different numbers
+// never read the same: the first number shown with a mask is written as
+// [Mask] writes it, each other number with that mask gets a short tag in
+// the order it first appears ("+1 20•• •••001 #2"), and one number is
+// always written the same way. A tag tells numbers apart within the output
+// and reveals nothing of them: it depends on the order they are shown in,
+// not on their hidden digits (more digits, or a hash of the number, would
+// give away what the mask hides to anyone who tries the candidates).
+//
+// A Masker is for one output, by one goroutine. [NewSortedMasker] is for an
+// output that shows its numbers sorted (a state's or the opt-outs' list):
+// it keeps only a few values per mask, so that ten million lines stream
+// through in constant memory.
+type Masker struct {
+	sorted bool
+	prefix string             // sorted: the shown prefix of the numbers in seen
+	seen   map[string]*maskOf // by mask
+}
+
+// maskOf is what a Masker knows of one mask: how many numbers it has
+// shown with it, the first (unsorted) or the last (sorted), and the tags
+// of the others (unsorted).
+type maskOf struct {
+	n           int
+	first       string
+	last, shown string
+	tags        map[string]string
+}
+
+// NewMasker is a Masker for an output that shows numbers in any order.
+func NewMasker() *Masker { return &Masker{seen: map[string]*maskOf{}} }
+
+// NewSortedMasker is a Masker for an output that shows numbers in sorted
+// order (each number's repeats next to each other).
+func NewSortedMasker() *Masker { return &Masker{sorted: true, seen: map[string]*maskOf{}} }
+
+// Mask writes a valid number as [Mask] does, tagged when another number
+// of this output has the same mask. A nil Masker writes [Mask]'s alone.
+func (m *Masker) Mask(e164 string) string {
+	if m == nil {
+		return Mask(e164)
+	}
+	return m.tag(e164, Mask(e164))
+}
+
+// Invalid writes a value that is not a number as [MaskInvalid] does,
+// tagged likewise.
+func (m *Masker) Invalid(raw string) string {
+	if m == nil {
+		return MaskInvalid(raw)
+	}
+	return m.tag("\x00"+raw, MaskInvalid(raw))
+}
+
+// tag is masked, the mask of key, with the tag that tells key from the
+// other keys of the same mask.
+func (m *Masker) tag(key, masked string) string {
+	if m.sorted {
+		// Sorted, two numbers with one mask share its shown start: once
+		// that changes, no number seen so far can collide again.
+		if p := shownPrefix(masked); p != m.prefix {
+			m.prefix = p
+			clear(m.seen)
+		}
+	}
+	s, ok := m.seen[masked]
+	if !ok {
+		s = &maskOf{}
+		m.seen[masked] = s
+	}
+	switch {
+	case m.sorted && s.n > 0 && s.last == key:
+		return s.shown
+	case !m.sorted && s.n > 0 && s.first == key:
+		return masked
+	case !m.sorted && s.tags[key] != "":
+		return s.tags[key]
+	}
+	s.n++
+	shown := masked
+	if s.n > 1 {
+		shown = masked + " #" + strconv.Itoa(s.n)
+	}
+	switch {
+	case m.sorted:
+		s.last, s.shown = key, shown
+	case s.n == 1:
+		s.first = key
+	default:
+		if s.tags == nil {
+			s.tags = map[string]string{}
+		}
+		s.tags[key] = shown
+	}
+	return shown
+}
+
+// shownPrefix is a mask up to its first hidden digit.
+func shownPrefix(masked string) string {
+	for i, r := range masked {
+		if r == maskRune {
+			return masked[:i]
+		}
+	}
+	return masked
 }

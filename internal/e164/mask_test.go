@@ -117,3 +117,51 @@ func TestMaskAnyAfterDate(t *testing.T) {
 		t.Errorf("MaskAny(%q) = %q, want %q", in, got, want)
 	}
 }
+
+// TestMaskerTellsNumbersApart: within one output two different numbers
+// never read the same, and one number always reads the same (issue 35.9).
+func TestMaskerTellsNumbersApart(t *testing.T) {
+	m := NewMasker()
+	a, b, c := "+12025550001", "+12025556001", "+12025557001"
+	got := []string{m.Mask(a), m.Mask(b), m.Mask(a), m.Mask(c), m.Mask(b), m.Mask("+447400123459")}
+	want := []string{"+1 20•• •••001", "+1 20•• •••001 #2", "+1 20•• •••001", "+1 20•• •••001 #3", "+1 20•• •••001 #2", "+44 74•• •••459"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("%d: got %q, want %q", i, got[i], want[i])
+		}
+	}
+	if x, y := m.Invalid("447400123459"), m.Invalid("447400999959"); x == y {
+		t.Errorf("two invalid values read the same: %q", x)
+	}
+	var nilMasker *Masker
+	if nilMasker.Mask(a) != Mask(a) {
+		t.Error("a nil Masker is Mask")
+	}
+}
+
+// TestSortedMaskerIsSmall: a sorted list of numbers gets the same tags as
+// any order would, and the Masker keeps only the masks of one shown
+// prefix.
+func TestSortedMaskerIsSmall(t *testing.T) {
+	sorted, any := NewSortedMasker(), NewMasker()
+	seen := map[string]string{}
+	for hi := range 3 {
+		for lo := range 2000 {
+			n := fmt.Sprintf("+1202%d55%04d", hi, lo)
+			got, want := sorted.Mask(n), any.Mask(n)
+			if got != want {
+				t.Fatalf("%s: sorted %q, any order %q", n, got, want)
+			}
+			if other, dup := seen[got]; dup {
+				t.Fatalf("%s and %s both read %q", other, n, got)
+			}
+			seen[got] = n
+		}
+		if len(sorted.seen) > 1000 {
+			t.Fatalf("the sorted Masker holds %d masks", len(sorted.seen))
+		}
+	}
+	if sorted.Mask("+12022550999") != sorted.Mask("+12022550999") {
+		t.Error("a repeated number reads differently")
+	}
+}

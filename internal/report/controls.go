@@ -19,9 +19,9 @@ import (
 // PauseWords words a pause as every output and refusal does: "paused by
 // alice at 2026-11-25T14:02:00Z: typo in the link".
 func PauseWords(p *state.Pause) string {
-	s := fmt.Sprintf("paused by %s at %s", p.By, p.At.UTC().Format(time.RFC3339))
+	s := fmt.Sprintf("paused by %s at %s", oneLine(p.By), p.At.UTC().Format(time.RFC3339))
 	if p.Reason != "" {
-		s += ": " + p.Reason
+		s += ": " + oneLine(p.Reason)
 	}
 	return s
 }
@@ -35,7 +35,7 @@ func pauseNote(p *state.Pause) string {
 // by alice", and what became of it when the provider did not take it.
 func TestSendWords(ts *state.TestSend) string {
 	s := fmt.Sprintf("tested %s to %s by %s", ts.At.UTC().Format("2006-01-02 15:04 UTC"),
-		words.N(len(ts.Phones), "number", "numbers"), ts.By)
+		words.N(len(ts.Phones), "number", "numbers"), oneLine(ts.By))
 	switch ts.Outcome {
 	case state.Failed:
 		s += " (refused by the provider)"

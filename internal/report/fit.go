@@ -3,9 +3,10 @@ package report
 import (
 	"io"
 	"strings"
-	"unicode"
 
 	"github.com/clipperhouse/displaywidth"
+
+	"github.com/smsform/smsform/internal/words"
 )
 
 // Every table fits the width it is given (Output.Width: the terminal's,
@@ -189,24 +190,32 @@ func (g *grid) write(w io.Writer, plain bool) error {
 	return t.Render()
 }
 
-// oneLine makes text from outside fit one line of a table or a log: its
-// control characters (line breaks, tabs, a terminal's escape sequences)
-// become spaces.
-func oneLine(s string) string {
-	if !strings.ContainsFunc(s, unicode.IsControl) {
-		return s
-	}
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
+// oneLine is text from outside (a name, a path, a variable, a reason, what
+// a provider said) as every human output writes it: on one line, its
+// control and bidirectional characters (a line break, a tab, ESC, BEL,
+// U+202E) written as visible escapes by [words.Visible], the one door such
+// text goes through, so that it can neither act on a terminal nor start a
+// line that looks like smsform's own.
+func oneLine(s string) string { return words.Visible(s) }
+
+// preview is a body on one line, its runs of white space (line breaks
+// included) made one space: a glance at it, not the message as sent.
+func preview(body string) string {
+	return oneLine(strings.Join(strings.Fields(body), " "))
 }
 
-// preview is a body on one line, its runs of white space made one space.
-func preview(body string) string {
-	return strings.Join(strings.Fields(oneLine(body)), " ")
+// visibleLines is text shown on lines of its own exactly as it is sent (a
+// body, a template): its line breaks kept, every other control and
+// bidirectional character made visible on the line it is on.
+func visibleLines(s string) string {
+	if !strings.Contains(s, "\n") {
+		return words.Visible(s)
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = words.Visible(l)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // cutLine shortens one line of text to width columns (0: no limit).

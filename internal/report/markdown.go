@@ -3,6 +3,9 @@ package report
 import (
 	"fmt"
 	"io"
+	"net/url"
+	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -14,20 +17,66 @@ import (
 // counting bytes instead keeps us under it whatever the text.
 const githubCommentLimit = 65536
 
-// WriteMarkdown writes the plan as a pull-request comment that a reviewer
-// reads in a minute: the headline, the budget check, the template and a few
-// informative samples, the recipients, segments and cost by country, the
-// encodings, the warnings; then the batches (each body in full, numbers
-// masked unless o.ShowNumbers) inside <details>. When the comment would
-// pass o.MarkdownLimit, batches are cut from the middle, never the top, and
-// the comment says how much was left out.
+// WriteMarkdown writes the plan as a pull-request comment whose first
+// screen holds every decision a reviewer makes: what changes, messages,
+// segments and cost, the budget's verdict, when the first and last
+// messages go, the warnings, the template and two samples, all unfolded.
+// Folded in <details>: the other samples, the encodings, the batches (each
+// body in full, numbers masked unless o.ShowNumbers; a personalised plan's
+// batches of one body each grouped by when they go instead), the invalid
+// numbers and the duplicates. When the comment would pass o.MarkdownLimit,
+// batches are cut from the middle, never the top, and the comment says how
+// much was left out.
 func WriteMarkdown(w io.Writer, p *plan.Plan, o Output) error {
+	text, err := o.markdown(p, "")
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, text)
+	return err
+}
+
+// markdown is the comment of one plan, within o.MarkdownLimit; stateName
+// names its state for a reviewer ("" for a name made from the plan's).
+func (o Output) markdown(p *plan.Plan, stateName string) (string, error) {
 	limit := o.MarkdownLimit
 	if limit <= 0 {
 		limit = githubCommentLimit
 	}
+	o = o.forPeople(false)
 	v := o.show(p)
-	head, foot := markdownFrame(v)
+	if stateName == "" {
+		stateName = reviewerState(p.State.Location)
+	}
+	head, err := markdownHead(v, stateName)
+	if err != nil {
+		return "", err
+	}
+	var foot strings.Builder
+	writeInvalidMarkdown(&foot, v)
+	writeDuplicateMarkdown(&foot, v)
+	if n := len(p.InDoubt); n > 0 {
+		fmt.Fprintf(&foot, "⚠️ %s %s in doubt: not sent again until an operator runs `smsform state resolve --in-doubt --as sent|unsent`.\n\n",
+			words.Count(n), words.Plural(n, "recipient is", "recipients are"))
+	}
+	return v.withBatches(head, foot.String(), limit)
+}
+
+// withBatches puts the batches between head and foot, folded: listed one
+// by one, cut from the middle to fit limit bytes, or grouped by when they
+// go when each batch has a body of its own (see [shown.groupBatches]).
+func (v shown) withBatches(head, foot string, limit int) (string, error) {
+	p := v.p
+	nb := p.NumBatches()
+	if nb == 0 {
+		return head + foot, nil
+	}
+	if groups, ok, err := v.groupBatches(); err != nil {
+		return "", err
+	} else if ok {
+		return head + groups + foot, nil
+	}
+	open := mdSummary(words.N(nb, "batch", "batches")+" to send") + "\n\n"
 	// A batch that cannot be read (its body is read back from a temporary
 	// file) fails the whole comment: the first such error is returned.
 	var readErr error
@@ -38,12 +87,16 @@ func WriteMarkdown(w io.Writer, p *plan.Plan, o Output) error {
 		}
 		return withWhen(markdownBlock(b), p, i)
 	}
-	text := fitMarkdown(head, p.NumBatches(), block, foot, limit)
-	if readErr != nil {
-		return readErr
+	// The batches cut are only counted, and with plain masks: a masker
+	// would remember every number of a plan of millions.
+	plain := v
+	plain.o.masker = nil
+	count := func(i int) mdBlock {
+		b, _ := plain.batch(i)
+		return withWhen(markdownBlock(b), p, i)
 	}
-	_, err := io.WriteString(w, text)
-	return err
+	text := fitMarkdown(head+open, nb, block, count, "</details>\n\n"+foot, limit)
+	return text, readErr
 }
 
 // mdBlock is one batch in the markdown; header shows its message body and
@@ -65,17 +118,15 @@ func markdownBlock(b plan.Batch) mdBlock {
 	return mdBlock{body: b.Body, header: header, text: text}
 }
 
-// markdownFrame is what comes before and after the batches: before them,
-// what a reviewer reads in a minute (the summary, the budget, the template
-// and samples, by country, by encoding, the warnings); after them, the
-// numbers skipped and held.
-func markdownFrame(v shown) (head, foot string) {
+// markdownHead is what comes before the batches: the first screen (see
+// [WriteMarkdown]), then the folded samples and encodings.
+func markdownHead(v shown, stateName string) (string, error) {
 	p := v.p
 	var h strings.Builder
-	fmt.Fprintf(&h, "**%s** %s\n\n", Headline(p), resumeWords(p))
+	fmt.Fprintf(&h, "**%s** %s\n\n", v.o.headline(p), resumeWords(p))
 	fmt.Fprintf(&h, "Campaign %s, sender %s.\n\n", mdCode(p.Campaign, false), mdCode(p.Sender, false))
-	if n := p.State.FirstSendNotice(p.Campaign); n != "" {
-		fmt.Fprintf(&h, "⚠️ %s.\n\n", mdText(n))
+	if n := firstSendWords(p, stateName); n != "" {
+		fmt.Fprintf(&h, "⚠️ %s\n\n", n)
 	}
 	if n := capNote(p); n != "" {
 		fmt.Fprintf(&h, "⏳ %s.\n\n", mdText(n))
@@ -84,39 +135,75 @@ func markdownFrame(v shown) (head, foot string) {
 	if paused != "" {
 		fmt.Fprintf(&h, "⏸️ **%s.**\n\n", mdText(paused))
 	}
-	for _, l := range []string{tested, estimate} {
-		if l != "" {
-			fmt.Fprintf(&h, "%s.\n\n", mdText(l))
-		}
+	writeBudget(&h, v)
+	if err := writeWhen(&h, v, estimate); err != nil {
+		return "", err
 	}
-	writeScheduleText(&h, p, "- ")
-	writeBudget(&h, p)
+	if tested != "" {
+		fmt.Fprintf(&h, "%s.\n\n", mdText(tested))
+	}
+	writeCountries(&h, v)
+	writeWarnings(&h, p)
 	writeMessage(&h, v)
-	writeCountries(&h, p)
 	writeDistribution(&h, p)
-	if len(p.Warnings) > 0 {
-		h.WriteString("#### Warnings\n\n")
-		for _, wn := range p.Warnings {
-			fmt.Fprintf(&h, "- %s\n", mdText(wn))
-		}
-		h.WriteString("\n")
-	}
-	if nb := p.NumBatches(); nb > 0 {
-		fmt.Fprintf(&h, "%s\n\n", mdSummary(words.N(nb, "batch", "batches")+" to send"))
-	}
-	head = h.String()
+	return h.String(), nil
+}
 
-	var f strings.Builder
-	if p.NumBatches() > 0 {
-		f.WriteString("</details>\n\n")
+// reviewerState names a state location for a pull request, where a
+// runner's paths mean nothing and credentials must not be: a database
+// without its user and password, a path without the folders above its
+// last two.
+func reviewerState(loc string) string {
+	if loc == "" {
+		return ""
 	}
-	writeInvalidMarkdown(&f, v)
-	writeDuplicateMarkdown(&f, v)
-	if n := len(p.InDoubt); n > 0 {
-		fmt.Fprintf(&f, "⚠️ %s %s in doubt: not sent again until an operator runs `smsform state resolve --in-doubt --as sent|unsent`.\n\n",
-			words.Count(n), words.Plural(n, "recipient is", "recipients are"))
+	if u, err := url.Parse(loc); err == nil && u.Scheme != "" && u.Host != "" {
+		u.User = nil
+		q := u.Query()
+		q.Del("password")
+		q.Del("user")
+		u.RawQuery = q.Encode()
+		return u.String()
 	}
-	return head, f.String()
+	if strings.Contains(loc, "=") && !strings.ContainsAny(loc, "/\\") { // a libpq keyword string
+		var keep []string
+		for _, kv := range strings.Fields(loc) {
+			if k, _, _ := strings.Cut(kv, "="); k != "password" && k != "user" {
+				keep = append(keep, kv)
+			}
+		}
+		return strings.Join(keep, " ")
+	}
+	if !filepath.IsAbs(loc) {
+		return filepath.ToSlash(loc)
+	}
+	return "…/" + filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(loc)), filepath.Base(loc)))
+}
+
+// firstSendWords is what the comment says when the state records nothing
+// of the campaign, naming the state as a reviewer knows it.
+func firstSendWords(p *plan.Plan, stateName string) string {
+	if !p.State.FirstSend {
+		return ""
+	}
+	where := "No record of campaign " + mdCode(p.Campaign, false) + " in the state " + mdCode(stateName, false)
+	if p.State.Lineage != "" {
+		where = "The state " + mdCode(stateName, false) + " records nothing yet of campaign " + mdCode(p.Campaign, false)
+	}
+	return where + ": this is its first send, and nobody will be treated as already messaged."
+}
+
+// writeWarnings lists the plan's warnings, unfolded: they are what a
+// reviewer must not miss.
+func writeWarnings(h *strings.Builder, p *plan.Plan) {
+	if len(p.Warnings) == 0 {
+		return
+	}
+	h.WriteString("#### Warnings\n\n")
+	for _, wn := range p.Warnings {
+		fmt.Fprintf(h, "- %s\n", mdText(wn))
+	}
+	h.WriteString("\n")
 }
 
 // writeInvalidMarkdown lists the first invalid numbers.
@@ -137,25 +224,38 @@ func writeInvalidMarkdown(f *strings.Builder, v shown) {
 	f.WriteString("\n</details>\n\n")
 }
 
-// writeDuplicateMarkdown lists the first duplicates.
+// writeDuplicateMarkdown lists the first duplicates, and whether the row
+// dropped has other variables than the row sent.
 func writeDuplicateMarkdown(f *strings.Builder, v shown) {
 	n := v.p.Summary.Duplicates
 	if n == 0 {
 		return
 	}
 	dups := v.duplicates()
-	fmt.Fprintf(f, "%s\n\n| Row dropped | Row kept | Number |\n|---|---|---|\n", mdSummary(words.N(n, "duplicate", "duplicates")+", sent once"))
+	fmt.Fprintf(f, "%s\n\n| Row dropped | Row kept | Number | Variables |\n|---|---|---|---|\n", mdSummary(words.N(n, "duplicate", "duplicates")+", sent once"))
 	for _, d := range dups {
 		kept := mdText(d.Kept)
 		if d.Kept == "" {
 			kept = "none: the number is excluded"
 		}
-		fmt.Fprintf(f, "| %s | %s | %s |\n", mdText(d.Row), kept, mdCode(d.Phone, true))
+		fmt.Fprintf(f, "| %s | %s | %s | %s |\n", mdText(d.Row), kept, mdCode(d.Phone, true), variablesWords(d, "**differ**"))
 	}
 	if more := n - len(dups); more > 0 {
 		fmt.Fprintf(f, "\n… and %s more\n", words.Count(more))
 	}
 	f.WriteString("\n</details>\n\n")
+}
+
+// variablesWords says whether a duplicate's rows have the same variables;
+// differ is how "differ" is written (in bold in a comment).
+func variablesWords(d plan.Duplicate, differ string) string {
+	switch {
+	case d.Kept == "":
+		return ""
+	case d.Differs:
+		return differ + ": the row kept's message is sent"
+	}
+	return "the same"
 }
 
 // resumeWords says whether the campaign sends for the first time.
@@ -166,14 +266,18 @@ func resumeWords(p *plan.Plan) string {
 	return fmt.Sprintf("Resumed: the state (serial %d) records what was sent, which is not sent again.", p.State.Serial)
 }
 
-func writeBudget(h *strings.Builder, p *plan.Plan) {
+// writeBudget says the budget's verdict, unfolded, every amount in the
+// output's precision.
+func writeBudget(h *strings.Builder, v shown) {
+	p := v.p
 	b := p.Budget
 	if b == nil {
 		return
 	}
+	m := v.o.amounts(p)
 	var limits []string
 	if b.MaxTotal != nil {
-		m, spent := amounts(p), ""
+		spent := ""
 		if p.Cost != nil {
 			spent = m.Money(p.Cost.Total.Add(p.Cost.AlreadySpent)) + " of "
 		}
@@ -194,13 +298,44 @@ func writeBudget(h *strings.Builder, p *plan.Plan) {
 		return
 	}
 	fmt.Fprintf(h, "**Budget:** ❌ **over budget**, apply will refuse this plan:\n\n")
-	for _, e := range b.Exceeded {
+	for _, e := range budgetLines(p, m) {
 		fmt.Fprintf(h, "- %s\n", mdText(e))
 	}
 	h.WriteString("\n")
 }
 
-// writeMessage shows the template and the samples.
+// budgetLines are the plan's budget lines with the cost line written in
+// the output's precision: plan words it with the plan's own, and two
+// plans in one output may need different ones.
+func budgetLines(p *plan.Plan, m words.Amounts) []string {
+	b, c := p.Budget, p.Cost
+	lines := slices.Clone(b.Exceeded)
+	if b.MaxTotal == nil || c == nil || len(c.Unpriced) > 0 {
+		return lines
+	}
+	all := c.Total.Add(c.AlreadySpent)
+	if !all.GreaterThan(*b.MaxTotal) {
+		return lines
+	}
+	spent := ""
+	if c.AlreadySpent.IsPositive() {
+		spent = fmt.Sprintf(" (%s to send + %s already spent)", m.Money(c.Total), m.Money(c.AlreadySpent))
+	}
+	line := fmt.Sprintf("cost %s%s exceeds max_total %s by %s", m.Money(all), spent, m.Money(*b.MaxTotal), m.Money(all.Sub(*b.MaxTotal)))
+	for i, l := range lines {
+		if strings.HasPrefix(l, "cost ") && strings.Contains(l, " exceeds max_total ") {
+			lines[i] = line
+		}
+	}
+	return lines
+}
+
+// shownSamples is how many samples the comment shows unfolded; the rest
+// are folded below them.
+const shownSamples = 2
+
+// writeMessage shows the template and the first samples, unfolded, and
+// the other samples folded.
 func writeMessage(h *strings.Builder, v shown) {
 	p := v.p
 	if p.Template == "" && len(p.Samples) == 0 {
@@ -217,22 +352,34 @@ func writeMessage(h *strings.Builder, v shown) {
 	if v.o.ShowNumbers {
 		numbers = ""
 	}
-	fmt.Fprintf(h, "%s%s:\n\n", words.Plural(len(p.Samples), "As sent", "Samples as sent"), numbers)
-	for _, s := range v.samples() {
-		fmt.Fprintf(h, "- **%s**: %s, %s, %s, %s\n\n  %s\n\n",
-			mdText(strings.Join(s.Why, ", ")), mdCode(s.Phone, false), s.Encoding, words.N(s.Segments, "segment", "segments"),
+	samples := v.samples()
+	fmt.Fprintf(h, "%s%s:\n\n", words.Plural(len(samples), "As sent", "Samples as sent"), numbers)
+	for i, s := range samples {
+		if i == shownSamples {
+			fmt.Fprintf(h, "%s\n\n", mdSummary(words.N(len(samples)-shownSamples, "more sample", "more samples")))
+		}
+		who := mdCode(s.Phone, false) + ", "
+		if len(s.Why) == 1 && s.Why[0] == "every recipient" {
+			who = "" // the same message for all: one person's number would read as if it were theirs alone
+		}
+		fmt.Fprintf(h, "- **%s**: %s%s, %s, %s\n\n  %s\n\n",
+			mdText(strings.Join(s.Why, ", ")), who, s.Encoding, words.N(s.Segments, "segment", "segments"),
 			words.N(s.Characters, "character", "characters"), mdFence(clip(s.Body), "  "))
+	}
+	if len(samples) > shownSamples {
+		h.WriteString("</details>\n\n")
 	}
 }
 
 // writeCountries shows what goes to each country, and what it costs.
-func writeCountries(h *strings.Builder, p *plan.Plan) {
+func writeCountries(h *strings.Builder, v shown) {
+	p := v.p
 	if len(p.Countries) == 0 {
 		return
 	}
 	c := p.Cost
-	h.WriteString("#### By country\n\n")
 	if c == nil {
+		h.WriteString("#### By country\n\n")
 		h.WriteString("| Country | Recipients | Segments |\n|---|---:|---:|\n")
 		for _, cc := range p.Countries {
 			fmt.Fprintf(h, "| %s | %s | %s |\n", mdText(cc.Country), words.Count(cc.Recipients), words.Count(cc.Segments))
@@ -241,7 +388,8 @@ func writeCountries(h *strings.Builder, p *plan.Plan) {
 			words.Count(p.Summary.ToSend), words.Count(p.Summary.Segments))
 		return
 	}
-	m := amounts(p)
+	m := v.o.amounts(p)
+	h.WriteString("#### Cost by country\n\n")
 	h.WriteString("| Country | Recipients | Segments | Cost |\n|---|---:|---:|---:|\n")
 	for _, cc := range c.ByCountry {
 		fmt.Fprintf(h, "| %s | %s | %s | %s |\n", mdText(cc.Country), words.Count(cc.Recipients), words.Count(cc.Segments), m.Money(cc.Cost))
@@ -264,16 +412,17 @@ func writeCountries(h *strings.Builder, p *plan.Plan) {
 	}
 }
 
-// writeDistribution shows the messages by encoding and segments.
+// writeDistribution shows the messages by encoding and segments, folded.
 func writeDistribution(h *strings.Builder, p *plan.Plan) {
 	if len(p.Distribution) == 0 {
 		return
 	}
-	h.WriteString("#### Encoding and segments\n\n| Encoding | Segments per message | Messages | Segments |\n|---|---:|---:|---:|\n")
+	h.WriteString(mdSummary("Messages by encoding and segments") + "\n\n")
+	h.WriteString("| Encoding | Segments per message | Messages | Segments |\n|---|---:|---:|---:|\n")
 	for _, d := range p.Distribution {
 		fmt.Fprintf(h, "| %s | %s | %s | %s |\n", d.Encoding, words.Count(d.SegmentsPerMessage), words.Count(d.Messages), words.Count(d.Segments))
 	}
-	h.WriteString("\n")
+	h.WriteString("\n</details>\n\n")
 }
 
 // writeBlocks writes blocks lo..hi-1, each message body once per run of
@@ -291,8 +440,9 @@ func writeBlocks(b *strings.Builder, block func(int) mdBlock, lo, hi int) {
 }
 
 // fitMarkdown joins head, the n blocks and foot, dropping blocks from the
-// middle until the whole fits in limit bytes.
-func fitMarkdown(head string, n int, block func(int) mdBlock, foot string, limit int) string {
+// middle until the whole fits in limit bytes; count makes a block only to
+// count the characters of those dropped.
+func fitMarkdown(head string, n int, block, count func(int) mdBlock, foot string, limit int) string {
 	// Sizes count each block with its header: the worst case, which is
 	// also exact for the first block after a cut.
 	size := func(i int) int { bl := block(i); return len(bl.header) + len(bl.text) }
@@ -332,7 +482,7 @@ func fitMarkdown(head string, n int, block func(int) mdBlock, foot string, limit
 	}
 	cutChars, prevBody := 0, ""
 	for i := lo; i < hi; i++ {
-		bl := block(i)
+		bl := count(i)
 		cutChars += utf8.RuneCountInString(bl.text)
 		if i == lo || bl.body != prevBody {
 			cutChars += utf8.RuneCountInString(bl.header)

@@ -32,7 +32,7 @@ func (o Output) number(phone string) string {
 	if o.ShowNumbers {
 		return phone
 	}
-	return e164.Mask(phone)
+	return o.masker.Mask(phone)
 }
 
 // text is text that may print one of numbers (a body, a reason), as
@@ -60,7 +60,7 @@ func (o Output) batch(b plan.Batch) plan.Batch {
 	}
 	nums := make([]string, len(b.Recipients))
 	for j, r := range b.Recipients {
-		nums[j] = e164.Mask(r)
+		nums[j] = o.masker.Mask(r)
 	}
 	b.Body = e164.MaskIn(b.Body, b.Recipients...)
 	b.Recipients = nums
@@ -96,7 +96,7 @@ func (s shown) invalid() []plan.Invalid {
 	out := make([]plan.Invalid, 0, len(s.p.Invalid))
 	for _, inv := range s.p.Invalid {
 		if !s.o.ShowNumbers {
-			inv.Value = e164.MaskInvalid(inv.Value)
+			inv.Value = s.o.masker.Invalid(inv.Value)
 		}
 		out = append(out, inv)
 	}

@@ -88,3 +88,51 @@ func TestNumbersMaskedInReasons(t *testing.T) {
 		}
 	}
 }
+
+// TestNumbersNeverReadTheSame: within one output two different numbers
+// never read the same, however much of them the mask hides; one number
+// reads the same wherever it is shown (issue 35.9). JSON keeps the plain
+// mask.
+func TestNumbersNeverReadTheSame(t *testing.T) {
+	a, b := "+12025550001", "+12025556001"
+	at := time.Date(2026, 11, 25, 14, 2, 0, 0, time.UTC)
+	var out strings.Builder
+	walk := func(fn func(state.OptOut) error) error {
+		for _, n := range []string{a, b} {
+			if err := fn(state.OptOut{Phone: n, At: at, By: "alice"}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := WriteOptOutTable(&out, OptOutList{Project: "p", State: "s"}, walk, Output{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "+1 20•• •••001  ") || !strings.Contains(out.String(), "+1 20•• •••001 #2") {
+		t.Errorf("opt-out list:\n%s", out.String())
+	}
+
+	p := &plan.Plan{Campaign: "c", Sender: "ACME", Summary: plan.Summary{ToSend: 3, Batches: 2, Segments: 3},
+		Batches: []plan.Batch{
+			{ID: "b-1", Body: "hi", Encoding: "GSM-7", Segments: 1, Recipients: []string{a, b}},
+			{ID: "b-2", Body: "ho", Encoding: "GSM-7", Segments: 1, Recipients: []string{"+447400123459"}},
+		},
+		Samples: []plan.Sample{{Why: []string{"longest"}, Phone: b, Body: "hi", Encoding: "GSM-7", Segments: 1, Characters: 2}},
+	}
+	var md strings.Builder
+	if err := WriteMarkdown(&md, p, Output{}); err != nil {
+		t.Fatal(err)
+	}
+	// The sample (b) comes first, so b reads plain and a gets the tag, in
+	// the batch too.
+	if !strings.Contains(md.String(), "`+1 20•• •••001`, GSM-7") || !strings.Contains(md.String(), ": +1 20•• •••001 #\u200b2, +1 20•• •••001\n") {
+		t.Errorf("the sample and its batch do not show the second number alike:\n%s", md.String())
+	}
+	var js strings.Builder
+	if err := WriteJSON(&js, p, Output{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(js.String(), "#2") {
+		t.Errorf("JSON tags a number: it keeps the plain mask")
+	}
+}

@@ -101,11 +101,18 @@ func mdCode(s string, cell bool) string {
 // mdFence writes text as a fenced code block, every line after the first
 // indented by indent (inside a list item): the fence is longer than any
 // run of backticks in it, and every line break in it is one the fence's
-// indentation follows (a carriage return alone is a line break too).
+// indentation follows. Other controls, a carriage return among them, are
+// written as visible escapes on their line (see [visibleLines]), and a
+// line wider than the comment is wrapped, exactly, with a note under the
+// block that says how (see [wrapExact]).
 func mdFence(text, indent string) string {
-	text = strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
+	text, wrapped := wrapExact(visibleLines(text), fenceWidth-len(indent))
 	fence := codeFence(text)
-	return fence + "\n" + indent + strings.ReplaceAll(text, "\n", "\n"+indent) + "\n" + indent + fence
+	block := fence + "\n" + indent + strings.ReplaceAll(text, "\n", "\n"+indent) + "\n" + indent + fence
+	if wrapped {
+		block += "\n\n" + indent + wrapNote
+	}
+	return block
 }
 
 // codeFence returns a fence longer than any run of backticks in body.

@@ -21,7 +21,7 @@ func WriteMessage(w io.Writer, phone string, b plan.Batch, o Output) error {
 		unit, units = "UTF-16 unit", "UTF-16 units"
 	}
 	fmt.Fprintf(w, "Recipient %s, batch %s: %s, %s, %s\n\n%s\n",
-		o.number(phone), b.ID, a.Encoding, words.N(a.Segments, "segment", "segments"), words.N(a.Units, unit, units), o.text(b.Body, phone))
+		o.number(phone), b.ID, a.Encoding, words.N(a.Segments, "segment", "segments"), words.N(a.Units, unit, units), visibleLines(o.text(b.Body, phone)))
 	if len(a.Forcing) > 0 {
 		fmt.Fprintf(w, "\nUCS-2 because of %q: in GSM-7 it would be %s.\n",
 			string(a.Forcing), words.N(a.SegmentsIfGSM7, "segment", "segments"))

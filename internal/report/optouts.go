@@ -42,6 +42,7 @@ type optOutJSON struct {
 // fixed widths, so that a million opt-outs stream through, and a reason
 // that does not fit o.Width goes on a line of its own.
 func WriteOptOutTable(w io.Writer, l OptOutList, walk OptOuts, o Output) error {
+	o = o.forPeople(true) // opt-outs come sorted by number
 	fmt.Fprintf(w, "Opt-outs of project %s\nState %s\n\n", oneLine(l.Project), oneLine(l.State))
 	const row = "%-16s  %-16s  %-24s"
 	n := 0

@@ -123,8 +123,28 @@ func personalisedPlan(t *testing.T, n int) *plan.Plan {
 	return p
 }
 
+// pairedPlan plans 2n recipients in batches of one, two recipients to
+// each body "code N": batches that a comment lists, not groups.
+func pairedPlan(t *testing.T, n int) *plan.Plan {
+	t.Helper()
+	var list strings.Builder
+	list.WriteString("phone,n\n")
+	for i := range 2 * n {
+		fmt.Fprintf(&list, "+4474001%05d,%d\n", i, i/2)
+	}
+	c := testharness.LoadCampaign(t, header+"batch_size: 1\nrecipients:\n  - file: l.csv\nbody: \"code {{ .n }}\"\n", map[string]string{"l.csv": list.String()})
+	p, err := plan.Compute(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestMarkdownCutsTheMiddle: batches a comment lists (two to a body) are
+// cut from the middle, never the top. (A personalised plan's batches of
+// one body each are grouped instead: TestMarkdownGroupsBatchesOfOne.)
 func TestMarkdownCutsTheMiddle(t *testing.T) {
-	p := personalisedPlan(t, 3000)
+	p := pairedPlan(t, 3000)
 	var b bytes.Buffer
 	if err := WriteMarkdown(&b, p, Output{}); err != nil {
 		t.Fatal(err)
@@ -149,7 +169,7 @@ func TestMarkdownCutsTheMiddle(t *testing.T) {
 // TestGoldenMarkdownCut pins the shape of a comment cut to fit: headline and
 // first batches, the note, the last batches, the footer.
 func TestGoldenMarkdownCut(t *testing.T) {
-	p := personalisedPlan(t, 40)
+	p := pairedPlan(t, 40)
 	var b bytes.Buffer
 	if err := WriteMarkdown(&b, p, Output{MarkdownLimit: 2000}); err != nil {
 		t.Fatal(err)

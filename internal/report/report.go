@@ -14,9 +14,23 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/plan"
 )
+
+// forPeople is o for one output a person reads: its numbers masked so
+// that no two read the same. sorted says the output shows its numbers in
+// order (a list that streams millions of them).
+func (o Output) forPeople(sorted bool) Output {
+	if o.masker == nil {
+		o.masker = e164.NewMasker()
+		if sorted {
+			o.masker = e164.NewSortedMasker()
+		}
+	}
+	return o
+}
 
 // Output says how a plan is shown.
 type Output struct {
@@ -37,17 +51,29 @@ type Output struct {
 	// MarkdownLimit caps markdown output in bytes (0: 65,536, GitHub's
 	// comment limit); the middle is cut, never the summary at the top.
 	MarkdownLimit int
+
+	// masker masks the numbers of one human output, so that two different
+	// numbers never read the same in it (see [e164.Masker]); nil in JSON,
+	// which writes each number as e164.Mask does.
+	masker *e164.Masker
+
+	// money is how the output writes each currency's amounts, when it
+	// shows several plans: one precision per currency for all of them
+	// (see [Output.withMoney]). Without it, a plan's own amounts decide.
+	money map[string]words.Amounts
 }
 
 // Headline counts everything in one line, e.g. "Plan: 1,204 messages in 13
 // batches (1,310 segments, EUR 45.85); 3 invalid, 12 excluded, 0 already
 // sent, 0 in doubt." (the cost with a price table only).
-func Headline(p *plan.Plan) string {
+func Headline(p *plan.Plan) string { return Output{}.headline(p) }
+
+func (o Output) headline(p *plan.Plan) string {
 	s := p.Summary
 	var b strings.Builder
 	cost := ""
 	if c := p.Cost; c != nil {
-		cost = ", " + amounts(p).Money(c.Total)
+		cost = ", " + o.amounts(p).Money(c.Total)
 		if len(c.Unpriced) > 0 {
 			cost += " + no price"
 		}
@@ -70,22 +96,56 @@ func Headline(p *plan.Plan) string {
 	return b.String()
 }
 
-// amounts writes the money of a plan's output: every amount it shows, with
-// the same decimals.
-func amounts(p *plan.Plan) words.Amounts {
-	var ds []decimal.Decimal
-	cur := ""
+// amounts writes the money of a plan in o: every amount of one currency
+// in an output with the same decimals, those of the amount that needs the
+// most (never fewer than the currency's minor units).
+func (o Output) amounts(p *plan.Plan) words.Amounts {
+	cur, ds := planMoney(p)
+	if a, ok := o.money[cur]; ok {
+		return a
+	}
+	return words.NewAmounts(cur, ds...)
+}
+
+// planMoney is the currency of p and every amount its outputs show: the
+// cost, what was spent, each country's, the budget, the amounts a budget
+// line says.
+func planMoney(p *plan.Plan) (cur string, ds []decimal.Decimal) {
 	if c := p.Cost; c != nil {
 		cur = c.Currency
-		ds = append(ds, c.Total, c.AlreadySpent, c.Total.Add(c.AlreadySpent))
+		all := c.Total.Add(c.AlreadySpent)
+		ds = append(ds, c.Total, c.AlreadySpent, all)
 		for _, cc := range c.ByCountry {
 			ds = append(ds, cc.Cost)
+		}
+		if b := p.Budget; b != nil && b.MaxTotal != nil {
+			ds = append(ds, all.Sub(*b.MaxTotal))
 		}
 	}
 	if b := p.Budget; b != nil && b.MaxTotal != nil {
 		ds = append(ds, *b.MaxTotal)
 	}
-	return words.NewAmounts(cur, ds...)
+	return cur, ds
+}
+
+// withMoney is o for an output that shows all of plans (nil ones are
+// skipped): each currency's amounts in all of them are written with one
+// precision, so that EUR 10.345 and EUR 847.20 never stand in one output
+// as EUR 10.345 and EUR 847.2.
+func (o Output) withMoney(plans ...*plan.Plan) Output {
+	byCur := map[string][]decimal.Decimal{}
+	for _, p := range plans {
+		if p == nil || p.Cost == nil {
+			continue
+		}
+		cur, ds := planMoney(p)
+		byCur[cur] = append(byCur[cur], ds...)
+	}
+	o.money = make(map[string]words.Amounts, len(byCur))
+	for cur, ds := range byCur {
+		o.money[cur] = words.NewAmounts(cur, ds...)
+	}
+	return o
 }
 
 // maxListed is how many invalid numbers, or recipients held back, a table
@@ -113,7 +173,7 @@ func (o Output) paint(style, s string) string {
 func PromptSummary(p *plan.Plan) string {
 	parts := []string{words.N(p.Summary.ToSend, "message", "messages") + " to send"}
 	if c := p.Cost; c != nil {
-		cost := "cost " + amounts(p).Money(c.Total)
+		cost := "cost " + Output{}.amounts(p).Money(c.Total)
 		if len(c.Unpriced) > 0 {
 			cost += " + no price"
 		}

@@ -62,26 +62,24 @@ func describeWindow(w window.Spec) string {
 	return strings.Join(parts, "; ")
 }
 
-// writeScheduleText writes the groups of p.Schedule, one line each, as
-// plan's table shows them.
-func writeScheduleText(b *strings.Builder, p *plan.Plan, bullet string) {
+// writeScheduleText writes the groups of p.Schedule, one paragraph each,
+// as plan's table shows them, wrapped at width.
+func writeScheduleText(b *strings.Builder, p *plan.Plan, width int) {
 	s := p.Schedule
 	if s == nil {
 		return
 	}
-	fmt.Fprintf(b, "When, as at %s (%s):\n", s.At.UTC().Format("2006-01-02 15:04 UTC"), describeWindow(s.Window))
-	if bullet == "- " {
-		b.WriteString("\n")
-	}
+	para := func(s, indent string) { b.WriteString(wrapProse(s, width, indent) + "\n") }
+	para(fmt.Sprintf("When, as at %s (%s):", s.At.UTC().Format("2006-01-02 15:04 UTC"), describeWindow(s.Window)), "  ")
 	for _, w := range s.Groups {
-		fmt.Fprintf(b, "%s%s %s: %s", bullet, words.Count(w.Recipients), words.Plural(w.Recipients, "recipient", "recipients"), label(s, w))
+		line := fmt.Sprintf("  %s %s: %s", words.Count(w.Recipients), words.Plural(w.Recipients, "recipient", "recipients"), label(s, w))
 		if w.Reason == window.ReasonWindow || w.Reason == window.ReasonNotBefore {
-			fmt.Fprintf(b, " (%s)", short(w))
+			line += fmt.Sprintf(" (%s)", short(w))
 		}
-		b.WriteString("\n")
+		para(line, "    ")
 	}
 	if n := p.Summary.NoTimezone; n > 0 {
-		fmt.Fprintf(b, "%s%s %s: held back, no known time zone (set fallback_timezone)\n", bullet, words.Count(n), words.Plural(n, "recipient", "recipients"))
+		para(fmt.Sprintf("  %s %s: held back, no known time zone (set fallback_timezone)", words.Count(n), words.Plural(n, "recipient", "recipients")), "    ")
 	}
 	b.WriteString("\n")
 }

@@ -56,6 +56,7 @@ type stateRecipientJSON struct {
 // first would hold them all); a reason that does not fit o.Width after
 // the other columns goes on a line of its own, cut to the width there.
 func WriteStateTable(w io.Writer, l StateList, walk Recipients, o Output) error {
+	o = o.forPeople(true) // the table is sorted by number
 	sent, failed, inDoubt, suppressed := l.Counts[state.Sent], l.Counts[state.Failed], l.Counts[state.InDoubt], l.Counts[state.Suppressed]
 	if m := l.Moved; m != nil {
 		fmt.Fprintf(w, "Moved to %s on %s by %s (serial %d): this record is kept only to read.\n\n", oneLine(m.To), m.At.UTC().Format(time.RFC3339), oneLine(m.By), m.Serial)

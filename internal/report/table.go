@@ -73,10 +73,11 @@ var errEnough = errors.New("enough batches")
 // invalid numbers and duplicates (the first 20 of each), the recipients
 // held back and the warnings. Every table fits o.Width.
 func WriteTable(w io.Writer, p *plan.Plan, o Output) error {
+	o = o.forPeople(false)
 	v := o.show(p)
 	var b strings.Builder
 	writeTableHead(&b, p, o)
-	writeScheduleText(&b, p, "  ")
+	writeScheduleText(&b, p, o.Width)
 	if err := writeBatchTable(&b, v, o); err != nil {
 		return err
 	}
@@ -86,12 +87,12 @@ func WriteTable(w io.Writer, p *plan.Plan, o Output) error {
 	if err := writeDuplicateTable(&b, v, o); err != nil {
 		return err
 	}
-	writeHeld(&b, o.paint(ansiYellow, "In doubt (never sent again until resolved: smsform state resolve --in-doubt --as sent|unsent)"), v.held(p.InDoubt), o)
-	writeHeld(&b, "Failed", v.held(p.Failed), o)
+	writeHeld(&b, "In doubt (never sent again until resolved: smsform state resolve --in-doubt --as sent|unsent)", ansiYellow, v.held(p.InDoubt), o)
+	writeHeld(&b, "Failed", "", v.held(p.Failed), o)
 	if len(p.Warnings) > 0 {
 		b.WriteString("Warnings:\n")
 		for _, wn := range p.Warnings {
-			fmt.Fprintf(&b, "  - %s\n", oneLine(wn))
+			b.WriteString(wrapProse("  - "+oneLine(wn), o.Width, "    ") + "\n")
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -99,54 +100,59 @@ func WriteTable(w io.Writer, p *plan.Plan, o Output) error {
 }
 
 // writeTableHead writes what the table says before the batches: the
-// campaign, the headline, the cost by country and the budget.
+// campaign, the headline, the cost by country and the budget; each
+// paragraph wrapped at the width (see [wrapProse]).
 func writeTableHead(b *strings.Builder, p *plan.Plan, o Output) {
-	fmt.Fprintf(b, "Campaign %s, sender %s\n%s\n", oneLine(p.Campaign), oneLine(p.Sender), o.paint(ansiBold, Headline(p)))
+	para := func(s, indent string) { b.WriteString(wrapProse(s, o.Width, indent) + "\n") }
+	para(fmt.Sprintf("Campaign %s, sender %s", oneLine(p.Campaign), oneLine(p.Sender)), "  ")
+	b.WriteString(o.paint(ansiBold, wrapProse(o.headline(p), o.Width, "  ")) + "\n")
 	if c := p.Cost; c != nil {
-		m := amounts(p)
-		fmt.Fprintf(b, "Cost: %s to send, %s already spent", m.Money(c.Total), m.Money(c.AlreadySpent))
+		m := o.amounts(p)
+		var line strings.Builder
+		fmt.Fprintf(&line, "Cost: %s to send, %s already spent", m.Money(c.Total), m.Money(c.AlreadySpent))
 		for i, cc := range c.ByCountry {
 			if i == maxCountries {
-				fmt.Fprintf(b, " and %s more", words.Count(len(c.ByCountry)-maxCountries))
+				fmt.Fprintf(&line, " and %s more", words.Count(len(c.ByCountry)-maxCountries))
 				break
 			}
 			if i == 0 {
-				b.WriteString("; ")
+				line.WriteString("; ")
 			} else {
-				b.WriteString(", ")
+				line.WriteString(", ")
 			}
-			fmt.Fprintf(b, "%s %s", cc.Country, m.Number(cc.Cost))
+			fmt.Fprintf(&line, "%s %s", cc.Country, m.Number(cc.Cost))
 		}
 		for _, u := range c.Unpriced {
-			fmt.Fprintf(b, ", %s no price (%s)", u.Country, words.Count(u.Recipients))
+			fmt.Fprintf(&line, ", %s no price (%s)", u.Country, words.Count(u.Recipients))
 		}
-		b.WriteString("\n")
+		para(line.String(), "  ")
 	}
 	if bc := p.Budget; bc != nil {
 		if len(bc.Exceeded) == 0 {
 			b.WriteString("Budget: within\n")
 		} else {
 			b.WriteString("Budget: OVER, apply refuses this plan:\n")
-			for _, e := range bc.Exceeded {
-				fmt.Fprintf(b, "  - %s\n", oneLine(e))
+			for _, e := range budgetLines(p, o.amounts(p)) {
+				para("  - "+oneLine(e), "    ")
 			}
 		}
 	}
 	if n := capNote(p); n != "" {
-		fmt.Fprintf(b, "%s.\n", n)
+		para(n+".", "  ")
 	}
 	paused, estimate, tested := controlLines(p)
 	for _, l := range []string{estimate, tested} {
 		if l != "" {
-			fmt.Fprintf(b, "%s.\n", oneLine(l))
+			para(oneLine(l)+".", "  ")
 		}
 	}
 	b.WriteString("\n")
 	if paused != "" {
-		fmt.Fprintf(b, "%s.\n\n", o.paint(ansiYellow, oneLine(paused)))
+		b.WriteString(o.paint(ansiYellow, wrapProse(oneLine(paused)+".", o.Width, "  ")) + "\n\n")
 	}
 	if n := p.State.FirstSendNotice(p.Campaign); n != "" {
-		fmt.Fprintf(b, "Note: %s.\n\n", oneLine(n))
+		para("Note: "+oneLine(n)+".", "  ")
+		b.WriteString("\n")
 	}
 }
 
@@ -296,6 +302,7 @@ func writeDuplicateTable(b *strings.Builder, v shown, o Output) error {
 		{header: "Row dropped", cut: cutStart, least: 20},
 		{header: "Row kept", cut: cutStart, least: 20},
 		{header: "Number"},
+		{header: "Variables", cut: cutEnd, least: 6},
 	}}
 	for _, d := range dups {
 		kept := oneLine(d.Kept)
@@ -305,6 +312,7 @@ func writeDuplicateTable(b *strings.Builder, v shown, o Output) error {
 		g.cols[0].cells = append(g.cols[0].cells, oneLine(d.Row))
 		g.cols[1].cells = append(g.cols[1].cells, kept)
 		g.cols[2].cells = append(g.cols[2].cells, d.Phone)
+		g.cols[3].cells = append(g.cols[3].cells, variablesWords(d, "differ"))
 	}
 	g.fit(o.Width, o.Plain)
 	if err := g.write(b, o.Plain); err != nil {
@@ -319,11 +327,15 @@ func writeDuplicateTable(b *strings.Builder, v shown, o Output) error {
 
 // writeHeld lists the first recipients the state holds back, one line
 // each, cut to the width.
-func writeHeld(b *strings.Builder, title string, held []plan.Held, o Output) {
+func writeHeld(b *strings.Builder, title, style string, held []plan.Held, o Output) {
 	if len(held) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "%s: %s\n", title, words.Count(len(held)))
+	title = wrapProse(fmt.Sprintf("%s: %s", title, words.Count(len(held))), o.Width, "  ")
+	if style != "" {
+		title = o.paint(style, title)
+	}
+	b.WriteString(title + "\n")
 	for i, h := range held {
 		if i == maxListed {
 			fmt.Fprintf(b, "  ... and %s more\n", words.Count(len(held)-maxListed))

@@ -31,7 +31,7 @@ func TestWriteTestSends(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "Test message 1 of 2 (longest; GSM-7, 1 segment): sent to +44 74•• •••001, +44 74•• •••002 (HTTP 200, request id req_1)\n" +
-		"Test message 2 of 2 (UCS-2; UCS-2, 1 segment): not sent to +44 74•• •••001: HTTP 400: +•••••••••001 is barred see •••••••••555\n" +
+		"Test message 2 of 2 (UCS-2; UCS-2, 1 segment): not sent to +44 74•• •••001: HTTP 400: +•••••••••001 is barred\\nsee •••••••••555\n" +
 		"Test message 2 of 2 (UCS-2; UCS-2, 1 segment): no clear answer for +44 74•• •••002: it may have gone: no answer\n"
 	if got := out.String(); got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)

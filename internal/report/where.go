@@ -27,30 +27,32 @@ type StateWhere struct {
 	SecondLedger string       `json:"second_ledger,omitempty"` // a file next to the campaign that records it too
 }
 
-// WriteStateWhere writes w for a person.
+// WriteStateWhere writes w for a person. Every value in it may come from
+// outside (a path, a URL, a project's folder, who paused and why), so each
+// goes through [oneLine].
 func WriteStateWhere(out io.Writer, w StateWhere) error {
 	kind := "a file"
 	if w.Postgres {
 		kind = "PostgreSQL"
 	}
 	if w.Shared {
-		kind += ", shared by the campaigns of " + w.Project
+		kind += ", shared by the campaigns of " + oneLine(w.Project)
 	}
-	fmt.Fprintf(out, "%s\n  campaign: %s\n  from:     %s\n  kind:     %s\n", w.Location, w.Campaign, w.From, kind)
+	fmt.Fprintf(out, "%s\n  campaign: %s\n  from:     %s\n  kind:     %s\n", oneLine(w.Location), oneLine(w.Campaign), oneLine(w.From), kind)
 	switch {
 	case w.Lineage == "":
 		fmt.Fprintf(out, "  record:   none yet (the first apply creates it)\n")
 	default:
-		fmt.Fprintf(out, "  record:   lineage %s, serial %d\n", w.Lineage, w.Serial)
+		fmt.Fprintf(out, "  record:   lineage %s, serial %d\n", oneLine(w.Lineage), w.Serial)
 	}
-	if w.Moved != nil {
-		fmt.Fprintf(out, "  moved:    to %s on %s by %s: kept only to read\n", w.Moved.To, w.Moved.At.UTC().Format(time.RFC3339), w.Moved.By)
+	if m := w.Moved; m != nil {
+		fmt.Fprintf(out, "  moved:    to %s on %s by %s: kept only to read\n", oneLine(m.To), m.At.UTC().Format(time.RFC3339), oneLine(m.By))
 	}
-	if w.Paused != nil {
-		fmt.Fprintf(out, "  paused:   by %s at %s: %s\n", w.Paused.By, w.Paused.At.UTC().Format(time.RFC3339), w.Paused.Reason)
+	if p := w.Paused; p != nil {
+		fmt.Fprintf(out, "  paused:   by %s at %s: %s\n", oneLine(p.By), p.At.UTC().Format(time.RFC3339), oneLine(p.Reason))
 	}
 	if w.SecondLedger != "" {
-		fmt.Fprintf(out, "  warning:  %s\n", w.SecondLedger)
+		fmt.Fprintf(out, "  warning:  %s\n", oneLine(w.SecondLedger))
 	}
 	return nil
 }

@@ -123,3 +123,28 @@ func TestStateListFitsWidth(t *testing.T) {
 		t.Errorf("with no width the reason is cut:\n%s", b.String())
 	}
 }
+
+// TestProseWrapsAtTheWidth: the table output's prose (the headline, the
+// cost, the estimate, a note, the schedule, the warnings) wraps at the
+// width as its tables fit it; a line runs over only where it holds a word
+// wider than the room, a path or a URL that cannot be broken (issue 35.10).
+func TestProseWrapsAtTheWidth(t *testing.T) {
+	long := "/home/runner/work/acme-campaigns/acme-campaigns/.smsform/a-rather-long-folder-name/smsform.smsstate"
+	for _, width := range []int{60, 80, 100} {
+		p := hostilePlan("x")
+		p.Warnings = append(p.Warnings, "the state at "+long+" is not the project's: apply refuses to run until it is settled, see https://example.com/a/very/long/url/that/cannot/be/broken/anywhere")
+		p.State = plan.StateStamp{Location: long, FirstSend: true}
+		var b strings.Builder
+		if err := WriteTable(&b, p, Output{Width: width, Plain: true}); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(b.String(), "\n") {
+			if w := displaywidth.String(line); w > width && !strings.Contains(line, long) && !strings.Contains(line, "https://") {
+				t.Errorf("width %d: a line of %d columns: %q", width, w, line)
+			}
+		}
+		if !strings.Contains(b.String(), long) {
+			t.Errorf("width %d: the path was broken", width)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package window
 
 import (
+	"strconv"
+
 	"github.com/nyaruka/phonenumbers"
 )
 
@@ -36,16 +38,17 @@ func (f *Finder) Zones(e164 string) (z *Zones, fallback bool) {
 	if err != nil || len(names) == 0 {
 		return f.fallback, f.fallback != nil
 	}
-	f.key = f.key[:0]
-	for i, n := range names {
-		if i > 0 {
-			f.key = append(f.key, ',')
-		}
+	// The zones are named after the country of the calling code (see
+	// principalZones): it is part of the key.
+	code, country := callingCountry(e164)
+	f.key = strconv.AppendInt(f.key[:0], int64(code), 10)
+	for _, n := range names {
+		f.key = append(f.key, ',')
 		f.key = append(f.key, n...)
 	}
 	z, ok := f.seen[string(f.key)] // no allocation for the lookup
 	if !ok {
-		z = f.load(names)
+		z = f.load(country, names)
 		f.seen[string(f.key)] = z
 	}
 	if z == nil {
@@ -54,15 +57,17 @@ func (f *Finder) Zones(e164 string) (z *Zones, fallback bool) {
 	return z, false
 }
 
-// load makes the Zones of a list phonenumbers gave, or nil when the list
-// says the zone is not known or names a zone Go's database lacks.
-func (f *Finder) load(names []string) *Zones {
+// load makes the Zones of a list phonenumbers gave for a number of
+// country, named as people know them ([Schedule.principalZones]), or nil
+// when the list says the zone is not known or names a zone Go's database
+// lacks.
+func (f *Finder) load(country string, names []string) *Zones {
 	for _, n := range names {
 		if n == phonenumbers.UNKNOWN_TIMEZONE {
 			return nil
 		}
 	}
-	z, err := f.s.Zones(names)
+	z, err := f.s.Zones(f.s.principalZones(country, names))
 	if err != nil {
 		return nil
 	}

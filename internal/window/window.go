@@ -106,16 +106,17 @@ type Schedule struct {
 	notBefore time.Time
 	notAfter  time.Time
 
-	mu    sync.Mutex
-	zones map[string]*Zones // by the names joined with ","
-	locs  map[string]*time.Location
+	mu     sync.Mutex
+	zones  map[string]*Zones // by the names joined with ","
+	locs   map[string]*time.Location
+	clocks map[string]bool // by "a,b": whether zones a and b keep the same clock (see sameClock)
 }
 
 // Compile checks s and prepares it for answering. Its errors name the key
 // that is wrong; campaign files are checked with file and line before.
 func Compile(s Spec) (*Schedule, error) {
 	sc := &Schedule{spec: s, notBefore: s.NotBefore, notAfter: s.NotAfter,
-		zones: map[string]*Zones{}, locs: map[string]*time.Location{}}
+		zones: map[string]*Zones{}, locs: map[string]*time.Location{}, clocks: map[string]bool{}}
 	if !s.NotBefore.IsZero() && !s.NotAfter.IsZero() && !s.NotBefore.Before(s.NotAfter) {
 		return nil, errors.New("not_before must be before not_after")
 	}

@@ -392,7 +392,9 @@ func BenchmarkFor(b *testing.B) {
 	_ = law
 }
 
-func itoa(n int) string { return string(rune('0'+n/100)) + string(rune('0'+n/10%10)) + string(rune('0'+n%10)) }
+func itoa(n int) string {
+	return string(rune('0'+n/100)) + string(rune('0'+n/10%10)) + string(rune('0'+n%10))
+}
 
 // TestParseSetRefuses: a rule set file with a mistake is refused with its
 // file, line and what to write.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -379,7 +380,7 @@ func BenchmarkFor(b *testing.B) {
 	norm := e164.NewNormalizer("")
 	var nums []e164.Packed
 	for npa := 200; npa <= 999 && len(nums) < 1000; npa++ {
-		if n, err := norm.Normalize("+1" + itoa(npa) + "2345678"); err == nil {
+		if n, err := norm.Normalize("+1" + strconv.Itoa(npa) + "2345678"); err == nil {
 			k, _ := e164.Pack(n.E164)
 			nums = append(nums, k)
 		}
@@ -390,51 +391,4 @@ func BenchmarkFor(b *testing.B) {
 		law = r.For(nums[i%len(nums)], Marketing)
 	}
 	_ = law
-}
-
-func itoa(n int) string {
-	return string(rune('0'+n/100)) + string(rune('0'+n/10%10)) + string(rune('0'+n%10))
-}
-
-// TestParseSetRefuses: a rule set file with a mistake is refused with its
-// file, line and what to write.
-func TestParseSetRefuses(t *testing.T) {
-	head := "set: xx\ntitle: Test\nnumbers: {calling_code: 1}\nrules:\n"
-	good := "  - id: xx-hours\n    check: hours\n    hours: mon-fri 09:00-17:00\n    says: s\n    source: src\n    effective: 2020-01-01\n    fix: f\n"
-	if _, err := parseSet("xx", "rules/xx.yaml", []byte(head+good)); err != nil {
-		t.Fatalf("a good set: %v", err)
-	}
-	tests := []struct{ edit, old, want string }{
-		{"no source", "    source: src\n", "says, source and fix must be given"},
-		{"no date", "    effective: 2020-01-01\n", "effective must be the date"},
-		{"bad date", "2020-01-01", "effective must be the date"},
-		{"bad id", "xx-hours", "id must be lower-case words"},
-		{"unknown key", "    fix: f\n", "field colour not found"},
-		{"bad hours", "mon-fri 09:00-17:00", "hours:"},
-		{"hours on a cap", "check: hours", "max and per are given with check: cap"},
-		{"unknown check", "check: hours", "check must be hours, cap, opt_out, dlt or gsm7"},
-	}
-	for _, tt := range tests {
-		body := good
-		switch tt.edit {
-		case "no source", "no date":
-			body = strings.Replace(body, tt.old, "", 1)
-		case "bad date":
-			body = strings.Replace(body, tt.old, "2020-13-01", 1)
-		case "bad id":
-			body = strings.Replace(body, tt.old, "Hours_XX", 1)
-		case "unknown key":
-			body += "    colour: red\n"
-		case "bad hours":
-			body = strings.Replace(body, tt.old, "mon-fri 17:00-09:00", 1)
-		case "hours on a cap":
-			body = strings.Replace(body, tt.old, "check: cap", 1)
-		case "unknown check":
-			body = strings.Replace(body, tt.old, "check: colour", 1)
-		}
-		_, err := parseSet("xx", "rules/xx.yaml", []byte(head+body))
-		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "compliance/rules/xx.yaml:") {
-			t.Errorf("%s: %v, want %q with the file and line", tt.edit, err, tt.want)
-		}
-	}
 }

@@ -248,6 +248,17 @@ func (l *loader) checkDLT(rc *rawCompliance, c *Compliance) {
 	}
 }
 
+// SetsHours reports whether a rule set sets the hours of some of the
+// campaign's recipients: the plan then looks up their time zones.
+func (c Compliance) SetsHours() bool {
+	if c.Rules == nil {
+		return false
+	}
+	return slices.ContainsFunc(c.Rules.All(), func(r *compliance.Rule) bool {
+		return r.Check == compliance.CheckHours && r.Concerns(c.Kind)
+	})
+}
+
 func hasCheck(r *compliance.Rules, check compliance.Check) bool {
 	return slices.ContainsFunc(r.All(), func(rule *compliance.Rule) bool { return rule.Check == check })
 }

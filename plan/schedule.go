@@ -17,6 +17,28 @@ type Schedule struct {
 	batch  []int32 // per batch of the plan: its group
 }
 
+// BatchSchedule returns what decides when batch b may go: the plan's
+// schedule sc, narrowed to the hours rules allow its recipients (b.Hours),
+// and the recipients' zones. Its error names the batch: a saved plan whose
+// batch says hours or zones smsform cannot read was damaged.
+func BatchSchedule(sc *window.Schedule, b Batch) (*window.Schedule, *window.Zones, error) {
+	if b.Hours != "" {
+		w, err := window.ParseWeek(b.Hours)
+		if err != nil {
+			return nil, nil, fmt.Errorf("batch %s: hours: %w", b.ID, err)
+		}
+		sc = sc.Narrow(w)
+	}
+	if sc.HasWindow() && len(b.Zones) == 0 {
+		return nil, nil, fmt.Errorf("batch %s has no time zones, and a send window or hours: plan again", b.ID)
+	}
+	z, err := sc.Zones(b.Zones)
+	if err != nil {
+		return nil, nil, fmt.Errorf("batch %s: %w", b.ID, err)
+	}
+	return sc, z, nil
+}
+
 // When is a group of batches that may go at the same moment.
 type When struct {
 	window.Opening
@@ -45,7 +67,7 @@ func (p *Plan) ScheduleAt(at time.Time) error {
 // schedule sets p.Schedule as at the moment at, for a campaign with
 // windows.
 func (p *Plan) schedule(at time.Time) error {
-	if !p.Window.Active() {
+	if !p.Timed() {
 		return nil
 	}
 	sc, err := window.Compile(p.Window)
@@ -58,20 +80,20 @@ func (p *Plan) schedule(at time.Time) error {
 		at     time.Time
 	}
 	index := map[key]int32{}
-	openings := map[string]window.Opening{} // by the batch's zones
+	openings := map[string]window.Opening{} // by the batch's zones and hours
 	var zoneKey []byte
 	err = p.EachBatch(func(i int, b Batch) error {
-		zoneKey = zoneKey[:0]
+		zoneKey = append(zoneKey[:0], b.Hours...)
 		for _, z := range b.Zones {
-			zoneKey = append(append(zoneKey, z...), ',')
+			zoneKey = append(append(zoneKey, ','), z...)
 		}
 		o, ok := openings[string(zoneKey)]
 		if !ok {
-			z, err := sc.Zones(b.Zones)
+			bs, z, err := BatchSchedule(sc, b)
 			if err != nil {
-				return fmt.Errorf("batch %s: %w", b.ID, err)
+				return err
 			}
-			o = sc.Next(z, at)
+			o = bs.Next(z, at)
 			openings[string(zoneKey)] = o
 		}
 		k := key{o.Reason, o.At}

@@ -245,8 +245,8 @@ func computePlan(ctx context.Context, env Env, f planFlags, campaignPath string,
 		return r, err
 	}
 	r.campaign = c
-	if f.at != "" && !c.Window.Active() {
-		warnf(env, "%s has no send_window, not_before or not_after: --at changes nothing", campaignPath)
+	if f.at != "" && !c.Window.Active() && !c.Compliance.SetsHours() {
+		warnf(env, "%s has no send_window, not_before, not_after or rules that set hours: --at changes nothing", campaignPath)
 	}
 	if r.choice, err = chooseState(env, campaignPath, f.state); err != nil {
 		return r, err

@@ -91,6 +91,7 @@ func markdownFrame(v shown) (head, foot string) {
 	}
 	writeScheduleText(&h, p, "- ")
 	writeBudget(&h, p)
+	writeComplianceMarkdown(&h, p)
 	writeMessage(&h, v)
 	writeCountries(&h, p)
 	writeDistribution(&h, p)

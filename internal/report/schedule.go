@@ -62,6 +62,20 @@ func describeWindow(w window.Spec) string {
 	return strings.Join(parts, "; ")
 }
 
+// describeTimes words what decides when p's batches go: its window, and
+// the hours of its rule sets.
+func describeTimes(p *plan.Plan) string {
+	d := describeWindow(p.Window)
+	if p.HasLawHours() {
+		law := fmt.Sprintf("the hours of rule sets %s in each recipient's local time", strings.Join(p.Compliance.Sets, ", "))
+		if d == "" {
+			return law
+		}
+		return d + "; within " + law
+	}
+	return d
+}
+
 // writeScheduleText writes the groups of p.Schedule, one line each, as
 // plan's table shows them.
 func writeScheduleText(b *strings.Builder, p *plan.Plan, bullet string) {
@@ -69,7 +83,7 @@ func writeScheduleText(b *strings.Builder, p *plan.Plan, bullet string) {
 	if s == nil {
 		return
 	}
-	fmt.Fprintf(b, "When, as at %s (%s):\n", s.At.UTC().Format("2006-01-02 15:04 UTC"), describeWindow(s.Window))
+	fmt.Fprintf(b, "When, as at %s (%s):\n", s.At.UTC().Format("2006-01-02 15:04 UTC"), describeTimes(p))
 	if bullet == "- " {
 		b.WriteString("\n")
 	}

@@ -132,6 +132,7 @@ func writeTableHead(b *strings.Builder, p *plan.Plan, o Output) {
 			}
 		}
 	}
+	writeComplianceText(b, p)
 	if n := capNote(p); n != "" {
 		fmt.Fprintf(b, "%s.\n", n)
 	}

@@ -52,7 +52,7 @@ type jsonBatch struct {
 	SegmentsPerMessage int      `json:"segments_per_message"`
 	Zones              []string `json:"zones,omitempty"`
 	Hours              string   `json:"hours,omitempty"` // the hours rules allow its recipients, in their local time
-	When               string   `json:"when,omitempty"` // with a schedule: now, an RFC 3339 time, ended or never
+	When               string   `json:"when,omitempty"`  // with a schedule: now, an RFC 3339 time, ended or never
 }
 
 // WriteJSON writes the plan as one JSON document.

@@ -220,6 +220,28 @@ func complianceOf(p *plan.Plan) string {
 	return fmt.Sprintf("a %s campaign held to the rule sets %s", c.Kind, strings.Join(c.Sets, ", "))
 }
 
+// rulesDiff says where the rules a saved plan was checked against differ
+// from those of this smsform (a new release changed a rule's data): the
+// first rule whose id, date or hours differ.
+func rulesDiff(saved, derived *plan.Plan) string {
+	if saved.Compliance == nil || derived.Compliance == nil {
+		return ""
+	}
+	s, d := saved.Compliance.Rules, derived.Compliance.Rules
+	version := func(v plan.RuleVerdict) string { return v.ID + " of " + v.Date + " " + v.Hours }
+	for i := range max(len(s), len(d)) {
+		switch {
+		case i >= len(s):
+			return fmt.Sprintf("its rule sets do not have the rule %s that this smsform's do", d[i].ID)
+		case i >= len(d):
+			return fmt.Sprintf("its rule sets have a rule %s that this smsform's do not", s[i].ID)
+		case version(s[i]) != version(d[i]):
+			return fmt.Sprintf("it was checked against the rule %s; this smsform has %s", strings.TrimSpace(version(s[i])), strings.TrimSpace(version(d[i])))
+		}
+	}
+	return ""
+}
+
 func zones(z []string) string {
 	if len(z) == 0 {
 		return "none"
@@ -243,6 +265,8 @@ func frameDiff(saved, derived *plan.Plan) string {
 		return "its send window is not the campaign's"
 	case complianceOf(saved) != complianceOf(derived):
 		return fmt.Sprintf("it was planned as %s; the campaign is %s", complianceOf(saved), complianceOf(derived))
+	case rulesDiff(saved, derived) != "":
+		return rulesDiff(saved, derived)
 	case saved.State.OptOutSeq != derived.State.OptOutSeq:
 		return fmt.Sprintf("it subtracts the opt-outs as of log number %d, its header names %d", saved.State.OptOutSeq, derived.State.OptOutSeq)
 	case saved.Summary.ToSend != derived.Summary.ToSend || saved.Summary.Batches != derived.Summary.Batches:

@@ -131,13 +131,14 @@ func (k *checker) note(file string, line int, v []*compliance.Violation) {
 	}
 }
 
-// rowError words a violation at a row (line 0: the campaign's body), with
-// the rule's fix as the hint the first time the rule is named.
+// rowError words a violation at a row (line 0: the campaign's body): the
+// first time a rule is named, in full with its source and date and its fix
+// as the hint; after that, the rule's id and the problem alone.
 func (k *checker) rowError(file string, line int, x *compliance.Violation) *campaign.Error {
-	e := &campaign.Error{File: campaign.Plain(file), Line: line, Field: "body", Msg: x.Error()}
+	e := &campaign.Error{File: campaign.Plain(file), Line: line, Field: "body", Msg: "breaks rule " + x.Rule.ID + " too: " + x.Problem}
 	if !k.hinted[x.Rule.ID] {
 		k.hinted[x.Rule.ID] = true
-		e.Hint = x.Rule.Fix
+		e.Msg, e.Hint = x.Error(), x.Rule.Fix
 	}
 	return e
 }

@@ -51,12 +51,16 @@ func setLine(c *plan.Compliance, set string) (string, []plan.RuleVerdict) {
 	return set + ": " + strings.Join(parts, "; "), others
 }
 
-// verdictWords words what one rule said: "narrowed to mon-sun 08:00-20:00
-// for 1,204 recipients".
-func verdictWords(v plan.RuleVerdict) string {
+// verdictWords words what one rule said: "narrowed the send window to
+// mon-sun 08:00-20:00 for 1,204 recipients"; windowed says the campaign
+// has a send window of its own.
+func verdictWords(v plan.RuleVerdict, windowed bool) string {
 	switch v.Verdict {
 	case plan.VerdictNarrowed:
-		return fmt.Sprintf("hours %s for %s", v.Hours, words.N(v.Narrowed, "recipient", "recipients"))
+		if !windowed {
+			return fmt.Sprintf("sets the hours %s for %s", v.Hours, words.N(v.Narrowed, "recipient", "recipients"))
+		}
+		return fmt.Sprintf("narrowed the send window to %s for %s", v.Hours, words.N(v.Narrowed, "recipient", "recipients"))
 	case plan.VerdictAtSend:
 		return fmt.Sprintf("checked as each batch goes, for %s", words.N(v.Recipients, "recipient", "recipients"))
 	case plan.VerdictFail:
@@ -76,7 +80,7 @@ func writeComplianceText(b *strings.Builder, p *plan.Plan) {
 		line, others := setLine(c, set)
 		fmt.Fprintf(b, "  %s\n", line)
 		for _, v := range others {
-			fmt.Fprintf(b, "    - %s: %s (%s, in effect since %s)\n", v.ID, verdictWords(v), oneLine(v.Source), v.Date)
+			fmt.Fprintf(b, "    - %s: %s (%s, in effect since %s)\n", v.ID, verdictWords(v, p.Window.HasWindow()), oneLine(v.Source), v.Date)
 		}
 	}
 }
@@ -96,7 +100,7 @@ func writeComplianceMarkdown(h *strings.Builder, p *plan.Plan) {
 			if v.URL != "" {
 				source = "[" + source + "](" + v.URL + ")"
 			}
-			fmt.Fprintf(h, "  - %s: %s (%s, in effect since %s)\n", mdCode(v.ID, false), mdText(verdictWords(v)), source, v.Date)
+			fmt.Fprintf(h, "  - %s: %s (%s, in effect since %s)\n", mdCode(v.ID, false), mdText(verdictWords(v, p.Window.HasWindow())), source, v.Date)
 		}
 	}
 	h.WriteString("\n")

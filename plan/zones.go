@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/smsform/smsform/compliance"
@@ -46,15 +47,12 @@ func (b *builder) splitByZone() error {
 	)
 	for gi := range g.len() {
 		start, end := g.members(gi)
-		sets, of = sets[:0], of[:0]
+		sets, of = sets[:0], slices.Grow(of[:0], end-start)
 		clear(local)
 		for k := start; k < end; k++ {
 			s := set{z: zs[k]}
 			if laws != nil {
 				s.law = laws[k]
-				if s.law != nil {
-					b.comp.laws[s.law]++
-				}
 			}
 			if s.z == nil && (all || s.law.HasHours()) {
 				b.p.Summary.NoTimezone++
@@ -82,6 +80,9 @@ func (b *builder) splitByZone() error {
 			}
 		}
 		for si, s := range sets {
+			if s.law != nil {
+				b.comp.laws[s.law] += int(counts[si+1])
+			}
 			counts[si+1] += counts[si]
 			out.bodies = append(out.bodies, g.bodies[gi])
 			out.ends = append(out.ends, int32(first)+counts[si+1])

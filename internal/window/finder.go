@@ -16,11 +16,18 @@ type Finder struct {
 	fallback *Zones
 	key      []byte
 	seen     map[string]*Zones // by the names joined with ","; nil for an unknown zone
+	// byList finds the Zones of a list phonenumbers keeps for a prefix by
+	// the list's first element: the library returns the slice it holds,
+	// so the same prefix entry is the same pointer, found without joining
+	// the names (half the time of a lookup). A fresh list (the library's
+	// "unknown") is never added, so the map holds one entry per list the
+	// library keeps, and the pointers it holds keep those lists alive.
+	byList map[*string]*Zones
 }
 
 // Finder returns a new Finder for numbers of this schedule's campaign.
 func (s *Schedule) Finder() *Finder {
-	f := &Finder{s: s, seen: map[string]*Zones{}}
+	f := &Finder{s: s, seen: map[string]*Zones{}, byList: map[*string]*Zones{}}
 	if s.spec.Fallback != "" {
 		// Compile checked the name.
 		f.fallback, _ = s.Zones([]string{s.spec.Fallback})
@@ -35,6 +42,9 @@ func (f *Finder) Zones(e164 string) (z *Zones, fallback bool) {
 	names, err := phonenumbers.GetTimezonesForPrefix(e164)
 	if err != nil || len(names) == 0 {
 		return f.fallback, f.fallback != nil
+	}
+	if z, ok := f.byList[&names[0]]; ok {
+		return z, false // never nil: only loaded lists are added
 	}
 	f.key = f.key[:0]
 	for i, n := range names {
@@ -51,6 +61,7 @@ func (f *Finder) Zones(e164 string) (z *Zones, fallback bool) {
 	if z == nil {
 		return f.fallback, f.fallback != nil
 	}
+	f.byList[&names[0]] = z
 	return z, false
 }
 

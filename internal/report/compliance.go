@@ -64,7 +64,7 @@ func verdictWords(v plan.RuleVerdict, windowed bool) string {
 	case plan.VerdictAtSend:
 		return fmt.Sprintf("checked as each batch goes, for %s", words.N(v.Recipients, "recipient", "recipients"))
 	case plan.VerdictFail:
-		return fmt.Sprintf("FAILS: %s of %s", words.N(v.Failed, "message breaks it", "messages break it"), words.Count(v.Recipients))
+		return fmt.Sprintf("FAILS: %s of %s %s it", words.Count(v.Failed), words.N(v.Recipients, "message", "messages"), words.Plural(v.Failed, "breaks", "break"))
 	}
 	return string(v.Verdict)
 }

@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -245,5 +246,24 @@ func TestComplianceGSM7(t *testing.T) {
 	}
 	if msg := err.Error(); !strings.Contains(msg, "l.csv:2: body:") || !strings.Contains(msg, "(U+2019) at position 11") || !strings.Contains(msg, "gsm7-only") {
 		t.Errorf("error: %s", msg)
+	}
+}
+
+// TestEachTimingAgrees: what schedule reads of a plan's groups is what its
+// batches say.
+func TestEachTimingAgrees(t *testing.T) {
+	c := testharness.LoadCampaign(t, header+windowNumbers+"compliance: [us]\nbatch_size: 1\nsend_window: {from: \"09:00\", to: \"20:00\"}\nbody: \"hi. Reply STOP\"\n", nil)
+	p := mustPlan(t, c)
+	all := p.AllBatches()
+	n := 0
+	err := p.eachTiming(func(i int, b Batch) error {
+		n++
+		if i >= len(all) || !slices.Equal(b.Zones, all[i].Zones) || b.Hours != all[i].Hours || len(b.Recipients) != len(all[i].Recipients) {
+			t.Errorf("batch %d: %v %q %d, the batch says %+v", i, b.Zones, b.Hours, len(b.Recipients), all[i])
+		}
+		return nil
+	})
+	if err != nil || n != len(all) || n < 5 {
+		t.Errorf("%d batches timed of %d: %v", n, len(all), err)
 	}
 }

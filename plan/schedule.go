@@ -17,6 +17,43 @@ type Schedule struct {
 	batch  []int32 // per batch of the plan: its group
 }
 
+// eachTiming calls fn with what says when each batch may go: its zones,
+// hours and recipients. A plan Compute made gives them from its groups,
+// without making the batches (their bodies, numbers and ids are not
+// needed: a plan of a million recipients would make a million strings);
+// Recipients then has the right length, its numbers empty, and ID says the
+// batch's place. Any other plan walks its batches.
+func (p *Plan) eachTiming(fn func(i int, b Batch) error) error {
+	t := p.cut
+	if t == nil {
+		return p.EachBatch(fn)
+	}
+	var phones []string
+	i := 0
+	for gi := range t.g.len() {
+		start, end := t.g.members(gi)
+		b := Batch{}
+		if t.zones != nil {
+			b.Zones = t.zones[gi].Names()
+		}
+		if t.hours != nil {
+			b.Hours = t.hours[gi]
+		}
+		for k := start; k < end; k += t.size {
+			n := min(t.size, end-k)
+			if cap(phones) < n {
+				phones = make([]string, n)
+			}
+			b.ID, b.Recipients = fmt.Sprintf("number %d", i+1), phones[:n]
+			if err := fn(i, b); err != nil {
+				return err
+			}
+			i++
+		}
+	}
+	return nil
+}
+
 // BatchSchedule returns what decides when batch b may go: the plan's
 // schedule sc, narrowed to the hours rules allow its recipients (b.Hours),
 // and the recipients' zones. Its error names the batch: a saved plan whose
@@ -82,7 +119,7 @@ func (p *Plan) schedule(at time.Time) error {
 	index := map[key]int32{}
 	openings := map[string]window.Opening{} // by the batch's zones and hours
 	var zoneKey []byte
-	err = p.EachBatch(func(i int, b Batch) error {
+	err = p.eachTiming(func(i int, b Batch) error {
 		zoneKey = append(zoneKey[:0], b.Hours...)
 		for _, z := range b.Zones {
 			zoneKey = append(append(zoneKey, ','), z...)

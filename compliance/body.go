@@ -91,8 +91,11 @@ func gsm7Problem(body string) string {
 		}
 	}
 	more := ""
-	if n := len(a.Forcing) - 1; n > 0 {
-		more = fmt.Sprintf(" (and %d other character%s)", n, map[bool]string{true: "", false: "s"}[n == 1])
+	switch n := len(a.Forcing) - 1; {
+	case n == 1:
+		more = " (and 1 other character)"
+	case n > 1:
+		more = fmt.Sprintf(" (and %d other characters)", n)
 	}
 	return fmt.Sprintf("character %q (U+%04X) at position %d is not in GSM-7%s: the message would go as UCS-2 in %d segment(s), %d in GSM-7",
 		first, first, pos, more, a.Segments, a.SegmentsIfGSM7)

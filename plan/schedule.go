@@ -152,7 +152,14 @@ func (p *Plan) schedule(at time.Time) error {
 	if err != nil {
 		return err
 	}
-	// Now first, then by opening, then what will not be sent.
+	s.sort()
+	p.Schedule = s
+	return nil
+}
+
+// sort orders the groups now first, then by opening, then what will not be
+// sent, and renumbers the batches' groups to match.
+func (s *Schedule) sort() {
 	order := make([]int32, len(s.Groups))
 	for i := range order {
 		order[i] = int32(i)
@@ -186,6 +193,4 @@ func (p *Plan) schedule(at time.Time) error {
 		s.batch[i] = moved[g]
 	}
 	s.Groups = sorted
-	p.Schedule = s
-	return nil
 }

@@ -27,7 +27,7 @@ VET_CHECKS := appends,asmdecl,assign,atomic,bools,buildtag,cgocall,composites,co
 test: export GORACE := atexit_sleep_ms=0 $(GORACE)
 # The modules that hold test tools apart from smsform's go.mod (examples/ci:
 # actionlint; internal/apispec: kin-openapi; internal/schemacheck: a JSON
-# Schema validator) are tested too. actionlint's goes alongside the main
+# Schema validator; examples/policy: OPA) are tested too. actionlint's goes alongside the main
 # module: on a fresh clone its compile fills the second core while the main
 # module waits on its longest compile (the SQLite driver). The other two
 # import much of smsform, so they go after it, when that is in the build
@@ -40,7 +40,8 @@ test:
 	$(GO) test -race -short -p 4 -timeout 20m -vet=$(VET_CHECKS) ./...; main=$$?; \
 	cd internal/apispec && $(GO) test -race -short -vet=$(VET_CHECKS) ./... & spec=$$!; \
 	cd internal/schemacheck && $(GO) test -race -short -vet=$(VET_CHECKS) ./... & schema=$$!; \
-	wait $$ci && wait $$spec && wait $$schema && exit $$main
+	cd examples/policy && $(GO) test -race -short -vet=$(VET_CHECKS) ./... & policy=$$!; \
+	wait $$ci && wait $$spec && wait $$schema && wait $$policy && exit $$main
 
 # Plan of 1,000,000 recipients (fresh, resumed) and apply of 100,000, each
 # against its comparison in the same run; prints the table. Data is generated

@@ -83,7 +83,7 @@ func (r *runner) unreserve(i, n int) {
 // openNowLocked reports whether batch i may go now, as far as its send
 // window says, without noting anything.
 func (r *runner) openNowLocked(i int) bool {
-	return r.gate == nil || r.gate.sc.Open(r.gate.zones[i], r.gate.clock.Now())
+	return r.gate == nil || r.gate.sc[i].Open(r.gate.zones[i], r.gate.clock.Now())
 }
 
 // limited ends a run that stopped at Options.Limit with a *LimitError,

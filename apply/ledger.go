@@ -136,10 +136,10 @@ func (r *runner) closedPiece(j job) bool {
 		return false
 	}
 	now := g.clock.Now()
-	if g.sc.Open(g.zones[j.i], now) {
+	if g.sc[j.i].Open(g.zones[j.i], now) {
 		return false
 	}
-	o := g.sc.Next(g.zones[j.i], now)
+	o := g.sc[j.i].Next(g.zones[j.i], now)
 	if !o.Sendable() {
 		r.count(func(res *Result) { res.Expired += len(j.b.Recipients) })
 		g.expiredWhy = o.Describe(now)

@@ -190,6 +190,8 @@ func batchDiff(saved plan.Batch, derived indexed) string {
 		return fmt.Sprintf("it says %s in %d segment(s); the body is %s in %d", saved.Encoding, saved.Segments, d.Encoding, d.Segments)
 	case !slices.Equal(saved.Zones, d.Zones):
 		return fmt.Sprintf("its time zones are %s; the recipients' are %s", zones(saved.Zones), zones(d.Zones))
+	case saved.Hours != d.Hours:
+		return fmt.Sprintf("it holds its recipients to the hours %q; the campaign's rules give %q", saved.Hours, d.Hours)
 	case saved.ID != d.ID:
 		return fmt.Sprintf("its id is %s; the campaign makes %s here", saved.ID, d.ID)
 	}
@@ -207,6 +209,38 @@ func recipientsDiff(saved, derived []string) string {
 		return fmt.Sprintf("it has %d recipients, the campaign %d here: %s is not the campaign's", len(saved), len(derived), e164.Mask(saved[len(derived)]))
 	}
 	return fmt.Sprintf("it has %d recipients, the campaign %d here: %s is missing", len(saved), len(derived), e164.Mask(derived[len(saved)]))
+}
+
+// complianceOf words what a plan commits to of its rule sets: its kind and
+// rule sets, "a campaign held to no rule set" when none.
+func complianceOf(p *plan.Plan) string {
+	c := p.Compliance
+	if c == nil {
+		return "a campaign held to no rule set"
+	}
+	return fmt.Sprintf("a %s campaign held to the rule sets %s", c.Kind, strings.Join(c.Sets, ", "))
+}
+
+// rulesDiff says where the rules a saved plan was checked against differ
+// from those of this smsform (a new release changed a rule's data): the
+// first rule whose id, date or hours differ.
+func rulesDiff(saved, derived *plan.Plan) string {
+	if saved.Compliance == nil || derived.Compliance == nil {
+		return ""
+	}
+	s, d := saved.Compliance.Rules, derived.Compliance.Rules
+	version := func(v plan.RuleVerdict) string { return v.ID + " of " + v.Date + " " + v.Hours }
+	for i := range max(len(s), len(d)) {
+		switch {
+		case i >= len(s):
+			return fmt.Sprintf("its rule sets do not have the rule %s that this smsform's do", d[i].ID)
+		case i >= len(d):
+			return fmt.Sprintf("its rule sets have a rule %s that this smsform's do not", s[i].ID)
+		case version(s[i]) != version(d[i]):
+			return fmt.Sprintf("it was checked against the rule %s; this smsform has %s", strings.TrimSpace(version(s[i])), strings.TrimSpace(version(d[i])))
+		}
+	}
+	return ""
 }
 
 func zones(z []string) string {
@@ -230,6 +264,10 @@ func frameDiff(saved, derived *plan.Plan) string {
 	case !slices.Equal(sw.Days, dw.Days) || sw.From != dw.From || sw.To != dw.To || sw.Fallback != dw.Fallback ||
 		!sw.NotBefore.Equal(dw.NotBefore) || !sw.NotAfter.Equal(dw.NotAfter):
 		return "its send window is not the campaign's"
+	case complianceOf(saved) != complianceOf(derived):
+		return fmt.Sprintf("it was planned as %s; the campaign is %s", complianceOf(saved), complianceOf(derived))
+	case rulesDiff(saved, derived) != "":
+		return rulesDiff(saved, derived)
 	case saved.State.OptOutSeq != derived.State.OptOutSeq:
 		return fmt.Sprintf("it subtracts the opt-outs as of log number %d, its header names %d", saved.State.OptOutSeq, derived.State.OptOutSeq)
 	case saved.Summary.ToSend != derived.Summary.ToSend || saved.Summary.Batches != derived.Summary.Batches:

@@ -234,7 +234,7 @@ var ErrTooManyErrors = errors.New("too many failed or in-doubt batches")
 func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Result, error) {
 	o.defaults()
 	r := &runner{j: j, s: s, o: o, res: &Result{}, started: time.Now(), counted: map[int]bool{}}
-	if p.Window.Active() {
+	if p.Timed() {
 		g, err := newGate(p, o.Clock)
 		if err != nil {
 			return nil, err

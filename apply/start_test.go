@@ -13,6 +13,7 @@ import (
 	"github.com/smsform/smsform/api"
 	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/compliance"
 	"github.com/smsform/smsform/internal/testharness"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/plan/planfile"
@@ -241,6 +242,19 @@ func TestStartRefuses(t *testing.T) {
 			setup: func(t *testing.T, r *startRig) apply.Request {
 				saved := r.save(t, r.state)
 				r.camp.Budget.MaxRecipients = 4
+				return r.request(testharness.ClientSecret, saved)
+			}},
+		// What a plan commits to of its rule sets: here the campaign holds
+		// to a rule set the plan was not checked against (as a project
+		// file edited in memory, or another release of smsform, would).
+		{name: "the rule sets changed since the plan", why: apply.PlanDiffers, noState: true, tokenless: true,
+			setup: func(t *testing.T, r *startRig) apply.Request {
+				saved := r.save(t, r.state)
+				rules, err := compliance.Load([]string{"gsm7"}, compliance.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				r.camp.Compliance = campaign.Compliance{Kind: compliance.Transactional, Sets: []string{"gsm7"}, Rules: rules}
 				return r.request(testharness.ClientSecret, saved)
 			}},
 		{name: "the state changed after the plan", why: apply.StateChanged, wantSent: 5, tokenless: true,

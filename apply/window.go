@@ -71,7 +71,7 @@ func (e *ExpiredError) Error() string {
 
 // gate checks each batch's send window at send time.
 type gate struct {
-	sc    *window.Schedule
+	sc    []*window.Schedule // per batch of the plan: the send window met with the hours of rules
 	clock Clock
 	zones []*window.Zones // per batch of the plan
 	// expiredWhy says why the last batches counted as expired were.
@@ -85,16 +85,13 @@ func newGate(p *plan.Plan, clock Clock) (*gate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plan's send window: %w", err)
 	}
-	g := &gate{sc: sc, clock: clock}
+	g := &gate{clock: clock}
 	err = p.EachBatch(func(_ int, b plan.Batch) error {
-		if sc.HasWindow() && len(b.Zones) == 0 {
-			return fmt.Errorf("batch %s has no time zones, and the plan a send window: plan again", b.ID)
-		}
-		z, err := sc.Zones(b.Zones)
+		bs, z, err := plan.BatchSchedule(sc, b)
 		if err != nil {
-			return fmt.Errorf("batch %s: %w", b.ID, err)
+			return err
 		}
-		g.zones = append(g.zones, z)
+		g.sc, g.zones = append(g.sc, bs), append(g.zones, z)
 		return nil
 	})
 	if err != nil {
@@ -106,7 +103,7 @@ func newGate(p *plan.Plan, clock Clock) (*gate, error) {
 // closed reports whether batch i (of n recipients) may not be sent now,
 // and if so notes it among those waiting.
 func (r *runner) closed(i, n int) bool {
-	if r.gate == nil || r.gate.sc.Open(r.gate.zones[i], r.gate.clock.Now()) {
+	if r.gate == nil || r.gate.sc[i].Open(r.gate.zones[i], r.gate.clock.Now()) {
 		return false
 	}
 	r.unreserve(i, n)
@@ -130,7 +127,7 @@ func (g *gate) after(waiting []batchRef, res *Result) ([]batchRef, time.Time, er
 		why   window.Opening
 	)
 	for _, ref := range waiting {
-		o := g.sc.Next(g.zones[ref.i], now)
+		o := g.sc[ref.i].Next(g.zones[ref.i], now)
 		if !o.Sendable() {
 			left += ref.recipients
 			why = o

@@ -52,6 +52,9 @@ type Campaign struct {
 	// FrequencyCap is the campaign's own cap, at least as strict as the
 	// project's; nil: the project's alone.
 	FrequencyCap *FrequencyCap
+	// Compliance is the campaign's kind and the rule sets it is held to
+	// (with its project's).
+	Compliance Compliance
 
 	tmpl    *template.Template
 	printed []string // the variables the body prints as they are (see printedFields)

@@ -52,6 +52,7 @@ type rawCampaign struct {
 	EmptyVars     string        `yaml:"empty_variables" validate:"oneof=warn error"`
 	FrequencyCap  *FrequencyCap `yaml:"-"`
 	capLine       int
+	compliance    rawCompliance  // kind, compliance, opt_out_words, dlt (compliance.go)
 	bodyNode      *yaml.Node     // for template error lines
 	sourceNodes   [2][]sourcePos // recipients, exclude
 }
@@ -445,7 +446,8 @@ func editDistance(a, b string) int {
 
 var (
 	topKeys = []string{"version", "name", "sender", "provider", "default_region", "recipients", "exclude", "body", "batch_size", "rate", "concurrency", "strict",
-		"send_window", "fallback_timezone", "not_before", "not_after", "prices", "budget", "empty_variables", "frequency_cap"}
+		"send_window", "fallback_timezone", "not_before", "not_after", "prices", "budget", "empty_variables", "frequency_cap",
+		"kind", "compliance", "opt_out_words", "dlt"}
 	budgetKeys = []string{"max_total", "max_segments_per_message", "max_recipients"}
 	sourceKeys = []string{"numbers", "file", "phone_column"}
 )
@@ -509,6 +511,8 @@ func (l *loader) walkCampaign(root *yaml.Node, rc *rawCampaign) {
 			l.str(v, path, &rc.EmptyVars)
 		case "frequency_cap":
 			rc.FrequencyCap, rc.capLine = l.frequencyCap(v, path), v.Line
+		case "kind", "compliance", "opt_out_words", "dlt":
+			l.complianceKey(key, path, v, &rc.compliance)
 		}
 		return true
 	})
@@ -675,6 +679,7 @@ func (l *loader) build(rc *rawCampaign) *Campaign {
 	c.Project = l.project
 	c.FrequencyCap = l.checkCap(rc.FrequencyCap, rc.capLine)
 	c.Window = rc.window.spec
+	c.Compliance = l.buildCompliance(&rc.compliance)
 	if rc.Budget.MaxTotal != "" {
 		d := decimal.RequireFromString(rc.Budget.MaxTotal) // amount checked its pattern
 		c.Budget.MaxTotal = &d

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/smsform/smsform/compliance"
 )
 
 // allErrors flattens what Load or Read returned into its *Errors.
@@ -306,7 +308,8 @@ func TestLoadMinimalDefaults(t *testing.T) {
 		EmptyVariables: "warn",
 		Recipients: []Source{{Kind: KindInline, Numbers: []string{"+14155550101"}, Line: 5,
 			campaignFile: "testdata/good/minimal.yaml", numberLines: []int{5}}},
-		Exclude: []Source{},
+		Exclude:    []Source{},
+		Compliance: Compliance{Kind: compliance.Marketing},
 	}
 	c.tmpl = nil
 	if !reflect.DeepEqual(c, want) {

@@ -45,7 +45,8 @@ type Project struct {
 	// campaign files.
 	Campaigns []string
 
-	provider rawProvider
+	provider   rawProvider
+	compliance rawCompliance // kind, compliance and opt_out_words for every campaign (compliance.go)
 }
 
 // FrequencyCap is at most Max messages to one number in any window of Per,
@@ -83,7 +84,7 @@ var DefaultCampaignGlobs = []string{"campaigns/*.yaml", "*.yaml"}
 // sends older than it never changes what any cap allows.
 const MaxCapWindow = 90 * 24 * time.Hour
 
-var projectKeys = []string{"version", "state", "provider", "frequency_cap", "test_recipients", "campaigns"}
+var projectKeys = []string{"version", "state", "provider", "frequency_cap", "test_recipients", "campaigns", "kind", "compliance", "opt_out_words"}
 
 // FindProject returns the project file that governs files in dir: in dir or
 // the nearest folder above it, stopping at the folder that holds .git (a
@@ -191,6 +192,8 @@ func (l *loader) loadProject(abs string) *Project {
 			p.TestRecipients, p.TestRecipientLines = l.numbers(v, path)
 		case "campaigns":
 			p.Campaigns = l.globs(v, path)
+		case "kind", "compliance", "opt_out_words":
+			l.complianceKey(key, path, v, &p.compliance)
 		}
 		return true
 	})

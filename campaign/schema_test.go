@@ -24,6 +24,8 @@ import (
 	"testing"
 
 	"github.com/nyaruka/phonenumbers"
+
+	"github.com/smsform/smsform/compliance"
 )
 
 var updateSchemas = flag.Bool("update", false, "rewrite schema/*.schema.json")
@@ -80,6 +82,14 @@ var keySchemas = map[string]js{
 	"budget":            {"description": "Limits that stop a campaign before it sends.", "$ref": "#/definitions/budget"},
 	"empty_variables":   {"description": "What an empty template variable does: warn (default) or error.", "type": "string"},
 	"frequency_cap":     {"description": "A stricter frequency cap than the project's (campaigns in a project only).", "$ref": "#/definitions/frequency_cap"},
+	"kind":              kindSchema,
+	"compliance":        complianceSchema,
+	"opt_out_words":     wordsSchema,
+	"dlt":               {"description": "The campaign's DLT registration in India (with compliance: [in]): its template id and template; the registration's other keys may sit beside them.", "$ref": "#/definitions/dlt"},
+
+	"dlt.template_id":  {"description": "The template's id on the DLT platform, quoted.", "type": "string", "pattern": `\S`},
+	"dlt.template":     {"description": "The template as registered, each variable part written {#var#}.", "type": "string", "pattern": `\S`},
+	"dlt.max_variable": {"description": "The longest a variable may be, in characters (default 30).", "type": "integer", "minimum": 1},
 
 	"budget.max_total": {"description": "The most the campaign may cost, in the price table's currency.",
 		"anyOf": []any{js{"type": "number", "minimum": 0}, js{"type": "string", "pattern": `^[0-9]+(\.[0-9]+)?$`}}},
@@ -126,8 +136,21 @@ var keySchemas = map[string]js{
 	"project.provider":        {"description": "Provider settings every campaign shares; a campaign's own provider keys win, key by key.", "$ref": "#/definitions/provider"},
 	"project.frequency_cap":   {"description": "At most max messages to one number in any window of per, across every campaign of the project.", "$ref": "#/definitions/frequency_cap"},
 	"project.test_recipients": {"description": "Numbers test sends may go to.", "type": "array", "items": js{"type": "string"}},
+	"project.kind":            kindSchema,
+	"project.compliance":      complianceSchema,
+	"project.opt_out_words":   wordsSchema,
 	"project.campaigns":       {"description": "Globs, relative to this file, that find the project's campaign files (default campaigns/*.yaml and *.yaml).", "type": "array", "minItems": 1, "items": js{"type": "string", "minLength": 1}},
 }
+
+// The compliance keys, the same in a campaign and its project file.
+var (
+	kindSchema = js{"description": "What the campaign is: marketing (the default, held to every rule) or transactional (not held to the marketing rules).",
+		"type": "string", "enum": []string{"marketing", "transactional"}}
+	complianceSchema = js{"description": "The rule sets of law and carriers the campaign is held to (docs/compliance.md); a campaign's add to its project's.",
+		"type": "array", "uniqueItems": true, "items": js{"enum": compliance.Known()}}
+	wordsSchema = js{"description": "The opt-out words a marketing body must hold one of (default: STOP, UNSUBSCRIBE, OPT OUT, OPT-OUT, OPTOUT).",
+		"type": "array", "minItems": 1, "items": js{"type": "string", "pattern": `\S`}}
+)
 
 // keyLists are the loader's key lists by the path of the mapping they
 // belong to.
@@ -141,6 +164,7 @@ func keyLists() map[string][]string {
 		"provider":         providerKeys,
 		"provider.results": resultsKeys,
 		"project":          projectKeys,
+		"dlt":              dltKeys,
 	}
 }
 
@@ -273,6 +297,8 @@ func defs(t *testing.T) js {
 		with(has("status"), "not", has("outcome")),
 		with(has("outcome"), "not", js{"anyOf": []any{has("status"), has("sent"), has("failed"), has("retry"), has("duplicate")}}),
 	}
+	dlt := object(t, "dlt", "", []string{"template_id", "template"}, nil)
+	dlt["additionalProperties"] = js{"anyOf": []any{js{"type": "string"}, js{"type": "number"}}} // the registration's other keys
 	return js{
 		"provider":      object(t, "provider", "", nil, providerTags),
 		"results":       results,
@@ -280,6 +306,7 @@ func defs(t *testing.T) js {
 		"source":        source,
 		"send_window":   window,
 		"budget":        object(t, "budget", "", nil, nil),
+		"dlt":           dlt,
 		"frequency_cap": object(t, "frequency_cap", "", []string{"max", "per"}, nil),
 		"statuses":      js{"type": "array", "items": js{"anyOf": []any{js{"type": "string", "pattern": `\S`}, js{"type": "number"}, js{"type": "boolean"}}}},
 		"sender": js{"type": "string", "anyOf": []any{
@@ -313,7 +340,7 @@ func projectSchema(t *testing.T) js {
 	s["title"] = "smsform project file (smsform.yaml)"
 	s["description"] = "What every campaign of a project shares: the state, provider settings, the frequency cap, test recipients and where the campaign files are."
 	d := defs(t)
-	for _, unused := range []string{"source", "send_window", "budget", "sender", "region"} {
+	for _, unused := range []string{"source", "send_window", "budget", "sender", "region", "dlt"} {
 		delete(d, unused)
 	}
 	s["definitions"] = d

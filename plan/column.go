@@ -23,6 +23,20 @@ func (c *column[T]) append(v T) {
 	c.n++
 }
 
+// extend lengthens the column by n values, a block at a time, for the
+// caller to write through ptr (they are zero unless the column was
+// truncated): cheaper than n appends.
+func (c *column[T]) extend(n int) {
+	for n > 0 {
+		if c.n&(blockLen-1) == 0 && c.n>>blockBits == len(c.blocks) {
+			c.blocks = append(c.blocks, make([]T, blockLen))
+		}
+		k := min(n, blockLen-c.n&(blockLen-1)) // room in the last block
+		c.n += k
+		n -= k
+	}
+}
+
 func (c *column[T]) at(i int) T { return c.blocks[i>>blockBits][i&(blockLen-1)] }
 
 func (c *column[T]) ptr(i int) *T { return &c.blocks[i>>blockBits][i&(blockLen-1)] }

@@ -40,6 +40,7 @@ func ComputeWith(ctx context.Context, c *campaign.Campaign, rec Recorded, o Opti
 		p:      &Plan{Campaign: c.Name, Sender: c.Sender, Window: c.Window, Template: c.Body},
 		norm:   e164.NewNormalizer(c.DefaultRegion),
 		bodies: &bodyStore{},
+		comp:   newChecker(c),
 	}
 	// The state is read on another goroutine while the lists are, a
 	// bounded way ahead (see readRecorded), and matched once every
@@ -90,6 +91,11 @@ func ComputeWith(ctx context.Context, c *campaign.Campaign, rec Recorded, o Opti
 	}
 	check, err := CheckBudget(b.p, c.Budget)
 	b.p.Budget = check
+	// Messages that break a rule fail the plan before its budget does:
+	// the plan is shown, with each rule's verdict, and never applied.
+	if cerr := b.comp.err(); cerr != nil {
+		return b.p, cerr
+	}
 	return b.p, err
 }
 
@@ -117,6 +123,9 @@ func (b *builder) read(ctx context.Context) error {
 		}
 	}
 	b.noteSkipped("fixed-line", b.fixedLines)
+	if b.comp != nil && b.shared {
+		b.comp.finishShared(b.c, b.p.Summary.Recipients-b.p.Summary.Excluded)
+	}
 	return errors.Join(b.noteEmpty(), b.noteTooLong())
 }
 
@@ -128,6 +137,9 @@ func (b *builder) useSharedBody() error {
 		return err
 	}
 	b.shared = true
+	if b.comp != nil {
+		b.comp.useShared(*shared)
+	}
 	m := metaOf(*shared)
 	if limit := b.c.Provider.MaxBodyLength; limit > 0 && int(m.chars) > limit {
 		return &campaign.Error{File: campaign.Plain(b.c.Path), Field: "body", Msg: tooLongWords(int(m.chars), limit), Hint: tooLongHint}
@@ -150,6 +162,9 @@ func (b *builder) prepare(items []item) {
 			it.body, it.renderErr = c.RenderRow(it.entry, it.num.E164)
 			if it.renderErr == nil {
 				it.meta, it.sum = metaOf(it.body), sumBody(it.body)
+				if b.comp != nil {
+					it.violations = b.comp.check(it.body)
+				}
 			}
 			if it.empty = c.BlankVariables(it.entry, it.num.E164); it.empty != nil {
 				it.meta.flags |= flagEmpty
@@ -174,10 +189,13 @@ func (b *builder) arrange() error {
 	}
 	b.collect()
 	b.settle()
-	if b.c.Window.HasWindow() {
+	if b.c.Window.HasWindow() || b.comp != nil && b.comp.hours {
 		if err := b.splitByZone(); err != nil {
 			return err
 		}
+	}
+	if b.comp != nil {
+		b.comp.verdicts(b.p, b.c.Window.Week())
 	}
 	b.collect()
 	return b.finish()
@@ -229,7 +247,9 @@ type builder struct {
 	held       heldSet
 	groups     groups
 	groupZones []*window.Zones // per group, with a send window (see splitByZone)
+	groupHours []string        // per group, with rules that set hours: the hours, "" for none
 	ledger     *ledgerView     // the project's opt-outs and cap holds; nil: none
+	comp       *checker        // the campaign's rule sets; nil: none
 
 	toSend    tally          // what is to send, priced and counted in settle
 	ucs2Extra map[uint16]int // of toSend: the segments UCS-2 adds, by price row + 1
@@ -396,6 +416,9 @@ func (b *builder) add(it *item) error {
 	if it.empty != nil {
 		b.noteBlank(it)
 	}
+	if b.comp != nil && !b.shared {
+		b.comp.note(it.entry.File, it.entry.Line, it.violations)
+	}
 	if limit := b.c.Provider.MaxBodyLength; limit > 0 && !b.shared && int(it.meta.chars) > limit {
 		b.noteLong(it, limit)
 	}
@@ -525,7 +548,7 @@ func (b *builder) finish() error {
 	p := b.p
 	p.BatchSize = b.batchSize()
 	p.cut = newBatchTable(&b.groups, b.bodies, p.BatchSize)
-	p.cut.zones = b.groupZones
+	p.cut.zones, p.cut.hours = b.groupZones, b.groupHours
 	if err := b.price(); err != nil {
 		return err
 	}

@@ -38,3 +38,17 @@ func TestIndex(t *testing.T) {
 		t.Fatalf("id past the limit: %v", err)
 	}
 }
+
+func TestColumnExtend(t *testing.T) {
+	var c column[int32]
+	c.append(7)
+	c.extend(blockLen + 5)
+	c.append(9)
+	if c.len() != blockLen+7 || c.at(0) != 7 || c.at(1) != 0 || c.at(blockLen+5) != 0 || c.at(blockLen+6) != 9 {
+		t.Errorf("len %d, values %d %d %d %d", c.len(), c.at(0), c.at(1), c.at(blockLen+5), c.at(blockLen+6))
+	}
+	*c.ptr(blockLen) = 3
+	if c.at(blockLen) != 3 {
+		t.Error("ptr does not write where at reads")
+	}
+}

@@ -67,6 +67,9 @@ type Plan struct {
 	// Estimate is how long sending takes and when the last batch goes
 	// (the latter set by [Plan.ScheduleAt]); never saved.
 	Estimate *Estimate `json:"-"`
+	// Compliance is what the rule sets the campaign declares said of it;
+	// nil when it declares none.
+	Compliance *Compliance `json:"compliance,omitempty"`
 
 	// What a reviewer reads: the body as written, a few rendered messages
 	// chosen to be informative, what goes where and in how many segments.
@@ -205,8 +208,13 @@ type Batch struct {
 	Segments   int          `json:"segments_per_message"`
 	Recipients []string     `json:"recipients"` // E.164
 	// Zones are the recipients' time zones (IANA names, sorted), the same
-	// for each of them; none when the campaign has no send window.
+	// for each of them; none when neither the campaign's send window nor
+	// a rule's hours concern them.
 	Zones []string `json:"zones,omitempty"`
+	// Hours are the hours rules allow the recipients in their local time
+	// (window.Week's words: "mon-sat 09:00-21:00, sun 12:00-21:00"), met
+	// with the campaign's send window when the batch goes; "" for none.
+	Hours string `json:"hours,omitempty"`
 }
 
 // Invalid is a number that was skipped (or, with strict, failed the plan).
@@ -281,6 +289,7 @@ type batchTable struct {
 	bodies *bodyStore
 	size   int
 	zones  []*window.Zones // per group, with a send window
+	hours  []string        // per group, with rules that set hours
 	first  []int32         // per group: the number of its first batch
 	n      int
 
@@ -343,6 +352,9 @@ func (t *batchTable) make(r *spoolReader, scratch *[]byte, gi, k int) (Batch, er
 		Recipients: phones}
 	if t.zones != nil {
 		b.Zones = t.zones[gi].Names()
+	}
+	if t.hours != nil {
+		b.Hours = t.hours[gi]
 	}
 	return b, nil
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/compliance"
 	"github.com/smsform/smsform/internal/e164"
 )
 
@@ -20,6 +21,8 @@ type item struct {
 	renderErr error
 	empty     []string // the variables the body prints blank
 	place     place
+	// violations are the rules the rendered body breaks (see checker).
+	violations []*compliance.Violation
 }
 
 // chunkSize is how many entries travel together through scan: enough that

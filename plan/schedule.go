@@ -17,6 +17,65 @@ type Schedule struct {
 	batch  []int32 // per batch of the plan: its group
 }
 
+// eachTiming calls fn with what says when each batch may go: its zones,
+// hours and recipients. A plan Compute made gives them from its groups,
+// without making the batches (their bodies, numbers and ids are not
+// needed: a plan of a million recipients would make a million strings);
+// Recipients then has the right length, its numbers empty, and ID says the
+// batch's place. Any other plan walks its batches.
+func (p *Plan) eachTiming(fn func(i int, b Batch) error) error {
+	t := p.cut
+	if t == nil {
+		return p.EachBatch(fn)
+	}
+	var phones []string
+	i := 0
+	for gi := range t.g.len() {
+		start, end := t.g.members(gi)
+		b := Batch{}
+		if t.zones != nil {
+			b.Zones = t.zones[gi].Names()
+		}
+		if t.hours != nil {
+			b.Hours = t.hours[gi]
+		}
+		for k := start; k < end; k += t.size {
+			n := min(t.size, end-k)
+			if cap(phones) < n {
+				phones = make([]string, n)
+			}
+			b.ID, b.Recipients = fmt.Sprintf("number %d", i+1), phones[:n]
+			if err := fn(i, b); err != nil {
+				return err
+			}
+			i++
+		}
+	}
+	return nil
+}
+
+// BatchSchedule returns what decides when batch b may go: the plan's
+// schedule sc, narrowed to the hours rules allow its recipients (b.Hours),
+// and the recipients' zones. Its error names the batch: a saved plan whose
+// batch says hours or zones smsform cannot read was damaged.
+func BatchSchedule(sc *window.Schedule, b Batch) (*window.Schedule, *window.Zones, error) {
+	if b.Hours != "" {
+		w, err := window.ParseWeek(b.Hours)
+		if err != nil {
+			return nil, nil, fmt.Errorf("batch %s: hours: %w", b.ID, err)
+		}
+		sc = sc.Narrow(w)
+	}
+	if sc.HasWindow() && len(b.Zones) == 0 {
+		return nil, nil, fmt.Errorf("batch %s has no time zones, and a send window or hours: plan again", b.ID)
+	}
+	z, err := sc.Zones(b.Zones)
+	if err != nil {
+		return nil, nil, fmt.Errorf("batch %s: %w", b.ID, err)
+	}
+	return sc, z, nil
+}
+
 // When is a group of batches that may go at the same moment.
 type When struct {
 	window.Opening
@@ -45,7 +104,7 @@ func (p *Plan) ScheduleAt(at time.Time) error {
 // schedule sets p.Schedule as at the moment at, for a campaign with
 // windows.
 func (p *Plan) schedule(at time.Time) error {
-	if !p.Window.Active() {
+	if !p.Timed() {
 		return nil
 	}
 	sc, err := window.Compile(p.Window)
@@ -58,20 +117,20 @@ func (p *Plan) schedule(at time.Time) error {
 		at     time.Time
 	}
 	index := map[key]int32{}
-	openings := map[string]window.Opening{} // by the batch's zones
+	openings := map[string]window.Opening{} // by the batch's zones and hours
 	var zoneKey []byte
-	err = p.EachBatch(func(i int, b Batch) error {
-		zoneKey = zoneKey[:0]
+	err = p.eachTiming(func(i int, b Batch) error {
+		zoneKey = append(zoneKey[:0], b.Hours...)
 		for _, z := range b.Zones {
-			zoneKey = append(append(zoneKey, z...), ',')
+			zoneKey = append(append(zoneKey, ','), z...)
 		}
 		o, ok := openings[string(zoneKey)]
 		if !ok {
-			z, err := sc.Zones(b.Zones)
+			bs, z, err := BatchSchedule(sc, b)
 			if err != nil {
-				return fmt.Errorf("batch %s: %w", b.ID, err)
+				return err
 			}
-			o = sc.Next(z, at)
+			o = bs.Next(z, at)
 			openings[string(zoneKey)] = o
 		}
 		k := key{o.Reason, o.At}
@@ -93,7 +152,14 @@ func (p *Plan) schedule(at time.Time) error {
 	if err != nil {
 		return err
 	}
-	// Now first, then by opening, then what will not be sent.
+	s.sort()
+	p.Schedule = s
+	return nil
+}
+
+// sort orders the groups now first, then by opening, then what will not be
+// sent, and renumbers the batches' groups to match.
+func (s *Schedule) sort() {
 	order := make([]int32, len(s.Groups))
 	for i := range order {
 		order[i] = int32(i)
@@ -127,6 +193,4 @@ func (p *Plan) schedule(at time.Time) error {
 		s.batch[i] = moved[g]
 	}
 	s.Groups = sorted
-	p.Schedule = s
-	return nil
 }

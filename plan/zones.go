@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/smsform/smsform/compliance"
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/window"
 	"github.com/smsform/smsform/internal/words"
@@ -15,74 +16,98 @@ import (
 // zones: a batch is then either sendable at a moment or not, and apply never
 // has to send part of one.
 
-// splitByZone splits each body's group into one group per set of zones, in
-// the order of each set's first recipient, and holds back the recipients
-// whose zone is not known when the campaign names no fallback. It runs only
-// for a campaign with a send window: a plain campaign never looks a zone up.
+// splitByZone splits each body's group into one group per set of zones and
+// hours of rules, in the order of each set's first recipient, and holds back
+// the recipients whose zone is needed and not known when the campaign names
+// no fallback. A recipient needs its zones when the campaign has a send
+// window or a rule sets its hours (see checker); a plain campaign never
+// looks a zone up.
 func (b *builder) splitByZone() error {
 	sc, err := window.Compile(b.c.Window)
 	if err != nil {
 		return fmt.Errorf("send window: %w", err)
 	}
 	g := &b.groups
-	zs, fallbacks := lookUpZones(sc, &g.phones)
+	all := b.c.Window.HasWindow()
+	lk := lookUpZones(sc, &g.phones, b.comp, all)
 	var (
 		out     groups
 		zones   []*window.Zones // of each new group
+		hours   []string        // of each new group
 		unknown []string        // warnings, the first maxListed kept
-		sets    []*window.Zones // of the group being split, by first appearance
-		local   = map[*window.Zones]int{}
-		of      []int32 // per member: its index in sets
+		sets    []zoneKey       // of the group being split, by first appearance
+		next    []int32         // per set: its members' count, then where its next member goes in out
+		said    = map[*compliance.Law]string{}
+		// slot is, by a key, its index in sets while stamp is the group's
+		// number + 1: an array read per member, no hashing.
+		slot = lk.slots()
 	)
+	held := func(key zoneKey) bool { return key.z == nil && (all || key.law.HasHours()) }
 	for gi := range g.len() {
 		start, end := g.members(gi)
-		sets, of = sets[:0], of[:0]
-		clear(local)
+		sets, next = sets[:0], next[:0]
 		for k := start; k < end; k++ {
-			z := zs[k]
-			if z == nil {
+			st, key := lk.at(slot, k)
+			if held(key) {
 				b.p.Summary.NoTimezone++
 				if len(unknown) < maxListed+1 {
 					unknown = append(unknown, e164.Mask(g.phones.at(k).String()))
 				}
-				of = append(of, -1)
 				continue
 			}
-			i, ok := local[z]
-			if !ok {
-				i = len(sets)
-				local[z] = i
-				sets = append(sets, z)
+			if st.stamp != int32(gi)+1 {
+				st.stamp, st.set = int32(gi)+1, int32(len(sets))
+				sets, next = append(sets, key), append(next, 0)
 			}
-			of = append(of, int32(i))
+			next[st.set]++
 		}
 		// Members of each set side by side, in file order within the set:
-		// a counting sort by set.
-		first := out.phones.len()
-		counts := make([]int32, len(sets)+1)
-		for _, si := range of {
-			if si >= 0 {
-				counts[si+1]++
+		// a counting sort by set, the members read again.
+		pos := int32(out.phones.len())
+		for si, s := range sets {
+			if s.law != nil {
+				b.comp.laws[s.law] += int(next[si])
 			}
-		}
-		for si := range sets {
-			counts[si+1] += counts[si]
+			pos, next[si] = pos+next[si], pos
 			out.bodies = append(out.bodies, g.bodies[gi])
-			out.ends = append(out.ends, int32(first)+counts[si+1])
-			zones = append(zones, sets[si])
+			out.ends = append(out.ends, pos)
+			zones = append(zones, s.z)
+			hours = append(hours, hoursWords(said, s.law))
 		}
-		for range counts[len(sets)] {
-			out.phones.append(0)
-		}
-		for k, si := range of {
-			if si >= 0 {
-				*out.phones.ptr(first + int(counts[si])) = g.phones.at(start + k)
-				counts[si]++
+		out.phones.extend(int(pos) - out.phones.len())
+		for k := start; k < end; k++ {
+			if st, key := lk.at(slot, k); !held(key) {
+				*out.phones.ptr(int(next[st.set])) = g.phones.at(k)
+				next[st.set]++
 			}
 		}
 	}
 	b.p.Summary.ToSend -= b.p.Summary.NoTimezone
 	b.groups, b.groupZones = out, zones
+	if b.comp != nil {
+		b.groupHours = hours
+	}
+	b.warnZones(unknown, lk.fallbacks)
+	return nil
+}
+
+// hoursWords is the Batch.Hours of recipients under law, written once per
+// law.
+func hoursWords(seen map[*compliance.Law]string, law *compliance.Law) string {
+	if !law.HasHours() {
+		return ""
+	}
+	w, ok := seen[law]
+	if !ok {
+		w = law.Hours.String()
+		seen[law] = w
+	}
+	return w
+}
+
+// warnZones warns of the recipients held back for want of a zone, and of
+// those sent in the fallback zone's window.
+func (b *builder) warnZones(unknown []string, fallbacks int) {
 	if n := b.p.Summary.NoTimezone; n > 0 {
 		for i, m := range unknown {
 			if i == maxListed {
@@ -96,30 +121,100 @@ func (b *builder) splitByZone() error {
 		b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("%s no known time zone: their window is taken in fallback_timezone %s",
 			words.N(fallbacks, "recipient has", "recipients have"), b.c.Window.Fallback))
 	}
-	return nil
 }
 
-// lookUpZones finds the zones of each phone on every core, each goroutine
-// with a Finder of its own (they share the schedule's Zones values), and
-// counts the phones that got the fallback zone.
-func lookUpZones(sc *window.Schedule, phones *column[e164.Packed]) ([]*window.Zones, int) {
-	zs := make([]*window.Zones, phones.len())
+// zoneKey is what decides when a recipient may go: its zones (nil when it
+// needs none, or its zone is not known) and what the rules ask of it.
+type zoneKey struct {
+	z   *window.Zones
+	law *compliance.Law
+}
+
+// lookedUp is what lookUpZones found: a key id per phone (the worker that
+// found it in the top bits, its number among that worker's keys below),
+// each worker's keys, and how many phones got the fallback zone. Two
+// workers number the same key apart: global holds each distinct key once,
+// and global id of a worker's key n is its tr[w][n].
+type lookedUp struct {
+	ids       []uint32
+	keys      [][]zoneKey
+	global    []zoneKey
+	tr        [][]int32
+	fallbacks int
+}
+
+const keyBits = 24 // a worker's keys: far more than zones times laws
+
+// keySlot is where a key stands in the group being split (see splitByZone).
+type keySlot struct{ stamp, set int32 }
+
+// merge numbers the workers' keys as one.
+func (lk *lookedUp) merge() {
+	seen := map[zoneKey]int32{}
+	lk.tr = make([][]int32, len(lk.keys))
+	for w, ks := range lk.keys {
+		lk.tr[w] = make([]int32, len(ks))
+		for n, key := range ks {
+			g, ok := seen[key]
+			if !ok {
+				g = int32(len(lk.global))
+				seen[key] = g
+				lk.global = append(lk.global, key)
+			}
+			lk.tr[w][n] = g
+		}
+	}
+}
+
+// slots returns a slot for every distinct key.
+func (lk *lookedUp) slots() []keySlot { return make([]keySlot, len(lk.global)) }
+
+// at returns the slot and the key of phone k.
+func (lk *lookedUp) at(slots []keySlot, k int) (*keySlot, zoneKey) {
+	id := lk.ids[k]
+	g := lk.tr[id>>keyBits][id&(1<<keyBits-1)]
+	return &slots[g], lk.global[g]
+}
+
+// lookUpZones finds, on every core, what the rules ask of each phone (k is
+// nil without rules) and the zones of each phone that needs them: every
+// phone when all, else those whose rules set hours. Each goroutine has a
+// Finder of its own (they share the schedule's Zones values) and numbers
+// the distinct keys it meets, so that splitByZone reads arrays, not maps.
+func lookUpZones(sc *window.Schedule, phones *column[e164.Packed], k *checker, all bool) *lookedUp {
 	workers := runtime.GOMAXPROCS(0)
+	lk := &lookedUp{ids: make([]uint32, phones.len()), keys: make([][]zoneKey, workers)}
 	fallbacks := make([]int, workers)
 	onEveryCore(phones.len(), func(w, lo, hi int) {
 		f := sc.Finder()
+		ids := map[zoneKey]uint32{}
+		var buf [16]byte
 		for i := lo; i < hi; i++ {
-			var fb bool
-			if zs[i], fb = f.Zones(phones.at(i).String()); fb {
-				fallbacks[w]++
+			var key zoneKey
+			phone := phones.at(i)
+			if k != nil {
+				key.law = k.rules.For(phone, k.kind)
 			}
+			if all || key.law.HasHours() {
+				var fb bool
+				if key.z, fb = f.Zones(string(phone.Append(buf[:0]))); fb {
+					fallbacks[w]++
+				}
+			}
+			id, ok := ids[key]
+			if !ok {
+				id = uint32(w)<<keyBits | uint32(len(lk.keys[w]))
+				ids[key] = id
+				lk.keys[w] = append(lk.keys[w], key)
+			}
+			lk.ids[i] = id
 		}
 	})
-	n := 0
 	for _, c := range fallbacks {
-		n += c
+		lk.fallbacks += c
 	}
-	return zs, n
+	lk.merge()
+	return lk
 }
 
 // onEveryCore splits [0, n) into one range per core and runs fn on each,

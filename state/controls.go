@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/smsform/smsform/internal/rawjson"
+	"github.com/smsform/smsform/internal/words"
 )
 
 // What a campaign's record carries besides its attempts: where it moved,
@@ -92,9 +93,11 @@ type PausedError struct {
 }
 
 func (e *PausedError) Error() string {
-	msg := fmt.Sprintf("campaign %q is paused by %s at %s", e.Campaign, e.By, e.At.UTC().Format(time.RFC3339))
+	// Who and why are a person's words, maybe from an older smsform that
+	// kept a line break: shown, never obeyed.
+	msg := fmt.Sprintf("campaign %q is paused by %s at %s", e.Campaign, words.Visible(e.By), e.At.UTC().Format(time.RFC3339))
 	if e.Reason != "" {
-		msg += ": " + e.Reason
+		msg += ": " + words.Visible(e.Reason)
 	}
 	return msg
 }

@@ -164,6 +164,10 @@ func TestBench(t *testing.T) {
 		comparison: secs(sharedFresh.wall), ratio: resumedPG.wall.Seconds() / sharedFresh.wall.Seconds(), target: "≤ 1.5",
 		pass: resumedPG.wall.Seconds() <= 1.5*sharedFresh.wall.Seconds()})
 
+	// The us rule set's hours, caps and body rules on a plan of as many
+	// US recipients.
+	tab.add(complianceRow(t, smsform, dir, sz.plan, n))
+
 	// Apply against the sandbox: smsform with durable state vs a bare
 	// sender, medians of alternating rounds (one round is noisy).
 	bare, applied := applyPair(t, ctx, smsform, dir, sz, pairSpec{}, n)

@@ -246,8 +246,8 @@ func computePlan(ctx context.Context, env Env, f planFlags, campaignPath string,
 		return r, err
 	}
 	r.campaign = c
-	if f.at != "" && !c.Window.Active() {
-		warnf(env, "%s has no send_window, not_before or not_after: --at changes nothing", campaignPath)
+	if f.at != "" && !c.Window.Active() && !c.Compliance.SetsHours() {
+		warnf(env, "%s has no send_window, not_before, not_after or rules that set hours: --at changes nothing", campaignPath)
 	}
 	if r.choice, err = chooseState(env, campaignPath, f.state); err != nil {
 		return r, err
@@ -328,8 +328,9 @@ func libpqPassword(env Env) bool {
 }
 
 // invalidNumbers is the error of a plan refused for its invalid numbers
-// (strict, or none valid), which plan shows before the error so that the
-// numbers can be found; ok is false for any other error.
+// (strict, or none valid) or for messages that break rules, which plan
+// shows before the error so that the rows and each rule's verdict can be
+// found; ok is false for any other error.
 func invalidNumbers(err error) (shown error, ok bool) {
 	var strict *plan.StrictError
 	switch {
@@ -337,6 +338,8 @@ func invalidNumbers(err error) (shown error, ok bool) {
 		return withHint(err, "fix or remove the invalid numbers, or set strict: false to skip them"), true
 	case errors.As(err, new(*plan.NoValidError)):
 		return err, true // its hint says how to write the numbers
+	case errors.As(err, new(*plan.ComplianceError)):
+		return err, true // each row's error has its rule's fix for a hint
 	}
 	return nil, false
 }

@@ -11,7 +11,7 @@ import (
 // open now, or with --wait what opens before the campaign ends), and the
 // run says first how many wait for their window.
 func applyProgress(env Env, p *plan.Plan, jsonOut, wait, showNumbers bool, limit int) *report.Progress {
-	if p.Schedule == nil && p.Window.Active() {
+	if p.Schedule == nil && p.Timed() {
 		// A saved plan is not scheduled by apply.Start: it is here, as at
 		// the run's start, for its counts alone (an error leaves them
 		// as plan counted them).

@@ -88,7 +88,7 @@ func controlLines(p *plan.Plan) (paused, estimate, tested string) {
 		paused = pauseNote(p.Paused)
 	}
 	if e := p.Estimate; e != nil && e.Requests > 0 {
-		estimate = "Estimate: " + EstimateWords(e, p.Window.Active())
+		estimate = "Estimate: " + EstimateWords(e, p.Timed())
 	}
 	if p.LastTest != nil {
 		tested = "Test send: " + TestSendWords(p.LastTest)

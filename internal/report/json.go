@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/smsform/smsform/compliance"
 	"github.com/smsform/smsform/plan"
 )
 
@@ -37,6 +38,9 @@ type jsonPlan struct {
 	Budget         *plan.BudgetCheck   `json:"budget,omitempty"`
 	EmptyVariables plan.EmptyVariables `json:"empty_variables"`
 	DuplicateRows  []plan.Duplicate    `json:"duplicate_rows"`
+	// Kind and Compliance: with rule sets (see compliance.go).
+	Kind       compliance.Kind    `json:"kind,omitempty"`
+	Compliance []plan.RuleVerdict `json:"compliance,omitempty"`
 }
 
 type jsonBatch struct {
@@ -47,7 +51,8 @@ type jsonBatch struct {
 	Segments           int      `json:"segments"`
 	SegmentsPerMessage int      `json:"segments_per_message"`
 	Zones              []string `json:"zones,omitempty"`
-	When               string   `json:"when,omitempty"` // with a schedule: now, an RFC 3339 time, ended or never
+	Hours              string   `json:"hours,omitempty"` // the hours rules allow its recipients, in their local time
+	When               string   `json:"when,omitempty"`  // with a schedule: now, an RFC 3339 time, ended or never
 }
 
 // WriteJSON writes the plan as one JSON document.
@@ -78,12 +83,13 @@ func WriteJSON(w io.Writer, p *plan.Plan, o Output) error {
 		DuplicateRows:  v.duplicates(),
 	}
 	doc.Paused, doc.LastTestSend, doc.Estimate = controlsJSON(p, v)
+	doc.Kind, doc.Compliance = complianceJSON(p)
 	// The batches, a million for a personalised campaign, are streamed one
 	// by one: the document is never whole in memory.
 	return streamJSON(w, doc, "batches", false, func(add func(any) error) error {
 		return v.eachBatch(func(i int, b plan.Batch) error {
 			jb := jsonBatch{ID: b.ID, Recipients: b.Recipients, Body: b.Body,
-				Encoding: string(b.Encoding), Segments: b.TotalSegments(), SegmentsPerMessage: b.Segments, Zones: b.Zones}
+				Encoding: string(b.Encoding), Segments: b.TotalSegments(), SegmentsPerMessage: b.Segments, Zones: b.Zones, Hours: b.Hours}
 			if p.Schedule != nil {
 				jb.When = whenJSON(p.Schedule.Batch(i))
 			}

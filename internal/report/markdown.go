@@ -144,6 +144,7 @@ func markdownHead(v shown, stateName string) (string, error) {
 	}
 	writeCountries(&h, v)
 	writeWarnings(&h, p)
+	writeComplianceMarkdown(&h, p)
 	writeMessage(&h, v)
 	writeDistribution(&h, p)
 	return h.String(), nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/internal/testharness"
+	"github.com/smsform/smsform/ledger"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/state"
 )
@@ -97,9 +98,9 @@ func TestNumbersNeverReadTheSame(t *testing.T) {
 	a, b := "+12025550001", "+12025556001"
 	at := time.Date(2026, 11, 25, 14, 2, 0, 0, time.UTC)
 	var out strings.Builder
-	walk := func(fn func(state.OptOut) error) error {
+	walk := func(fn func(ledger.OptOut) error) error {
 		for _, n := range []string{a, b} {
-			if err := fn(state.OptOut{Phone: n, At: at, By: "alice"}); err != nil {
+			if err := fn(ledger.OptOut{Phone: n, At: at, By: "alice"}); err != nil {
 				return err
 			}
 		}

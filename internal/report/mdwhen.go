@@ -88,7 +88,7 @@ func writeWhen(h *strings.Builder, v shown, estimate string) error {
 	default:
 		fmt.Fprintf(h, "**When:** the first messages %s; the last %s.\n\n", clause(sendable[0]), clause(sendable[len(sendable)-1]))
 	}
-	fmt.Fprintf(h, "As at %s (%s):\n\n", s.At.UTC().Format("2006-01-02 15:04 UTC"), mdText(describeWindow(s.Window)))
+	fmt.Fprintf(h, "As at %s (%s):\n\n", s.At.UTC().Format("2006-01-02 15:04 UTC"), mdText(describeTimes(p)))
 	for _, w := range s.Groups {
 		fmt.Fprintf(h, "- %s: %s", words.N(w.Recipients, "recipient", "recipients"), mdText(label(s, w)))
 		if w.Reason == window.ReasonWindow || w.Reason == window.ReasonNotBefore {

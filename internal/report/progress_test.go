@@ -3,11 +3,12 @@ package report
 import (
 	"context"
 
-	"github.com/smsform/smsform/internal/testharness"
-	"github.com/smsform/smsform/plan"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/smsform/smsform/internal/testharness"
+	"github.com/smsform/smsform/plan"
 
 	"github.com/smsform/smsform/apply"
 )

@@ -62,6 +62,20 @@ func describeWindow(w window.Spec) string {
 	return strings.Join(parts, "; ")
 }
 
+// describeTimes words what decides when p's batches go: its window, and
+// the hours of its rule sets.
+func describeTimes(p *plan.Plan) string {
+	d := describeWindow(p.Window)
+	if p.HasLawHours() {
+		law := fmt.Sprintf("the hours of rule sets %s in each recipient's local time", strings.Join(p.Compliance.Sets, ", "))
+		if d == "" {
+			return law
+		}
+		return d + "; within " + law
+	}
+	return d
+}
+
 // writeScheduleText writes the groups of p.Schedule, one paragraph each,
 // as plan's table shows them, wrapped at width.
 func writeScheduleText(b *strings.Builder, p *plan.Plan, width int) {
@@ -70,7 +84,7 @@ func writeScheduleText(b *strings.Builder, p *plan.Plan, width int) {
 		return
 	}
 	para := func(s, indent string) { b.WriteString(wrapProse(s, width, indent) + "\n") }
-	para(fmt.Sprintf("When, as at %s (%s):", s.At.UTC().Format("2006-01-02 15:04 UTC"), describeWindow(s.Window)), "  ")
+	para(fmt.Sprintf("When, as at %s (%s):", s.At.UTC().Format("2006-01-02 15:04 UTC"), describeTimes(p)), "  ")
 	for _, w := range s.Groups {
 		line := fmt.Sprintf("  %s %s: %s", words.Count(w.Recipients), words.Plural(w.Recipients, "recipient", "recipients"), label(s, w))
 		if w.Reason == window.ReasonWindow || w.Reason == window.ReasonNotBefore {

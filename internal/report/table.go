@@ -137,6 +137,7 @@ func writeTableHead(b *strings.Builder, p *plan.Plan, o Output) {
 			}
 		}
 	}
+	writeComplianceText(b, p)
 	if n := capNote(p); n != "" {
 		para(n+".", "  ")
 	}

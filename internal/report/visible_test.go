@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/smsform/smsform/apply"
+	"github.com/smsform/smsform/ledger"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/state"
 )
@@ -97,8 +98,8 @@ func TestEveryOutputShowsControlsVisibly(t *testing.T) {
 			return fn(state.Recipient{Phone: "+447400123459", Status: state.Failed, BatchID: "b-1", At: at, Reason: tainted})
 		}
 		checkVisible(t, "state list", render(func(b *bytes.Buffer) error { return WriteStateTable(b, l, recs, o) }))
-		outs := func(fn func(state.OptOut) error) error {
-			return fn(state.OptOut{Phone: "+447400123459", At: at, By: tainted, Reason: tainted})
+		outs := func(fn func(ledger.OptOut) error) error {
+			return fn(ledger.OptOut{Phone: "+447400123459", At: at, By: tainted, Reason: tainted})
 		}
 		checkVisible(t, "opt-out list", render(func(b *bytes.Buffer) error {
 			return WriteOptOutTable(b, OptOutList{Project: tainted, State: tainted}, outs, o)

@@ -10,6 +10,10 @@
 // several zones may be sent only when the window is open in every one of
 // them. [Finder] gives a number's zones from its prefix.
 //
+// A [Week] is open hours that differ by day, such as a law's ("mon-sat
+// 09:00-21:00, sun 12:00-21:00"); [Schedule.Narrow] meets a campaign's
+// schedule with one, per recipient, and answers the same questions.
+//
 // Go's time zone database is embedded (time/tzdata), so that the answers do
 // not depend on the machine's copy.
 package window
@@ -100,23 +104,28 @@ func LoadZone(name string) (*time.Location, error) {
 // Schedule is a compiled Spec. It is safe for concurrent use.
 type Schedule struct {
 	spec      Spec
-	days      [7]bool // by time.Weekday
-	from, to  int     // minutes after local midnight
+	day       Week // the open hours of each day, in local time
 	window    bool
 	notBefore time.Time
 	notAfter  time.Time
 
+	cache *cache // shared with the schedules Narrow makes of it
+}
+
+// cache is what a schedule and those Narrow makes of it load once.
+type cache struct {
 	mu     sync.Mutex
 	zones  map[string]*Zones // by the names joined with ","
 	locs   map[string]*time.Location
-	clocks map[string]bool // by "a,b": whether zones a and b keep the same clock (see sameClock)
+	clocks map[string]bool    // by "a,b": whether zones a and b keep the same clock (see sameClock)
+	narrow map[Week]*Schedule // by the hours they are open
 }
 
 // Compile checks s and prepares it for answering. Its errors name the key
 // that is wrong; campaign files are checked with file and line before.
 func Compile(s Spec) (*Schedule, error) {
 	sc := &Schedule{spec: s, notBefore: s.NotBefore, notAfter: s.NotAfter,
-		zones: map[string]*Zones{}, locs: map[string]*time.Location{}, clocks: map[string]bool{}}
+		cache: &cache{zones: map[string]*Zones{}, locs: map[string]*time.Location{}, clocks: map[string]bool{}, narrow: map[Week]*Schedule{}}}
 	if !s.NotBefore.IsZero() && !s.NotAfter.IsZero() && !s.NotBefore.Before(s.NotAfter) {
 		return nil, errors.New("not_before must be before not_after")
 	}
@@ -127,26 +136,23 @@ func Compile(s Spec) (*Schedule, error) {
 		return sc, nil
 	}
 	sc.window = true
-	var err error
-	if sc.from, err = ParseClock(s.From, false); err != nil {
+	from, err := ParseClock(s.From, false)
+	if err != nil {
 		return nil, fmt.Errorf("send_window.from: %w", err)
 	}
-	if sc.to, err = ParseClock(s.To, true); err != nil {
+	to, err := ParseClock(s.To, true)
+	if err != nil {
 		return nil, fmt.Errorf("send_window.to: %w", err)
 	}
-	if sc.from >= sc.to {
+	if from >= to {
 		return nil, errors.New("send_window: from must be before to (windows do not cross midnight)")
 	}
-	if len(s.Days) == 0 {
-		sc.days = [7]bool{true, true, true, true, true, true, true}
-	}
 	for _, d := range s.Days {
-		wd, ok := ParseDay(d)
-		if !ok {
+		if _, ok := ParseDay(d); !ok {
 			return nil, fmt.Errorf("send_window.days: unknown day %q", d)
 		}
-		sc.days[wd] = true
 	}
+	sc.day = s.Week()
 	if s.Fallback != "" {
 		if _, err := LoadZone(s.Fallback); err != nil {
 			return nil, fmt.Errorf("fallback_timezone: %w", err)
@@ -160,6 +166,33 @@ func (s *Schedule) Spec() Spec { return s.spec }
 
 // HasWindow reports whether the schedule has a send window.
 func (s *Schedule) HasWindow() bool { return s.window }
+
+// Narrow returns the schedule open only when both s and the hours w are:
+// a campaign's send window met with what a law allows its recipient. The
+// result has a window even when s has none (w is then the window), keeps
+// s's not_before and not_after, and takes the [Zones] of s. The same w
+// gives the same *Schedule.
+func (s *Schedule) Narrow(w Week) *Schedule {
+	day := s.Week().Intersect(w)
+	c := s.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n, ok := c.narrow[day]; ok {
+		return n
+	}
+	n := &Schedule{spec: s.spec, day: day, window: true, notBefore: s.notBefore, notAfter: s.notAfter, cache: c}
+	c.narrow[day] = n
+	return n
+}
+
+// Week returns the hours the schedule is open in each local day: every hour
+// of every day for a schedule without a window.
+func (s *Schedule) Week() Week {
+	if !s.window {
+		return AllDay()
+	}
+	return s.day
+}
 
 // Zones is a set of time zones one recipient may be in, as an IANA name
 // each, sorted. The zero Zones (no names) is what a campaign without a send
@@ -184,25 +217,26 @@ func (s *Schedule) Zones(names []string) (*Zones, error) {
 		return &Zones{}, nil
 	}
 	key := strings.Join(names, ",")
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if z, ok := s.zones[key]; ok {
+	c := s.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if z, ok := c.zones[key]; ok {
 		return z, nil
 	}
 	z := &Zones{names: slices.Clone(names), locs: make([]*time.Location, len(names))}
 	slices.Sort(z.names)
 	for i, n := range z.names {
-		loc, ok := s.locs[n]
+		loc, ok := c.locs[n]
 		if !ok {
 			var err error
 			if loc, err = LoadZone(n); err != nil {
 				return nil, err
 			}
-			s.locs[n] = loc
+			c.locs[n] = loc
 		}
 		z.locs[i] = loc
 	}
-	s.zones[key] = z
+	c.zones[key] = z
 	return z, nil
 }
 
@@ -230,11 +264,9 @@ func (s *Schedule) Open(z *Zones, t time.Time) bool {
 // one of the days and its local clock reads from or later, and before to.
 func (s *Schedule) openIn(loc *time.Location, t time.Time) bool {
 	l := t.In(loc)
-	if !s.days[l.Weekday()] {
-		return false
-	}
-	m := l.Hour()*60 + l.Minute()
-	return s.from <= m && m < s.to
+	sp := s.day[l.Weekday()]
+	m := int16(l.Hour()*60 + l.Minute())
+	return sp.From <= m && m < sp.To
 }
 
 // Reason says what decides when a closed recipient may be sent.
@@ -342,12 +374,13 @@ func (s *Schedule) nextIn(loc *time.Location, t time.Time) (time.Time, bool) {
 		var cand time.Time
 		found := false
 		for k := 0; k <= 7; k++ {
-			if !s.days[(int(l.Weekday())+k)%7] || k == 0 && mins >= s.from {
+			sp := s.day[(int(l.Weekday())+k)%7]
+			if sp.Closed() || k == 0 && mins >= int(sp.From) {
 				continue
 			}
 			// Naive local arithmetic on this period's offset.
 			_, off := l.Zone()
-			naive := time.Date(y, mo, d+k, s.from/60, s.from%60, 0, 0, time.UTC)
+			naive := time.Date(y, mo, d+k, int(sp.From)/60, int(sp.From)%60, 0, 0, time.UTC)
 			cand = naive.Add(-time.Duration(off) * time.Second)
 			found = true
 			break

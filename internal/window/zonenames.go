@@ -93,12 +93,12 @@ var clockSpan = [2]time.Time{time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC), time.D
 // the schedule: a plan asks about the same few pairs again and again.
 func (s *Schedule) sameClock(a, b string) bool {
 	key := a + "," + b
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	same, ok := s.clocks[key]
+	s.cache.mu.Lock()
+	defer s.cache.mu.Unlock()
+	same, ok := s.cache.clocks[key]
 	if !ok {
 		same = compareClocks(a, b)
-		s.clocks[key] = same
+		s.cache.clocks[key] = same
 	}
 	return same
 }

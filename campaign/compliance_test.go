@@ -1,0 +1,107 @@
+package campaign
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/smsform/smsform/compliance"
+)
+
+func TestComplianceKeys(t *testing.T) {
+	dir := t.TempDir()
+	c := strings.Replace(tinyCampaign, "body:", `kind: transactional
+compliance: [in, gsm7]
+dlt:
+  template_id: "1107161234567890123"
+  template: "Dear {#var#}, your code is {#var#}"
+  entity_id: "1101234567890"
+  header: ACMEIN
+body:`, 1)
+	write(t, dir, map[string]string{".git/HEAD": "", "c.yaml": c})
+	got, err := Load(filepath.Join(dir, "c.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := got.Compliance
+	if cc.Kind != compliance.Transactional || !slices.Equal(cc.Sets, []string{"in", "gsm7"}) || cc.Rules == nil {
+		t.Errorf("Compliance = %+v", cc)
+	}
+	if cc.DLT == nil || cc.DLT.TemplateID != "1107161234567890123" || cc.Template == nil || cc.Template.Variables() != 2 || cc.Template.MaxVariable() != 30 {
+		t.Errorf("DLT = %+v, template %+v", cc.DLT, cc.Template)
+	}
+}
+
+// TestComplianceFromProject: the project's kind and rule sets hold for its
+// campaigns; a campaign adds rule sets and may say its own kind.
+func TestComplianceFromProject(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"smsform.yaml": "version: 1\nkind: transactional\ncompliance: [us]\nopt_out_words: [ARRET]\n",
+		"a.yaml":       tinyCampaign,
+		"b.yaml":       strings.Replace(tinyCampaign, "body:", "kind: marketing\ncompliance: [gsm7, us]\nbody:", 1),
+	})
+	a, err := Load(filepath.Join(dir, "a.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Compliance.Kind != compliance.Transactional || !slices.Equal(a.Compliance.Sets, []string{"us"}) {
+		t.Errorf("a: %+v", a.Compliance)
+	}
+	b, err := Load(filepath.Join(dir, "b.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Compliance.Kind != compliance.Marketing || !slices.Equal(b.Compliance.Sets, []string{"us", "gsm7"}) {
+		t.Errorf("b: %+v", b.Compliance)
+	}
+	if v := b.Compliance.Rules.CheckBody("Sale! Reply STOP", compliance.Marketing); len(v) != 1 {
+		t.Errorf("the project's opt_out_words are not used: %v", v)
+	}
+}
+
+func TestComplianceErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, project, keys string
+		want                []string
+	}{
+		{name: "unknown set", keys: "compliance: [us, fr]\n", want: []string{`c.yaml:6: compliance[1]: unknown rule set "fr": the rule sets are gsm7, in, uk, us`}},
+		{name: "set twice", keys: "compliance: [us, us]\n", want: []string{`rule set "us" is named twice`}},
+		{name: "not a list", keys: "compliance: us\n", want: []string{"compliance: must be a list of rule sets", "compliance: [gsm7, in, uk, us]"}},
+		{name: "bad kind", keys: "kind: promo\n", want: []string{`c.yaml:6: kind: "promo" is not a kind of campaign`, "kind: transactional"}},
+		{name: "in without dlt", keys: "compliance: [in]\n", want: []string{"c.yaml:6: compliance: the in rule set checks every message against the campaign's DLT template"}},
+		{name: "dlt without in", keys: "compliance: [us]\ndlt: {template_id: \"1\", template: \"Hi {#var#}\"}\n", want: []string{"c.yaml:7: dlt: a DLT template is checked by the in rule set"}},
+		{name: "dlt without sets", keys: "dlt: {template_id: \"1\", template: \"Hi {#var#}\"}\n", want: []string{"c.yaml:6: dlt: a DLT template is checked by the in rule set"}},
+		{name: "template id a number", keys: "compliance: [in]\ndlt: {template_id: 1107161234567890123, template: \"Hi {#var#}\"}\n",
+			want: []string{"dlt.template_id: the template id is written as a YAML number", `quote it: template_id: "1107161234567890123"`}},
+		{name: "no template", keys: "compliance: [in]\ndlt: {template_id: \"1\"}\n", want: []string{"dlt: needs template_id and template"}},
+		{name: "bad placeholder", keys: "compliance: [in]\ndlt:\n  template_id: \"1\"\n  template: \"Dear {#name#}\"\n",
+			want: []string{"c.yaml:9: dlt.template: placeholder {#name#} is not one smsform knows"}},
+		{name: "nested dlt key", keys: "compliance: [in]\ndlt: {template_id: \"1\", template: \"Hi {#var#}\", extra: [1]}\n", want: []string{"dlt.extra: must be text or a number"}},
+		{name: "words without sets", keys: "opt_out_words: [STOP]\n", want: []string{"opt_out_words: opt-out words are checked by a rule set"}},
+		{name: "words without an opt-out rule", keys: "compliance: [gsm7]\nopt_out_words: [STOP]\n", want: []string{"opt_out_words: no rule set of compliance checks opt-out words"}},
+		{name: "empty word", keys: "compliance: [us]\nopt_out_words: [\" \"]\n", want: []string{"opt_out_words[0]: an opt-out word must not be empty"}},
+		{name: "project unknown set", project: "version: 1\ncompliance: [eu]\n", want: []string{`smsform.yaml:2: compliance[0]: unknown rule set "eu"`}},
+		{name: "project dlt", project: "version: 1\ndlt: {template_id: \"1\"}\n", want: []string{"smsform.yaml:2: dlt: unknown key"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			files := map[string]string{".git/HEAD": "", "c.yaml": strings.Replace(tinyCampaign, "body:", tc.keys+"body:", 1)}
+			if tc.project != "" {
+				files["smsform.yaml"] = tc.project
+			}
+			write(t, dir, files)
+			_, err := Load(filepath.Join(dir, "c.yaml"))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error() + hints(err)
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q lacks %q", msg, w)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,394 @@
+package compliance
+
+import (
+	"errors"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/smsform/smsform/internal/e164"
+	"github.com/smsform/smsform/internal/window"
+)
+
+func mustLoad(t testing.TB, names ...string) *Rules {
+	t.Helper()
+	r, err := Load(names, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// number checks that s is a valid number and packs it.
+func number(t testing.TB, s string) e164.Packed {
+	t.Helper()
+	n, err := e164.NewNormalizer("").Normalize(s)
+	if err != nil {
+		t.Fatalf("%s: %v", s, err)
+	}
+	k, _ := e164.Pack(n.E164)
+	return k
+}
+
+// TestTables walks every rule of every rule set: each has an id unique
+// across the sets, a source, the date it took effect (not in the future:
+// the tables hold rules in force), what it says, a fix, and a URL that
+// parses where one is given.
+func TestTables(t *testing.T) {
+	known := Known()
+	if !slices.Equal(known, []string{"gsm7", "in", "uk", "us"}) {
+		t.Errorf("Known() = %v", known)
+	}
+	r := mustLoad(t, known...)
+	ids := map[string]bool{}
+	checks := map[Check]int{}
+	for _, rule := range r.All() {
+		if ids[rule.ID] {
+			t.Errorf("rule id %s twice", rule.ID)
+		}
+		ids[rule.ID] = true
+		checks[rule.Check]++
+		if rule.Source == "" || rule.Says == "" || rule.Fix == "" {
+			t.Errorf("%s: a source, what it says and a fix are required", rule.ID)
+		}
+		if rule.Effective.IsZero() || rule.Effective.After(time.Now()) {
+			t.Errorf("%s: effective %s is not a date in the past", rule.ID, rule.Date())
+		}
+		if rule.URL != "" {
+			if u, err := url.Parse(rule.URL); err != nil || u.Host == "" {
+				t.Errorf("%s: url %q does not parse", rule.ID, rule.URL)
+			}
+		}
+		if !strings.HasPrefix(rule.ID, rule.Set+"-") {
+			t.Errorf("%s: the id does not start with its set's name %s", rule.ID, rule.Set)
+		}
+	}
+	for _, c := range []Check{CheckHours, CheckCap, CheckOptOut, CheckDLT, CheckGSM7} {
+		if checks[c] == 0 {
+			t.Errorf("no rule checks %s", c)
+		}
+	}
+	for _, id := range []string{"us-tcpa-hours", "us-fl-hours", "us-fl-cap", "us-tx-hours", "us-opt-out", "uk-pecr-opt-out", "in-dlt-template", "gsm7-only"} {
+		if !ids[id] {
+			t.Errorf("rule %s is missing", id)
+		}
+	}
+}
+
+func TestLoadUnknownSet(t *testing.T) {
+	_, err := Load([]string{"us", "fr"}, Options{})
+	var unknown *UnknownSetError
+	if !errors.As(err, &unknown) || unknown.Name != "fr" {
+		t.Fatalf("Load(us, fr) = %v, want an UnknownSetError naming fr", err)
+	}
+	if !strings.Contains(err.Error(), `"fr"`) || !strings.Contains(err.Error(), "gsm7, in, uk, us") {
+		t.Errorf("the error does not name the set and the known ones: %v", err)
+	}
+	r := mustLoad(t, "us", "us")
+	if got := r.Names(); !slices.Equal(got, []string{"us"}) {
+		t.Errorf("a set named twice: %v", got)
+	}
+}
+
+// when is an instant, written in RFC 3339.
+func when(t *testing.T, s string) time.Time {
+	t.Helper()
+	v, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// schedule is a campaign without a send window narrowed to what the rules
+// ask of the number, and the number's zones, as plan and apply do it.
+func schedule(t *testing.T, r *Rules, phone string, kind Kind) (*window.Schedule, *window.Zones, *Law) {
+	t.Helper()
+	sc, err := window.Compile(window.Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	law := r.For(number(t, phone), kind)
+	z, _ := sc.Finder().Zones(phone)
+	if law.HasHours() {
+		sc = sc.Narrow(law.Hours)
+	}
+	return sc, z, law
+}
+
+// TestFloridaClosedGeorgiaOpen: at 20:30 in Miami (Eastern time), a
+// Florida number is closed until 8:00 the next morning, while a Georgia
+// number in the same zone may be sent (the federal 21:00).
+func TestFloridaClosedGeorgiaOpen(t *testing.T) {
+	r := mustLoad(t, "us")
+	at := when(t, "2026-12-02T01:30:00Z") // Tuesday 20:30 EST
+	fl, flZones, flLaw := schedule(t, r, "+13052345678", Marketing)
+	if fl.Open(flZones, at) {
+		t.Error("a Florida number is open at 20:30 local time")
+	}
+	o := fl.Next(flZones, at)
+	if o.Reason != window.ReasonWindow || !o.At.Equal(when(t, "2026-12-02T13:00:00Z")) || o.Local != "08:00" || o.Zone != "America/New_York" {
+		t.Errorf("Florida opens %+v, want 08:00 America/New_York (13:00 UTC)", o)
+	}
+	if ids := ruleIDs(flLaw.HoursRules); !slices.Equal(ids, []string{"us-tcpa-hours", "us-fl-hours"}) {
+		t.Errorf("Florida's hours rules: %v", ids)
+	}
+	ga, gaZones, gaLaw := schedule(t, r, "+14042345678", Marketing)
+	if !ga.Open(gaZones, at) {
+		t.Error("a Georgia number is closed at 20:30 local time")
+	}
+	if ga.Open(gaZones, at.Add(31*time.Minute)) {
+		t.Error("a Georgia number is open at 21:01 local time")
+	}
+	if ids := ruleIDs(gaLaw.HoursRules); !slices.Equal(ids, []string{"us-tcpa-hours"}) {
+		t.Errorf("Georgia's hours rules: %v", ids)
+	}
+	// A campaign window of 09:00-21:00 is narrowed for Florida by its own
+	// rule, not by the federal one; Georgia's is left as it is.
+	campaign := window.Spec{From: "09:00", To: "21:00"}.Week()
+	if ids := ruleIDs(flLaw.Narrowing(campaign)); !slices.Equal(ids, []string{"us-fl-hours"}) {
+		t.Errorf("Florida narrows by %v", ids)
+	}
+	if got := gaLaw.Narrowing(campaign); len(got) != 0 {
+		t.Errorf("Georgia narrows by %v", ruleIDs(got))
+	}
+}
+
+// TestTexasSunday: a Dallas number at 10:00 on a Sunday is closed until
+// noon; at 10:00 on a Monday it is open.
+func TestTexasSunday(t *testing.T) {
+	r := mustLoad(t, "us")
+	sc, z, law := schedule(t, r, "+12142345678", Marketing)
+	if got := law.Hours.String(); got != "mon-sat 09:00-21:00, sun 12:00-21:00" {
+		t.Errorf("Texas's hours: %s", got)
+	}
+	sunday := when(t, "2026-11-29T16:00:00Z") // 10:00 CST
+	if sc.Open(z, sunday) {
+		t.Error("a Texas number is open at 10:00 on a Sunday")
+	}
+	if o := sc.Next(z, sunday); !o.At.Equal(when(t, "2026-11-29T18:00:00Z")) || o.Local != "12:00" {
+		t.Errorf("Texas opens %+v on Sunday, want 12:00 local", o)
+	}
+	if !sc.Open(z, sunday.Add(24*time.Hour)) {
+		t.Error("a Texas number is closed at 10:00 on a Monday")
+	}
+}
+
+// TestWhoIsConcerned: the federal rule for a US number whose area code is
+// not geographic or not in the table; nothing of the US rules for Canada;
+// no marketing rule for a transactional campaign; caps by state.
+func TestWhoIsConcerned(t *testing.T) {
+	r := mustLoad(t, "us", "uk", "in", "gsm7")
+	tests := []struct {
+		phone string
+		kind  Kind
+		hours []string // nil: no law at all
+		caps  []string
+	}{
+		{"+13052345678", Marketing, []string{"us-tcpa-hours", "us-fl-hours"}, []string{"us-fl-cap"}},
+		{"+14052345678", Marketing, []string{"us-tcpa-hours", "us-ok-hours"}, []string{"us-ok-cap"}},
+		{"+14042345678", Marketing, []string{"us-tcpa-hours"}, nil},
+		{"+18002345678", Marketing, []string{"us-tcpa-hours"}, nil}, // toll-free: no state
+		{"+17872345678", Marketing, []string{"us-tcpa-hours"}, nil}, // Puerto Rico
+		{"+14162345678", Marketing, nil, nil},                       // Toronto
+		{"+13052345678", Transactional, nil, nil},
+		{"+447400123456", Marketing, nil, nil},
+		{"+918123456789", Marketing, nil, nil},
+	}
+	for _, tt := range tests {
+		law := r.For(number(t, tt.phone), tt.kind)
+		if tt.hours == nil && tt.caps == nil {
+			if law != nil {
+				t.Errorf("%s (%s): %v %v, want no rule", tt.phone, tt.kind, ruleIDs(law.HoursRules), ruleIDs(law.Caps))
+			}
+			continue
+		}
+		if law == nil {
+			t.Errorf("%s (%s): no rule, want %v", tt.phone, tt.kind, tt.hours)
+			continue
+		}
+		if got := ruleIDs(law.HoursRules); !slices.Equal(got, tt.hours) {
+			t.Errorf("%s: hours rules %v, want %v", tt.phone, got, tt.hours)
+		}
+		if got := ruleIDs(law.Caps); !slices.Equal(got, tt.caps) {
+			t.Errorf("%s: caps %v, want %v", tt.phone, got, tt.caps)
+		}
+	}
+	// An area code the table lacks gets the federal rule.
+	k, _ := e164.Pack("+19992345678")
+	if law := r.For(k, Marketing); law == nil || !slices.Equal(ruleIDs(law.HoursRules), []string{"us-tcpa-hours"}) {
+		t.Errorf("an unknown area code: %v", law)
+	}
+	fl := r.For(number(t, "+13052345678"), Marketing)
+	if c := fl.Caps[0]; c.Max != 3 || c.Per != 24*time.Hour || !c.Concerns(Marketing) || c.Concerns(Transactional) {
+		t.Errorf("Florida's cap: %+v", c)
+	}
+	if r.For(number(t, "+13059876543"), Marketing) != fl {
+		t.Error("two Florida numbers got two Law values")
+	}
+}
+
+func ruleIDs(rules []*Rule) []string {
+	var ids []string
+	for _, r := range rules {
+		ids = append(ids, r.ID)
+	}
+	return ids
+}
+
+func TestOptOut(t *testing.T) {
+	r := mustLoad(t, "us")
+	tests := []struct {
+		body string
+		pass bool
+	}{
+		{"Spring sale: 20% off today. Reply STOP to opt out.", true},
+		{"Spring sale! reply stop to end", true},
+		{"Sale today. Text UNSUBSCRIBE to leave.", true},
+		{"Sale today, opt-out at acme.example/x", true},
+		{"Sale today.", false},
+		{"Nonstop deals all weekend", false},
+		{"STOPPED by the store yet?", false},
+	}
+	for _, tt := range tests {
+		v := r.CheckBody(tt.body, Marketing)
+		if tt.pass != (len(v) == 0) {
+			t.Errorf("CheckBody(%q) = %v, want pass %v", tt.body, v, tt.pass)
+			continue
+		}
+		if !tt.pass {
+			if v[0].Rule.ID != "us-opt-out" || !strings.Contains(v[0].Error(), "us-opt-out") || !strings.Contains(v[0].Error(), "2023-05-01") {
+				t.Errorf("the violation does not name the rule and its date: %v", v[0])
+			}
+		}
+	}
+	if v := r.CheckBody("Your code is 1234", Transactional); len(v) != 0 {
+		t.Errorf("a transactional body was held to the opt-out rule: %v", v)
+	}
+	fr, err := Load([]string{"us"}, Options{OptOutWords: []string{"ARRET", "STOP SMS"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := fr.CheckBody("Soldes ! Répondez ARRÊT", Marketing); len(v) != 1 {
+		t.Errorf("ARRÊT is not ARRET: %v", v)
+	}
+	if v := fr.CheckBody("Soldes ! STOP SMS au 36000", Marketing); len(v) != 0 {
+		t.Errorf("configured words: %v", v)
+	}
+	if v := fr.CheckBody("Reply STOP to opt out", Marketing); len(v) != 1 || !strings.Contains(v[0].Problem, "ARRET, STOP SMS") {
+		t.Errorf("the configured words replace the default ones: %v", v)
+	}
+}
+
+func TestUK(t *testing.T) {
+	r := mustLoad(t, "uk")
+	v := r.CheckBody("Winter sale at ACME: 30% off until Sunday", Marketing)
+	if len(v) != 1 || v[0].Rule.ID != "uk-pecr-opt-out" || !strings.Contains(v[0].Rule.Source, "regulation 22") {
+		t.Fatalf("a UK marketing body without an opt-out: %v", v)
+	}
+	if v := r.CheckBody("Winter sale at ACME. Text STOP to 60000 to opt out", Marketing); len(v) != 0 {
+		t.Errorf("with an opt-out: %v", v)
+	}
+	if v := r.CheckBody("Your parcel arrives today", Transactional); len(v) != 0 {
+		t.Errorf("transactional: %v", v)
+	}
+}
+
+func TestDLT(t *testing.T) {
+	r := mustLoad(t, "in")
+	tpl, err := r.Template("Dear {#var#}, your order {#var#} ships today. - ACME", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tpl.Variables() != 2 || tpl.MaxVariable() != 30 || tpl.Rule().ID != "in-dlt-template" {
+		t.Errorf("template: %d variables, at most %d, rule %s", tpl.Variables(), tpl.MaxVariable(), tpl.Rule().ID)
+	}
+	tests := []struct {
+		body string
+		want string // "" passes, else a word of the problem
+	}{
+		{"Dear Asha, your order 1234 ships today. - ACME", ""},
+		{"Dear Asha Rao, your order A-99 ships today. - ACME", ""},
+		{"Dear " + strings.Repeat("é", 30) + ", your order 1 ships today. - ACME", ""},
+		{"Dear " + strings.Repeat("x", 31) + ", your order 1 ships today. - ACME", "variable 1 of the template is 31 characters, longer than 30"},
+		{"Dear Asha, your order " + strings.Repeat("9", 40) + " ships today. - ACME", "variable 2 of the template is 40 characters"},
+		{"Hello Asha, your order 1234 ships today. - ACME", `does not start with the template's text "Dear "`},
+		{"Dear Asha, your parcel 1234 ships today. - ACME", `", your order " is not in the message`},
+		{"Dear Asha, your order 1234 ships today.", `does not end with the template's text " ships today. - ACME"`},
+	}
+	for _, tt := range tests {
+		v := tpl.Check(tt.body)
+		switch {
+		case tt.want == "" && v != nil:
+			t.Errorf("Check(%q) = %v, want a match", tt.body, v)
+		case tt.want != "" && (v == nil || !strings.Contains(v.Problem, tt.want)):
+			t.Errorf("Check(%q) = %v, want %q", tt.body, v, tt.want)
+		case v != nil && strings.Contains(v.Problem, "Asha"):
+			t.Errorf("the problem quotes a variable: %v", v)
+		}
+	}
+	wide, err := r.Template("Code {#var#}", 40)
+	if err != nil || wide.Check("Code "+strings.Repeat("x", 40)) != nil {
+		t.Errorf("a wider limit: %v", err)
+	}
+	for _, bad := range []string{"", "Dear {#name#}", "Dear {#var#, hi", "Dear {#var}"} {
+		if _, err := r.Template(bad, 0); err == nil {
+			t.Errorf("Template(%q) accepted it", bad)
+		}
+	}
+	if tpl, err := mustLoad(t, "us").Template("Dear {#var#}", 0); tpl != nil || err != nil {
+		t.Errorf("without the in rule set: %v, %v", tpl, err)
+	}
+}
+
+func TestGSM7(t *testing.T) {
+	r := mustLoad(t, "gsm7")
+	if v := r.CheckBody("Hi Ana, 20% off {today} ~ €5", Transactional); len(v) != 0 {
+		t.Errorf("a GSM-7 body: %v", v)
+	}
+	v := r.CheckBody("Hi Ana, it’s 20% off – today", Marketing)
+	if len(v) != 1 || v[0].Rule.ID != "gsm7-only" {
+		t.Fatalf("a UCS-2 body: %v", v)
+	}
+	for _, want := range []string{`'’' (U+2019)`, "position 11", "1 other character"} {
+		if !strings.Contains(v[0].Problem, want) {
+			t.Errorf("the problem %q does not say %q", v[0].Problem, want)
+		}
+	}
+	if v := r.CheckBody("日本", Transactional); len(v) != 1 || !strings.Contains(v[0].Problem, "position 1 ") {
+		t.Errorf("transactional bodies are held to GSM-7 too: %v", v)
+	}
+}
+
+// TestCheckBodyAllocs: a body that passes costs no allocation, since plan
+// checks every personalised body.
+func TestCheckBodyAllocs(t *testing.T) {
+	r := mustLoad(t, "us", "uk", "gsm7")
+	body := "Hi Ana, the spring sale starts today. Reply STOP to opt out."
+	if n := testing.AllocsPerRun(100, func() { r.CheckBody(body, Marketing) }); n != 0 {
+		t.Errorf("CheckBody allocates %.0f times a passing body", n)
+	}
+}
+
+// BenchmarkFor is the per-recipient lookup plan makes for every recipient
+// of a campaign with compliance: [us].
+func BenchmarkFor(b *testing.B) {
+	r := mustLoad(b, "us")
+	norm := e164.NewNormalizer("")
+	var nums []e164.Packed
+	for npa := 200; npa <= 999 && len(nums) < 1000; npa++ {
+		if n, err := norm.Normalize("+1" + strconv.Itoa(npa) + "2345678"); err == nil {
+			k, _ := e164.Pack(n.E164)
+			nums = append(nums, k)
+		}
+	}
+	b.ResetTimer()
+	var law *Law
+	for i := range b.N {
+		law = r.For(nums[i%len(nums)], Marketing)
+	}
+	_ = law
+}

@@ -31,12 +31,17 @@ type projectRig struct {
 }
 
 func newProjectRig(t *testing.T) *projectRig {
+	return newProjectRigOf(t, "version: 1\nstate: st/\nfrequency_cap: {max: 1, per: 24h}\n")
+}
+
+// newProjectRigOf is a project whose project file is project.
+func newProjectRigOf(t *testing.T, project string) *projectRig {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "st"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "smsform.yaml"), []byte("version: 1\nstate: st/\nfrequency_cap: {max: 1, per: 24h}\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "smsform.yaml"), []byte(project), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	srv := testharness.Start(t, sandbox.Config{})
@@ -48,7 +53,14 @@ func newProjectRig(t *testing.T) *projectRig {
 // campaign writes and loads a campaign of the project.
 func (r *projectRig) campaign(t *testing.T, name string, phones ...string) *campaign.Campaign {
 	t.Helper()
-	yaml := fmt.Sprintf("version: 1\nname: %s\nsender: ACME\nrecipients:\n  - numbers: [\"%s\"]\nbody: \"from %s\"\nbatch_size: 2\n", name, strings.Join(phones, `", "`), name)
+	return r.campaignWith(t, name, "", phones...)
+}
+
+// campaignWith is campaign with more keys (extra: YAML lines).
+func (r *projectRig) campaignWith(t *testing.T, name, extra string, phones ...string) *campaign.Campaign {
+	t.Helper()
+	yaml := fmt.Sprintf("version: 1\nname: %s\nsender: ACME\nrecipients:\n  - numbers: [\"%s\"]\nbody: \"from %s, reply STOP to opt out\"\nbatch_size: 2\n%s",
+		name, strings.Join(phones, `", "`), name, extra)
 	path := filepath.Join(r.dir, name+".yaml")
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
@@ -88,7 +100,8 @@ func (r *projectRig) run(c *campaign.Campaign, p *plan.Plan, st *state.State, wa
 func (r *projectRig) deliveredBy() map[string]int {
 	got := map[string]int{}
 	for _, m := range r.srv.Messages() {
-		got[m.To+" "+m.Body]++
+		from, _, _ := strings.Cut(m.Body, ",") // "from NAME, reply STOP…"
+		got[m.To+" "+from]++
 	}
 	return got
 }
@@ -186,5 +199,50 @@ func TestRunLedgerAllSuppressed(t *testing.T) {
 	}
 	if n := len(r.srv.Messages()); n != 1 {
 		t.Errorf("outbox holds %d messages, want 1", n)
+	}
+}
+
+// TestRunLawCap: Florida's limit of 3 marketing messages per person in 24
+// hours holds across campaigns through the project's ledger, with no
+// frequency_cap: three marketing campaigns (none naming a rule set) send
+// to a Florida number, and a fourth, held to us, is held back, while a
+// Georgia number goes; a transactional campaign's message counts for
+// nobody's marketing cap and is not held to it.
+func TestRunLawCap(t *testing.T) {
+	r := newProjectRigOf(t, "version: 1\nstate: st/\n")
+	t0 := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC) // 10:00 in Miami and Atlanta
+	r.clock.Set(t0)
+	florida, georgia := "+13052345678", "+14042345678"
+	send := func(c *campaign.Campaign) (*apply.Result, error) {
+		st := r.open(t, c)
+		return r.run(c, r.plan(t, c, st), st, false)
+	}
+	for i, name := range []string{"one", "two", "three"} {
+		r.clock.Set(t0.Add(time.Duration(i) * time.Hour))
+		if res, err := send(r.campaign(t, name, florida)); err != nil || res.Sent != 1 {
+			t.Fatalf("marketing campaign %s: %+v, %v", name, res, err)
+		}
+	}
+	r.clock.Set(t0.Add(4 * time.Hour))
+	if res, err := send(r.campaignWith(t, "receipt", "kind: transactional\ncompliance: [us]\n", florida)); err != nil || res.Sent != 1 {
+		t.Fatalf("a transactional campaign is not held to the marketing cap: %+v, %v", res, err)
+	}
+	fourth := r.campaignWith(t, "four", "compliance: [us]\n", florida, georgia)
+	st := r.open(t, fourth)
+	p := r.plan(t, fourth, st)
+	if s := p.Summary; s.HeldByCap != 1 || !s.HeldByCapUntil.Equal(t0.Add(24*time.Hour)) {
+		t.Errorf("plan of the fourth: %+v, want the Florida number held until 24 h after the first", s)
+	}
+	res, err := r.run(fourth, p, st, false)
+	var closed *apply.ClosedError
+	if !errors.As(err, &closed) || res.Sent != 1 || res.HeldByCap != 1 || !res.HeldNext.Equal(t0.Add(24*time.Hour)) {
+		t.Fatalf("fourth: %+v, %v; want Georgia sent, Florida held until %s", res, err, t0.Add(24*time.Hour))
+	}
+	got := map[string]int{}
+	for _, m := range r.srv.Messages() {
+		got[m.To]++
+	}
+	if got[florida] != 4 || got[georgia] != 1 {
+		t.Errorf("delivered %v: want Florida 4 (three marketing, one receipt), Georgia 1", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/compliance"
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/ledger"
 )
@@ -48,18 +49,61 @@ type Options struct {
 	Ledger Ledger
 }
 
-// CapsOf is what campaign c's sends are held to across the project: its
-// own frequency cap, which is at least as strict as its project's, else
-// the project's; nil: none.
+// CapsOf is what campaign c's sends are held to across the project, and
+// how they count for others: its own frequency cap, which is at least as
+// strict as its project's, else the project's (All); the caps its rule
+// sets put on some numbers for a campaign of its kind (Florida's 3
+// marketing messages a day: PerNumber, counting marketing sends only);
+// and whether its sends are marketing, which every later claim counts.
 func CapsOf(c *campaign.Campaign) *ledger.Caps {
+	caps := &ledger.Caps{Marketing: c.Compliance.Kind != compliance.Transactional}
 	f := c.FrequencyCap
 	if f == nil && c.Project != nil {
 		f = c.Project.FrequencyCap
 	}
-	if f == nil {
-		return nil
+	if f != nil {
+		caps.All = []ledger.Cap{{Max: f.Max, Per: f.Per}}
 	}
-	return &ledger.Caps{All: []ledger.Cap{{Max: f.Max, Per: f.Per}}, Marketing: true}
+	if rules := c.Compliance.Rules; rules != nil {
+		kind := c.Compliance.Kind
+		for _, r := range rules.All() {
+			if r.Check == compliance.CheckCap && r.Concerns(kind) {
+				caps.PerNumberLongest = max(caps.PerNumberLongest, r.Per)
+			}
+		}
+		if caps.PerNumberLongest > 0 {
+			caps.PerNumber = lawCaps(rules, kind)
+		}
+	}
+	return caps
+}
+
+// lawCaps is the caps a rule set puts on a number: what the law asks of its
+// class of recipients (one *compliance.Law each, shared), made into caps
+// once per class.
+func lawCaps(rules *compliance.Rules, kind compliance.Kind) func(phone string) []ledger.Cap {
+	var made sync.Map // *compliance.Law → []ledger.Cap
+	return func(phone string) []ledger.Cap {
+		k, ok := e164.Pack(phone)
+		if !ok {
+			return nil
+		}
+		law := rules.For(k, kind)
+		if law == nil || len(law.Caps) == 0 {
+			return nil
+		}
+		if caps, ok := made.Load(law); ok {
+			return caps.([]ledger.Cap)
+		}
+		var caps []ledger.Cap
+		for _, r := range law.Caps {
+			if r.Concerns(kind) {
+				caps = append(caps, ledger.Cap{Max: r.Max, Per: r.Per, Marketing: true})
+			}
+		}
+		made.Store(law, caps)
+		return caps
+	}
 }
 
 // ledgerView is what a plan read of the ledger.

@@ -85,8 +85,8 @@ func TestCapsOf(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := CapsOf(testharness.LoadCampaign(t, tc.yaml, tc.files))
-			if (got == nil) != (tc.want == nil) || got != nil && (len(got.All) != 1 || got.All[0] != *tc.want) {
-				t.Errorf("CapsOf = %+v, want %+v", got, tc.want)
+			if tc.want == nil && len(got.All) != 0 || tc.want != nil && (len(got.All) != 1 || got.All[0] != *tc.want) || !got.Marketing {
+				t.Errorf("CapsOf = %+v, want %+v, marketing", got, tc.want)
 			}
 		})
 	}

@@ -81,7 +81,7 @@ func projectLedger(env Env, dir string) (stateChoice, error) {
 // project's state holds (a project file without state:, or one whose
 // state is overridden outside the project's campaigns).
 func needsLedger(c *campaign.Campaign, choice stateChoice) error {
-	if plan.CapsOf(c) == nil || choice.shared {
+	if len(plan.CapsOf(c).All) == 0 || choice.shared {
 		return nil
 	}
 	where := campaign.ProjectFile

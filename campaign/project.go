@@ -155,6 +155,30 @@ func ProjectFor(dir string) (*Project, error) {
 	return LoadProject(path)
 }
 
+// EnclosingProjects are the project files above the project whose folder
+// is dir, nearest first, up to the repository's root (the folder holding
+// .git) or the file system's: a project nested in another may hold a
+// campaign the outer one once sent, whose ledger is then the outer
+// project's state. None when dir's project is the outermost.
+func EnclosingProjects(dir string) ([]string, error) {
+	var found []string
+	for {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return found, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return found, nil
+		}
+		p, err := FindProject(parent)
+		if err != nil || p == "" {
+			return found, err
+		}
+		found = append(found, p)
+		dir = filepath.Dir(p)
+	}
+}
+
 // rawProject is a project file as written.
 type rawProject struct {
 	Version  int         `yaml:"version" validate:"required,eq=1"`

@@ -2,11 +2,13 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/smsform/smsform/state"
 )
@@ -36,7 +38,46 @@ type Ledgers struct {
 	// its own.
 	ProjectDir  string
 	ProjectFile string
+	// Enclosing are the states that the project files above the
+	// project's folder name (see campaign.EnclosingProjects): a nested
+	// project may hold a campaign its outer project once sent.
+	Enclosing []Enclosing
 }
+
+// Enclosing is the state an enclosing project file names.
+type Enclosing struct {
+	ProjectFile string // the project file, and the line of its state:
+	Line        int
+	State       string // as the state package takes it; "" when Err
+	// Err is why the project file could not be read: its state is then
+	// unknown, and so is whether it records the campaign.
+	Err error
+}
+
+// enclosingWait bounds how long the check waits for an enclosing project's
+// state: a database that does not answer must not hold every plan up.
+const enclosingWait = 10 * time.Second
+
+// UncheckedError is a state that may record the campaign (one an enclosing
+// project file names) and could not be read: whether the campaign was sent
+// from it is unknown. Apply refuses unless told it was not.
+type UncheckedError struct {
+	ProjectFile string
+	Line        int
+	State       string // as it may be shown (no password); "" when the project file could not be read
+	Campaign    string
+	Err         error
+}
+
+func (e *UncheckedError) Error() string {
+	if e.State == "" {
+		return fmt.Sprintf("could not read the enclosing project file %s, whose state may record campaign %s: %v", e.ProjectFile, e.Campaign, e.Err)
+	}
+	return fmt.Sprintf("could not check whether %s, the state of the enclosing project file %s:%d, records campaign %s: %v",
+		e.State, e.ProjectFile, e.Line, e.Campaign, e.Err)
+}
+
+func (e *UncheckedError) Unwrap() error { return e.Err }
 
 // SplitKind says how a state file splits a campaign's ledger.
 type SplitKind int
@@ -51,6 +92,10 @@ const (
 	// SplitOptOuts: the file holds the project's opt-outs and frequency-cap
 	// history, which the state in use does not: they would not be honoured.
 	SplitOptOuts
+	// SplitEnclosing: Other is the state of an enclosing project file
+	// (ProjectFile) and records the campaign (Serial), not migrated: the
+	// nested project's state would be a second, empty ledger.
+	SplitEnclosing
 )
 
 // SplitLedgerError is the state file that, besides the state in use, holds
@@ -64,7 +109,12 @@ type SplitLedgerError struct {
 	Beside   bool
 	InUse    string // the state in use, as it may be shown (no password)
 	Campaign string // "" when the check named no campaign
-	// Serial is what Other records of the campaign (SplitCampaign).
+	// ProjectFile and Line: the enclosing project file that names Other
+	// as its state (SplitEnclosing).
+	ProjectFile string
+	Line        int
+	// Serial is what Other records of the campaign (SplitCampaign,
+	// SplitEnclosing).
 	Serial int64
 	// Unmigrated are the campaigns Other records and that were not
 	// migrated (SplitProject).
@@ -76,6 +126,9 @@ func (e *SplitLedgerError) Error() string {
 	case SplitCampaign:
 		return fmt.Sprintf("%s records campaign %s (serial %d) and was not migrated to the state in use, %s: two ledgers of one campaign",
 			e.Other, e.Campaign, e.Serial, e.InUse)
+	case SplitEnclosing:
+		return fmt.Sprintf("%s, the state of the enclosing project file %s:%d, records campaign %s (serial %d) and was not migrated to the state in use, %s: two ledgers of one campaign",
+			e.Other, e.ProjectFile, e.Line, e.Campaign, e.Serial, e.InUse)
 	case SplitProject:
 		return fmt.Sprintf("%s is the project's earlier state and still records campaigns not migrated (%s), with the project's opt-outs and frequency-cap history, while the state in use is %s: the ledger would be split",
 			e.Other, strings.Join(e.Unmigrated, ", "), e.InUse)
@@ -108,7 +161,61 @@ func CheckSplitLedger(ctx context.Context, l Ledgers) error {
 			return err
 		}
 	}
-	return nil
+	// A state that records the campaign outweighs one that could not be
+	// read: it is returned first.
+	var unchecked error
+	for _, e := range l.Enclosing {
+		err := l.enclosingRecord(ctx, e)
+		var ue *UncheckedError
+		switch {
+		case errors.As(err, &ue):
+			if unchecked == nil {
+				unchecked = err
+			}
+		case err != nil:
+			return err
+		}
+	}
+	return unchecked
+}
+
+// enclosingRecord is the *SplitLedgerError of an enclosing project's state
+// that records the campaign with a send and was not migrated, or the
+// *UncheckedError of one that could not be read in enclosingWait.
+func (l Ledgers) enclosingRecord(ctx context.Context, e Enclosing) error {
+	if l.Campaign == "" {
+		return nil
+	}
+	unchecked := &UncheckedError{ProjectFile: e.ProjectFile, Line: e.Line, State: state.Redact(e.State), Campaign: l.Campaign, Err: e.Err}
+	if e.Err != nil {
+		unchecked.State = ""
+		return unchecked
+	}
+	if !state.IsPostgres(e.State) {
+		if _, err := os.Lstat(e.State); errors.Is(err, fs.ErrNotExist) {
+			return nil // no state there, nothing recorded
+		}
+	}
+	if same, err := state.SameState(e.State, l.InUse); err == nil && same {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, enclosingWait)
+	defer cancel()
+	st, err := state.OpenSharedReadOnly(ctx, e.State, l.Campaign)
+	if err != nil {
+		unchecked.Err = err
+		return unchecked
+	}
+	defer st.Close()
+	if st.Lineage() == "" || st.Serial() == 0 || st.Moved() != nil {
+		return nil
+	}
+	other := e.State
+	if state.IsPostgres(other) {
+		other = state.WithoutPassword(other)
+	}
+	return &SplitLedgerError{Kind: SplitEnclosing, Other: other, ProjectFile: e.ProjectFile, Line: e.Line,
+		InUse: state.Redact(l.InUse), Campaign: l.Campaign, Serial: st.Serial()}
 }
 
 // movedAway reports whether the campaign's record in the state at loc is

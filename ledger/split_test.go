@@ -160,3 +160,69 @@ func testSplitLedgerProject(t *testing.T, b backend) {
 		t.Errorf("opt-outs and cap history in use: %v", se)
 	}
 }
+
+// An enclosing project's state that records a send of the campaign is a
+// second ledger of it, whichever engine holds it; one that is missing, is
+// the state in use, records only test sends or another campaign, is not.
+// One that cannot be read is unchecked, never taken for empty, and a
+// state that records the campaign outweighs it.
+func TestSplitLedgerEnclosing(t *testing.T) { eachBackend(t, testSplitLedgerEnclosing) }
+
+func testSplitLedgerEnclosing(t *testing.T, b backend) {
+	r := newSplitRig(t)
+	inUse := filepath.Join(r.project, "campaigns", ".inner", "smsform.smsstate")
+	outer := b.loc(t)
+	l := Ledgers{InUse: inUse, Campaign: "spring",
+		Enclosing: []Enclosing{{ProjectFile: filepath.Join(r.project, "smsform.yaml"), Line: 2, State: outer}}}
+	if err := CheckSplitLedger(context.Background(), l); err != nil {
+		t.Fatalf("an empty enclosing state: %v", err)
+	}
+	tested(t, outer, "spring")
+	sent(t, outer, "autumn")
+	if err := CheckSplitLedger(context.Background(), l); err != nil {
+		t.Fatalf("test sends and another campaign: %v", err)
+	}
+	sent(t, outer, "spring")
+	se := splitOf(t, l)
+	if se == nil || se.Kind != SplitEnclosing || se.ProjectFile != l.Enclosing[0].ProjectFile || se.Line != 2 || se.Serial == 0 {
+		t.Fatalf("a send in the enclosing state: %+v", se)
+	}
+	if se.Other != state.WithoutPassword(outer) && se.Other != outer {
+		t.Errorf("Other %q, want %q", se.Other, outer)
+	}
+	// The enclosing state is the state in use: one ledger.
+	same := l
+	same.InUse = outer
+	if err := CheckSplitLedger(context.Background(), same); err != nil {
+		t.Errorf("the same state: %v", err)
+	}
+
+	// Unreadable first, a split after: the split is returned.
+	broken := Enclosing{ProjectFile: filepath.Join(r.project, "..", "smsform.yaml"), Line: 3, Err: errors.New("state: not a state location")}
+	l.Enclosing = []Enclosing{broken, l.Enclosing[0]}
+	if se := splitOf(t, l); se == nil || se.Kind != SplitEnclosing {
+		t.Errorf("a split after an unchecked state: %+v", se)
+	}
+	l.Enclosing = []Enclosing{broken}
+	var ue *UncheckedError
+	if err := CheckSplitLedger(context.Background(), l); !errors.As(err, &ue) || ue.Line != 3 || !strings.Contains(err.Error(), "not a state location") {
+		t.Errorf("an unreadable enclosing project: %v", err)
+	}
+}
+
+// A PostgreSQL state that does not answer is unchecked within the wait,
+// its password never in the words.
+func TestSplitLedgerEnclosingUnreachable(t *testing.T) {
+	r := newSplitRig(t)
+	l := Ledgers{InUse: filepath.Join(r.project, "in.smsstate"), Campaign: "spring",
+		Enclosing: []Enclosing{{ProjectFile: filepath.Join(r.project, "smsform.yaml"), Line: 2,
+			State: "postgres://sms:hunter2@127.0.0.1:1/x?connect_timeout=2&sslmode=disable"}}}
+	var ue *UncheckedError
+	err := CheckSplitLedger(context.Background(), l)
+	if !errors.As(err, &ue) {
+		t.Fatalf("CheckSplitLedger: %v, want an *UncheckedError", err)
+	}
+	if strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "records campaign spring") {
+		t.Errorf("words: %q", err.Error())
+	}
+}

@@ -67,6 +67,10 @@ type Plan struct {
 	// Estimate is how long sending takes and when the last batch goes
 	// (the latter set by [Plan.ScheduleAt]); never saved.
 	Estimate *Estimate `json:"-"`
+	// Refusal is why apply will refuse the plan as the states stand (nil:
+	// it will not, as far as the states tell): set by the command that
+	// knows the states, shown before anything else; never saved.
+	Refusal *Refusal `json:"-"`
 	// Compliance is what the rule sets the campaign declares said of it;
 	// nil when it declares none.
 	Compliance *Compliance `json:"compliance,omitempty"`
@@ -260,6 +264,33 @@ func (s StateStamp) FirstSendNotice(campaign string) string {
 	}
 	return fmt.Sprintf("%s: this is the first send of campaign %s; nobody will be treated as already messaged", where, campaign)
 }
+
+// Refusal is why apply will refuse a plan, said before any count: a plan
+// that apply refuses must never read as a first send.
+type Refusal struct {
+	Kind   RefusalKind `json:"kind"`
+	Reason string      `json:"reason"` // what apply would find, in a sentence
+	Fix    string      `json:"fix"`    // the command (or step) that settles it
+}
+
+// RefusalKind names why apply refuses a plan, as JSON carries it.
+type RefusalKind string
+
+// The kinds of [Refusal], most fundamental first: a command that finds
+// several shows the first.
+const (
+	// RefusedSplitLedger: another state records the campaign, or holds
+	// the project's ledger, and was not migrated to the state in use.
+	RefusedSplitLedger RefusalKind = "split_ledger"
+	// RefusedUnchecked: a state that may record the campaign could not be
+	// read; apply refuses unless told the campaign was never sent from it.
+	RefusedUnchecked RefusalKind = "state_unchecked"
+	// RefusedEarlierState: no record of the campaign, but signs that the
+	// state once held one (see state.EarlierStateError).
+	RefusedEarlierState RefusalKind = "earlier_state"
+	// RefusedPaused: the campaign is paused.
+	RefusedPaused RefusalKind = "paused"
+)
 
 // Recorded is what the plan needs of the state: *state.State satisfies it.
 type Recorded interface {

@@ -422,7 +422,7 @@ func openPostgres(ctx context.Context, loc string, opts Options) (_ *State, err 
 		// it the holder's row. A holder that dies before leaves neither,
 		// nothing to pass for a sign of an earlier state.
 		if !opts.NewState {
-			if signs := append(pgSigns(ctx, conn, t, lk, opts.Campaign), opts.Signs...); len(signs) > 0 {
+			if signs := append(pgSigns(ctx, conn, t, lk.previous, opts.Campaign), opts.Signs...); len(signs) > 0 {
 				lk.release(false)
 				return nil, &EarlierStateError{Loc: t.shown, Campaign: opts.Campaign, Signs: signs}
 			}
@@ -523,9 +523,9 @@ func openPostgresReadOnly(ctx context.Context, loc, name string) (_ *State, err 
 // pgSigns lists what suggests that the campaign had a record in this
 // database: a lock taken for it here, or its record in another smsform
 // schema (a changed schema parameter).
-func pgSigns(ctx context.Context, conn *sql.Conn, t *pgTarget, lk *pgLock, name string) []string {
+func pgSigns(ctx context.Context, conn querier, t *pgTarget, previous *holder, name string) []string {
 	var signs []string
-	if p := lk.previous; p != nil {
+	if p := previous; p != nil {
 		signs = append(signs, fmt.Sprintf("an apply or resolve (pid %d on host %s) locked campaign %q in schema %s at %s",
 			p.PID, p.Host, name, t.schema, p.Started.UTC().Format(time.RFC3339)))
 	}
@@ -595,12 +595,19 @@ func (lk *pgLock) acquire(ctx context.Context, timeout time.Duration, wait func(
 		}
 	}
 	lk.held = true
-	var p holder
-	if lk.conn.QueryRowContext(ctx, `SELECT host, pid, started_at FROM locks WHERE campaign = $1 AND NOT creating`, lk.campaign).
-		Scan(&p.Host, &p.PID, &p.Started) == nil {
-		lk.previous = &p
-	}
+	lk.previous = lastHolder(ctx, lk.conn, lk.campaign)
 	return nil
+}
+
+// lastHolder is the row of the last apply or resolve that locked the
+// campaign and got past creating its record; nil when there is none.
+func lastHolder(ctx context.Context, q querier, campaign string) *holder {
+	var p holder
+	if q.QueryRowContext(ctx, `SELECT host, pid, started_at FROM locks WHERE campaign = $1 AND NOT creating`, campaign).
+		Scan(&p.Host, &p.PID, &p.Started) != nil {
+		return nil
+	}
+	return &p
 }
 
 // record writes the row that names this process as the holder.
@@ -740,4 +747,10 @@ func WithoutPassword(loc string) string {
 		u.RawQuery = q.Encode()
 	}
 	return u.String()
+}
+
+// querier is what reading a few rows needs: a connection or a pool.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/report"
 	"github.com/smsform/smsform/internal/words"
+	"github.com/smsform/smsform/ledger"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/plan/planfile"
 	"github.com/smsform/smsform/state"
@@ -27,6 +28,7 @@ import (
 type applyFlags struct {
 	state          *pflag.Flag // read through chooseState: whether it was given counts
 	newState       bool
+	firstSend      bool
 	autoApprove    bool
 	json           bool
 	lockTimeout    time.Duration
@@ -47,6 +49,7 @@ func newApplyCmd(env Env) *cobra.Command {
 	fs.String("state", "", stateFlagUsage)
 	f.state = fs.Lookup("state")
 	fs.BoolVar(&f.newState, "new-state", false, "start a new state even though there are signs of an earlier one (everyone may be messaged again: decide first)")
+	fs.BoolVar(&f.firstSend, "first-send", false, "go on when an enclosing project's state that could not be read may record the campaign: you know it was never sent from there")
 	fs.BoolVar(&f.autoApprove, "auto-approve", false, "apply without asking (needed without a terminal, in automation and with --json)")
 	fs.BoolVar(&f.json, "json", false, "print one JSON event per line instead of the plan and progress (with a saved plan or --auto-approve)")
 	fs.DurationVar(&f.lockTimeout, "lock-timeout", 0, "wait this long for another apply to release the state (default: fail at once)")
@@ -112,8 +115,8 @@ func runApply(ctx context.Context, env Env, f applyFlags, target string) error {
 		return err
 	}
 	next.base, next.baseFrom, next.hours = client.Client.BaseURL, baseURLSource(c, env), client.Hours
-	if err := choice.splitLedger(ctx, campaignPath, c.Name); err != nil {
-		return withHint(err, "nothing was sent or recorded: one campaign, one ledger")
+	if err := checkOneLedger(ctx, env, choice, campaignPath, c.Name, f.firstSend); err != nil {
+		return err
 	}
 	// The saved plan's own sign of an earlier state (the lineage it was
 	// made against) is apply.Start's to give: it is known once the file
@@ -227,6 +230,22 @@ func (n nextStep) carryOn() string {
 	}
 	return fmt.Sprintf("apply the plan again (smsform apply %s): it sends only the batches it has not attempted yet, as long as nothing else changes the campaign's state meanwhile (else make a new plan: %s)",
 		n.planFile, n.newPlan())
+}
+
+// checkOneLedger refuses an apply whose campaign keeps part of its ledger
+// in another state, and one whose enclosing project's state could not be
+// read unless firstSend says the campaign was never sent from there.
+func checkOneLedger(ctx context.Context, env Env, choice stateChoice, campaignPath, name string, firstSend bool) error {
+	var unchecked *ledger.UncheckedError
+	switch err := choice.splitLedger(ctx, campaignPath, name); {
+	case errors.As(err, &unchecked) && firstSend:
+		warnf(env, "%v; going on, as --first-send says", err)
+	case errors.As(err, &unchecked):
+		return withHint(err, "nothing was sent or recorded: make that state reachable and apply again, or, if you know the campaign was never sent from it, apply with --first-send")
+	case err != nil:
+		return withHint(err, "nothing was sent or recorded: one campaign, one ledger")
+	}
+	return nil
 }
 
 // tokenRefused is the error for a token that could not be had before the

@@ -266,12 +266,40 @@ func computePlan(ctx context.Context, env Env, f planFlags, campaignPath string,
 		if serr := p.ScheduleAt(at); serr != nil {
 			return r, serr
 		}
-		if err := r.choice.splitLedger(ctx, campaignPath, c.Name); err != nil {
-			p.Warnings = append(p.Warnings, err.Error()+"; apply refuses to run until it is settled")
-		}
+		p.Refusal = r.refusal(ctx, campaignPath)
 	}
 	r.plan = p
 	return r, err
+}
+
+// refusal is why apply would refuse r's plan as the states stand, first
+// what is most fundamental (see plan.Refusal); nil when it would not.
+func (r planned) refusal(ctx context.Context, campaignPath string) *plan.Refusal {
+	name := r.campaign.Name
+	var unchecked *ledger.UncheckedError
+	var split *splitLedgerError
+	switch err := r.choice.splitLedger(ctx, campaignPath, name); {
+	case errors.As(err, &split):
+		return &plan.Refusal{Kind: plan.RefusedSplitLedger, Reason: split.reason(), Fix: split.fix()}
+	case errors.As(err, &unchecked):
+		return &plan.Refusal{Kind: plan.RefusedUnchecked, Reason: err.Error(),
+			Fix: "make that state reachable and plan again, or, if the campaign was never sent from it, apply with --first-send"}
+	case err != nil:
+		return &plan.Refusal{Kind: plan.RefusedUnchecked, Reason: "could not check for a second ledger: " + err.Error(),
+			Fix: "fix what stops the check and plan again"}
+	}
+	if r.st.Lineage() == "" || r.st.Serial() == 0 {
+		if signs, err := state.EarlierSigns(ctx, r.choice.loc, name); err == nil && len(signs) > 0 {
+			e := &state.EarlierStateError{Loc: r.choice.shown(), Campaign: name, Signs: signs}
+			return &plan.Refusal{Kind: plan.RefusedEarlierState, Reason: e.Error(),
+				Fix: "if the earlier state exists, point --state (or the project file's state:) at it; if it is really lost, check with the provider who was messaged, then apply with --new-state"}
+		}
+	}
+	if pz := r.st.Paused(); pz != nil {
+		return &plan.Refusal{Kind: plan.RefusedPaused, Reason: "the campaign is " + report.PauseWords(pz),
+			Fix: "smsform resume " + shellWord(campaignPath)}
+	}
+	return nil
 }
 
 // overBudget reports whether err is a plan over its budget, which is shown
@@ -348,6 +376,8 @@ func invalidNumbers(err error) (shown error, ok bool) {
 func sayPlanNext(env Env, p *plan.Plan, campaignPath, stateFlag, outFile string) {
 	switch {
 	case inAutomation(env):
+	case p.Refusal != nil:
+		fmt.Fprintf(env.Stderr, "hint: apply will refuse it until this is settled: %s\n", p.Refusal.Fix)
 	case outFile != "":
 		fmt.Fprintf(env.Stderr, "smsform: plan saved to %s (it holds phone numbers: keep it private)\nhint: apply exactly this plan with: smsform apply %s\n", outFile, outFile)
 	case p.Summary.ToSend > 0:

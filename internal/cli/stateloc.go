@@ -204,20 +204,50 @@ func (c stateChoice) ledgers(name string) ledger.Ledgers {
 	l := ledger.Ledgers{InUse: c.loc, Campaign: name, Beside: c.beside, ProjectFile: campaign.ProjectFile}
 	if c.project != nil {
 		l.ProjectDir = c.project.Dir
+		if name != "" {
+			l.Enclosing = enclosingStates(c.project.Dir)
+		}
 	}
 	return l
+}
+
+// enclosingStates are the states the project files above the project's
+// folder dir name, for ledger.CheckSplitLedger; one that cannot be read
+// is carried with its error.
+func enclosingStates(dir string) []ledger.Enclosing {
+	files, err := campaign.EnclosingProjects(dir)
+	if err != nil {
+		return []ledger.Enclosing{{ProjectFile: filepath.Join(filepath.Dir(dir), campaign.ProjectFile), Err: err}}
+	}
+	var out []ledger.Enclosing
+	for _, f := range files {
+		p, err := campaign.LoadProject(f)
+		if err == nil && p.State == "" {
+			continue
+		}
+		e := ledger.Enclosing{ProjectFile: f, Err: err}
+		if err == nil {
+			e.Line = p.StateLine
+			e.State, e.Err = projectState(p)
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // splitLedger is the state file that holds part of the ledger of the
 // campaign (named name, in the file at campaignPath) besides the state in
 // use (see ledger.CheckSplitLedger), in the command line's words; nil when
-// there is one ledger. The default state, next to the campaign, has no
-// other place to be.
+// there is one ledger; a *ledger.UncheckedError when an enclosing
+// project's state could not be read. The default state, next to the
+// campaign, has no other place to be in its own project, but an
+// enclosing project's state may still record the campaign.
 func (c stateChoice) splitLedger(ctx context.Context, campaignPath, name string) error {
+	l := c.ledgers(name)
 	if c.source == fromDefault {
-		return nil
+		l = ledger.Ledgers{InUse: l.InUse, Campaign: l.Campaign, Enclosing: l.Enclosing}
 	}
-	return c.splitWords(ledger.CheckSplitLedger(ctx, c.ledgers(name)), campaignPath)
+	return c.splitWords(ledger.CheckSplitLedger(ctx, l), campaignPath)
 }
 
 // projectSplit is splitLedger for the project's ledger alone: what optout
@@ -252,7 +282,20 @@ type splitLedgerError struct {
 func (e *splitLedgerError) Unwrap() error { return e.SplitLedgerError }
 
 func (e *splitLedgerError) Error() string {
-	migrate := fmt.Sprintf("smsform state migrate --from %s --to %s", shellWord(e.Other), e.to)
+	tail := "carry it over with " + e.fix()
+	switch e.Kind {
+	case ledger.SplitCampaign:
+		tail += ", or remove it if it is stale"
+	case ledger.SplitProject:
+		tail = "carry it all over with " + e.fix()
+	case ledger.SplitOptOuts:
+		tail = "carry them over with " + e.fix()
+	}
+	return e.reason() + "; " + tail
+}
+
+// reason is what is split, without the command that mends it.
+func (e *splitLedgerError) reason() string {
 	switch e.Kind {
 	case ledger.SplitCampaign:
 		where := "in the project's folder"
@@ -260,15 +303,26 @@ func (e *splitLedgerError) Error() string {
 			where = "next to the campaign"
 		}
 		return fmt.Sprintf("%s %s records campaign %s (serial %d) and was not migrated, while the state in use is %s (%s): "+
-			"two ledgers of one campaign; carry it over with smsform state migrate %s --from %s --to %s, or remove it if it is stale",
-			e.Other, where, e.Campaign, e.Serial, e.InUse, e.from, e.campaignPath, shellWord(e.Other), e.to)
+			"two ledgers of one campaign", e.Other, where, e.Campaign, e.Serial, e.InUse, e.from)
+	case ledger.SplitEnclosing:
+		return fmt.Sprintf("%s, the state of the enclosing project file %s:%d, records campaign %s (serial %d) and was not migrated, "+
+			"while the state in use is %s (%s): two ledgers of one campaign, and everyone it recorded would be messaged again",
+			e.Other, e.ProjectFile, e.Line, e.Campaign, e.Serial, e.InUse, e.from)
 	case ledger.SplitProject:
 		return fmt.Sprintf("%s in the project's folder is the project's earlier state and still records %s not migrated (%s), "+
-			"with the project's opt-outs and frequency-cap history, while the state in use is %s (%s): the ledger would be split; "+
-			"carry it all over with %s", e.Other, words.N(len(e.Unmigrated), "campaign", "campaigns"), strings.Join(e.Unmigrated, ", "), e.InUse, e.from, migrate)
+			"with the project's opt-outs and frequency-cap history, while the state in use is %s (%s): the ledger would be split",
+			e.Other, words.N(len(e.Unmigrated), "campaign", "campaigns"), strings.Join(e.Unmigrated, ", "), e.InUse, e.from)
 	}
 	return fmt.Sprintf("%s in the project's folder holds the project's opt-outs and frequency-cap history, which the state in use, %s (%s), "+
-		"does not: they would not be honoured; carry them over with %s", e.Other, e.InUse, e.from, migrate)
+		"does not: they would not be honoured", e.Other, e.InUse, e.from)
+}
+
+// fix is the state migrate command that carries the other state over.
+func (e *splitLedgerError) fix() string {
+	if e.Kind == ledger.SplitCampaign || e.Kind == ledger.SplitEnclosing {
+		return fmt.Sprintf("smsform state migrate %s --from %s --to %s", e.campaignPath, shellWord(e.Other), e.to)
+	}
+	return fmt.Sprintf("smsform state migrate --from %s --to %s", shellWord(e.Other), e.to)
 }
 
 // shellWord is s as a shell reads one word: quoted when it holds anything

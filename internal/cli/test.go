@@ -17,6 +17,7 @@ import (
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/report"
 	"github.com/smsform/smsform/internal/words"
+	"github.com/smsform/smsform/ledger"
 	"github.com/smsform/smsform/state"
 )
 
@@ -165,7 +166,14 @@ func testState(ctx context.Context, env Env, path string, c *campaign.Campaign, 
 	if err != nil {
 		return choice, err
 	}
-	if err := choice.splitLedger(ctx, path, c.Name); err != nil {
+	// A test send messages only the numbers it names, whatever an
+	// enclosing project's state records of the campaign's recipients: one
+	// that cannot be read is said, not a refusal.
+	var unchecked *ledger.UncheckedError
+	switch err := choice.splitLedger(ctx, path, c.Name); {
+	case errors.As(err, &unchecked):
+		warnf(env, "%v", err)
+	case err != nil:
 		return choice, withHint(err, "nothing was sent or recorded: one campaign, one ledger")
 	}
 	return choice, choice.makeFolder()

@@ -14,6 +14,7 @@ import (
 // jsonPlan is the JSON document of a plan (format_version 1).
 type jsonPlan struct {
 	FormatVersion string          `json:"format_version"`
+	Refusal       *plan.Refusal   `json:"refusal,omitempty"` // why apply will refuse the plan, first
 	Campaign      string          `json:"campaign"`
 	Sender        string          `json:"sender"`
 	Summary       plan.Summary    `json:"summary"`
@@ -60,6 +61,7 @@ func WriteJSON(w io.Writer, p *plan.Plan, o Output) error {
 	v := o.show(p)
 	doc := jsonPlan{
 		FormatVersion: plan.FormatVersion,
+		Refusal:       p.Refusal,
 		Campaign:      p.Campaign,
 		Sender:        p.Sender,
 		Summary:       p.Summary,

@@ -123,7 +123,8 @@ func markdownBlock(b plan.Batch) mdBlock {
 func markdownHead(v shown, stateName string) (string, error) {
 	p := v.p
 	var h strings.Builder
-	fmt.Fprintf(&h, "**%s** %s\n\n", v.o.headline(p), resumeWords(p))
+	h.WriteString(refusalMarkdown(p))
+	fmt.Fprintf(&h, "%s\n\n", strings.TrimSpace("**"+v.o.headline(p)+"** "+resumeWords(p)))
 	fmt.Fprintf(&h, "Campaign %s, sender %s.\n\n", mdCode(p.Campaign, false), mdCode(p.Sender, false))
 	if n := firstSendWords(p, stateName); n != "" {
 		fmt.Fprintf(&h, "⚠️ %s\n\n", n)
@@ -132,7 +133,7 @@ func markdownHead(v shown, stateName string) (string, error) {
 		fmt.Fprintf(&h, "⏳ %s.\n\n", mdText(n))
 	}
 	paused, estimate, tested := controlLines(p)
-	if paused != "" {
+	if paused != "" && !refusedAs(p, plan.RefusedPaused) {
 		fmt.Fprintf(&h, "⏸️ **%s.**\n\n", mdText(paused))
 	}
 	writeBudget(&h, v)
@@ -184,7 +185,7 @@ func reviewerState(loc string) string {
 // firstSendWords is what the comment says when the state records nothing
 // of the campaign, naming the state as a reviewer knows it.
 func firstSendWords(p *plan.Plan, stateName string) string {
-	if !p.State.FirstSend {
+	if !p.State.FirstSend || p.Refusal != nil {
 		return ""
 	}
 	where := "No record of campaign " + mdCode(p.Campaign, false) + " in the state " + mdCode(stateName, false)
@@ -261,7 +262,10 @@ func variablesWords(d plan.Duplicate, differ string) string {
 
 // resumeWords says whether the campaign sends for the first time.
 func resumeWords(p *plan.Plan) string {
-	if p.State.Lineage == "" || p.State.FirstSend {
+	switch {
+	case p.Refusal != nil:
+		return "" // the refusal above says what the state is
+	case p.State.Lineage == "" || p.State.FirstSend:
 		return "First send." // the notice below says what was found
 	}
 	return fmt.Sprintf("Resumed: the state (serial %d) records what was sent, which is not sent again.", p.State.Serial)

@@ -47,12 +47,15 @@ type Campaigns struct {
 }
 
 // refusal is why apply will refuse a campaign's plan, "" when it will
-// take it: its error (over budget, invalid numbers), or its pause.
+// take it: what the states say (see plan.Refusal), its error (over
+// budget, invalid numbers), or its pause.
 func refusal(cp CampaignPlan) string {
 	var budget *plan.BudgetError
 	switch {
 	case cp.Plan == nil:
 		return ""
+	case cp.Plan.Refusal != nil:
+		return refusalWords[cp.Plan.Refusal.Kind]
 	case errors.As(cp.Err, &budget):
 		return "over budget"
 	case cp.Err != nil:
@@ -62,6 +65,14 @@ func refusal(cp CampaignPlan) string {
 		return "paused"
 	}
 	return ""
+}
+
+// refusalWords say each kind of plan.Refusal in a few words.
+var refusalWords = map[plan.RefusalKind]string{
+	plan.RefusedSplitLedger:  "another state holds its ledger",
+	plan.RefusedUnchecked:    "a state could not be checked",
+	plan.RefusedEarlierState: "signs of an earlier state",
+	plan.RefusedPaused:       "paused",
 }
 
 // SumCampaigns counts cps.

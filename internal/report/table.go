@@ -104,6 +104,9 @@ func WriteTable(w io.Writer, p *plan.Plan, o Output) error {
 // paragraph wrapped at the width (see [wrapProse]).
 func writeTableHead(b *strings.Builder, p *plan.Plan, o Output) {
 	para := func(s, indent string) { b.WriteString(wrapProse(s, o.Width, indent) + "\n") }
+	if r := refusalText(p); r != "" {
+		b.WriteString(o.paint(ansiYellow, wrapProse(r, o.Width, "  ")) + "\n\n")
+	}
 	para(fmt.Sprintf("Campaign %s, sender %s", oneLine(p.Campaign), oneLine(p.Sender)), "  ")
 	b.WriteString(o.paint(ansiBold, wrapProse(o.headline(p), o.Width, "  ")) + "\n")
 	if c := p.Cost; c != nil {
@@ -148,10 +151,10 @@ func writeTableHead(b *strings.Builder, p *plan.Plan, o Output) {
 		}
 	}
 	b.WriteString("\n")
-	if paused != "" {
+	if paused != "" && !refusedAs(p, plan.RefusedPaused) {
 		b.WriteString(o.paint(ansiYellow, wrapProse(oneLine(paused)+".", o.Width, "  ")) + "\n\n")
 	}
-	if n := p.State.FirstSendNotice(p.Campaign); n != "" {
+	if n := p.State.FirstSendNotice(p.Campaign); n != "" && p.Refusal == nil {
 		para("Note: "+oneLine(n)+".", "  ")
 		b.WriteString("\n")
 	}

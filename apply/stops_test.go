@@ -162,20 +162,46 @@ func TestRunAlreadySentIsNotADiskError(t *testing.T) {
 // Once the error limit is reached no worker starts another request, even
 // one that was waiting for the rate limiter meanwhile.
 func TestRunStopsWorkersWaitingForTheRate(t *testing.T) {
-	// The second worker waits a second for the rate: more than a loaded
-	// machine takes to record the first batch's refusal.
-	r := newRig(t, sandbox.Config{MaxBody: 5}, testharness.Campaign{Recipients: 40, BatchSize: 10, Concurrency: 2, Rate: "1/s"}, 0)
-	issueSlowly(t, r)
-	res, err := r.apply(t, context.Background(), apply.Options{MaxErrors: 1})
-	if !errors.Is(err, apply.ErrTooManyErrors) {
-		t.Fatalf("run: %v, want ErrTooManyErrors", err)
+	// The first worker's batch is refused, which reaches the limit; the
+	// second worker waits for the rate until one interval after the run
+	// started, a moment set by the clock: this holds only if the refusal
+	// was recorded before it. The test sees when the limit was reached
+	// (the batch_failed event comes after it), and when a loaded machine
+	// took longer than the interval, it tries again with a longer one.
+	for _, interval := range []time.Duration{time.Second, 4 * time.Second, 16 * time.Second} {
+		r := newRig(t, sandbox.Config{MaxBody: 5}, testharness.Campaign{Recipients: 40, BatchSize: 10, Concurrency: 2}, 0)
+		issueSlowly(t, r)
+		var reached time.Time // when the limit was reached
+		o := r.options(apply.Options{MaxErrors: 1, Events: func(e apply.Event) {
+			if e.Type == "batch_failed" && reached.IsZero() {
+				reached = time.Now()
+			}
+		}})
+		o.RatePerSecond = 1 / interval.Seconds()
+		p := r.plan(t)
+		start := time.Now() // the second worker waits until at least start+interval
+		res, err := apply.Run(context.Background(), p, r.st, r.auth, o)
+		if !errors.Is(err, apply.ErrTooManyErrors) {
+			t.Fatalf("run: %v, want ErrTooManyErrors", err)
+		}
+		if reached.IsZero() {
+			t.Fatal("no batch_failed event")
+		}
+		if took := reached.Sub(start); took >= interval {
+			// The second worker may have started its request before the
+			// limit: nothing this test is about.
+			t.Logf("the limit was reached %v after the start, not within the rate's interval of %v: again with a longer one", took, interval)
+			continue
+		}
+		if n := r.srv.Stats().SendRequests; n != 1 {
+			t.Errorf("%d send requests, want 1: the limit stops the run at once", n)
+		}
+		if res.Failed != 10 || res.Skipped != 30 {
+			t.Errorf("failed %d, skipped %d; want 10, 30", res.Failed, res.Skipped)
+		}
+		return
 	}
-	if n := r.srv.Stats().SendRequests; n != 1 {
-		t.Errorf("%d send requests, want 1: the limit stops the run at once", n)
-	}
-	if res.Failed != 10 || res.Skipped != 30 {
-		t.Errorf("failed %d, skipped %d; want 10, 30", res.Failed, res.Skipped)
-	}
+	t.Fatal("the machine never recorded the first batch's refusal within the rate's interval: nothing was tested")
 }
 
 // brokenDisk is the real state until it refuses outcomes, or forgotten

@@ -78,11 +78,11 @@ func (r *rig) options(o apply.Options) apply.Options {
 	return o
 }
 
-// start is apply in the background, so that the test acts while the run
+// start is apply with journal j in the background, so that the test acts while the run
 // goes on; the function it returns waits for the run's end, and fails the
 // test if the run is not over within a minute (a run that never ends fails
 // rather than hangs).
-func (r *rig) start(t *testing.T, ctx context.Context, o apply.Options) func() (*apply.Result, error) {
+func (r *rig) start(t *testing.T, ctx context.Context, j apply.Journal, o apply.Options) func() (*apply.Result, error) {
 	t.Helper()
 	p := r.plan(t)
 	type ended struct {
@@ -91,7 +91,7 @@ func (r *rig) start(t *testing.T, ctx context.Context, o apply.Options) func() (
 	}
 	done := make(chan ended, 1)
 	go func() {
-		res, err := apply.Run(ctx, p, r.st, r.auth, r.options(o))
+		res, err := apply.Run(ctx, p, j, r.auth, r.options(o))
 		done <- ended{res, err}
 	}()
 	return func() (*apply.Result, error) {
@@ -532,7 +532,7 @@ func TestRunInterrupted(t *testing.T) {
 			gate := r.srv.Hold(0)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			run := r.start(t, ctx, apply.Options{Grace: tt.grace})
+			run := r.start(t, ctx, r.st, apply.Options{Grace: tt.grace})
 			// Interrupt once four requests are in flight; then the sandbox
 			// answers them, or never does.
 			waitHeld(t, gate, 4)

@@ -103,24 +103,20 @@ func (j *journalLog) ForgetIntent(ctx context.Context, batch string) error {
 // A rate wait comes before the next intent, and the last outcome is
 // journaled before the wait: a kill while waiting leaves nothing in doubt.
 func TestRunPacesBeforeTheIntent(t *testing.T) {
-	// The second batch may go a minute after the first: far more than a
-	// loaded machine's delays.
-	r := newRig(t, sandbox.Config{}, testharness.Campaign{Recipients: 30, BatchSize: 10, Rate: "1/m"}, 0)
+	// The second batch may go an hour after the first: whatever the
+	// machine's speed, the run is waiting for it when the test looks.
+	r := newRig(t, sandbox.Config{}, testharness.Campaign{Recipients: 30, BatchSize: 10, Rate: "1/h"}, 0)
 	issueSlowly(t, r)
 	j := &journalLog{State: r.st}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var whileWaiting []string
-	r.srv.OnSend(func(n int) {
-		if n == 1 {
-			// Interrupt the wait for the second batch.
-			time.AfterFunc(250*time.Millisecond, func() {
-				whileWaiting = j.snapshot()
-				cancel()
-			})
-		}
-	})
-	res, err := apply.Run(ctx, r.plan(t), j, r.auth, apply.Options{From: r.camp.Sender, RatePerSecond: r.camp.Rate.PerSecond()})
+	run := r.start(t, ctx, j, apply.Options{})
+	// Once the first batch's end is journaled, interrupt the wait (a run
+	// that left it for the next intent fails here, after a minute).
+	eventually(t, "a journal call after the first intent", func() bool { return len(j.snapshot()) >= 2 })
+	whileWaiting := j.snapshot()
+	cancel()
+	res, err := run()
 	if !errors.Is(err, apply.ErrInterrupted) {
 		t.Fatalf("run: %v, want ErrInterrupted", err)
 	}
@@ -129,6 +125,9 @@ func TestRunPacesBeforeTheIntent(t *testing.T) {
 	}
 	if calls := j.snapshot(); len(calls) != 2 {
 		t.Errorf("journal calls %q: nothing more after the interrupt", calls)
+	}
+	if n := r.srv.Stats().SendRequests; n != 1 {
+		t.Errorf("%d send requests, want 1: the second batch waits an hour", n)
 	}
 	got := r.tally(t)
 	if got.Sent != 10 || got.InDoubt != 0 || got.Unrecorded != 20 || res.Skipped != 20 {

@@ -10,8 +10,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,6 +27,7 @@ import (
 
 	"github.com/smsform/smsform/internal/cli"
 	"github.com/smsform/smsform/internal/pgtest"
+	"github.com/smsform/smsform/internal/testharness"
 )
 
 // pg serves the scripts named pg_*, each in a database of its own ($PGURL).
@@ -52,6 +59,7 @@ func TestScripts(t *testing.T) {
 			e.Setenv("CI", "")
 			e.Setenv("SMSFORM_IN_AUTOMATION", "")
 			e.Setenv("SMSFORM_STATE", "")
+			e.Values[scriptKey{}] = &scriptState{}
 			if strings.HasPrefix(filepath.Base(e.WorkDir), "script-pg_") {
 				if err := pg.Available(); pgtest.Skippable(err) {
 					e.T().Skip("pgtest: ", err)
@@ -74,6 +82,14 @@ func TestScripts(t *testing.T) {
 			"outbox":        cmdOutbox,
 			"no-secrets":    cmdNoSecrets,
 			"forge-plan":    cmdForgePlan,
+			"sandbox-hold":  cmdSandboxHold,
+			"sandbox-release": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 0 {
+					ts.Fatalf("usage: sandbox-release")
+				}
+				gateOf(ts).Open()
+			},
+			"wait-for": cmdWaitFor,
 		},
 	})
 }
@@ -119,6 +135,116 @@ func cmdSandboxStart(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		logFile.Close()
 	})
+}
+
+// scriptKey keys a script's [scriptState] in its testscript values.
+type scriptKey struct{}
+
+// scriptState is what a script's own commands share.
+type scriptState struct {
+	gate *testharness.Gate // the gate of sandbox-hold, nil before
+}
+
+func stateOf(ts *testscript.TestScript) *scriptState {
+	return ts.Value(scriptKey{}).(*scriptState)
+}
+
+func gateOf(ts *testscript.TestScript) *testharness.Gate {
+	g := stateOf(ts).gate
+	if g == nil {
+		ts.Fatalf("no sandbox-hold before")
+	}
+	return g
+}
+
+// cmdSandboxHold puts a gate in front of the sandbox started last:
+// "sandbox-hold [N]" lets the next N send requests (default 0) through
+// and holds every later one, unanswered and unseen by the sandbox, until
+// sandbox-release. A script then acts while a run's requests are in flight
+// because it saw them held (wait-for held N), not because a latency made
+// it likely: on a loaded machine the run may well be over by then.
+func cmdSandboxHold(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) > 1 {
+		ts.Fatalf("usage: sandbox-hold [N]")
+	}
+	pass := 0
+	if len(args) == 1 {
+		var err error
+		pass, err = strconv.Atoi(args[0])
+		ts.Check(err)
+	}
+	target, err := url.Parse(ts.Getenv("SMSFORM_BASE_URL"))
+	if err != nil || target.Host == "" {
+		ts.Fatalf("sandbox-hold: no sandbox-start before (SMSFORM_BASE_URL %q)", ts.Getenv("SMSFORM_BASE_URL"))
+	}
+	g := testharness.NewGate(pass)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.ErrorLog = log.New(io.Discard, "", 0) // a client gone while its request was held
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	srv := &http.Server{Handler: g.Handler(proxy), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	st := stateOf(ts)
+	if st.gate != nil {
+		st.gate.Open()
+	}
+	st.gate = g
+	ts.Setenv("SMSFORM_BASE_URL", "http://"+ln.Addr().String())
+	ts.Defer(func() {
+		g.Open()
+		srv.Close()
+	})
+}
+
+// waitLimit is how long wait-for waits unless told: far longer than a
+// loaded machine takes, so that reaching it means what was waited for
+// will not happen.
+const waitLimit = time.Minute
+
+// cmdWaitFor waits for something another process does, and fails, saying
+// what it saw, if it has not happened within the deadline (-timeout D,
+// default [waitLimit]): a script never hangs on a wait.
+//
+//	wait-for [-timeout D] held N            sandbox-hold's gate holds N send requests
+//	wait-for [-timeout D] grep REGEXP FILE  FILE has a line matching REGEXP
+func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
+	usage := "usage: wait-for [-timeout D] held N | grep REGEXP FILE"
+	if neg {
+		ts.Fatalf("unsupported: ! wait-for")
+	}
+	limit := waitLimit
+	if len(args) >= 2 && args[0] == "-timeout" {
+		var err error
+		limit, err = time.ParseDuration(args[1])
+		ts.Check(err)
+		args = args[2:]
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	switch {
+	case len(args) == 2 && args[0] == "held":
+		n, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		if err := gateOf(ts).WaitHeld(ctx, n); err != nil {
+			ts.Fatalf("wait-for held %d: after %v, %v", n, limit, err)
+		}
+	case len(args) == 3 && args[0] == "grep":
+		re, err := regexp.Compile("(?m)" + args[1])
+		ts.Check(err)
+		for {
+			data, _ := os.ReadFile(ts.MkAbs(args[2]))
+			if re.Match(data) {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				ts.Fatalf("wait-for grep: after %v, no line of %s matches %q; it holds:\n%s", limit, args[2], args[1], data)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	default:
+		ts.Fatalf("%s", usage)
+	}
 }
 
 // cmdOutbox checks the sandbox's outbox: "outbox N" asserts N messages were

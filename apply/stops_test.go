@@ -103,24 +103,20 @@ func (j *journalLog) ForgetIntent(ctx context.Context, batch string) error {
 // A rate wait comes before the next intent, and the last outcome is
 // journaled before the wait: a kill while waiting leaves nothing in doubt.
 func TestRunPacesBeforeTheIntent(t *testing.T) {
-	// The second batch may go a minute after the first: far more than a
-	// loaded machine's delays.
-	r := newRig(t, sandbox.Config{}, testharness.Campaign{Recipients: 30, BatchSize: 10, Rate: "1/m"}, 0)
+	// The second batch may go an hour after the first: whatever the
+	// machine's speed, the run is waiting for it when the test looks.
+	r := newRig(t, sandbox.Config{}, testharness.Campaign{Recipients: 30, BatchSize: 10, Rate: "1/h"}, 0)
 	issueSlowly(t, r)
 	j := &journalLog{State: r.st}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var whileWaiting []string
-	r.srv.OnSend(func(n int) {
-		if n == 1 {
-			// Interrupt the wait for the second batch.
-			time.AfterFunc(250*time.Millisecond, func() {
-				whileWaiting = j.snapshot()
-				cancel()
-			})
-		}
-	})
-	res, err := apply.Run(ctx, r.plan(t), j, r.auth, apply.Options{From: r.camp.Sender, RatePerSecond: r.camp.Rate.PerSecond()})
+	run := r.start(t, ctx, j, apply.Options{})
+	// Once the first batch's end is journaled, interrupt the wait (a run
+	// that left it for the next intent fails here, after a minute).
+	eventually(t, "a journal call after the first intent", func() bool { return len(j.snapshot()) >= 2 })
+	whileWaiting := j.snapshot()
+	cancel()
+	res, err := run()
 	if !errors.Is(err, apply.ErrInterrupted) {
 		t.Fatalf("run: %v, want ErrInterrupted", err)
 	}
@@ -129,6 +125,9 @@ func TestRunPacesBeforeTheIntent(t *testing.T) {
 	}
 	if calls := j.snapshot(); len(calls) != 2 {
 		t.Errorf("journal calls %q: nothing more after the interrupt", calls)
+	}
+	if n := r.srv.Stats().SendRequests; n != 1 {
+		t.Errorf("%d send requests, want 1: the second batch waits an hour", n)
 	}
 	got := r.tally(t)
 	if got.Sent != 10 || got.InDoubt != 0 || got.Unrecorded != 20 || res.Skipped != 20 {
@@ -162,20 +161,46 @@ func TestRunAlreadySentIsNotADiskError(t *testing.T) {
 // Once the error limit is reached no worker starts another request, even
 // one that was waiting for the rate limiter meanwhile.
 func TestRunStopsWorkersWaitingForTheRate(t *testing.T) {
-	// The second worker waits a second for the rate: more than a loaded
-	// machine takes to record the first batch's refusal.
-	r := newRig(t, sandbox.Config{MaxBody: 5}, testharness.Campaign{Recipients: 40, BatchSize: 10, Concurrency: 2, Rate: "1/s"}, 0)
-	issueSlowly(t, r)
-	res, err := r.apply(t, context.Background(), apply.Options{MaxErrors: 1})
-	if !errors.Is(err, apply.ErrTooManyErrors) {
-		t.Fatalf("run: %v, want ErrTooManyErrors", err)
+	// The first worker's batch is refused, which reaches the limit; the
+	// second worker waits for the rate until one interval after the run
+	// started, a moment set by the clock: this holds only if the refusal
+	// was recorded before it. The test sees when the limit was reached
+	// (the batch_failed event comes after it), and when a loaded machine
+	// took longer than the interval, it tries again with a longer one.
+	for _, interval := range []time.Duration{time.Second, 4 * time.Second, 16 * time.Second} {
+		r := newRig(t, sandbox.Config{MaxBody: 5}, testharness.Campaign{Recipients: 40, BatchSize: 10, Concurrency: 2}, 0)
+		issueSlowly(t, r)
+		var reached time.Time // when the limit was reached
+		o := r.options(apply.Options{MaxErrors: 1, Events: func(e apply.Event) {
+			if e.Type == "batch_failed" && reached.IsZero() {
+				reached = time.Now()
+			}
+		}})
+		o.RatePerSecond = 1 / interval.Seconds()
+		p := r.plan(t)
+		start := time.Now() // the second worker waits until at least start+interval
+		res, err := apply.Run(context.Background(), p, r.st, r.auth, o)
+		if !errors.Is(err, apply.ErrTooManyErrors) {
+			t.Fatalf("run: %v, want ErrTooManyErrors", err)
+		}
+		if reached.IsZero() {
+			t.Fatal("no batch_failed event")
+		}
+		if took := reached.Sub(start); took >= interval {
+			// The second worker may have started its request before the
+			// limit: nothing this test is about.
+			t.Logf("the limit was reached %v after the start, not within the rate's interval of %v: again with a longer one", took, interval)
+			continue
+		}
+		if n := r.srv.Stats().SendRequests; n != 1 {
+			t.Errorf("%d send requests, want 1: the limit stops the run at once", n)
+		}
+		if res.Failed != 10 || res.Skipped != 30 {
+			t.Errorf("failed %d, skipped %d; want 10, 30", res.Failed, res.Skipped)
+		}
+		return
 	}
-	if n := r.srv.Stats().SendRequests; n != 1 {
-		t.Errorf("%d send requests, want 1: the limit stops the run at once", n)
-	}
-	if res.Failed != 10 || res.Skipped != 30 {
-		t.Errorf("failed %d, skipped %d; want 10, 30", res.Failed, res.Skipped)
-	}
+	t.Fatal("the machine never recorded the first batch's refusal within the rate's interval: nothing was tested")
 }
 
 // brokenDisk is the real state until it refuses outcomes, or forgotten

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -216,22 +217,28 @@ func testLockConflict(t *testing.T, b backend) {
 		must(t, a.Close())
 	}
 
-	// LockTimeout waits for the holder to let go.
+	// LockTimeout waits for the holder to let go: the holder lets go once
+	// the waiter says it waits (the lock was held then), and the waiter
+	// must not have the lock before. The timeout is only a deadline.
+	waiting := make(chan struct{})
+	var released atomic.Bool
 	go func() {
-		time.Sleep(200 * time.Millisecond)
+		<-waiting
+		released.Store(true)
 		s.Close()
 	}()
-	start := time.Now()
-	s2, err := Open(ctx, path, Options{Campaign: "spring", LockTimeout: 5 * time.Second})
+	s2, err := Open(ctx, path, Options{Campaign: "spring", LockTimeout: time.Minute, LockWait: func(time.Duration) { close(waiting) }})
 	must(t, err)
-	if d := time.Since(start); d < 150*time.Millisecond {
-		t.Errorf("got the lock after %v, before it was released", d)
+	if !released.Load() {
+		t.Errorf("got the lock before it was released")
 	}
-	// ... and gives up when the holder does not.
-	start = time.Now()
-	_, err = Open(ctx, path, Options{Campaign: "spring", LockTimeout: 200 * time.Millisecond})
-	if !errors.As(err, &le) || time.Since(start) < 200*time.Millisecond {
-		t.Errorf("timed wait: %v after %v", err, time.Since(start))
+	// ... and gives up when the holder does not, once the timeout is over
+	// (a lower bound: a loaded machine only waits longer).
+	waited := false
+	start := time.Now()
+	_, err = Open(ctx, path, Options{Campaign: "spring", LockTimeout: 200 * time.Millisecond, LockWait: func(time.Duration) { waited = true }})
+	if !errors.As(err, &le) || !waited || time.Since(start) < 200*time.Millisecond {
+		t.Errorf("timed wait: %v after %v (said it waits: %v)", err, time.Since(start), waited)
 	}
 	must(t, s2.Close())
 }

@@ -10,6 +10,10 @@
 // was messaged. It takes a testing.TB because
 // it registers its own cleanup and fails the test that started it.
 //
+// gate.go: a [Gate] holds send requests until the test lets them go
+// ([Server.Hold]), so that a test acts on what it saw in flight rather than
+// on a guess of how long a request takes.
+//
 // campaigns.go: [Generate] writes the campaigns the benchmarks run on. It is
 // deterministic: the same [Spec] writes the same files, byte for byte, on any
 // machine, so figures from two runs compare the same work.
@@ -75,6 +79,7 @@ type Server struct {
 	reqs    []Request
 	sends   int
 	onSend  func(n int) // called before the n-th send request (1-based) is served
+	gate    *Gate       // nil: no send request is held
 	serving sync.WaitGroup
 }
 
@@ -181,9 +186,23 @@ func (s *Server) OnSend(f func(n int)) {
 	s.onSend = f
 }
 
+// Hold puts a [Gate] in front of the sandbox: the next pass send requests
+// go through, later ones wait, after [Server.OnSend]'s call, until the gate
+// opens; one whose client goes away meanwhile is dropped, unanswered and
+// never seen by the sandbox. The test ends with the gate opened.
+func (s *Server) Hold(pass int) *Gate {
+	g := NewGate(pass)
+	s.mu.Lock()
+	s.gate = g
+	s.mu.Unlock()
+	s.t.Cleanup(g.Open) // before the server stops: cleanups run last first
+	return g
+}
+
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	req := Request{Path: r.URL.Path, Arrived: time.Now()}
 	var hook func(int)
+	var gate *Gate
 	if r.URL.Path == api.SendPath {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, api.MaxRequestBytes+1))
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -198,12 +217,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		if s.onSend != nil {
 			hook = s.onSend
 		}
+		gate = s.gate
 		s.mu.Unlock()
 		hook(n)
 	}
-	s.mu.Lock()
-	sb := s.cur
-	s.mu.Unlock()
 	sw := &statusWriter{ResponseWriter: w}
 	defer func() {
 		req.Done = time.Now()
@@ -217,6 +234,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		s.reqs = append(s.reqs, req)
 		s.mu.Unlock()
 	}()
+	if gate != nil && !gate.Wait(r.Context()) {
+		return
+	}
+	s.mu.Lock()
+	sb := s.cur
+	s.mu.Unlock()
 	sb.ServeHTTP(sw, r)
 }
 
@@ -319,6 +342,14 @@ func (s *Server) WaitReports(timeout time.Duration) sandbox.Reports {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// SendsArrived counts the send requests that reached the server, whether
+// the sandbox served them or not (a [Gate] dropped them, say).
+func (s *Server) SendsArrived() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sends
 }
 
 // Requests returns what the server answered, in the order handlers returned.

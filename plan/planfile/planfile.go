@@ -6,18 +6,17 @@
 //
 // This package checks that a file is one smsform wrote and whole (gzip's
 // checksum, a bound on how much it decompresses to, each batch's id against
-// its content, the summary against the batches) and that the files it was
-// made from are unchanged ([Saved.CheckFiles]). It does not know what a plan
-// means: apply derives the batches again from those files and refuses a plan
-// whose batches differ, since anyone who can write the file can recompute
-// its ids.
+// its content, the plan's id against the rest of the file, the summary
+// against the batches) and that the files it was made from are unchanged
+// ([Saved.CheckFiles]). It does not know what a plan means: apply derives
+// the batches again from those files and refuses a plan whose batches
+// differ, since anyone who can write the file can recompute its ids.
 package planfile
 
 import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -41,11 +40,13 @@ import (
 // (PathsFrom is [PathsFromPlanFile]), so that the plan applies from any
 // folder; [Open] and [Load] turn them back.
 type Saved struct {
-	FormatVersion  string    `json:"format_version"`
-	SmsformVersion string    `json:"smsform_version"`
-	ID             string    `json:"id"` // random: a saved plan is applied at most once
-	CreatedAt      time.Time `json:"created_at"`
-	CampaignPath   string    `json:"campaign_path"`
+	FormatVersion  string `json:"format_version"`
+	SmsformVersion string `json:"smsform_version"`
+	// ID is derived from the rest of the file by [Save] (see [DocumentID]):
+	// it names the plan in the state, which applies it at most once.
+	ID           string    `json:"id"`
+	CreatedAt    time.Time `json:"created_at"`
+	CampaignPath string    `json:"campaign_path"`
 	// PathsFrom says what the stored paths are relative to: the plan
 	// file's folder, or (absent: plan files of smsform before it) the
 	// folder plan was run in.
@@ -83,14 +84,9 @@ func NewSaved(ctx context.Context, p *plan.Plan, version, campaignPath, statePat
 	if err != nil {
 		return nil, err
 	}
-	id := make([]byte, 16)
-	if _, err := rand.Read(id); err != nil {
-		return nil, err
-	}
 	return &Saved{
 		FormatVersion:  plan.FormatVersion,
 		SmsformVersion: version,
-		ID:             hex.EncodeToString(id),
 		CreatedAt:      time.Now().UTC().Truncate(time.Second),
 		CampaignPath:   campaignPath,
 		StatePath:      statePath,
@@ -128,7 +124,8 @@ func hashFile(ctx context.Context, path string) (string, error) {
 }
 
 // Save writes s to path crash-safely, readable by its owner only, its paths
-// relative to path's folder. It replaces only a plan file: see
+// relative to path's folder, and sets s.ID to the id its content makes. It
+// replaces only a plan file: see
 // [CheckOverwrite], which the caller runs first, before the work of making
 // the plan.
 func Save(path string, s *Saved) error {
@@ -136,6 +133,9 @@ func Save(path string, s *Saved) error {
 		return err
 	}
 	frame, err := s.relativeTo(filepath.Dir(path))
+	if err == nil {
+		frame, err = withID(frame)
+	}
 	if err != nil {
 		return fmt.Errorf("save plan %s: %w", path, err)
 	}
@@ -149,6 +149,7 @@ func Save(path string, s *Saved) error {
 	if err != nil {
 		return fmt.Errorf("save plan %s: %w", path, err)
 	}
+	s.ID = frame.ID
 	return nil
 }
 

@@ -232,6 +232,7 @@ func TestPathsRelativeToPlanFile(t *testing.T) {
 		doc = strings.Replace(doc, `"paths_from":"plan_file",`, "", 1)
 		return strings.ReplaceAll(doc, `"../campaigns/`, `"campaigns/`)
 	})
+	reID(t, planPath) // as an smsform of that format would have derived it
 	old, err := Open(context.Background(), planPath)
 	if err != nil {
 		t.Fatal(err)

@@ -74,6 +74,9 @@ const PathsFromPlanFile = "plan_file"
 type FileSum struct {
 	Path   string `json:"path"`
 	SHA256 string `json:"sha256"`
+	// Keys, for a YAML file, holds a digest of each top-level key's value,
+	// so that a refusal names the keys that changed (see keysChanged).
+	Keys map[string]string `json:"keys,omitempty"`
 }
 
 // NewSaved wraps p for saving, with checksums of files: every file the
@@ -105,7 +108,7 @@ func HashFiles(ctx context.Context, paths []string) ([]FileSum, error) {
 		if err != nil {
 			return nil, err
 		}
-		sums = append(sums, FileSum{Path: p, SHA256: sum})
+		sums = append(sums, FileSum{Path: p, SHA256: sum, Keys: yamlKeys(p)})
 	}
 	return sums, nil
 }

@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -103,6 +106,28 @@ func cmdForgePlan(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(json.NewEncoder(zw).Encode(doc))
 	ts.Check(zw.Close())
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), buf.Bytes(), 0o600))
+}
+
+// cmdManifestAdd lists one more plan file in a folder's manifest, with its
+// SHA-256, as someone who can write the folder could: "manifest-add DIR
+// NAME.plan CAMPAIGN".
+func cmdManifestAdd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: manifest-add DIR NAME.plan CAMPAIGN")
+	}
+	dir := ts.MkAbs(args[0])
+	data, err := os.ReadFile(filepath.Join(dir, args[1]))
+	ts.Check(err)
+	sum := sha256.Sum256(data)
+	file := filepath.Join(dir, planfile.ManifestName)
+	raw, err := os.ReadFile(file)
+	ts.Check(err)
+	var m planfile.Manifest
+	ts.Check(json.Unmarshal(raw, &m))
+	m.Plans = append(m.Plans, planfile.ManifestPlan{File: args[1], Campaign: args[2], SHA256: hex.EncodeToString(sum[:])})
+	raw, err = json.MarshalIndent(&m, "", "  ")
+	ts.Check(err)
+	ts.Check(os.WriteFile(file, raw, 0o644))
 }
 
 // dropRecipient removes phone from the batch that holds it, and that

@@ -74,6 +74,7 @@ func TestScripts(t *testing.T) {
 			"outbox":        cmdOutbox,
 			"no-secrets":    cmdNoSecrets,
 			"forge-plan":    cmdForgePlan,
+			"manifest-add":  cmdManifestAdd,
 		},
 	})
 }

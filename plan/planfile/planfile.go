@@ -132,28 +132,36 @@ func hashFile(ctx context.Context, path string) (string, error) {
 // [CheckOverwrite], which the caller runs first, before the work of making
 // the plan.
 func Save(path string, s *Saved) error {
+	_, err := SaveSum(path, s)
+	return err
+}
+
+// SaveSum is [Save], and returns the SHA-256 of the file as written (a
+// folder's manifest lists it: see [WriteManifest]).
+func SaveSum(path string, s *Saved) (string, error) {
 	if err := CheckOverwrite(path); err != nil {
-		return err
+		return "", err
 	}
 	frame, err := s.relativeTo(filepath.Dir(path))
 	if err == nil {
 		frame, err = withID(frame)
 	}
 	if err != nil {
-		return fmt.Errorf("save plan %s: %w", path, err)
+		return "", fmt.Errorf("save plan %s: %w", path, err)
 	}
+	h := sha256.New()
 	err = atomicfile.Write(path, 0o600, func(w io.Writer) error {
-		zw := gzip.NewWriter(w)
+		zw := gzip.NewWriter(io.MultiWriter(w, h))
 		if err := encodeSaved(zw, frame); err != nil {
 			return err
 		}
 		return zw.Close()
 	})
 	if err != nil {
-		return fmt.Errorf("save plan %s: %w", path, err)
+		return "", fmt.Errorf("save plan %s: %w", path, err)
 	}
 	s.ID = frame.ID
-	return nil
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // relativeTo returns a copy of s whose paths are relative to dir, as the

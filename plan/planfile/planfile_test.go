@@ -355,7 +355,11 @@ func FuzzDecodeSaved(f *testing.F) {
 	p := &plan.Plan{Campaign: "t", Sender: "ACME", Summary: plan.Summary{Batches: 1, ToSend: 1}, Batches: []plan.Batch{b}}
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
-	json.NewEncoder(zw).Encode(&Saved{FormatVersion: plan.FormatVersion, ID: "x", Plan: p})
+	seed, err := withID(&Saved{FormatVersion: plan.FormatVersion, Plan: p}) // a plan the reader takes
+	if err != nil {
+		f.Fatal(err)
+	}
+	json.NewEncoder(zw).Encode(seed)
 	zw.Close()
 	f.Add(buf.Bytes())
 	bad, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "bad", "*.plan"))

@@ -92,7 +92,7 @@ release-check:
 # Crashers land in testdata/fuzz/ and become regression tests.
 FUZZTIME ?= 30s
 FUZZ_TARGETS := ./campaign:FuzzLoad ./campaign:FuzzPrices ./campaign:FuzzReadCSV ./campaign:FuzzReadText ./campaign:FuzzRender \
-	./plan/planfile:FuzzDecodeSaved ./plan/planfile:FuzzOpenBounded ./plan/planfile:FuzzFastBatch ./api:FuzzFindRequestID ./api:FuzzErrorReason \
+	./plan/planfile:FuzzDecodeSaved ./plan/planfile:FuzzOpenBounded ./plan/planfile:FuzzFastBatch ./plan/planfile:FuzzReadManifest ./api:FuzzFindRequestID ./api:FuzzErrorReason \
 	./api:FuzzParseToken ./internal/rawjson:FuzzPointer ./internal/rawjson:FuzzPick ./internal/mapping:FuzzResults ./apply:FuzzStatusOfResults ./internal/sms:FuzzAnalyze \
 	./internal/rawjson:FuzzEachString ./internal/report:FuzzMarkdown ./internal/e164:FuzzMaskIn \
 	./internal/words:FuzzVisible

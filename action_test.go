@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/smsform/smsform/internal/ghaction"
+	"github.com/smsform/smsform/plan/planfile"
 )
 
 // fakeGitHub is the part of GitHub's REST API the action uses: a pull
@@ -189,9 +190,20 @@ func TestActionPlanCommentApply(t *testing.T) {
 	if gh.posts != 1 || len(gh.comments) != 1 {
 		t.Fatalf("after a second plan: %d comments posted, %d kept; want the first one edited", gh.posts, len(gh.comments))
 	}
+	// The comment names the plans the merge applies as the folder's
+	// manifest does, digests included.
+	m, err := planfile.ReadManifest(plans)
+	if err != nil || len(m.Plans) != 2 {
+		t.Fatalf("the plans' manifest: %+v, %v", m, err)
+	}
 	for _, body := range gh.comments {
 		if !strings.Contains(body, "### smsform plan: 2 campaigns") {
 			t.Errorf("the comment was not brought up to date:\n%s", body)
+		}
+		for _, p := range m.Plans {
+			if row := "| `" + p.File + "` | `" + p.Campaign + "` | `" + p.SHA256 + "` |"; !strings.Contains(body, row) {
+				t.Errorf("the comment lacks the plan %s as the manifest lists it (%s):\n%s", p.File, row, body)
+			}
 		}
 	}
 	gh.artifact = zipDir(t, plans)

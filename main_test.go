@@ -89,7 +89,8 @@ func TestScripts(t *testing.T) {
 				}
 				gateOf(ts).Open()
 			},
-			"wait-for": cmdWaitFor,
+			"wait-for":     cmdWaitFor,
+			"manifest-add": cmdManifestAdd,
 		},
 	})
 }

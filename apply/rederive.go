@@ -251,10 +251,12 @@ func zones(z []string) string {
 }
 
 // frameDiff compares what a saved plan says besides its batches that
-// applying it acts on: the campaign's name, its sender, when it may send
-// and how much it sends. The rest (warnings, samples, paths of invalid rows)
-// is for the reviewer and may change with the folder apply runs in.
-func frameDiff(saved, derived *plan.Plan) string {
+// applying it acts on: the campaign's name, its sender, when it may send,
+// the opt-outs it subtracted (optOutSeq is its header's word, which the
+// plan was derived again with) and how much it sends. The rest (warnings,
+// samples, paths of invalid rows) is for the reviewer and may change with
+// the folder apply runs in: the plan's id covers it (see planfile).
+func frameDiff(saved, derived *plan.Plan, optOutSeq int64) string {
 	sw, dw := saved.Window, derived.Window
 	switch {
 	case saved.Campaign != derived.Campaign:
@@ -268,8 +270,12 @@ func frameDiff(saved, derived *plan.Plan) string {
 		return fmt.Sprintf("it was planned as %s; the campaign is %s", complianceOf(saved), complianceOf(derived))
 	case rulesDiff(saved, derived) != "":
 		return rulesDiff(saved, derived)
+	case saved.State.OptOutSeq != optOutSeq:
+		return fmt.Sprintf("it subtracts the opt-outs as of log number %d, its header names %d", saved.State.OptOutSeq, optOutSeq)
 	case saved.State.OptOutSeq != derived.State.OptOutSeq:
-		return fmt.Sprintf("it subtracts the opt-outs as of log number %d, its header names %d", saved.State.OptOutSeq, derived.State.OptOutSeq)
+		// Asked for a number past the log's end, the state answers with
+		// the end: the plan claims opt-outs nobody has recorded yet.
+		return fmt.Sprintf("it subtracts the opt-outs as of log number %d; the state's opt-out log ends at %d", saved.State.OptOutSeq, derived.State.OptOutSeq)
 	case saved.Summary.ToSend != derived.Summary.ToSend || saved.Summary.Batches != derived.Summary.Batches:
 		return fmt.Sprintf("it sends %d message(s) in %d batch(es), the campaign %d in %d",
 			saved.Summary.ToSend, saved.Summary.Batches, derived.Summary.ToSend, derived.Summary.Batches)
@@ -324,7 +330,11 @@ func rederive(ctx context.Context, r Request) (*plan.Plan, error) {
 		return nil, err
 	}
 	diff := compareBatches(saved.ReadPlanAgainst, derived.EachBatch)
-	if diff != nil && !errors.Is(diff, ErrPlanDiffers) {
+	switch {
+	case errors.Is(diff, planfile.ErrPlanID):
+		// Read whole, the file's content is not what its id says: edited.
+		return nil, &PlanRefusedError{Why: PlanDiffers, Err: diff}
+	case diff != nil && !errors.Is(diff, ErrPlanDiffers):
 		return nil, diff // the file, or the campaign's spool, could not be read
 	}
 	// What the plan was made against is known once its file is read: a
@@ -333,7 +343,7 @@ func rederive(ctx context.Context, r Request) (*plan.Plan, error) {
 		return nil, err
 	}
 	if diff == nil {
-		if what := frameDiff(saved.Plan, derived); what != "" {
+		if what := frameDiff(saved.Plan, derived, saved.OptOutSeq); what != "" {
 			diff = &DiffError{What: what}
 		}
 	}

@@ -94,9 +94,30 @@ func (r *startRig) save(t *testing.T, statePath string) *planfile.Saved {
 }
 
 // forge edits batch 1 of a saved plan's file as someone who can write it
-// could, and recomputes its id and the summary (ids are no protection); it
-// returns the edited plan, opened as apply opens it.
+// could, and recomputes its id, the summary and the plan's id (ids are no
+// protection); it returns the edited plan, opened as apply opens it.
 func (r *startRig) forge(t *testing.T, saved *planfile.Saved, edit func(batch map[string]any)) *planfile.Saved {
+	t.Helper()
+	return r.forgeDoc(t, saved, true, func(doc map[string]any) {
+		p := doc["plan"].(map[string]any)
+		b := p["batches"].([]any)[0].(map[string]any)
+		before := len(b["recipients"].([]any))
+		edit(b)
+		var phones []string
+		for _, ph := range b["recipients"].([]any) {
+			phones = append(phones, ph.(string))
+		}
+		b["id"] = plan.BatchID(b["body"].(string), phones)
+		sum := p["summary"].(map[string]any)
+		n, _ := sum["to_send"].(json.Number).Int64()
+		sum["to_send"] = int(n) + len(phones) - before
+	})
+}
+
+// forgeDoc edits a saved plan's file, its whole JSON document, and writes
+// it again with the plan's id its content makes when reID (else the id as
+// the edit left it); it returns the edited plan, opened as apply opens it.
+func (r *startRig) forgeDoc(t *testing.T, saved *planfile.Saved, reID bool, edit func(doc map[string]any)) *planfile.Saved {
 	t.Helper()
 	if err := saved.ReadPlan(nil); err != nil {
 		t.Fatal(err)
@@ -120,18 +141,30 @@ func (r *startRig) forge(t *testing.T, saved *planfile.Saved, edit func(batch ma
 		t.Fatal(err)
 	}
 	f.Close()
-	p := doc["plan"].(map[string]any)
-	b := p["batches"].([]any)[0].(map[string]any)
-	before := len(b["recipients"].([]any))
-	edit(b)
-	var phones []string
-	for _, ph := range b["recipients"].([]any) {
-		phones = append(phones, ph.(string))
+	edit(doc)
+	writePlanDoc(t, file, doc, reID)
+	opened, err := planfile.OpenHeader(context.Background(), file)
+	if err != nil {
+		t.Fatal(err)
 	}
-	b["id"] = plan.BatchID(b["body"].(string), phones)
-	sum := p["summary"].(map[string]any)
-	n, _ := sum["to_send"].(json.Number).Int64()
-	sum["to_send"] = int(n) + len(phones) - before
+	t.Cleanup(func() { opened.Close() })
+	return opened
+}
+
+// writePlanDoc writes doc, a plan file's JSON, to file as Save would, with
+// the id its content makes when reID (as anyone who can write the file can
+// compute it), else with its id as it is.
+func writePlanDoc(t *testing.T, file string, doc map[string]any, reID bool) {
+	t.Helper()
+	if reID {
+		raw, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc["id"], err = planfile.DocumentID(raw); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
 	if err := json.NewEncoder(zw).Encode(doc); err != nil {
@@ -141,12 +174,6 @@ func (r *startRig) forge(t *testing.T, saved *planfile.Saved, edit func(batch ma
 	if err := os.WriteFile(file, buf.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	opened, err := planfile.OpenHeader(context.Background(), file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { opened.Close() })
-	return opened
 }
 
 // recordSomething makes a state at path that records one intent: a state
@@ -210,21 +237,45 @@ func TestStartRefuses(t *testing.T) {
 		// tokenless: refused before the token was asked for (every
 		// check of a saved plan but the locked state's).
 		tokenless bool
-		earlier   bool // a *state.EarlierStateError
-		noState   bool // no state file may exist after Start
-		wantSent  int  // messages the sandbox holds (from the setup)
+		earlier   bool  // a *state.EarlierStateError
+		is        error // an error the refusal must be, when set
+		noState   bool  // no state file may exist after Start
+		wantSent  int   // messages the sandbox holds (from the setup)
 	}{
 		{name: "wrong credentials", noToken: true, noState: true,
 			setup: func(t *testing.T, r *startRig) apply.Request { return r.request("not-the-secret", nil) }},
 		{name: "wrong credentials with a saved plan", noToken: true, noState: true,
 			setup: func(t *testing.T, r *startRig) apply.Request { return r.request("not-the-secret", r.save(t, r.state)) }},
-		{name: "a batch edited, its id recomputed", why: apply.PlanDiffers, noState: true, tokenless: true,
+		{name: "only the plan's id changed", why: apply.PlanDiffers, is: planfile.ErrPlanID, noState: true, tokenless: true,
+			setup: func(t *testing.T, r *startRig) apply.Request {
+				return r.request(testharness.ClientSecret, r.forgeDoc(t, r.save(t, r.state), false, func(doc map[string]any) {
+					doc["id"] = "0123456789abcdef0123456789abcdef"
+				}))
+			}},
+		{name: "the opt-outs' log number raised, the plan's id not", why: apply.PlanDiffers, is: planfile.ErrPlanID, noState: true, tokenless: true,
+			setup: func(t *testing.T, r *startRig) apply.Request {
+				return r.request(testharness.ClientSecret, r.forgeDoc(t, r.save(t, r.state), false, func(doc map[string]any) {
+					doc["opt_out_seq"] = 7
+					doc["plan"].(map[string]any)["state"].(map[string]any)["opt_out_seq"] = 7
+				}))
+			}},
+		// Recomputed, the id lets the number through to the comparison:
+		// the state's log is not that far, so the plan made again
+		// subtracts the opt-outs as of another number.
+		{name: "the opt-outs' log number raised past the state's, ids recomputed", why: apply.PlanDiffers, is: apply.ErrPlanDiffers, noState: true, tokenless: true,
+			setup: func(t *testing.T, r *startRig) apply.Request {
+				return r.request(testharness.ClientSecret, r.forgeDoc(t, r.save(t, r.state), true, func(doc map[string]any) {
+					doc["opt_out_seq"] = 7
+					doc["plan"].(map[string]any)["state"].(map[string]any)["opt_out_seq"] = 7
+				}))
+			}},
+		{name: "a batch edited, its id recomputed", why: apply.PlanDiffers, is: apply.ErrPlanDiffers, noState: true, tokenless: true,
 			setup: func(t *testing.T, r *startRig) apply.Request {
 				return r.request(testharness.ClientSecret, r.forge(t, r.save(t, r.state), func(b map[string]any) {
 					b["body"] = "URGENT: verify your account at http://evil.example/login"
 				}))
 			}},
-		{name: "a recipient added, its id recomputed", why: apply.PlanDiffers, noState: true, tokenless: true,
+		{name: "a recipient added, its id recomputed", why: apply.PlanDiffers, is: apply.ErrPlanDiffers, noState: true, tokenless: true,
 			setup: func(t *testing.T, r *startRig) apply.Request {
 				return r.request(testharness.ClientSecret, r.forge(t, r.save(t, r.state), func(b map[string]any) {
 					b["recipients"] = append(b["recipients"].([]any), "+447700900999")
@@ -293,6 +344,9 @@ func TestStartRefuses(t *testing.T) {
 			var refused *apply.PlanRefusedError
 			if got := errors.As(err, &refused); got != (tt.why != 0) || got && refused.Why != tt.why {
 				t.Errorf("err = %v (%T), want a plan refused with %d: %v", err, err, tt.why, got)
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("err = %v (%T), want %v", err, err, tt.is)
 			}
 			if got := errors.Is(err, state.ErrEarlierState); got != tt.earlier {
 				t.Errorf("err = %v (%T), an earlier state: %v, want %v", err, err, got, tt.earlier)

@@ -193,7 +193,7 @@ func runPlan(ctx context.Context, env Env, f planFlags, campaignPath string) err
 		return err
 	}
 	if f.outFile != "" {
-		if err := savePlan(ctx, env, f.outFile, r); err != nil {
+		if _, err := savePlan(ctx, env, f.outFile, r); err != nil {
 			return err
 		}
 	}
@@ -313,8 +313,9 @@ func overBudget(err error, campaignPath string) (bool, error) {
 }
 
 // savePlan saves r's plan to outFile, with what apply needs to find and
-// check its campaign and state.
-func savePlan(ctx context.Context, env Env, outFile string, r planned) error {
+// check its campaign and state, and says what it saved: the plan's id and
+// the file's SHA-256, as a folder's manifest lists them.
+func savePlan(ctx context.Context, env Env, outFile string, r planned) (planfile.ManifestPlan, error) {
 	sp := r.choice.loc
 	// A password in the state's URL is never saved. Whether apply will
 	// have it again matters only when it came from --state: SMSFORM_STATE
@@ -326,15 +327,16 @@ func savePlan(ctx context.Context, env Env, outFile string, r planned) error {
 	}
 	saved, err := planfile.NewSaved(ctx, r.plan, Version, r.campaign.Path, savedStatePath(sp), !state.IsPostgres(sp), r.campaign.Files())
 	if err != nil {
-		return err
+		return planfile.ManifestPlan{}, err
 	}
-	if err := planfile.Save(outFile, saved); err != nil {
+	sum, err := planfile.SaveSum(outFile, saved)
+	if err != nil {
 		if errors.Is(err, planfile.ErrNotOverwritable) {
-			return withHint(err, "give --out a new file name, or the path of an earlier plan file to replace")
+			return planfile.ManifestPlan{}, withHint(err, "give --out a new file name, or the path of an earlier plan file to replace")
 		}
-		return err
+		return planfile.ManifestPlan{}, err
 	}
-	return nil
+	return planfile.ManifestPlan{File: filepath.Base(outFile), Campaign: r.campaign.Name, ID: saved.ID, SHA256: sum}, nil
 }
 
 // libpqPassword reports whether libpq's own sources of a password are set

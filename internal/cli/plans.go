@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/report"
 	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/plan/planfile"
@@ -54,7 +55,8 @@ func (e *campaignError) Unwrap() error { return e.err }
 
 // runPlans plans each campaign and shows them together: one section per
 // campaign and the combined summary, one markdown comment, or one JSON
-// document. With --out DIR each plan is saved as DIR/NAME.plan. The exit
+// document. With --out DIR each plan is saved as DIR/NAME.plan, and the
+// plans saved are listed in DIR's manifest (what apply DIR applies). The exit
 // is 1 if any campaign fails to plan; else, with --detailed-exitcode, 2 if
 // any has something to send.
 func runPlans(ctx context.Context, env Env, f planFlags, files []string) error {
@@ -69,18 +71,23 @@ func runPlans(ctx context.Context, env Env, f planFlags, files []string) error {
 	}
 	cps := make([]report.CampaignPlan, 0, len(files))
 	var errs []error
-	names := map[string]string{}
+	out := &savedPlans{names: map[string]string{}}
 	for _, file := range files {
 		r, err := computePlan(ctx, env, f, file, at)
 		defer r.close()
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		cp := planOne(ctx, env, f, file, r, err, names)
+		cp := planOne(ctx, env, f, file, r, err, out)
 		if cp.Err != nil {
 			errs = append(errs, &campaignError{file: file, err: cp.Err})
 		}
 		cps = append(cps, cp)
+	}
+	if f.outFile != "" {
+		if err := out.writeManifest(env, f.outFile); err != nil {
+			return err
+		}
 	}
 	if err := writeCampaigns(env, f.out, cps); err != nil {
 		return err
@@ -98,9 +105,36 @@ func runPlans(ctx context.Context, env Env, f planFlags, files []string) error {
 	return nil
 }
 
+// savedPlans is what plan --out DIR/ saved: the campaign file of each
+// campaign name, and the folder's manifest.
+type savedPlans struct {
+	names   map[string]string
+	entries []planfile.ManifestPlan
+}
+
+// writeManifest lists in dir the plans this run saved, which is what
+// apply DIR applies, and warns of the other plan files there: apply DIR
+// refuses the folder while they are in it.
+func (s *savedPlans) writeManifest(env Env, dir string) error {
+	if err := planfile.WriteManifest(dir, Version, s.entries); err != nil {
+		return err
+	}
+	ours := map[string]bool{}
+	for _, e := range s.entries {
+		ours[e.File] = true
+	}
+	there, _ := filepath.Glob(filepath.Join(dir, "*.plan"))
+	for _, p := range there {
+		if !ours[filepath.Base(p)] {
+			warnf(env, "%s is not one of the plans this run saved in %s: smsform apply %s refuses the folder while it is there (remove it, or save the plans in a new folder)", p, dir, dir)
+		}
+	}
+	return nil
+}
+
 // planOne turns one campaign's plan and error into its part of the output,
 // saving the plan when --out names a folder and it is one apply may take.
-func planOne(ctx context.Context, env Env, f planFlags, file string, r planned, err error, names map[string]string) report.CampaignPlan {
+func planOne(ctx context.Context, env Env, f planFlags, file string, r planned, err error, saved *savedPlans) report.CampaignPlan {
 	cp := report.CampaignPlan{File: file, Plan: r.plan, State: stateForReview(r.choice)}
 	over := false
 	if shown, ok := invalidNumbers(err); ok {
@@ -113,20 +147,27 @@ func planOne(ctx context.Context, env Env, f planFlags, file string, r planned, 
 		return cp
 	}
 	name := r.campaign.Name
-	if other, dup := names[name]; dup {
+	if other, dup := saved.names[name]; dup {
 		cp.Err = withHint(fmt.Errorf("%s and %s both name campaign %s: one campaign, one file", other, file, name), "give each campaign a name of its own")
 		return cp
 	}
-	names[name] = file
+	saved.names[name] = file
+	if err := projectCampaign(file); err != nil {
+		// apply DIR refuses such a plan: better said before the review.
+		cp.Err = withHint(err, "smsform apply %s sends only the project's campaigns: add it to campaigns: in %s, or save its plan alone with --out FILE", f.outFile, campaign.ProjectFile)
+		return cp
+	}
 	out := filepath.Join(f.outFile, name+".plan")
 	if err := planfile.CheckOverwrite(out); err != nil {
 		cp.Err = withHint(err, "remove it, or give --out a new folder")
 		return cp
 	}
-	if err := savePlan(ctx, env, out, r); err != nil {
+	entry, err := savePlan(ctx, env, out, r)
+	if err != nil {
 		cp.Err = err
 		return cp
 	}
+	saved.entries = append(saved.entries, entry)
 	cp.Saved = out
 	return cp
 }

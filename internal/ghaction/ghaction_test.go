@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/smsform/smsform/plan/planfile"
 )
 
 func zipOf(t *testing.T, names ...string) []byte {
@@ -27,14 +29,17 @@ func zipOf(t *testing.T, names ...string) []byte {
 // Nothing in the artifact chooses where a file lands: only plain NAME.plan.
 func TestUnzipPlansTakesOnlyPlanFiles(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "plans")
-	names, err := unzipPlans(zipOf(t, "news.plan", "promo.plan"), dir)
+	names, err := unzipPlans(zipOf(t, "news.plan", "promo.plan", planfile.ManifestName), dir)
 	if err != nil || !slices.Equal(names, []string{"news.plan", "promo.plan"}) {
 		t.Fatalf("unzipPlans = %v, %v", names, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, planfile.ManifestName)); string(b) != "plan "+planfile.ManifestName {
+		t.Errorf("the manifest holds %q", b)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "promo.plan")); string(b) != "plan promo.plan" {
 		t.Errorf("promo.plan holds %q", b)
 	}
-	for _, bad := range []string{"../evil.plan", "sub/x.plan", "/etc/x.plan", "notes.txt", ".hidden.plan"} {
+	for _, bad := range []string{"../evil.plan", "sub/x.plan", "/etc/x.plan", "notes.txt", ".hidden.plan", "sub/" + planfile.ManifestName} {
 		out := filepath.Join(t.TempDir(), "plans")
 		if _, err := unzipPlans(zipOf(t, bad), out); err == nil {
 			t.Errorf("unzipPlans took %q", bad)
@@ -70,5 +75,39 @@ func TestStateEnv(t *testing.T) {
 		if _, err := stateEnv(env(in)); err == nil || !strings.Contains(err.Error(), "not in PostgreSQL") {
 			t.Errorf("state %q with a file state: %v, want a refusal", in, err)
 		}
+	}
+}
+
+// The comment lists the plans as the folder's manifest does: each file, its
+// campaign and its SHA-256; nothing else of the file reaches the markup.
+func TestPlansSection(t *testing.T) {
+	dir := t.TempDir()
+	if got, err := plansSection(dir); got != "" || err != nil {
+		t.Fatalf("no manifest: %q, %v", got, err)
+	}
+	sum := strings.Repeat("ab", 32)
+	if err := planfile.WriteManifest(dir, "test", []planfile.ManifestPlan{
+		{File: "news.plan", Campaign: "news", ID: "p-1", SHA256: sum},
+		{File: "x`|y.plan", Campaign: "<b>x</b>", ID: "p-2", SHA256: "00"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := plansSection(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| `news.plan` | `news` | `" + sum + "` |\n", "| `news.plan` |", "| `(unreadable)` | `(unreadable)` | `00` |\n", "`plans.manifest.json`"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the section lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "<b>") || strings.Contains(got, "x`|y") {
+		t.Errorf("a name reached the markup as it is:\n%s", got)
+	}
+	if err := planfile.WriteManifest(dir, "test", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := plansSection(dir); got != "" || err != nil {
+		t.Errorf("no plan saved: %q, %v", got, err)
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/smsform/smsform/plan/planfile"
 )
 
 // github is GitHub's REST API for one repository.
@@ -200,8 +202,9 @@ func (g *github) download(ctx context.Context, a *artifact, dir string) ([]strin
 	return unzipPlans(data, dir)
 }
 
-// unzipPlans writes the *.plan files of a zip into dir. Only plain names
-// are taken: nothing in the zip chooses where a file lands.
+// unzipPlans writes the *.plan files of a zip, and the folder's manifest,
+// into dir, and returns the plan files' names. Only plain names are taken:
+// nothing in the zip chooses where a file lands.
 func unzipPlans(data []byte, dir string) ([]string, error) {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
@@ -213,8 +216,9 @@ func unzipPlans(data []byte, dir string) ([]string, error) {
 	var names []string
 	for _, f := range zr.File {
 		name := f.Name
-		if name != path.Base(name) || !strings.HasSuffix(name, ".plan") || strings.HasPrefix(name, ".") {
-			return nil, fmt.Errorf("the plans artifact holds %q: only NAME.plan files are expected", name)
+		manifest := name == planfile.ManifestName
+		if !manifest && (name != path.Base(name) || !strings.HasSuffix(name, ".plan") || strings.HasPrefix(name, ".")) {
+			return nil, fmt.Errorf("the plans artifact holds %q: only NAME.plan files and %s are expected", name, planfile.ManifestName)
 		}
 		rc, err := f.Open()
 		if err != nil {
@@ -231,7 +235,9 @@ func unzipPlans(data []byte, dir string) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("the plans artifact: %s: %w", name, err)
 		}
-		names = append(names, name)
+		if !manifest {
+			names = append(names, name)
+		}
 	}
 	return names, nil
 }

@@ -72,6 +72,11 @@ func runPlan(ctx context.Context, env Env) error {
 		// words are in the log.
 		return fmt.Errorf("smsform plan exited %d", code)
 	}
+	section, err := plansSection(dir)
+	if err != nil {
+		return err
+	}
+	md += section
 	if err := summary(env, md); err != nil {
 		return err
 	}

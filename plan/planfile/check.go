@@ -53,6 +53,9 @@ func (s *Saved) CheckFiles(ctx context.Context, reads []string) error {
 			return err
 		}
 		if sum != f.SHA256 {
+			if what := keysChanged(f.Keys, f.Path); what != "" {
+				return fmt.Errorf("%w: %s: %s", ErrCampaignChanged, f.Path, what)
+			}
 			return fmt.Errorf("%w: %s", ErrCampaignChanged, f.Path)
 		}
 	}

@@ -6,18 +6,17 @@
 //
 // This package checks that a file is one smsform wrote and whole (gzip's
 // checksum, a bound on how much it decompresses to, each batch's id against
-// its content, the summary against the batches) and that the files it was
-// made from are unchanged ([Saved.CheckFiles]). It does not know what a plan
-// means: apply derives the batches again from those files and refuses a plan
-// whose batches differ, since anyone who can write the file can recompute
-// its ids.
+// its content, the plan's id against the rest of the file, the summary
+// against the batches) and that the files it was made from are unchanged
+// ([Saved.CheckFiles]). It does not know what a plan means: apply derives
+// the batches again from those files and refuses a plan whose batches
+// differ, since anyone who can write the file can recompute its ids.
 package planfile
 
 import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -41,11 +40,13 @@ import (
 // (PathsFrom is [PathsFromPlanFile]), so that the plan applies from any
 // folder; [Open] and [Load] turn them back.
 type Saved struct {
-	FormatVersion  string    `json:"format_version"`
-	SmsformVersion string    `json:"smsform_version"`
-	ID             string    `json:"id"` // random: a saved plan is applied at most once
-	CreatedAt      time.Time `json:"created_at"`
-	CampaignPath   string    `json:"campaign_path"`
+	FormatVersion  string `json:"format_version"`
+	SmsformVersion string `json:"smsform_version"`
+	// ID is derived from the rest of the file by [Save] (see [DocumentID]):
+	// it names the plan in the state, which applies it at most once.
+	ID           string    `json:"id"`
+	CreatedAt    time.Time `json:"created_at"`
+	CampaignPath string    `json:"campaign_path"`
 	// PathsFrom says what the stored paths are relative to: the plan
 	// file's folder, or (absent: plan files of smsform before it) the
 	// folder plan was run in.
@@ -73,6 +74,9 @@ const PathsFromPlanFile = "plan_file"
 type FileSum struct {
 	Path   string `json:"path"`
 	SHA256 string `json:"sha256"`
+	// Keys, for a YAML file, holds a digest of each top-level key's value,
+	// so that a refusal names the keys that changed (see keysChanged).
+	Keys map[string]string `json:"keys,omitempty"`
 }
 
 // NewSaved wraps p for saving, with checksums of files: every file the
@@ -83,14 +87,9 @@ func NewSaved(ctx context.Context, p *plan.Plan, version, campaignPath, statePat
 	if err != nil {
 		return nil, err
 	}
-	id := make([]byte, 16)
-	if _, err := rand.Read(id); err != nil {
-		return nil, err
-	}
 	return &Saved{
 		FormatVersion:  plan.FormatVersion,
 		SmsformVersion: version,
-		ID:             hex.EncodeToString(id),
 		CreatedAt:      time.Now().UTC().Truncate(time.Second),
 		CampaignPath:   campaignPath,
 		StatePath:      statePath,
@@ -109,7 +108,7 @@ func HashFiles(ctx context.Context, paths []string) ([]FileSum, error) {
 		if err != nil {
 			return nil, err
 		}
-		sums = append(sums, FileSum{Path: p, SHA256: sum})
+		sums = append(sums, FileSum{Path: p, SHA256: sum, Keys: yamlKeys(p)})
 	}
 	return sums, nil
 }
@@ -128,28 +127,41 @@ func hashFile(ctx context.Context, path string) (string, error) {
 }
 
 // Save writes s to path crash-safely, readable by its owner only, its paths
-// relative to path's folder. It replaces only a plan file: see
+// relative to path's folder, and sets s.ID to the id its content makes. It
+// replaces only a plan file: see
 // [CheckOverwrite], which the caller runs first, before the work of making
 // the plan.
 func Save(path string, s *Saved) error {
+	_, err := SaveSum(path, s)
+	return err
+}
+
+// SaveSum is [Save], and returns the SHA-256 of the file as written (a
+// folder's manifest lists it: see [WriteManifest]).
+func SaveSum(path string, s *Saved) (string, error) {
 	if err := CheckOverwrite(path); err != nil {
-		return err
+		return "", err
 	}
 	frame, err := s.relativeTo(filepath.Dir(path))
-	if err != nil {
-		return fmt.Errorf("save plan %s: %w", path, err)
+	if err == nil {
+		frame, err = withID(frame)
 	}
+	if err != nil {
+		return "", fmt.Errorf("save plan %s: %w", path, err)
+	}
+	h := sha256.New()
 	err = atomicfile.Write(path, 0o600, func(w io.Writer) error {
-		zw := gzip.NewWriter(w)
+		zw := gzip.NewWriter(io.MultiWriter(w, h))
 		if err := encodeSaved(zw, frame); err != nil {
 			return err
 		}
 		return zw.Close()
 	})
 	if err != nil {
-		return fmt.Errorf("save plan %s: %w", path, err)
+		return "", fmt.Errorf("save plan %s: %w", path, err)
 	}
-	return nil
+	s.ID = frame.ID
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // relativeTo returns a copy of s whose paths are relative to dir, as the

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -52,6 +53,9 @@ func TestSaveStreamsSameBytes(t *testing.T) {
 			// The file holds the paths relative to its folder.
 			frame, err := s.relativeTo(filepath.Dir(path))
 			if err != nil {
+				t.Fatal(err)
+			}
+			if frame, err = withID(frame); err != nil { // the id its content makes
 				t.Fatal(err)
 			}
 			var want bytes.Buffer
@@ -135,6 +139,19 @@ func rewrite(t *testing.T, path string, edit func(string) string) {
 	}
 }
 
+// reID sets the id of the plan file at path to the one its content makes,
+// as anyone who edits a plan file can.
+func reID(t *testing.T, path string) {
+	t.Helper()
+	rewrite(t, path, func(doc string) string {
+		id, err := DocumentID([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return regexp.MustCompile(`"id":"p-[0-9a-f]+"`).ReplaceAllLiteralString(doc, `"id":"`+id+`"`)
+	})
+}
+
 // TestOpenStreams checks that Open keeps the frame only and reads the
 // batches from the file each time they are walked, as they were saved.
 func TestOpenStreams(t *testing.T) {
@@ -147,7 +164,7 @@ func TestOpenStreams(t *testing.T) {
 	if s.Plan.Batches != nil || s.Plan.Stream == nil {
 		t.Fatalf("Open kept %d batches in memory, stream %v", len(s.Plan.Batches), s.Plan.Stream)
 	}
-	if s.Plan.Invalid[0].Source != "l.csv:2" || s.Plan.Summary.ToSend != 4 || s.ID != "abc" {
+	if s.Plan.Invalid[0].Source != "l.csv:2" || s.Plan.Summary.ToSend != 4 || !strings.HasPrefix(s.ID, "p-") {
 		t.Errorf("frame not read: %+v", s)
 	}
 	if got := s.Plan.BatchedRecipients(); got != 4 {
@@ -215,6 +232,22 @@ func TestOpenRefuses(t *testing.T) {
 		{"summary edited", func(t *testing.T, path string) {
 			rewrite(t, path, func(doc string) string { return strings.Replace(doc, `"to_send":4`, `"to_send":3`, 1) })
 		}, "its summary says 3 batch(es) to 3 recipient(s)"},
+		{"id edited", func(t *testing.T, path string) {
+			rewrite(t, path, func(doc string) string {
+				return regexp.MustCompile(`"id":"p-[0-9a-f]+"`).ReplaceAllString(doc, `"id":"0123456789abcdef0123456789abcdef"`)
+			})
+		}, `its id "0123456789abcdef0123456789abcdef" is not the one its content makes`},
+		{"header edited", func(t *testing.T, path string) {
+			rewrite(t, path, func(doc string) string { return strings.Replace(doc, `"created_at":"2001-`, `"created_at":"2002-`, 1) })
+		}, "is not the one its content makes: the file was changed after plan --out"},
+		{"what a reviewer reads edited", func(t *testing.T, path string) {
+			rewrite(t, path, func(doc string) string { return strings.Replace(doc, `"source":"l.csv:2"`, `"source":"l.csv:3"`, 1) })
+		}, "is not the one its content makes"},
+		{"a field added", func(t *testing.T, path string) {
+			rewrite(t, path, func(doc string) string {
+				return strings.Replace(doc, `"plan":{`, `"plan":{"approved_by":"security",`, 1)
+			})
+		}, "is not the one its content makes"},
 		{"trailing data", func(t *testing.T, path string) {
 			rewrite(t, path, func(doc string) string { return doc + `{"more":1}` })
 		}, "data after the plan"},
@@ -322,7 +355,11 @@ func FuzzDecodeSaved(f *testing.F) {
 	p := &plan.Plan{Campaign: "t", Sender: "ACME", Summary: plan.Summary{Batches: 1, ToSend: 1}, Batches: []plan.Batch{b}}
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
-	json.NewEncoder(zw).Encode(&Saved{FormatVersion: plan.FormatVersion, ID: "x", Plan: p})
+	seed, err := withID(&Saved{FormatVersion: plan.FormatVersion, Plan: p}) // a plan the reader takes
+	if err != nil {
+		f.Fatal(err)
+	}
+	json.NewEncoder(zw).Encode(seed)
 	zw.Close()
 	f.Add(buf.Bytes())
 	bad, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "bad", "*.plan"))

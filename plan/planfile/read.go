@@ -157,6 +157,13 @@ type source struct {
 	// trustIDs: the reading in progress leaves each batch's id to the
 	// caller's comparison (ReadPlanAgainst).
 	trustIDs bool
+	raw      *rawFrame // what the last whole reading found, for the plan's id
+}
+
+// rawFrame is a plan file's fields as read, raw JSON: the top-level ones
+// (the plan left out) and the plan's (its batches left out).
+type rawFrame struct {
+	top, fields map[string]json.RawMessage
 }
 
 // bad is the error for a file that is not a plan smsform wrote.
@@ -219,6 +226,9 @@ func (src *source) checked(batch func(int, plan.Batch) error) (*Saved, error) {
 	if _, err := window.Compile(s.Plan.Window); err != nil {
 		return nil, src.bad("its send window is damaged (" + err.Error() + ")")
 	}
+	if err := src.checkID(s.ID); err != nil {
+		return nil, err
+	}
 	s.Plan.Stream = src
 	return s, nil
 }
@@ -271,6 +281,7 @@ func (src *source) read(mode readMode, fn func(int, plan.Batch) error) (*Saved, 
 			return nil, src.bad(fmt.Sprintf("its %s is given twice", k))
 		}
 	}
+	src.raw = &rawFrame{top: d.top, fields: d.fields}
 	return d.frame()
 }
 

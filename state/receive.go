@@ -40,7 +40,28 @@ type Receiver struct {
 	queue   []*recording
 	names   map[int64]string // campaigns by id
 	numbers *numberIndex     // built on first need
+	// inFlight are the recipients whose report came while apply still
+	// waited for the send's answer (the attempt an intent): nothing is
+	// proved until apply records the answer, and only an answer recorded
+	// in doubt is then resolved by the report. Only run's goroutine
+	// touches it.
+	inFlight map[flightKey]flight
 }
+
+type flightKey struct {
+	attempt int64
+	phone   string
+}
+
+// flight is a delivery report that waits for its attempt's outcome.
+type flight struct {
+	matched matched
+	report  Report
+}
+
+// settleEvery is how often receive looks at the attempts of inFlight
+// reports.
+const settleEvery = time.Second
 
 // recording is one call of Record waiting for its group's commit.
 type recording struct {
@@ -125,9 +146,17 @@ func (r *Receiver) Record(ctx context.Context, reports []Report, replies []Reply
 // run writes what Record queues, a group at a time, until Close.
 func (r *Receiver) run() {
 	defer close(r.done)
+	tick := time.NewTicker(settleEvery)
+	defer tick.Stop()
 	for {
 		select {
 		case <-r.work:
+		case <-tick.C:
+			if len(r.inFlight) > 0 {
+				// A failure is met again by the next group or tick.
+				_ = r.write(nil)
+			}
+			continue
 		case <-r.closed:
 			r.mu.Lock()
 			group := r.queue
@@ -182,13 +211,20 @@ func (r *Receiver) write(group []*recording) error {
 	for _, rec := range group {
 		rec.out = Recorded{Reports: make([]ReportResult, len(rec.reports)), Replies: make([]ReplyResult, len(rec.replies))}
 		for i := range rec.reports {
-			g.reports = append(g.reports, reportAt{Report: rec.reports[i], out: &rec.out.Reports[i]})
+			// The key is taken from the report as given, before a missing
+			// time is filled in: the same report posted again must have the
+			// same key, whenever it arrives.
+			g.reports = append(g.reports, reportAt{Report: rec.reports[i], key: reportKey(rec.reports[i]), out: &rec.out.Reports[i]})
 		}
 		for i := range rec.replies {
-			g.replies = append(g.replies, replyAt{Reply: rec.replies[i], out: &rec.out.Replies[i]})
+			g.replies = append(g.replies, replyAt{Reply: rec.replies[i], key: replyKey(rec.replies[i]), out: &rec.out.Replies[i]})
 		}
 	}
 	if err := r.match(ctx, g, now); err != nil {
+		return err
+	}
+	landed, err := r.landed(ctx)
+	if err != nil {
 		return err
 	}
 	tx, err := r.db.BeginTx(ctx, nil)
@@ -196,13 +232,78 @@ func (r *Receiver) write(group []*recording) error {
 		return err
 	}
 	defer tx.Rollback()
-	if err := r.writeReports(ctx, tx, g, now); err != nil {
+	resolved := map[flightKey]bool{}
+	for _, f := range landed {
+		if _, err := r.resolveOnce(ctx, tx, f.matched, f.report, now, resolved); err != nil {
+			return err
+		}
+	}
+	waiting, err := r.writeReports(ctx, tx, g, now, resolved)
+	if err != nil {
 		return err
 	}
 	if err := r.writeReplies(ctx, tx, g, now); err != nil {
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	for _, f := range landed {
+		delete(r.inFlight, flightKey{f.matched.attempt, f.matched.phone})
+	}
+	for _, f := range waiting {
+		if r.inFlight == nil {
+			r.inFlight = map[flightKey]flight{}
+		}
+		r.inFlight[flightKey{f.matched.attempt, f.matched.phone}] = f
+	}
+	return nil
+}
+
+// landed are the inFlight reports whose attempts apply has since
+// recorded in doubt; those recorded otherwise (sent, failed, split) are
+// dropped, their report kept as any other.
+func (r *Receiver) landed(ctx context.Context) ([]flight, error) {
+	if len(r.inFlight) == 0 {
+		return nil, nil
+	}
+	var ids []string
+	for k := range r.inFlight {
+		ids = append(ids, strconv.FormatInt(k.attempt, 10))
+	}
+	states, err := r.attemptStates(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var out []flight
+	for k, f := range r.inFlight {
+		switch states[k.attempt] {
+		case AttemptIntent:
+		case AttemptInDoubt:
+			f.matched.state = AttemptInDoubt
+			out = append(out, f)
+		default:
+			delete(r.inFlight, k)
+		}
+	}
+	return out, nil
+}
+
+// resolveOnce resolves m's recipient by the report unless this
+// transaction already did.
+// A recipient that a later attempt took over (resolved by an earlier
+// report, or by a person) is left as it is.
+func (r *Receiver) resolveOnce(ctx context.Context, tx *sql.Tx, m matched, rp Report, now time.Time, resolved map[flightKey]bool) (bool, error) {
+	k := flightKey{m.attempt, m.phone}
+	if resolved[k] {
+		return false, nil
+	}
+	resolved[k] = true
+	var later int
+	if err := tx.QueryRowContext(ctx, r.q[qLaterWith], m.campaign, m.attempt, `%"`+m.phone+`"%`).Scan(&later); err != nil || later > 0 {
+		return false, err
+	}
+	return true, r.resolveByReport(ctx, tx, m, rp, now)
 }
 
 // grouped is a group's reports and replies, each with where its result goes.
@@ -213,12 +314,14 @@ type grouped struct {
 
 type reportAt struct {
 	Report
+	key     string // reportKey of the report as given
 	out     *ReportResult
 	matched matched // campaign 0: none
 }
 
 type replyAt struct {
 	Reply
+	key      string // replyKey of the reply as given
 	out      *ReplyResult
 	campaign int64 // 0: none
 }
@@ -503,7 +606,9 @@ func anomaly(st AttemptState, d Delivery) string {
 }
 
 // reportKey is a report's identity: the same report sent again has the
-// same key, and is recorded once.
+// same key, and is recorded once. A report without an id or a time is
+// known only by its number and status: two such reports of one status to
+// one number are one.
 func reportKey(rp Report) string {
 	h := sha256.New()
 	for _, f := range []string{rp.ProviderID, rp.Phone, rp.Delivery.String(), rp.ProviderStatus, rp.Reason, formatTime(rp.At)} {
@@ -524,16 +629,18 @@ func replyKey(rp Reply) string {
 
 // writeReports inserts the group's reports (each once), and resolves each
 // in-doubt recipient that a delivered or undelivered report proves the
-// provider acted on.
-func (r *Receiver) writeReports(ctx context.Context, tx *sql.Tx, g *grouped, now time.Time) error {
+// provider acted on, a report already recorded too (posting or importing
+// it again settles what it proves). It returns the reports of recipients
+// whose send is still in flight, to settle once apply records it.
+func (r *Receiver) writeReports(ctx context.Context, tx *sql.Tx, g *grouped, now time.Time, resolved map[flightKey]bool) ([]flight, error) {
 	if len(g.reports) == 0 {
-		return nil
+		return nil, nil
 	}
 	rows := make([][]string, 0, len(g.reports))
 	keys := make([]string, len(g.reports))
 	seen := map[string]bool{}
 	for i, rp := range g.reports {
-		keys[i] = reportKey(rp.Report)
+		keys[i] = rp.key
 		if seen[keys[i]] {
 			continue // the same report twice in one group
 		}
@@ -544,34 +651,33 @@ func (r *Receiver) writeReports(ctx context.Context, tx *sql.Tx, g *grouped, now
 	}
 	inserted, err := insertKeyed(ctx, tx, r.q[qInsertReports], rows)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	type recipient struct {
-		campaign int64
-		phone    string
-	}
-	resolved := map[recipient]bool{}
+	var waiting []flight
 	for i := range g.reports {
 		rp := &g.reports[i]
-		if !inserted[keys[i]] {
+		if inserted[keys[i]] {
+			delete(inserted, keys[i]) // a second copy in this group is a duplicate
+		} else {
 			rp.out.Duplicate = true
-			continue
 		}
-		delete(inserted, keys[i]) // a second copy in this group is a duplicate
 		m := rp.matched
-		if m.campaign == 0 || rp.Delivery == Pending || attemptStatus(string(m.state)) != InDoubt {
-			continue
-		}
-		k := recipient{m.campaign, m.phone}
-		if !resolved[k] {
-			if err := r.resolveByReport(ctx, tx, m, rp.Report, now); err != nil {
-				return err
+		switch {
+		case m.campaign == 0 || rp.Delivery == Pending:
+		case m.state == AttemptIntent:
+			// Apply is still waiting for the answer: it may yet record
+			// the recipient sent, and a second record would count it
+			// twice.
+			waiting = append(waiting, flight{m, rp.Report})
+		case m.state == AttemptInDoubt && !resolved[flightKey{m.attempt, m.phone}]:
+			done, err := r.resolveOnce(ctx, tx, m, rp.Report, now, resolved)
+			if err != nil {
+				return nil, err
 			}
-			resolved[k] = true
+			rp.out.Resolved = done
 		}
-		rp.out.Resolved = true
 	}
-	return nil
+	return waiting, nil
 }
 
 func cmpOr(a, b string) string {
@@ -643,7 +749,7 @@ func (r *Receiver) writeReplies(ctx context.Context, tx *sql.Tx, g *grouped, now
 	rows := make([][]string, 0, len(g.replies))
 	keys := make([]string, len(g.replies))
 	for i, rp := range g.replies {
-		keys[i] = replyKey(rp.Reply)
+		keys[i] = rp.key
 		word := ""
 		if rp.out.Kind != "other" {
 			word = strings.ToUpper(strings.TrimSpace(rp.Text)) // only a stop or start word is kept

@@ -124,7 +124,7 @@ func (r *Reports) report(id, number string, v Value, status, reason string, clea
 		return Report{}, fmt.Errorf("neither an id (%s) nor a number (%s): it names no message", pointerOrNone(r.ID), pointerOrNone(r.Number))
 	}
 	if rep.Delivery != Delivered {
-		rep.Reason = clean.Words(reason)
+		rep.Reason = clip(clean.Words(reason), 300)
 	}
 	return rep, nil
 }

@@ -102,6 +102,35 @@ func (im *Import) File(ctx context.Context, path string, f Format) (Imported, er
 	return im.Read(ctx, file, path, f)
 }
 
+// Check reads as much of the file at path as tells whether the mapping
+// can read it — a CSV header's columns, the first JSON line — so that a
+// mismatch is refused before the state is even opened. File checks it
+// again as it reads.
+func (im *Import) Check(path string, f Format) error {
+	file, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	// A batch that is never recorded: reading stops at its first report.
+	b := &batcher{im: im, name: path, size: 1, probe: true, out: Imported{UnmatchedWhy: map[string]int{}}}
+	switch f {
+	case CSV:
+		err = b.csv(file)
+	case JSONLines:
+		err = b.jsonLines(file)
+	default:
+		err = &LineError{File: path, Err: fmt.Errorf("unknown format %q: csv or jsonl", f)}
+	}
+	if errors.Is(err, errProbed) {
+		return nil
+	}
+	return err
+}
+
+// errProbed ends a Check once a report was read.
+var errProbed = errors.New("probed")
+
 // Read imports the reports r holds, written in format f; name is the
 // file's name for messages.
 func (im *Import) Read(ctx context.Context, r io.Reader, name string, f Format) (Imported, error) {
@@ -135,12 +164,16 @@ type batcher struct {
 	name    string
 	size    int
 	pending []state.Report
-	line    int // the line of the last report pending
+	line    int  // the line of the last report pending
+	probe   bool // Check: stop at the first report, recording nothing
 	out     Imported
 }
 
 // add queues the reports of one line, recording the batch once full.
 func (b *batcher) add(line int, rs ...state.Report) error {
+	if b.probe {
+		return errProbed
+	}
 	b.out.Lines++
 	b.pending = append(b.pending, rs...)
 	b.line = line

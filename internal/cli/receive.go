@@ -44,6 +44,13 @@ func newReceiveCmd(env Env) *cobra.Command {
 		if !*quiet {
 			cfg.Log = slog.New(slog.NewTextHandler(env.Stderr, nil))
 		}
+		// The port first: a port in use is refused before the state is
+		// opened (and created).
+		ln, err := listenReceive(env, *listen)
+		if err != nil {
+			return err
+		}
+		defer ln.Close()
 		rcv, err := openReceiver(ctx, ledger)
 		if err != nil {
 			return err
@@ -51,10 +58,6 @@ func newReceiveCmd(env Env) *cobra.Command {
 		defer rcv.Close()
 		cfg.Record = rcv
 		srv, err := receive.New(cfg)
-		if err != nil {
-			return err
-		}
-		ln, err := listenReceive(env, *listen)
 		if err != nil {
 			return err
 		}

@@ -50,12 +50,18 @@ func newReportsImportCmd(env Env) *cobra.Command {
 			return withHint(fmt.Errorf("%s maps no reports (provider.reports): there is no way to read %s", ledger.project.Path, pos[0]),
 				"add provider.reports to %s, the same mapping smsform receive reads; see docs/reports.md", campaign.ProjectFile)
 		}
+		im := receive.Import{Reports: ledger.project.Reports}
+		// A file the mapping cannot read is refused before the state is
+		// even opened.
+		if err := im.Check(pos[0], f); err != nil {
+			return importError(err, receive.Imported{})
+		}
 		rcv, err := openReceiver(ctx, ledger)
 		if err != nil {
 			return err
 		}
 		defer rcv.Close()
-		im := receive.Import{Reports: ledger.project.Reports, Record: rcv}
+		im.Record = rcv
 		got, err := im.File(ctx, pos[0], f)
 		if err != nil {
 			return importError(err, got)

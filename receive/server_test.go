@@ -140,6 +140,7 @@ func serve(t *testing.T, cfg receive.Config) *running {
 type credential struct {
 	kind, secret string
 	signature    string // hmac: the header's value; "" signs the body with secret
+	header       string // hmac: the header; "": X-Signature
 }
 
 // post sends body to the server's path and returns the status and answer.
@@ -158,8 +159,12 @@ func post(t *testing.T, url, path, contentType string, body []byte, c credential
 		if sig == "" && c.secret != "" {
 			sig = receive.Sign(c.secret, body)
 		}
+		header := c.header
+		if header == "" {
+			header = "X-Signature"
+		}
 		if sig != "" {
-			req.Header.Set("X-Signature", sig)
+			req.Header.Set(header, sig)
 		}
 	case campaign.AuthBasic:
 		if c.secret != "" {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/internal/cli"
+	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/testharness"
 	"github.com/smsform/smsform/receive"
 	"github.com/smsform/smsform/sandbox"
@@ -192,7 +193,8 @@ type inState struct {
 	delivered, undelivered, pending int
 	sent, inDoubt, failed           int
 	unmatched                       int
-	stops                           int // opt-outs from a reply
+	stops                           int      // opt-outs from a reply
+	twice                           []string // recipients the state lists more than once
 	byPhone                         map[string]state.DeliveryRecord
 }
 
@@ -218,7 +220,11 @@ func (p *project) inState(t *testing.T) inState {
 			s.pending++
 		}
 	}
+	seen := map[string]int{}
 	err = st.Recipients(ctx, func(r state.Recipient) error {
+		if seen[r.Phone]++; seen[r.Phone] == 2 {
+			s.twice = append(s.twice, fmt.Sprintf("%s (%s: %s)", e164.Mask(r.Phone), r.Status, r.Reason))
+		}
 		switch r.Status {
 		case state.Sent:
 			s.sent++
@@ -276,6 +282,9 @@ func checkAgainstSandbox(t *testing.T, p *project, rs sandbox.Reports) inState {
 			t.Errorf("report of %s acknowledged, the state holds %+v (%v)", cb.Report.MessageID, d, ok)
 		}
 	}
+	if len(s.twice) > 0 {
+		t.Errorf("the state lists %d recipients twice, e.g. %s", len(s.twice), s.twice[0])
+	}
 	if s.inDoubt != 0 || s.failed != 0 || s.sent != len(p.phones) {
 		t.Errorf("recipients: %d sent, %d in doubt, %d failed of %d", s.sent, s.inDoubt, s.failed, len(p.phones))
 	}
@@ -318,8 +327,8 @@ func TestSandboxToState(t *testing.T) {
 				t.Errorf("receive took %d reports, %d of them duplicates; the sandbox posted %d, %d duplicates, for %d messages",
 					reports, dups, c.Reports, c.Duplicates, c.Delivered+c.Undelivered)
 			}
-			if c.Duplicates == 0 || rs.Counts.Undelivered == 0 || rs.Counts.Stops == 0 {
-				t.Errorf("the run tried too little: %+v", rs.Counts)
+			if c.Duplicates == 0 || rs.Counts.Undelivered == 0 || rs.Counts.Stops == 0 || p.sb.Stats().Dropped == 0 {
+				t.Errorf("the run tried too little: %+v, %d answers dropped", rs.Counts, p.sb.Stats().Dropped)
 			}
 			if err := rc.stop(); err != nil {
 				t.Errorf("receive stopped with %v", err)

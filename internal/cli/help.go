@@ -297,7 +297,7 @@ http://HOST:PORT".`,
 		long: `For providers without webhooks, and for backfills. A CSV file has a header row, and
 each pointer of provider.reports names a column (/status: the column status); a
 JSON lines file has a JSON document a line, read as smsform receive reads a
-posted body. It streams the file, recording a thousand reports at a time; a
+posted body. It streams the file, recording ten thousand reports at a time; a
 report already recorded (received, or imported before) counts once. It stops at
 the first line it cannot read, naming it, once the reports before it are
 recorded: fix the line and import the file again.`,

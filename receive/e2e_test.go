@@ -26,6 +26,7 @@ import (
 	"github.com/smsform/smsform/internal/cli"
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/testharness"
+	"github.com/smsform/smsform/ledger"
 	"github.com/smsform/smsform/receive"
 	"github.com/smsform/smsform/sandbox"
 	"github.com/smsform/smsform/state"
@@ -241,7 +242,7 @@ func (p *project) inState(t *testing.T) inState {
 	if s.unmatched, err = st.UnmatchedReports(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := state.OptOuts(ctx, p.loc, func(o state.OptOut) error {
+	if _, err := ledger.OptOuts(ctx, p.loc, func(o ledger.OptOut) error {
 		if o.Source == "reply" {
 			s.stops++
 		}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/loopback"
+	"github.com/smsform/smsform/ledger"
 	"github.com/smsform/smsform/receive"
 	"github.com/smsform/smsform/state"
 )
@@ -98,8 +98,8 @@ func receiverLedger(env Env, dir string, stateFlag *pflag.Flag) (stateChoice, er
 	}
 	// Reports recorded in a state the project's earlier ledger was not
 	// carried into would be recorded beside their campaigns' records.
-	if msg := c.earlierState(context.Background()); msg != "" {
-		return stateChoice{}, withHint(errors.New(msg), "migrate first: nothing was recorded")
+	if err := c.projectSplit(context.Background()); err != nil {
+		return stateChoice{}, withHint(err, "migrate first: nothing was recorded")
 	}
 	return c, nil
 }
@@ -129,7 +129,9 @@ func openReceiver(ctx context.Context, c stateChoice) (*state.Receiver, error) {
 	if err := c.makeFolder(); err != nil {
 		return nil, err
 	}
-	var opts state.ReceiverOptions
+	// A stop or start reply changes the project's opt-outs in the
+	// transaction that records it.
+	opts := state.ReceiverOptions{OptOuts: ledger.ReplyOptOuts()}
 	if r := c.project.Receive; r != nil {
 		opts.StopWords, opts.StartWords = r.StopWords, r.StartWords
 	}

@@ -34,7 +34,7 @@ func importFile(t *testing.T, rec receive.Recorder, dir, name, content string, s
 // all duplicates.
 func TestImportFiles(t *testing.T) {
 	dir := t.TempDir()
-	o := &observed{inner: receiverOrNil(t, filepath.Join(dir, "smsform.smsstate"))}
+	o := &observed{inner: openReceiver(t, filepath.Join(dir, "smsform.smsstate"))}
 	csv := "message_id,to,status,reason,at\r\n" +
 		"m1,+33612340001,DELIVERED,,2026-03-01T12:00:01Z\r\n" +
 		"m2,33612340002,UNDELIVERED,Absent subscriber,2026-03-01T12:00:02Z\r\n" +
@@ -80,7 +80,7 @@ func TestImportFiles(t *testing.T) {
 // column of the mapping stops it before anything.
 func TestImportStops(t *testing.T) {
 	dir := t.TempDir()
-	o := &observed{inner: receiverOrNil(t, filepath.Join(dir, "smsform.smsstate"))}
+	o := &observed{inner: openReceiver(t, filepath.Join(dir, "smsform.smsstate"))}
 	good := "m%d,+3361234%04d,DELIVERED,,2026-03-01T12:00:01Z\n"
 	var b strings.Builder
 	b.WriteString("message_id,to,status,reason,at\n")

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -42,8 +41,8 @@ var (
 
 // observed is the state's Receiver as a Server sees it, with every call
 // it gets kept, so that a test can tell what reached the state and that a
-// refused post reached nothing. Without a Receiver (inner nil) every
-// Record fails, as a state that is down does.
+// refused post reached nothing. Without a Receiver (inner nil: a post that
+// must never reach one) every Record fails.
 type observed struct {
 	inner *state.Receiver
 	gate  chan struct{} // when set, Record waits for it to close before recording
@@ -218,7 +217,7 @@ func TestRefused(t *testing.T) {
 	huge := []byte(`{"message_id":"m","status":"DELIVERED","reason":"` + strings.Repeat("x", mapping.MaxBody) + `"}`)
 	for _, kind := range campaign.AuthKinds {
 		t.Run(kind, func(t *testing.T) {
-			o := &observed{}
+			o := inTempState(t)
 			cfg := config(kind, o)
 			srv := serve(t, cfg)
 			listed := config(kind, o)
@@ -266,6 +265,11 @@ func TestRefused(t *testing.T) {
 			if calls, _, _ := o.seen(); calls != 0 {
 				t.Errorf("%d refused posts reached the state", calls)
 			}
+			// The same report, authenticated, is new to the state: none of
+			// the refused posts left anything of it there.
+			if status, answer := post(t, srv.url, "/reports", "application/json", []byte(oneReport), good); status != 200 || !strings.Contains(answer, `"duplicates":0`) {
+				t.Errorf("the report posted right after: %d %s", status, answer)
+			}
 			checkLog(t, srv.log.String()+lsrv.log.String())
 		})
 	}
@@ -302,19 +306,22 @@ func TestBodies(t *testing.T) {
 			"MessageSid=SM1&MessageStatus=undelivered&To=%2B14155550101&ErrorCode=30005&AccountSid=AC1", "SM1 +14155550101 undelivered undelivered 30005"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			o := &observed{}
+			o := inTempState(t)
 			cfg := config(campaign.AuthBearer, o)
 			cfg.Reports = tt.reports
 			srv := serve(t, cfg)
-			status, answer := post(t, srv.url, "/reports", tt.ct, []byte(tt.body), credential{kind: campaign.AuthBearer, secret: secret})
-			// Without a state that records, the answer is 503: the provider
-			// posts it again.
-			if status != http.StatusServiceUnavailable || !strings.Contains(answer, "post it again") {
-				t.Errorf("answered %d %q while the state records nothing", status, answer)
+			n := strings.Count(tt.want, "|") + 1
+			// The state holds no message of them: each is recorded,
+			// unmatched, then a duplicate when posted again.
+			for _, dup := range []int{0, n} {
+				status, answer := post(t, srv.url, "/reports", tt.ct, []byte(tt.body), credential{kind: campaign.AuthBearer, secret: secret})
+				if want := fmt.Sprintf(`{"anomalies":0,"duplicates":%d,"reports":%d,"resolved":0,"unmatched":%d}`, dup, n, n-dup); status != 200 || strings.TrimSpace(answer) != want {
+					t.Errorf("answered %d %s, want %s", status, answer, want)
+				}
 			}
 			_, reports, _ := o.seen()
 			var got []string
-			for _, r := range reports {
+			for _, r := range reports[:n] {
 				got = append(got, strings.TrimSpace(fmt.Sprintf("%s %s %s %s %s", r.ProviderID, r.Phone, r.Delivery, r.ProviderStatus, r.Reason)))
 			}
 			if strings.Join(got, "|") != tt.want {
@@ -326,12 +333,37 @@ func TestBodies(t *testing.T) {
 
 // TestRepliesReachTheState: a reply's number in E.164 and its text whole.
 func TestRepliesReachTheState(t *testing.T) {
-	o := &observed{}
+	o := inTempState(t)
 	srv := serve(t, config(campaign.AuthQuery, o))
 	post(t, srv.url, "/replies", "application/json", []byte(`{"from":"33612340016","text":" Stop ","at":"2026-03-01T12:00:01Z"}`), credential{kind: campaign.AuthQuery, secret: secret})
 	_, _, replies := o.seen()
+	if rec := o.results; len(rec) != 1 || len(rec[0].Replies) != 1 || rec[0].Replies[0].Kind != "stop" {
+		t.Errorf("recorded %+v, want a stop", rec)
+	}
 	if len(replies) != 1 || replies[0].Phone != "+33612340016" || replies[0].Text != " Stop " || replies[0].At.Format(time.RFC3339) != "2026-03-01T12:00:01Z" {
 		t.Errorf("replies: %+v", replies)
+	}
+}
+
+// TestNotRecorded: when the state cannot record a post (here: closed),
+// the answer is 503 with Retry-After, so that the provider posts it again.
+func TestNotRecorded(t *testing.T) {
+	o := inTempState(t)
+	srv := serve(t, config(campaign.AuthBearer, o))
+	o.inner.Close()
+	req, _ := http.NewRequest(http.MethodPost, srv.url+"/reports", strings.NewReader(oneReport))
+	req.Header.Set("Authorization", "Bearer "+secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(answer), "post it again") {
+		t.Errorf("answered %d (Retry-After %q) %s", resp.StatusCode, resp.Header.Get("Retry-After"), answer)
+	}
+	if !strings.Contains(srv.log.String(), "recording failed") {
+		t.Errorf("the log does not say recording failed:\n%s", srv.log.String())
 	}
 }
 
@@ -369,8 +401,8 @@ func TestHealthz(t *testing.T) {
 // and a server told to stop finishes the request in hand, then refuses
 // new connections, and Serve returns nil.
 func TestAnsweredOnlyOnceRecorded(t *testing.T) {
-	dir := t.TempDir()
-	o := &observed{gate: make(chan struct{}), inner: receiverOrNil(t, filepath.Join(dir, "smsform.smsstate"))}
+	o := inTempState(t)
+	o.gate = make(chan struct{})
 	srv := serve(t, config(campaign.AuthHMAC, o))
 	answered := make(chan int, 1)
 	go func() {
@@ -388,13 +420,8 @@ func TestAnsweredOnlyOnceRecorded(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 	close(o.gate)
-	status := <-answered
-	want := http.StatusServiceUnavailable
-	if o.inner != nil {
-		want = http.StatusOK
-	}
-	if status != want {
-		t.Errorf("answered %d once recorded, want %d", status, want)
+	if status := <-answered; status != http.StatusOK {
+		t.Errorf("answered %d once recorded", status)
 	}
 	if err := <-stopped; err != nil {
 		t.Errorf("Serve: %v", err)

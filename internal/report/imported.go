@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/receive"
@@ -48,14 +47,14 @@ func WriteImportedJSON(w io.Writer, im Imported) error {
 func WriteImported(w io.Writer, im Imported) error {
 	fresh := im.Reports - im.Duplicates
 	_, err := fmt.Fprintf(w, "Imported %s from %s (%s): %s new, %s already recorded.\n", words.N(im.Reports, "report", "reports"),
-		campaign.Plain(im.File), words.N(im.Lines, "line", "lines"), words.Count(fresh), words.Count(im.Duplicates))
+		words.Visible(im.File), words.N(im.Lines, "line", "lines"), words.Count(fresh), words.Count(im.Duplicates))
 	if err != nil {
 		return err
 	}
 	if im.Unmatched > 0 {
 		fmt.Fprintf(w, "  %s matched no message of the state:\n", words.N(im.Unmatched, "report", "reports"))
 		for _, reason := range slices.Sorted(maps.Keys(im.UnmatchedWhy)) {
-			fmt.Fprintf(w, "    %s: %s\n", campaign.Plain(e164.MaskAny(reason)), words.Count(im.UnmatchedWhy[reason]))
+			fmt.Fprintf(w, "    %s: %s\n", words.Visible(e164.MaskAny(reason)), words.Count(im.UnmatchedWhy[reason]))
 		}
 	}
 	if im.Resolved > 0 {

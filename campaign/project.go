@@ -12,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/smsform/smsform/internal/mapping"
 	"github.com/smsform/smsform/internal/realpath"
 	"github.com/smsform/smsform/internal/redact"
 )
@@ -44,6 +45,13 @@ type Project struct {
 	// Campaigns are the globs (relative to Dir) that find the project's
 	// campaign files.
 	Campaigns []string
+	// Reports and Replies say how the provider's delivery reports and the
+	// replies it forwards are read (provider.reports, provider.replies);
+	// nil when the file maps none. Receive is how smsform receive takes
+	// them (receive:); nil when the file has none. See receive.go.
+	Reports *mapping.Reports
+	Replies *mapping.Replies
+	Receive *Receive
 
 	provider   rawProvider
 	compliance rawCompliance // kind, compliance and opt_out_words for every campaign (compliance.go)
@@ -84,7 +92,7 @@ var DefaultCampaignGlobs = []string{"campaigns/*.yaml", "*.yaml"}
 // sends older than it never changes what any cap allows.
 const MaxCapWindow = 90 * 24 * time.Hour
 
-var projectKeys = []string{"version", "state", "provider", "frequency_cap", "test_recipients", "campaigns", "kind", "compliance", "opt_out_words"}
+var projectKeys = []string{"version", "state", "provider", "frequency_cap", "test_recipients", "campaigns", "kind", "compliance", "opt_out_words", "receive"}
 
 // FindProject returns the project file that governs files in dir: in dir or
 // the nearest folder above it, stopping at the folder that holds .git (a
@@ -209,7 +217,9 @@ func (l *loader) loadProject(abs string) *Project {
 				l.checkProjectState(p.State, v.Line)
 			}
 		case "provider":
-			l.provider(v, path, &p.provider)
+			l.projectProvider(v, path, p)
+		case "receive":
+			p.Receive = l.receive(v, path)
 		case "frequency_cap":
 			p.FrequencyCap = l.frequencyCap(v, path)
 		case "test_recipients":
@@ -224,6 +234,7 @@ func (l *loader) loadProject(abs string) *Project {
 	rp.Provider = p.provider
 	l.checkOthers(&p.provider, "provider")
 	l.validateStruct(&rp)
+	l.checkProjectReceive(p)
 	if len(l.errs) > 0 {
 		return nil
 	}

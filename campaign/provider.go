@@ -109,37 +109,43 @@ func (l *loader) checkOthers(p *rawProvider, path string) {
 	}
 }
 
-// provider reads a provider block into p.
+// provider reads a campaign's provider block into p. The keys only a
+// project's block has are refused with where they go (receive.go).
 func (l *loader) provider(v *yaml.Node, path string, p *rawProvider) {
-	l.mapping(v, path, providerKeys, func(key, path string, v *yaml.Node) bool {
-		p.set = append(p.set, key)
-		switch key {
-		case "base_url":
-			l.str(v, path, &p.BaseURL)
-		case "basic_auth":
-			l.str(v, path, &p.BasicAuth)
-		case "token_valid_hours":
-			l.int(v, path, &p.TokenValidHours)
-		case "request_id_field", "batch_id":
-			if p.RequestIDField != nil {
-				l.add(v.Line, path, "keep batch_id: request_id_field is its older name", "batch_id and request_id_field name the same thing: write one")
-			}
-			if ptr, ok := l.pointer(v, path, "the provider's id for the whole request in its answer, e.g. /bulkId", false); ok {
-				p.RequestIDField = &ptr
-			}
-		case "max_recipients":
-			l.positive(v, path, &p.MaxRecipients)
-		case "max_body_length":
-			l.positive(v, path, &p.MaxBodyLength)
-		case "expected_latency":
-			l.duration(v, path, time.Millisecond, time.Minute, "e.g. 200ms or 1.5s: how long the provider takes to answer a send", &p.ExpectedLatency)
-		case "results":
-			p.Results = l.results(v, path)
-		case "others":
-			p.Others = l.others(v, path)
-		}
+	l.mapping(l.withoutProjectKeys(v, path), path, providerKeys, func(key, path string, v *yaml.Node) bool {
+		l.providerKey(key, path, v, p)
 		return true
 	})
+}
+
+// providerKey reads the value v of the provider block's key into p.
+func (l *loader) providerKey(key, path string, v *yaml.Node, p *rawProvider) {
+	p.set = append(p.set, key)
+	switch key {
+	case "base_url":
+		l.str(v, path, &p.BaseURL)
+	case "basic_auth":
+		l.str(v, path, &p.BasicAuth)
+	case "token_valid_hours":
+		l.int(v, path, &p.TokenValidHours)
+	case "request_id_field", "batch_id":
+		if p.RequestIDField != nil {
+			l.add(v.Line, path, "keep batch_id: request_id_field is its older name", "batch_id and request_id_field name the same thing: write one")
+		}
+		if ptr, ok := l.pointer(v, path, "the provider's id for the whole request in its answer, e.g. /bulkId", false); ok {
+			p.RequestIDField = &ptr
+		}
+	case "max_recipients":
+		l.positive(v, path, &p.MaxRecipients)
+	case "max_body_length":
+		l.positive(v, path, &p.MaxBodyLength)
+	case "expected_latency":
+		l.duration(v, path, time.Millisecond, time.Minute, "e.g. 200ms or 1.5s: how long the provider takes to answer a send", &p.ExpectedLatency)
+	case "results":
+		p.Results = l.results(v, path)
+	case "others":
+		p.Others = l.others(v, path)
+	}
 }
 
 // duration reads a Go duration ("200ms", "24h") between lo and hi.

@@ -133,13 +133,36 @@ var keySchemas = map[string]js{
 
 	"project.version":         {"description": "The file format's version: 1.", "type": "integer"},
 	"project.state":           {"description": "The project's state: a PostgreSQL URL or keyword string (no password: PGPASSWORD or ~/.pgpass give it), or a folder for the state file, relative to this file.", "type": "string", "pattern": `\S`, "not": js{"pattern": `^postgres(ql)?://[^/?#@]*:[^/?#@]*@|[?&]password=|(^|\s)password\s*=`}},
-	"project.provider":        {"description": "Provider settings every campaign shares; a campaign's own provider keys win, key by key.", "$ref": "#/definitions/provider"},
+	"project.provider":        {"description": "Provider settings every campaign shares; a campaign's own provider keys win, key by key. reports and replies are read from here only.", "$ref": "#/definitions/project_provider"},
 	"project.frequency_cap":   {"description": "At most max messages to one number in any window of per, across every campaign of the project.", "$ref": "#/definitions/frequency_cap"},
 	"project.test_recipients": {"description": "Numbers test sends may go to.", "type": "array", "items": js{"type": "string"}},
 	"project.kind":            kindSchema,
 	"project.compliance":      complianceSchema,
 	"project.opt_out_words":   wordsSchema,
+	"project.receive":         {"description": "How smsform receive takes the provider's delivery reports and replies: how a post is authenticated (the secret comes from SMSFORM_RECEIVE_SECRET) and which replies opt out.", "$ref": "#/definitions/receive"},
 	"project.campaigns":       {"description": "Globs, relative to this file, that find the project's campaign files (default campaigns/*.yaml and *.yaml).", "type": "array", "minItems": 1, "items": js{"type": "string", "minLength": 1}},
+
+	"project.provider.reports": {"description": "How the provider's delivery reports are read (smsform receive's POST /reports, smsform reports import): JSON pointers into each report, and the statuses that settle a message.", "$ref": "#/definitions/reports"},
+	"project.provider.replies": {"description": "How the replies the provider forwards are read (smsform receive's POST /replies): JSON pointers into each reply.", "$ref": "#/definitions/replies"},
+
+	"project.provider.reports.list":        {"description": "A JSON pointer to the list of reports in a body (\"\" for a body that is the list); leave it out when a body is one report.", "type": "string", "pattern": elementPattern},
+	"project.provider.reports.id":          {"description": "Inside each report, a JSON pointer to the provider's id of the message, as its send answer gave it, e.g. /messageId.", "type": "string", "pattern": pointerPattern},
+	"project.provider.reports.number":      {"description": "Inside each report, a JSON pointer to the recipient's number, e.g. /to.", "type": "string", "pattern": pointerPattern},
+	"project.provider.reports.status":      {"description": "Inside each report, a JSON pointer to its status, e.g. /status.", "type": "string", "pattern": pointerPattern},
+	"project.provider.reports.at":          {"description": "Inside each report, a JSON pointer to when it happened (RFC 3339, or a Unix time).", "type": "string", "pattern": pointerPattern},
+	"project.provider.reports.reason":      {"description": "Inside each report, a JSON pointer to the provider's words on an undelivered message.", "type": "string", "pattern": pointerPattern},
+	"project.provider.reports.delivered":   {"description": "Statuses that mean the message reached the phone.", "$ref": "#/definitions/statuses"},
+	"project.provider.reports.undelivered": {"description": "Statuses that mean it never will. A status no list names is pending, never delivered.", "$ref": "#/definitions/statuses"},
+
+	"project.provider.replies.list":   {"description": "A JSON pointer to the list of replies in a body (\"\" for a body that is the list); leave it out when a body is one reply.", "type": "string", "pattern": elementPattern},
+	"project.provider.replies.number": {"description": "Inside each reply, a JSON pointer to who sent it, e.g. /from.", "type": "string", "pattern": pointerPattern},
+	"project.provider.replies.text":   {"description": "Inside each reply, a JSON pointer to what they wrote, e.g. /text.", "type": "string", "pattern": pointerPattern},
+	"project.provider.replies.at":     {"description": "Inside each reply, a JSON pointer to when it was received.", "type": "string", "pattern": pointerPattern},
+
+	"project.receive.auth":        {"description": "How a post is authenticated: hmac-sha256 (the lowercase hex HMAC-SHA256 of the raw body, in header), basic (any user, the secret as password), bearer (Authorization: Bearer SECRET) or query (?token=SECRET).", "enum": []string{"hmac-sha256", "basic", "bearer", "query"}},
+	"project.receive.header":      {"description": "With auth: hmac-sha256, the header that carries the signature, e.g. X-Signature.", "type": "string", "pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"},
+	"project.receive.stop_words":  {"description": "Replies that opt the number out of every campaign of the project, case and surrounding space aside (default STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT).", "$ref": "#/definitions/reply_words"},
+	"project.receive.start_words": {"description": "Replies that opt the number back in (default START, UNSTOP).", "$ref": "#/definitions/reply_words"},
 }
 
 // The compliance keys, the same in a campaign and its project file.
@@ -165,6 +188,11 @@ func keyLists() map[string][]string {
 		"provider.results": resultsKeys,
 		"project":          projectKeys,
 		"dlt":              dltKeys,
+		// The keys of a project's provider block besides a campaign's.
+		"project.provider":         projectProviderKeys,
+		"project.provider.reports": reportsKeys,
+		"project.provider.replies": repliesKeys,
+		"project.receive":          receiveKeys,
 	}
 }
 
@@ -299,16 +327,22 @@ func defs(t *testing.T) js {
 	}
 	dlt := object(t, "dlt", "", []string{"template_id", "template"}, nil)
 	dlt["additionalProperties"] = js{"anyOf": []any{js{"type": "string"}, js{"type": "number"}}} // the registration's other keys
+	provider := object(t, "provider", "", nil, providerTags)
 	return js{
-		"provider":      object(t, "provider", "", nil, providerTags),
-		"results":       results,
-		"results_lists": js{"anyOf": []any{js{"$ref": "#/definitions/results"}, js{"type": "array", "minItems": 1, "items": js{"$ref": "#/definitions/results"}}}},
-		"source":        source,
-		"send_window":   window,
-		"budget":        object(t, "budget", "", nil, nil),
-		"dlt":           dlt,
-		"frequency_cap": object(t, "frequency_cap", "", []string{"max", "per"}, nil),
-		"statuses":      js{"type": "array", "items": js{"anyOf": []any{js{"type": "string", "pattern": `\S`}, js{"type": "number"}, js{"type": "boolean"}}}},
+		"provider":         provider,
+		"project_provider": projectProvider(t, provider),
+		"reports":          reportsSchema(t),
+		"replies":          object(t, "project.provider.replies", "", []string{"number", "text"}, nil),
+		"receive":          receiveSchema(t),
+		"reply_words":      js{"type": "array", "minItems": 1, "items": js{"type": "string", "pattern": `\S`}},
+		"results":          results,
+		"results_lists":    js{"anyOf": []any{js{"$ref": "#/definitions/results"}, js{"type": "array", "minItems": 1, "items": js{"$ref": "#/definitions/results"}}}},
+		"source":           source,
+		"send_window":      window,
+		"budget":           object(t, "budget", "", nil, nil),
+		"dlt":              dlt,
+		"frequency_cap":    object(t, "frequency_cap", "", []string{"max", "per"}, nil),
+		"statuses":         js{"type": "array", "items": js{"anyOf": []any{js{"type": "string", "pattern": `\S`}, js{"type": "number"}, js{"type": "boolean"}}}},
 		"sender": js{"type": "string", "anyOf": []any{
 			js{"pattern": e164Pattern},
 			js{"pattern": `^[0-9]{3,8}$`},
@@ -316,6 +350,39 @@ func defs(t *testing.T) js {
 		}},
 		"region": js{"enum": regions},
 	}
+}
+
+// projectProvider is a project's provider block: a campaign's, and the
+// keys read from a project file only.
+func projectProvider(t *testing.T, provider js) js {
+	t.Helper()
+	s := maps.Clone(provider)
+	props := maps.Clone(provider["properties"].(js))
+	maps.Copy(props, object(t, "project.provider", "", nil, nil)["properties"].(js))
+	s["properties"] = props
+	return s
+}
+
+// reportsSchema is provider.reports: a status, a way to name the message
+// (id or number) and a status that settles one.
+func reportsSchema(t *testing.T) js {
+	t.Helper()
+	s := object(t, "project.provider.reports", "", []string{"status"}, nil)
+	s["allOf"] = []any{
+		js{"anyOf": []any{has("id"), has("number")}},
+		js{"anyOf": []any{has("delivered"), has("undelivered")}},
+	}
+	return s
+}
+
+// receiveSchema is receive:, whose header goes with hmac-sha256 alone.
+func receiveSchema(t *testing.T) js {
+	t.Helper()
+	s := object(t, "project.receive", "", []string{"auth"}, nil)
+	s["if"] = with(has("auth"), "properties", js{"auth": js{"const": "hmac-sha256"}})
+	s["then"] = has("header")
+	s["else"] = js{"type": "object", "not": has("header")}
+	return s
 }
 
 func campaignSchema(t *testing.T) js {
@@ -327,7 +394,11 @@ func campaignSchema(t *testing.T) js {
 	s["$id"] = schemaBase + "campaign.schema.json"
 	s["title"] = "smsform campaign"
 	s["description"] = "A campaign file of smsform (one campaign per file). `smsform validate` checks what a schema cannot: numbers, list files, templates, and the rules between keys."
-	s["definitions"] = defs(t)
+	d := defs(t)
+	for _, projectOnly := range []string{"project_provider", "reports", "replies", "receive", "reply_words"} {
+		delete(d, projectOnly)
+	}
+	s["definitions"] = d
 	return s
 }
 
@@ -336,11 +407,14 @@ func projectSchema(t *testing.T) js {
 	required, tags := tagSchemas(t, rawProject{})
 	s := object(t, "project", "", required, tags)
 	s["$schema"] = draft
+	// receive: needs something to receive.
+	mapped := func(key string) js { return with(has(key), "properties", js{key: js{"type": "object"}}) }
+	s["dependencies"] = js{"receive": with(has("provider"), "properties", js{"provider": js{"anyOf": []any{mapped("reports"), mapped("replies")}}})}
 	s["$id"] = schemaBase + "project.schema.json"
 	s["title"] = "smsform project file (smsform.yaml)"
 	s["description"] = "What every campaign of a project shares: the state, provider settings, the frequency cap, test recipients and where the campaign files are."
 	d := defs(t)
-	for _, unused := range []string{"source", "send_window", "budget", "sender", "region", "dlt"} {
+	for _, unused := range []string{"source", "send_window", "budget", "sender", "region", "dlt", "provider"} {
 		delete(d, unused)
 	}
 	s["definitions"] = d

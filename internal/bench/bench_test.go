@@ -81,6 +81,8 @@ func binary(t *testing.T) string {
 type sizes struct {
 	plan, apply int
 	concurrency int
+	// reports smsform receive takes, from posters clients at once
+	reports, posters int
 }
 
 // TestBench is `make bench`: it measures the smsform binary against the
@@ -88,9 +90,9 @@ type sizes struct {
 // Without -bench.full it runs a tiny version (no targets judged), so that
 // `make test` proves the harness works.
 func TestBench(t *testing.T) {
-	sz := sizes{plan: 3_000, apply: 1_000, concurrency: 4}
+	sz := sizes{plan: 3_000, apply: 1_000, concurrency: 4, reports: 1_000, posters: 8}
 	if *full {
-		sz.plan, sz.apply = 1_000_000, 100_000
+		sz.plan, sz.apply, sz.reports, sz.posters = 1_000_000, 100_000, 40_000, 64
 	}
 	n := *runs
 	if !*full {
@@ -168,6 +170,10 @@ func TestBench(t *testing.T) {
 	// US recipients.
 	tab.add(complianceRow(t, smsform, dir, sz.plan, n))
 
+	// After the send: an export of a report per recipient imported, vs
+	// plan of as many (issue 37).
+	tab.rows = append(tab.rows, importRows(t, ctx, smsform, dir, shared, sharedFresh)...)
+
 	// Apply against the sandbox: smsform with durable state vs a bare
 	// sender, medians of alternating rounds (one round is noisy).
 	bare, applied := applyPair(t, ctx, smsform, dir, sz, pairSpec{}, n)
@@ -192,6 +198,7 @@ func TestBench(t *testing.T) {
 		comparison: fmt.Sprintf("%.0f bare", bare.rps), ratio: applied.rps / bare.rps, target: "≥ 0.9", pass: applied.rps >= 0.9*bare.rps})
 
 	tab.add(ledgerApplyRow(t, ctx, smsform, dir, sz, n))
+	tab.rows = append(tab.rows, receiveRows(t, ctx, smsform, dir, sz.reports, sz.posters)...)
 	tab.add(startupRow(t))
 
 	// How well the sending time is foretold: plan's estimate, apply's time left.

@@ -105,6 +105,7 @@ func newRootCmd(env Env) *cobra.Command {
 		newStateCmd(env), newSandboxCmd(env), newVersionCmd(env), newOptOutCmd(env))
 	root.AddCommand(newInitCmd(env))
 	root.AddCommand(newPauseCmd(env), newResumeCmd(env), newTestCmd(env))
+	root.AddCommand(newReceiveCmd(env), newReportsCmd(env))
 	root.SetHelpCommand(newHelpCmd(root))
 	document(root)
 	return root

@@ -28,6 +28,7 @@ var envHelp = map[string]string{
 	"CI, SMSFORM_IN_AUTOMATION":             "CI=true or SMSFORM_IN_AUTOMATION=1: no prompt, no progress bar, no hints",
 	"NO_COLOR":                              "set: no colour",
 	"SMSFORM_SANDBOX_CLIENT_ID, SMSFORM_SANDBOX_CLIENT_SECRET": "the credentials the sandbox accepts",
+	"SMSFORM_RECEIVE_SECRET":                                   "the secret that authenticates the provider's posts (required; at least 16 characters)",
 }
 
 var exitHelp = map[string]string{
@@ -263,6 +264,47 @@ Its first line on stdout is "listening on http://HOST:PORT".`,
 		example: "  smsform sandbox --addr 127.0.0.1:0 --outbox outbox.jsonl",
 		env:     []string{"SMSFORM_SANDBOX_CLIENT_ID, SMSFORM_SANDBOX_CLIENT_SECRET"},
 		exits:   "0 1",
+	},
+	"receive": {
+		short: "Take the provider's delivery reports and replies, and record them in the project's state",
+		long: `An HTTP server for the provider's webhooks: POST /reports (delivery reports),
+POST /replies (what recipients sent back), GET /healthz. It serves the project
+of the current folder (or --project), reads bodies (JSON, or form-encoded) with
+the project file's provider.reports and provider.replies, and authenticates
+every post as receive: says (hmac-sha256, basic, bearer or query) with the
+secret in SMSFORM_RECEIVE_SECRET; it refuses to start without one.
+
+A post is answered 2xx only once what it holds is durable in the state, so the
+provider's retries carry the rest; the same report posted twice counts once.
+Unauthenticated posts get 401, oversized ones 413, unreadable ones 400: nothing
+of them is recorded. A delivery report for a recipient in doubt resolves it as
+sent; a STOP reply opts the number out of every campaign. SIGTERM finishes the
+requests in hand and exits 0. It listens on 127.0.0.1:8089: put a TLS proxy in
+front of it (docs/reports.md). Its first line on stdout is "listening on
+http://HOST:PORT".`,
+		example: `  SMSFORM_RECEIVE_SECRET=... smsform receive
+  smsform receive --listen 127.0.0.1:0 --project campaigns/`,
+		env:   []string{"SMSFORM_RECEIVE_SECRET", "SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
+		exits: "0 1",
+	},
+	"reports": {
+		short:   "Delivery reports: import a provider's export",
+		long:    "Reports are read with the project file's provider.reports and kept in the project's state, beside each recipient's record.",
+		example: "  smsform reports import exports/delivery-2026-03.csv",
+	},
+	"reports import": {
+		short: "Record the delivery reports of a provider's export file (CSV or JSON lines)",
+		long: `For providers without webhooks, and for backfills. A CSV file has a header row, and
+each pointer of provider.reports names a column (/status: the column status); a
+JSON lines file has a JSON document a line, read as smsform receive reads a
+posted body. It streams the file, recording ten thousand reports at a time; a
+report already recorded (received, or imported before) counts once. It stops at
+the first line it cannot read, naming it, once the reports before it are
+recorded: fix the line and import the file again.`,
+		example: "  smsform reports import exports/delivery-2026-03.csv\n  smsform reports import webhook-log.jsonl --json",
+		env:     []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
+		exits:   "0 1 130",
+		args:    []string{"csv", "jsonl", "ndjson", "json"},
 	},
 	"init": {
 		short: "Write a new project that works at once: smsform.yaml, a campaign, lists, prices, CI workflows",

@@ -1,0 +1,67 @@
+package mapping
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/smsform/smsform/internal/rawjson"
+)
+
+// Replies is how the replies a provider forwards (what recipients sent
+// back) are read. Every pointer but List is inside one reply.
+type Replies struct {
+	// List is the list of replies in a body; nil: the body is one reply.
+	List   *rawjson.Pointer
+	Number rawjson.Pointer // who replied
+	Text   rawjson.Pointer
+	At     *rawjson.Pointer // nil: none
+	Where  string           // where the mapping is declared, for messages
+}
+
+// Reply is one reply as the mapping read it.
+type Reply struct {
+	Number string // as the provider wrote it
+	// Text is what the recipient wrote, cut to MaxReplyText bytes. It is
+	// handed on whole so that the receiver can tell a stop word from a
+	// sentence; what of it is kept is the receiver's decision.
+	Text string
+	At   time.Time // zero when the reply does not say
+}
+
+// MaxReplyText is the most of a reply's text read: ten SMS segments, far
+// past any stop word.
+const MaxReplyText = 1600
+
+// Read reads the replies of doc, a body as [Doc] gives it. A reply without
+// a number or a text, or with a time that is not one, makes the whole body
+// unreadable.
+func (r *Replies) Read(doc []byte) ([]Reply, error) {
+	ptrs := []rawjson.Pointer{r.Number, r.Text}
+	if r.At != nil {
+		ptrs = append(ptrs, *r.At)
+	}
+	pk := rawjson.NewPicker(ptrs...)
+	found := make([][]byte, len(ptrs))
+	var out []Reply
+	err := eachElement(doc, r.List, func(n int, el []byte) error {
+		pk.Pick(el, 0, found)
+		rep := Reply{Number: clip(strings.TrimSpace(rawjson.Text(found[0])), 40)}
+		switch {
+		case rep.Number == "":
+			return fmt.Errorf("%s: no number at %s", which(r.List, n), r.Number)
+		case found[1] == nil || found[1][0] != '"':
+			return fmt.Errorf("%s: no text at %s", which(r.List, n), r.Text)
+		}
+		rep.Text = clip(rawjson.Text(found[1]), MaxReplyText)
+		if r.At != nil {
+			var err error
+			if rep.At, err = readTime(found[2], r.At); err != nil {
+				return fmt.Errorf("%s: %w", which(r.List, n), err)
+			}
+		}
+		out = append(out, rep)
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,99 @@
+package receive
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/smsform/smsform/internal/e164"
+	"github.com/smsform/smsform/internal/mapping"
+	"github.com/smsform/smsform/state"
+)
+
+// intl reads numbers written in international form only: a report names
+// no region to read a national one in.
+var intl = e164.NewNormalizer("")
+
+// phone is the E.164 form of a number as a provider wrote it in a report
+// or a reply: with the + ("+447700900123", spaces and dashes allowed),
+// without it ("447700900123", as providers often store numbers), or after
+// the 00 international prefix. "" when it is none of these, or not a valid
+// number: a national form ("07700 900123") names no country, and guessing
+// one could tie the report to someone else; such a report is matched by
+// its id alone.
+func phone(raw string) string {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return ""
+	}
+	if !strings.HasPrefix(raw, "+") {
+		if rest, ok := strings.CutPrefix(raw, "00"); ok {
+			raw = rest
+		} else if strings.HasPrefix(raw, "0") {
+			return "" // national: no country to read it in
+		}
+		raw = "+" + raw
+	}
+	n, err := intl.Normalize(raw)
+	if err != nil {
+		return ""
+	}
+	return n.E164
+}
+
+// deliveries are the state's words for what a mapping read.
+var deliveries = [...]state.Delivery{mapping.Pending: state.Pending, mapping.Delivered: state.Delivered, mapping.Undelivered: state.Undelivered}
+
+// stateReports turns what the mapping read into what the state records.
+func stateReports(rs []mapping.Report) []state.Report {
+	out := make([]state.Report, len(rs))
+	for i, r := range rs {
+		out[i] = stateReport(r)
+	}
+	return out
+}
+
+func stateReport(r mapping.Report) state.Report {
+	return state.Report{ProviderID: r.ID, Phone: phone(r.Number), Delivery: deliveries[r.Delivery], ProviderStatus: r.Status, Reason: r.Reason, At: r.At}
+}
+
+// stateReplies turns what the mapping read into what the state records. A
+// reply whose number cannot be read names nobody to opt out: the body is
+// refused, naming the reply.
+func stateReplies(rs []mapping.Reply, m *mapping.Replies) ([]state.Reply, error) {
+	out := make([]state.Reply, len(rs))
+	for i, r := range rs {
+		p := phone(r.Number)
+		if p == "" {
+			where := "the body"
+			if m.List != nil {
+				where = fmt.Sprintf("element %d of %s", i, m.List)
+			}
+			return nil, fmt.Errorf("%s: the number at %s is not a phone number in international form", where, m.Number)
+		}
+		out[i] = state.Reply{Phone: p, Text: r.Text, At: r.At}
+	}
+	return out, nil
+}
+
+// cleaner makes a provider's text fit to keep: ids and statuses without
+// control characters; words without them, and without anything that may
+// be a phone number (a provider's words are shown to people).
+type cleaner struct{}
+
+func (cleaner) ID(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func (cleaner) Words(s string) string {
+	return e164.MaskAny(strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s))
+}

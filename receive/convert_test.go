@@ -1,0 +1,42 @@
+package receive
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestPhone: numbers are read in the international forms providers echo,
+// and a national one (which names no country) is read as none.
+func TestPhone(t *testing.T) {
+	for raw, want := range map[string]string{
+		"+447400123456":            "+447400123456",
+		"447400123456":             "+447400123456",
+		"00447400123456":           "+447400123456",
+		" +44 7400 123456 ":        "+447400123456",
+		"+1 (415) 555-0101":        "+14155550101",
+		"33612340016":              "+33612340016",
+		"07400123456":              "",
+		"0":                        "",
+		"+447700":                  "",
+		"ACME":                     "",
+		"":                         "",
+		"+44740012345645678901234": "",
+	} {
+		if got := phone(raw); got != want {
+			t.Errorf("phone(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
+// TestCleaner: ids and statuses lose control characters; a provider's
+// words lose them too, and anything that may be a phone number.
+func TestCleaner(t *testing.T) {
+	var c cleaner
+	if got := c.ID("msg\x00-1\n7\x7f"); got != "msg-17" {
+		t.Errorf("ID = %q", got)
+	}
+	got := c.Words("Absent subscriber +447400123456\r\nretry 2026-03-01")
+	if strings.Contains(got, "900123") || strings.ContainsAny(got, "\r\n") || !strings.Contains(got, "Absent subscriber") || !strings.Contains(got, "2026-03-01") {
+		t.Errorf("Words = %q", got)
+	}
+}

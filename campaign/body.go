@@ -337,7 +337,32 @@ func missingVariables(t *template.Template, data map[string]string, first string
 	if len(missing) > 1 {
 		what = "variables"
 	}
-	return fmt.Errorf("missing %s %s (this recipient has: %s)", what, strings.Join(quoted, ", "), plainAll(have))
+	msg := fmt.Sprintf("missing %s %s (this recipient has: %s)", what, strings.Join(quoted, ", "), plainAll(have))
+	var guesses []string
+	for _, name := range missing {
+		if g := closestName(name, have); g != "" {
+			guesses = append(guesses, fmt.Sprintf(".%s for .%s", Plain(g), Plain(name)))
+		}
+	}
+	if len(guesses) > 0 {
+		msg += "; did you mean " + strings.Join(guesses, ", ") + "? (names are case-sensitive)"
+	}
+	return errors.New(msg)
+}
+
+// closestName is the variable of have that name most likely meant: the
+// same but for case, else one or two letters apart; "" when none is.
+func closestName(name string, have []string) string {
+	best, bestD := "", 3
+	for _, h := range have {
+		if strings.EqualFold(h, name) {
+			return h
+		}
+		if d := editDistance(strings.ToLower(name), strings.ToLower(h)); d < bestD && d < len(name) {
+			best, bestD = h, d
+		}
+	}
+	return best
 }
 
 // missingName returns the variable that err, from executing a body, says

@@ -270,6 +270,14 @@ func TestBlankVariables(t *testing.T) {
 	}
 }
 
+// A name nothing in the list resembles gets no guess.
+func TestRenderMissingNoGuess(t *testing.T) {
+	_, err := mustTemplate(t, "Hi {{ .surname }}").Render(map[string]string{"city": "Paris"}, "+1")
+	if err == nil || strings.Contains(err.Error(), "did you mean") {
+		t.Errorf("err = %v, want no guess", err)
+	}
+}
+
 // TestRenderMissing: every way of reading a variable the recipient lacks is
 // an error that names it, and a body that misses several names them all.
 func TestRenderMissing(t *testing.T) {
@@ -285,6 +293,9 @@ func TestRenderMissing(t *testing.T) {
 		{`{{ index .city 0 }}`, `index reads one variable by its name`},
 		{`{{ index . "city" "x" }}`, `index reads one variable by its name`},
 		{`{{ index . 1 }}`, `index reads one variable by its name`},
+		// A name the list has but for case or a slip is suggested.
+		{`Hi {{ .City }}`, `missing variable "City" (this recipient has: city, phone); did you mean .city for .City? (names are case-sensitive)`},
+		{`Hi {{ .citty }} {{ .phnoe }}`, `did you mean .city for .citty, .phone for .phnoe?`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.body, func(t *testing.T) {

@@ -110,6 +110,9 @@ func runApply(ctx context.Context, env Env, f applyFlags, target string) error {
 	if err := needsLedger(c, choice); err != nil {
 		return err
 	}
+	if w := lawCapWarning(c, choice); w != "" {
+		warnf(env, "%s", w)
+	}
 	client, err := connectionLater(c, env, f.insecure, f.requestTimeout)
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/compliance"
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/report"
 	"github.com/smsform/smsform/internal/words"
@@ -90,6 +91,32 @@ func needsLedger(c *campaign.Campaign, choice stateChoice) error {
 	}
 	return withHint(fmt.Errorf("campaign %s is held to a frequency cap, but its state %s (%s) is not the project's: a cap counts every campaign's sends, which only the project's state holds", c.Name, choice.shown(), choice.from()),
 		"add state: to %s (a folder for the state file, e.g. state: .smsform/, or a PostgreSQL database), then smsform state migrate to carry this campaign's record there", where)
+}
+
+// lawCapWarning says, when the campaign's rule sets cap how many messages
+// a number may get (Florida's three marketing messages a day) but its
+// state is not the project's, that the cap is held only within this
+// campaign: other campaigns' sends are in other states. "" otherwise. Not
+// refused, as a frequency_cap is: the law's cap concerns only the numbers
+// of one state, and a campaign need not be part of a project.
+func lawCapWarning(c *campaign.Campaign, choice stateChoice) string {
+	if plan.CapsOf(c).PerNumberLongest == 0 || choice.shared {
+		return ""
+	}
+	return fmt.Sprintf("the rule sets' caps on a number (%s) count every marketing message the number got, which only a project's state "+
+		"records across campaigns; the state of %s is its own, so the caps hold within this campaign only: add state: to %s to hold them across campaigns",
+		strings.Join(lawCapRules(c), ", "), c.Name, campaign.ProjectFile)
+}
+
+// lawCapRules are the ids of the campaign's rules that cap a number.
+func lawCapRules(c *campaign.Campaign) []string {
+	var ids []string
+	for _, r := range c.Compliance.Rules.All() {
+		if r.Check == compliance.CheckCap && r.Concerns(c.Compliance.Kind) {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids
 }
 
 // optOutFlags are the flags every optout command shares.

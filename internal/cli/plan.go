@@ -267,6 +267,9 @@ func computePlan(ctx context.Context, env Env, f planFlags, campaignPath string,
 			return r, serr
 		}
 		p.Refusal = r.refusal(ctx, campaignPath)
+		if w := lawCapWarning(c, r.choice); w != "" {
+			p.Warnings = append(p.Warnings, w)
+		}
 	}
 	r.plan = p
 	return r, err

@@ -34,8 +34,11 @@ func refusalMarkdown(p *plan.Plan) string {
 		return ""
 	}
 	s := fmt.Sprintf("> [!CAUTION]\n> **Apply will refuse this plan:** %s.\n", mdText(strings.TrimSuffix(r.Reason, ".")))
-	if r.Fix != "" {
-		s += fmt.Sprintf(">\n> To settle it: %s\n", mdText(strings.TrimSuffix(r.Fix, ".")))
+	switch fix := strings.TrimSuffix(r.Fix, "."); {
+	case strings.HasPrefix(fix, "smsform "):
+		s += fmt.Sprintf(">\n> To settle it: %s\n", mdCode(fix, false)) // a command, to paste
+	case fix != "":
+		s += fmt.Sprintf(">\n> To settle it: %s\n", mdText(fix))
 	}
 	return s + "\n"
 }

@@ -106,6 +106,7 @@ func newRootCmd(env Env) *cobra.Command {
 	root.AddCommand(newInitCmd(env))
 	root.AddCommand(newPauseCmd(env), newResumeCmd(env), newTestCmd(env))
 	root.AddCommand(newReceiveCmd(env), newReportsCmd(env))
+	root.AddCommand(newManCmd(env, root))
 	root.SetHelpCommand(newHelpCmd(root))
 	document(root)
 	return root

@@ -189,7 +189,7 @@ func TestStateTakesGlobalFlagsBeforeItsSubcommand(t *testing.T) {
 
 // commands is every command that does something, as typed after smsform.
 var commands = []string{"validate", "plan", "show", "apply", "token", "state list", "state resolve", "state migrate", "sandbox", "version",
-	"state prune", "optout add", "optout import", "optout remove", "optout list", "pause", "resume", "test", "receive", "reports import"}
+	"state prune", "optout add", "optout import", "optout remove", "optout list", "pause", "resume", "test", "receive", "reports import", "man"}
 
 // commandHelp is every command's --help, by command, checking that it is the
 // same text as smsform help CMD, on stdout.

@@ -316,6 +316,14 @@ overwrites: when any of these files exists it writes nothing and names them.`,
 		example: "  smsform init\n  smsform init my-campaigns && cd my-campaigns && smsform plan campaigns/welcome.yaml",
 		exits:   "0 1",
 	},
+	"man": {
+		short: "Write smsform's manual page, smsform(1), in roff on stdout",
+		long: `The page is made from the commands themselves: every command with its usage,
+what it does, its flags, examples, the environment and the exit codes, as
+their --help says them. Read it with man -l, or install it where man looks.`,
+		example: "  smsform man | man -l -\n  smsform man > /usr/local/share/man/man1/smsform.1",
+		exits:   "0 1",
+	},
 	"version": {
 		short:   "Print smsform's version, commit, Go version and platform",
 		example: "  smsform version --json",

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/smsform/smsform/internal/atomicfile"
@@ -28,6 +29,7 @@ type builder struct {
 	src      source
 	tmp      string // a folder of its own, removed after the run
 	sbomTool string // the installed SBOM tool, once installed
+	man      []byte // the manual page, once written
 }
 
 // platform builds smsform for p and writes its archive, and its SBOM
@@ -41,7 +43,7 @@ func (b *builder) platform(ctx context.Context, p platform) ([]string, error) {
 	if err := b.goBuild(ctx, p, binPath); err != nil {
 		return nil, err
 	}
-	a, err := b.contents(p, bin, binPath)
+	a, err := b.contents(ctx, p, bin, binPath)
 	if err != nil {
 		return nil, err
 	}
@@ -63,24 +65,56 @@ func (b *builder) platform(ctx context.Context, p platform) ([]string, error) {
 	return names, nil
 }
 
-// contents is what the archive for p holds: the binary and the README.
-func (b *builder) contents(p platform, bin, binPath string) (archive, error) {
+// docFiles are the files of the commit every archive carries beside the
+// binary: what smsform is, its licence and what each release changed.
+var docFiles = []string{"README.md", "LICENSE", changelogFile}
+
+// manPath is where an archive holds the manual page.
+const manPath = "man/smsform.1"
+
+// contents is what the archive for p holds: the binary, its manual page
+// and docFiles.
+func (b *builder) contents(ctx context.Context, p platform, bin, binPath string) (archive, error) {
 	exe, err := os.ReadFile(binPath)
 	if err != nil {
 		return archive{}, err
 	}
-	readme, err := os.ReadFile(filepath.Join(b.opts.repo, "README.md"))
+	page, err := b.manPage(ctx)
 	if err != nil {
 		return archive{}, err
 	}
-	return archive{
-		dir:   fmt.Sprintf("smsform_%s_%s", b.opts.version, p),
-		mtime: b.src.time,
-		entries: []entry{
-			{name: bin, mode: 0o755, data: exe},
-			{name: "README.md", mode: 0o644, data: readme},
-		},
-	}, nil
+	entries := []entry{{name: bin, mode: 0o755, data: exe}, {name: manPath, mode: 0o644, data: page}}
+	for _, name := range docFiles {
+		data, err := os.ReadFile(filepath.Join(b.opts.repo, name))
+		if err != nil {
+			return archive{}, err
+		}
+		entries = append(entries, entry{name: name, mode: 0o644, data: data})
+	}
+	return archive{dir: fmt.Sprintf("smsform_%s_%s", b.opts.version, p), mtime: b.src.time, entries: entries}, nil
+}
+
+// manPage is smsform(1) as smsform man writes it, from a binary built for
+// this machine as the release's are (the page is the same on every
+// platform): its date is the commit's, which -buildvcs stamps in it.
+func (b *builder) manPage(ctx context.Context) ([]byte, error) {
+	if b.man != nil {
+		return b.man, nil
+	}
+	exe := filepath.Join(b.tmp, "man", "smsform")
+	if err := b.goBuild(ctx, platform{runtime.GOOS, runtime.GOARCH}, exe); err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, exe, "man")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("SOURCE_DATE_EPOCH=%d", b.src.time.Unix()))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	page, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("smsform man: %w\n%s", err, strings.TrimSpace(stderr.String()))
+	}
+	b.man = page
+	return page, nil
 }
 
 // goBuild builds smsform for p. The environment is pinned where it would

@@ -1,6 +1,10 @@
 // Command release builds smsform's release files from one tagged commit:
 // an archive per platform (dist/smsform_VERSION_OS_ARCH.tar.gz, .zip for
-// windows), a CycloneDX SBOM beside each, and dist/SHA256SUMS.
+// windows) holding the binary, its manual page (man/smsform.1, written by
+// the binary's own smsform man), README.md, LICENSE and CHANGELOG.md; a
+// CycloneDX SBOM beside each; dist/SHA256SUMS; and dist/RELEASE_NOTES.md,
+// the release's section of CHANGELOG.md, which the release is refused
+// without.
 //
 // Every byte depends only on the commit and the Go toolchain: binaries are
 // built with -trimpath and CGO_ENABLED=0 from a clean tree, archives list
@@ -25,6 +29,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/smsform/smsform/internal/atomicfile"
 )
 
 func main() {
@@ -120,6 +126,12 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The notes are read before minutes of building: a release whose
+	// changelog says nothing of it stops here.
+	notes, err := readNotes(o.repo, o.version)
+	if err != nil {
+		return err
+	}
 	tmp, err := os.MkdirTemp("", "smsform-release-")
 	if err != nil {
 		return err
@@ -140,7 +152,13 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := writeSums(o.out, written); err != nil {
 		return err
 	}
-	for _, f := range append(written, sumsFile) {
+	if err := atomicfile.Write(filepath.Join(o.out, notesFile), 0o644, func(w io.Writer) error {
+		_, err := io.WriteString(w, notes)
+		return err
+	}); err != nil {
+		return err
+	}
+	for _, f := range append(written, sumsFile, notesFile) {
 		fmt.Fprintln(stdout, filepath.Join(o.out, f))
 	}
 	return nil

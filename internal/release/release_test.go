@@ -11,8 +11,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The full check builds smsform and its SBOM, minutes on a cold cache:
@@ -55,6 +57,17 @@ func TestRunRefusesWhatNoTagNames(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		{"no changelog", "v0.3.0", "CHANGELOG.md is missing", func(t *testing.T, repo string) {
+			gitT(t, repo, "tag", "v0.3.0")
+		}},
+		{"no section", "v0.3.0", "CHANGELOG.md has no section for v0.3.0", func(t *testing.T, repo string) {
+			commitChangelog(t, repo, "# Changelog\n\n## Unreleased\n\n- Something.\n\n## [0.2.0] - 2026-11-01\n\n- Else.\n")
+			gitT(t, repo, "tag", "v0.3.0")
+		}},
+		{"empty section", "v0.3.0", "CHANGELOG.md:3: the section for v0.3.0 is empty", func(t *testing.T, repo string) {
+			commitChangelog(t, repo, "# Changelog\n\n## [0.3.0] - 2026-12-01\n\n## [0.2.0] - 2026-11-01\n\n- Else.\n")
+			gitT(t, repo, "tag", "v0.3.0")
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -77,8 +90,20 @@ func TestRunRefusesWhatNoTagNames(t *testing.T) {
 	}
 }
 
+// commitChangelog commits text as the repository's CHANGELOG.md.
+func commitChangelog(t *testing.T, repo, text string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(repo, "CHANGELOG.md"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitT(t, repo, "add", "CHANGELOG.md")
+	gitT(t, repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "changelog")
+}
+
 // Two clones at different paths give byte-identical release files, and the
-// binary says the release's version and commit.
+// binary says the release's version and commit; the archive holds the
+// manual page, the licence and the changelog, and the notes are the
+// changelog's section (a pre-release's: Unreleased).
 func TestReproducibleRelease(t *testing.T) {
 	if !*check {
 		t.Skip("builds smsform twice: run with -release.check (make release-check)")
@@ -111,7 +136,27 @@ func TestReproducibleRelease(t *testing.T) {
 	}
 	t.Logf("SHA256SUMS:\n%s", sums)
 	if p.os == runtime.GOOS && p.arch == runtime.GOARCH && p.os != "windows" {
-		checkVersion(t, filepath.Join(dists[0], "smsform_"+version+"_"+p.String()+".tar.gz"), version, commit)
+		secs, _ := strconv.ParseInt(gitT(t, top, "log", "-1", "--format=%ct", commit), 10, 64)
+		date := time.Unix(secs, 0).UTC().Format(time.DateOnly)
+		checkVersion(t, filepath.Join(dists[0], "smsform_"+version+"_"+p.String()+".tar.gz"), version, commit, date)
+	}
+	checkNotes(t, top, dists[0], version)
+}
+
+// checkNotes holds the release notes to the changelog's section.
+func checkNotes(t *testing.T, top, dist, version string) {
+	t.Helper()
+	changelog, err := os.ReadFile(filepath.Join(top, "CHANGELOG.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := notesFor(string(changelog), version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dist, notesFile))
+	if err != nil || string(got) != want {
+		t.Errorf("%s = %q (%v), want the changelog's section %q", notesFile, got, err, want)
 	}
 }
 
@@ -144,14 +189,27 @@ func compareDirs(t *testing.T, a, b string) {
 	}
 }
 
-// checkVersion unpacks the archive and runs its smsform version --json.
-func checkVersion(t *testing.T, archivePath, version, commit string) {
+// checkVersion unpacks the archive, runs its smsform version --json, and
+// checks the files beside it: the manual page of that version, the licence
+// and the changelog.
+func checkVersion(t *testing.T, archivePath, version, commit, date string) {
 	t.Helper()
 	dir := t.TempDir()
 	if out, err := exec.Command("tar", "-xzf", archivePath, "-C", dir).CombinedOutput(); err != nil {
 		t.Fatalf("tar: %v\n%s", err, out)
 	}
-	bin := filepath.Join(dir, strings.TrimSuffix(filepath.Base(archivePath), ".tar.gz"), "smsform")
+	unpacked := filepath.Join(dir, strings.TrimSuffix(filepath.Base(archivePath), ".tar.gz"))
+	page, err := os.ReadFile(filepath.Join(unpacked, manPath))
+	th := strings.ReplaceAll(`.TH "SMSFORM" "1" "`+date+`" "smsform `+version+`"`, "-", `\-`)
+	if err != nil || !strings.HasPrefix(string(page), th) {
+		t.Errorf("%s: %v: want smsform man's page of %s, dated as its commit (%s):\n%.200s", manPath, err, version, th, page)
+	}
+	for _, name := range docFiles {
+		if _, err := os.Stat(filepath.Join(unpacked, name)); err != nil {
+			t.Errorf("the archive lacks %s: %v", name, err)
+		}
+	}
+	bin := filepath.Join(unpacked, "smsform")
 	out, err := exec.Command(bin, "version", "--json").Output()
 	if err != nil {
 		t.Fatalf("smsform version: %v", err)

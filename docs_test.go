@@ -16,7 +16,7 @@ import (
 // exists; once it does, it is checked like any other (and its entry can go).
 var pendingPages = map[string]bool{}
 
-// TestDocsLinks checks every relative link of README.md and docs/*.md: the
+// TestDocsLinks checks every relative link of docPages: the
 // file it names exists inside the repository, and its #anchor is a heading
 // of that file, as GitHub makes anchors. A page moved or a heading renamed
 // breaks a link nobody clicks until a reader does.
@@ -98,14 +98,15 @@ func TestREADMEIsALandingPage(t *testing.T) {
 	}
 }
 
-// docPages is README.md then every docs/*.md, as repository paths.
+// docPages is the pages at the top of the repository (README.md,
+// CONTRIBUTING.md, CHANGELOG.md) then every docs/*.md, as repository paths.
 func docPages(t *testing.T) []string {
 	t.Helper()
 	docs, err := filepath.Glob("docs/*.md")
 	if err != nil || len(docs) == 0 {
 		t.Fatalf("no docs/*.md: %v", err)
 	}
-	return append([]string{"README.md"}, docs...)
+	return append([]string{"README.md", "CONTRIBUTING.md", "CHANGELOG.md"}, docs...)
 }
 
 type link struct {

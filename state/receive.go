@@ -522,17 +522,54 @@ func (r *Receiver) attemptStates(ctx context.Context, ids []string) (map[int64]A
 // once and then only the attempts added since: what matching by number
 // and attributing a reply need, which the attempts' table cannot answer
 // (its recipients are JSON arrays).
+//
+// "Added since" is not "with a higher id": PostgreSQL hands out ids when
+// a row is inserted, and a transaction that took id 71 may commit after
+// one that took 72. An id skipped over is a hole, read again at each
+// refresh until it appears or holeWait passes (a rolled-back insert
+// leaves a hole for good).
 type numberIndex struct {
 	after   int64
+	holes   map[int64]time.Time // ids below after not seen yet, since when
 	byPhone map[string][]indexed
 }
+
+// holeWait is how long a skipped id is looked for: longer than any
+// transaction that records an intent.
+const holeWait = 10 * time.Minute
+
+// maxHoles bounds the holes one refresh adds: a gap that wide is ids
+// given up (a sequence's cache, a failed bulk insert), not transactions
+// in flight.
+const maxHoles = 1000
 
 type indexed struct {
 	campaign, attempt, at int64
 }
 
 func (x *numberIndex) refresh(ctx context.Context, db *sql.DB, q *dialect) error {
-	rows, err := db.QueryContext(ctx, q[qAttemptsAfter], x.after)
+	if len(x.holes) > 0 {
+		now := time.Now()
+		ids := make([]string, 0, len(x.holes))
+		for id, since := range x.holes {
+			if now.Sub(since) > holeWait {
+				delete(x.holes, id)
+				continue
+			}
+			ids = append(ids, strconv.FormatInt(id, 10))
+		}
+		if len(ids) > 0 {
+			if err := x.read(ctx, db, q[qAttemptsIn], "["+strings.Join(ids, ",")+"]"); err != nil {
+				return err
+			}
+		}
+	}
+	return x.read(ctx, db, q[qAttemptsAfter], x.after)
+}
+
+// read indexes the attempts a query gives, oldest first.
+func (x *numberIndex) read(ctx context.Context, db *sql.DB, query string, arg any) error {
+	rows, err := db.QueryContext(ctx, query, arg)
 	if err != nil {
 		return err
 	}
@@ -543,7 +580,7 @@ func (x *numberIndex) refresh(ctx context.Context, db *sql.DB, q *dialect) error
 		if err := rows.Scan(&id, &campaign, &st, &phones, &started, &finished); err != nil {
 			return err
 		}
-		x.after = id
+		x.note(id)
 		at := parseTime(started).Unix()
 		if err := eachPhone(phones, func(p string) {
 			x.byPhone[p] = append(x.byPhone[p], indexed{campaign, id, at})
@@ -552,6 +589,25 @@ func (x *numberIndex) refresh(ctx context.Context, db *sql.DB, q *dialect) error
 		}
 	}
 	return rows.Err()
+}
+
+// note records that id was read: a hole filled, or the ids skipped
+// between the last one and id made holes.
+func (x *numberIndex) note(id int64) {
+	if id <= x.after {
+		delete(x.holes, id)
+		return
+	}
+	if gap := id - x.after - 1; gap > 0 && gap <= maxHoles && x.after > 0 {
+		if x.holes == nil {
+			x.holes = map[int64]time.Time{}
+		}
+		now := time.Now()
+		for h := x.after + 1; h < id; h++ {
+			x.holes[h] = now
+		}
+	}
+	x.after = id
 }
 
 // named makes sure the campaign's name is known.

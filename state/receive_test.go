@@ -3,6 +3,7 @@ package state
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -193,5 +194,41 @@ func testReceiverConcurrent(t *testing.T, b backend) {
 	must(t, r.db.QueryRowContext(ctx, `SELECT count(*) FROM reports WHERE delivery = 'delivered' AND campaign_id <> 0`).Scan(&n))
 	if n != len(phones) {
 		t.Errorf("%d reports recorded, want %d", n, len(phones))
+	}
+}
+
+// An attempt that commits after one with a higher id (PostgreSQL hands out
+// ids at insert) is still found by number: the id skipped over is a hole,
+// read again until it appears. Made here in a file by writing the rows
+// with their ids, in the order two transactions would commit them.
+func TestReceiverNumberIndexHoles(t *testing.T) {
+	ctx := context.Background()
+	loc := filepath.Join(t.TempDir(), "p.smsstate")
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	_, now := testClock(t0)
+	s := openShared(t, loc, "spring", now)
+	sentWithIDs(t, s, "b1", "+441")
+	s.Close()
+	put := func(id int, phone string) {
+		sqliteFile(t, loc, fmt.Sprintf(`INSERT INTO attempts (id, campaign_id, batch_id, state, body_hash, recipients, started_at, finished_at, phones)
+			VALUES (%d, (SELECT id FROM campaigns WHERE name = 'spring'), 'b%d', 'sent', 'h', 1, '%s', '%s', '["%s"]')`,
+			id, id, t0.Format(time.RFC3339Nano), t0.Format(time.RFC3339Nano), phone))
+	}
+	// sentWithIDs wrote ids 1 and 2 (the intent and its part).
+	put(5, "+445") // committed first, with ids 3 and 4 still in flight
+	r := openReceiver(t, loc, t0.Add(time.Minute))
+	got, err := r.Record(ctx, []Report{{Phone: "+445", Delivery: Delivered, At: t0.Add(time.Minute)}}, nil)
+	must(t, err)
+	if got.Reports[0].Campaign != "spring" {
+		t.Fatalf("the later id: %+v", got.Reports[0])
+	}
+	put(3, "+443") // commits after 5
+	got, err = r.Record(ctx, []Report{{Phone: "+443", Delivery: Delivered, At: t0.Add(time.Minute)}}, nil)
+	must(t, err)
+	if got.Reports[0].Campaign != "spring" || got.Reports[0].MatchedBy != "number" {
+		t.Errorf("an id that committed late: %+v", got.Reports[0])
+	}
+	if _, ok := r.numbers.holes[4]; !ok || len(r.numbers.holes) != 1 {
+		t.Errorf("holes %v, want 4 still looked for", r.numbers.holes)
 	}
 }

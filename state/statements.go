@@ -82,6 +82,8 @@ const (
 	// The attempts after an id, for the index of numbers: id, campaign,
 	// state, phones, started at, finished at.
 	qAttemptsAfter
+	// The same of the attempts with the ids of a JSON array.
+	qAttemptsIn
 	// How many attempts of a campaign after an id hold a phone (a LIKE
 	// pattern of the phone as the JSON array writes it): whether a
 	// recipient in doubt was already taken over.
@@ -168,7 +170,9 @@ var postgresDialect = &dialect{
 	qAttemptsByID: `SELECT id, campaign_id, state, batch_id, body_hash, plan_id FROM attempts
 		WHERE id IN (SELECT CAST(jsonb_array_elements_text($1::jsonb) AS bigint))`,
 	qAttemptsAfter: `SELECT id, campaign_id, state, phones, started_at, finished_at FROM attempts WHERE id > $1 ORDER BY id`,
-	qLaterWith:     `SELECT count(*) FROM attempts WHERE campaign_id = $1 AND id > $2 AND phones LIKE $3`,
+	qAttemptsIn: `SELECT id, campaign_id, state, phones, started_at, finished_at FROM attempts
+		WHERE id IN (SELECT CAST(jsonb_array_elements_text($1::jsonb) AS bigint)) ORDER BY id`,
+	qLaterWith: `SELECT count(*) FROM attempts WHERE campaign_id = $1 AND id > $2 AND phones LIKE $3`,
 	qInsertReports: `INSERT INTO reports (report_key, campaign_id, phone, provider_id, delivery, provider_status, reason, at, received_at, matched_by, unmatched, anomaly)
 		SELECT r->>0, CAST(r->>1 AS bigint), r->>2, r->>3, r->>4, r->>5, r->>6, r->>7, r->>8, r->>9, r->>10, r->>11 FROM jsonb_array_elements($1::jsonb) AS r
 		ON CONFLICT (report_key) DO NOTHING RETURNING report_key`,
@@ -189,6 +193,7 @@ var sqliteOwn = map[stmt]string{
 	qMessagesFor: `SELECT m.provider_id, m.campaign_id, m.phone, m.attempt_id, a.state FROM messages m JOIN attempts a ON a.id = m.attempt_id
 		WHERE m.provider_id IN (SELECT value FROM json_each(?1))`,
 	qAttemptsByID: `SELECT id, campaign_id, state, batch_id, body_hash, plan_id FROM attempts WHERE id IN (SELECT value FROM json_each(?1))`,
+	qAttemptsIn:   `SELECT id, campaign_id, state, phones, started_at, finished_at FROM attempts WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY id`,
 	qInsertReports: `INSERT INTO reports (report_key, campaign_id, phone, provider_id, delivery, provider_status, reason, at, received_at, matched_by, unmatched, anomaly)
 		SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9, value->>10, value->>11
 		FROM json_each(?1) WHERE true ON CONFLICT (report_key) DO NOTHING RETURNING report_key`,

@@ -54,6 +54,7 @@ func run() int {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
+	defer startProfile(os.Getenv)()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// The first SIGINT/SIGTERM cancels ctx: apply starts no new batch and

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime/pprof"
+)
+
+// profileEnv names a file to write a CPU profile of the whole command to,
+// for `go tool pprof`: make bench runs the binary as a child process, so a
+// profile of what it measures has to come from the binary itself. Unset (the
+// normal case) it costs nothing.
+const profileEnv = "SMSFORM_CPUPROFILE"
+
+// startProfile starts the CPU profile profileEnv asks for and returns the
+// function that ends it; a file that cannot be made is said on stderr and
+// the command runs unprofiled, since a profile is never worth a failed send.
+func startProfile(getenv func(string) string) (stop func()) {
+	path := getenv(profileEnv)
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+		if err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "smsform: %s: no CPU profile: %v\n", profileEnv, err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "smsform: %s: %v\n", profileEnv, err)
+		}
+	}
+}

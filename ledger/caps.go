@@ -127,13 +127,30 @@ func (v *View) CapHolds(ctx context.Context, c *Caps, now time.Time) (*e164.Map[
 	for _, x := range c.All {
 		per = max(per, x.Per)
 	}
-	rows, err := v.db.QueryContext(ctx, v.q[qSendsSince], now.Add(-per).Unix())
+	// Whether a send was marketing matters only to a cap that counts
+	// marketing alone (a law's). Without one, the sends are read from the
+	// index on (phone, at) alone: reading marketing too looks every send up
+	// in the table, a random read each, which made a plan with a ledger of
+	// 10,000,000 sends a third slower.
+	marketing := c.PerNumber != nil || slices.ContainsFunc(c.All, func(x Cap) bool { return x.Marketing })
+	q := v.q[qSendsSinceAt]
+	if marketing {
+		q = v.q[qSendsSince]
+	}
+	rows, err := v.db.QueryContext(ctx, q, now.Add(-per).Unix())
 	if err != nil {
 		return nil, fmt.Errorf("read state %s: %w", v.shown, err)
 	}
 	defer rows.Close()
-	var phone string
+	var phone, p string
 	var es []send
+	// Without the column every send counts, as it does for every cap
+	// then: true.
+	s := send{marketing: true}
+	dest := []any{&p, &s.at}
+	if marketing {
+		dest = append(dest, &s.marketing)
+	}
 	flush := func() {
 		if phone == "" {
 			return
@@ -144,9 +161,7 @@ func (v *View) CapHolds(ctx context.Context, c *Caps, now time.Time) (*e164.Map[
 		}
 	}
 	for rows.Next() {
-		var p string
-		var s send
-		if err := rows.Scan(&p, &s.at, &s.marketing); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("read state %s: %w", v.shown, err)
 		}
 		if p != phone {

@@ -596,3 +596,43 @@ func testResolveFreesTheCap(t *testing.T, b backend) {
 		t.Errorf("admission after freeing: %+v", adm)
 	}
 }
+
+// A plan reads the cap index in two ways: with each send's kind when some
+// cap counts marketing only, without it otherwise. Both must see the same
+// sends: a transactional send holds a number under a plain cap, and neither
+// under a law's marketing cap, whether that cap is everyone's or a number's.
+func TestCapHoldsByKind(t *testing.T) { eachBackend(t, testCapHoldsByKind) }
+
+func testCapHoldsByKind(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	t0 := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	_, now := testClock(t0)
+	plain := Cap{Max: 1, Per: 24 * time.Hour}
+	// openShared's campaigns are transactional: their sends do not count
+	// for a marketing cap.
+	s := openShared(t, loc, "receipts", &plain, now)
+	_, err := s.AdmitIntent(ctx, intent("r1", "+441", "+442"))
+	must(t, err)
+	must(t, s.RecordOutcome(ctx, "r1", state.Outcome{Status: state.Sent}))
+	marketing := Cap{Max: 1, Per: 24 * time.Hour, Marketing: true}
+	for _, c := range []struct {
+		name string
+		caps *Caps
+		held int
+	}{
+		{"plain cap", &Caps{All: []Cap{plain}}, 2},
+		{"marketing cap", &Caps{All: []Cap{marketing}}, 0},
+		{"a number's marketing cap", &Caps{PerNumber: func(string) []Cap { return []Cap{marketing} }, PerNumberLongest: 24 * time.Hour}, 0},
+		{"plain and a number's marketing cap", &Caps{All: []Cap{plain}, PerNumber: func(string) []Cap { return []Cap{marketing} }, PerNumberLongest: 24 * time.Hour}, 2},
+	} {
+		holds, err := ViewOf(s).CapHolds(ctx, c.caps, now())
+		must(t, err)
+		if holds.Len() != c.held {
+			t.Errorf("%s: %d numbers held, want %d", c.name, holds.Len(), c.held)
+		}
+		if until, ok := holds.Get("+441"); c.held > 0 && (!ok || !until.Equal(t0.Add(24*time.Hour))) {
+			t.Errorf("%s: +441 held until %v (%v), want %v", c.name, until, ok, t0.Add(24*time.Hour))
+		}
+	}
+}

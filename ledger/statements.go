@@ -38,9 +38,11 @@ const (
 	qOptOutSeq
 
 	// The caps' index as a plan reads it (phone, at, marketing after a
-	// unix time, by number) and as prune drops it (sends before a unix
-	// time; numbers whose last send is before one).
+	// unix time, by number; or phone and at only, which the index on
+	// (phone, at) answers without reading the table) and as prune drops it
+	// (sends before a unix time; numbers whose last send is before one).
 	qSendsSince
+	qSendsSinceAt
 	qPruneSends
 	qPruneNumbers
 
@@ -79,6 +81,7 @@ var postgres = &dialect{
 	qOptOutSeq:    `SELECT coalesce(max(id), 0) FROM optouts`,
 
 	qSendsSince:   `SELECT phone, at, marketing FROM cap_sends WHERE at > $1 ORDER BY phone`,
+	qSendsSinceAt: `SELECT phone, at FROM cap_sends WHERE at > $1 ORDER BY phone`,
 	qPruneSends:   `DELETE FROM cap_sends WHERE at < $1`,
 	qPruneNumbers: `DELETE FROM caps WHERE last_at < $1 AND NOT EXISTS (SELECT 1 FROM cap_sends s WHERE s.phone = caps.phone)`,
 

@@ -5,7 +5,6 @@ package bench
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -18,7 +17,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -174,30 +172,8 @@ func TestBench(t *testing.T) {
 	// plan of as many (issue 37).
 	tab.rows = append(tab.rows, importRows(t, ctx, smsform, dir, shared, sharedFresh)...)
 
-	// Apply against the sandbox: smsform with durable state vs a bare
-	// sender, medians of alternating rounds (one round is noisy).
-	bare, applied := applyPair(t, ctx, smsform, dir, sz, pairSpec{}, n)
-	tab.add(row{figure: fmt.Sprintf("apply %s recipients (batches of 100, concurrency %d), sandbox answering at once: req/s", count(sz.apply), sz.concurrency),
-		smsform: fmt.Sprintf("%.0f", applied.rps), rss: applied.rss, comparison: fmt.Sprintf("%.0f bare", bare.rps),
-		ratio: applied.rps / bare.rps, target: "≥ 0.9", pass: applied.rps >= 0.9*bare.rps})
-	tab.add(row{figure: "  whole command (plan, lock, state, send) vs bare sending", smsform: secs(applied.wall), rss: applied.rss,
-		comparison: secs(bare.wall), ratio: applied.wall.Seconds() / bare.wall.Seconds(), target: "(info)", pass: true})
-	// A provider over a network takes tens of milliseconds per request;
-	// 20 ms is a fast one.
-	bare, applied = applyPair(t, ctx, smsform, dir, sz, pairSpec{latency: 20 * time.Millisecond}, n)
-	tab.add(row{figure: "  sandbox answering in 20 ms (a fast provider): req/s", smsform: fmt.Sprintf("%.0f", applied.rps), rss: applied.rss,
-		comparison: fmt.Sprintf("%.0f bare", bare.rps), ratio: applied.rps / bare.rps, target: "≥ 0.9", pass: applied.rps >= 0.9*bare.rps})
-	bare, applied = applyPair(t, ctx, smsform, dir, sz, pairSpec{latency: 20 * time.Millisecond, stateURL: pg.Database(t)}, n)
-	tab.add(row{figure: "  sandbox answering in 20 ms, state in PostgreSQL: req/s", smsform: fmt.Sprintf("%.0f", applied.rps), rss: applied.rss,
-		comparison: fmt.Sprintf("%.0f bare", bare.rps), ratio: applied.rps / bare.rps, target: "≥ 0.9", pass: applied.rps >= 0.9*bare.rps})
-	// A provider that answers recipient by recipient: apply reads and maps
-	// each 1,000-element list (provider.results), the bare sender only
-	// reads the answer.
-	bare, applied = applyPair(t, ctx, smsform, dir, sz, pairSpec{latency: 20 * time.Millisecond, batch: 1000, results: true}, n)
-	tab.add(row{figure: "  batches of 1,000, the sandbox answering per recipient in 20 ms: req/s", smsform: fmt.Sprintf("%.0f", applied.rps), rss: applied.rss,
-		comparison: fmt.Sprintf("%.0f bare", bare.rps), ratio: applied.rps / bare.rps, target: "≥ 0.9", pass: applied.rps >= 0.9*bare.rps})
-
-	tab.add(ledgerApplyRow(t, ctx, smsform, dir, sz, n))
+	tab.rows = append(tab.rows, applyRows(t, ctx, smsform, dir, sz, n)...)
+	tab.rows = append(tab.rows, capRows(t, ctx, smsform, dir, sz, n)...)
 	tab.rows = append(tab.rows, receiveRows(t, ctx, smsform, dir, sz.reports, sz.posters)...)
 	tab.add(startupRow(t))
 
@@ -470,123 +446,6 @@ send:
 	return sendErr
 }
 
-// throughput is one side of the apply pair.
-type throughput struct {
-	rps  float64       // requests per second while sending
-	wall time.Duration // smsform: the whole command; bare: sending
-	rss  int64
-}
-
-// pairSpec is what one apply pair measures.
-type pairSpec struct {
-	latency  time.Duration // of every answer of the sandbox
-	batch    int           // recipients per batch, 0: 100
-	results  bool          // the sandbox answers per recipient (--success-body results), and the campaign reads it
-	stateURL string        // apply's state in this database, "": a file
-	// capped: the campaign is a project's whose state is stateURL, with a
-	// frequency cap (see ledgerProjectDir)
-	capped bool
-}
-
-// applyPair measures rounds of sending one campaign twice to a sandbox
-// that answers as ps says: with a bare sender (the API client in a loop:
-// no state, no token store) and with `smsform apply`. Each round has a
-// sandbox and a campaign of its own (a sandbox keeps its outbox in memory,
-// which would slow later rounds); it returns the median of each side.
-func applyPair(t *testing.T, ctx context.Context, smsform, dir string, sz sizes, ps pairSpec, rounds int) (bare, applied throughput) {
-	t.Helper()
-	var bares, applieds []throughput
-	for round := range rounds {
-		b, a := applyRound(t, ctx, smsform, dir, sz, ps, round)
-		bares, applieds = append(bares, b), append(applieds, a)
-	}
-	return median(bares), median(applieds)
-}
-
-// median returns the throughput of median requests per second, with the
-// highest peak RSS of all.
-func median(ts []throughput) throughput {
-	slices.SortFunc(ts, func(a, b throughput) int { return cmp.Compare(a.rps, b.rps) })
-	m := ts[len(ts)/2]
-	for _, t := range ts {
-		m.rss = max(m.rss, t.rss)
-	}
-	return m
-}
-
-// applyRound is one round of applyPair.
-func applyRound(t *testing.T, ctx context.Context, smsform, dir string, sz sizes, ps pairSpec, round int) (bare, applied throughput) {
-	t.Helper()
-	const id, secret = "bench", "bench-secret"
-	args := []string{"--latency", ps.latency.String()}
-	name := fmt.Sprintf("apply-%s-%d", ps.latency, round)
-	if ps.results {
-		args = append(args, "--success-body", "results")
-		name += "-results"
-	}
-	url, stop := startSandbox(t, smsform, id, secret, args...)
-	defer stop()
-	stateURL := ps.stateURL
-	if stateURL != "" {
-		name += "-pg"
-	}
-	gdir := dir
-	if ps.capped {
-		name += "-capped"
-		gdir = ledgerProjectDir(t, dir, name, stateURL)
-	}
-	g, err := testharness.Generate(gdir, testharness.Spec{Name: name, Recipients: sz.apply, BatchSize: cmp.Or(ps.batch, 100), Concurrency: sz.concurrency,
-		BaseURL: url, Seed: uint64(2 + round)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ps.results {
-		underProvider(t, g.Campaign, "  results:\n    list: /messages\n    number: /to\n    status: /status/groupName\n    reason: /status/description\n"+
-			"    sent: [PENDING]\n    retry: [THROTTLED]\n    failed: [REJECTED]\n")
-	}
-	c, err := campaign.Load(g.Campaign)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Compute(ctx, c, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	client := &api.Client{BaseURL: url, ClientID: id, ClientSecret: secret, Timeout: 30 * time.Second}
-	tok, err := client.IssueToken(ctx, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	var ru0 syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
-	if err := sendBare(ctx, client, tok.Value, c, p, func() {}); err != nil {
-		t.Fatal(err)
-	}
-	bare.wall = time.Since(start)
-	bare.rps = float64(p.NumBatches()) / bare.wall.Seconds()
-	bare.rss = ru0.Maxrss * 1024 // the test process: an upper bound
-
-	env := []string{"SMSFORM_CLIENT_ID=" + id, "SMSFORM_CLIENT_SECRET=" + secret, "SMSFORM_BASE_URL=" + url,
-		"SMSFORM_TOKEN_DIR=" + filepath.Join(dir, name+"-tokens"), "CI=true", "SMSFORM_STATE=" + stateURL}
-	// The pair compares sending: apply's own summary times its send loop
-	// (every intent, request and outcome; apply has its token before), as
-	// the bare loop above is timed from its first request to its last
-	// answer.
-	// Planning 100k recipients and opening the state come before that and
-	// are shown on a row of their own.
-	m := run(t, smsform, env, "apply", "--auto-approve", "--json", g.Campaign)
-	sending, sent := sendingPhase(t, m.stdout)
-	if sent != p.NumBatches() {
-		t.Fatalf("apply sent %d batches, want %d", sent, p.NumBatches())
-	}
-	applied.rps = float64(sent) / sending.Seconds()
-	applied.wall = m.wall
-	applied.rss = m.rss
-	return bare, applied
-}
-
 // underProvider adds keys to the provider block of the campaign at path.
 func underProvider(t *testing.T, path, keys string) {
 	t.Helper()
@@ -722,7 +581,10 @@ func (tb *table) print(w io.Writer, target string, judged bool) {
 	cells := [][]string{header}
 	for _, r := range tb.rows {
 		result := "pass"
-		if !r.pass {
+		switch {
+		case r.target == "(info)":
+			result = "info" // no target: a figure to read, never a pass
+		case !r.pass:
 			result = "FAIL"
 		}
 		if !judged {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/smsform/smsform/internal/window"
+	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/state"
 )
@@ -100,7 +100,7 @@ func (r *runner) after(waiting []batchRef, held []capHold) ([]batchRef, time.Tim
 
 // capLabel says when the cap lets the first recipient it held go.
 func capLabel(at, now time.Time) string {
-	return fmt.Sprintf("the frequency cap lets the first go at %s, in %s", at.UTC().Format("2006-01-02 15:04 UTC"), window.Wait(at.Sub(now)))
+	return fmt.Sprintf("the frequency cap lets the first go at %s, in %s", at.UTC().Format("2006-01-02 15:04 UTC"), words.Wait(at.Sub(now)))
 }
 
 func minTime(a, b time.Time) time.Time {

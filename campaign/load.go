@@ -17,6 +17,8 @@ import (
 
 	"github.com/shopspring/decimal"
 	"gopkg.in/yaml.v3"
+
+	"github.com/smsform/smsform/internal/words"
 )
 
 const (
@@ -735,7 +737,7 @@ func (l *loader) checkCap(f *FrequencyCap, line int) *FrequencyCap {
 		l.add(line, "frequency_cap", "create "+ProjectFile+" with a state beside or above the campaign: caps are kept across the campaigns of a project",
 			"a frequency cap needs a project file")
 	case l.project.FrequencyCap != nil && !f.AtLeastAsStrict(*l.project.FrequencyCap):
-		l.add(line, "frequency_cap", fmt.Sprintf("set at most %d per at least %s, or leave it out to use the project's", l.project.FrequencyCap.Max, shortDuration(l.project.FrequencyCap.Per)),
+		l.add(line, "frequency_cap", fmt.Sprintf("set at most %d per at least %s, or leave it out to use the project's", l.project.FrequencyCap.Max, words.Duration(l.project.FrequencyCap.Per)),
 			"%s is looser than the project's %s (%s): a campaign may only be stricter", f, l.project.FrequencyCap, l.project.Path)
 	}
 	return f

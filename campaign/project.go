@@ -15,6 +15,7 @@ import (
 	"github.com/smsform/smsform/internal/mapping"
 	"github.com/smsform/smsform/internal/realpath"
 	"github.com/smsform/smsform/internal/redact"
+	"github.com/smsform/smsform/internal/words"
 )
 
 // ProjectFile is the name of the project file, found in a campaign's folder
@@ -65,23 +66,11 @@ type FrequencyCap struct {
 }
 
 // String writes the cap as "3 per 24h".
-func (f FrequencyCap) String() string { return fmt.Sprintf("%d per %s", f.Max, shortDuration(f.Per)) }
+func (f FrequencyCap) String() string { return fmt.Sprintf("%d per %s", f.Max, words.Duration(f.Per)) }
 
 // AtLeastAsStrict reports whether f allows no more than g in any window:
 // no more messages, over a window no shorter.
 func (f FrequencyCap) AtLeastAsStrict(g FrequencyCap) bool { return f.Max <= g.Max && f.Per >= g.Per }
-
-// shortDuration writes 24h0m0s as 24h.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = s[:len(s)-2]
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = s[:len(s)-2]
-	}
-	return s
-}
 
 // DefaultCampaignGlobs find a project's campaigns unless campaigns: says.
 var DefaultCampaignGlobs = []string{"campaigns/*.yaml", "*.yaml"}

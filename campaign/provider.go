@@ -6,6 +6,7 @@ import (
 
 	"github.com/smsform/smsform/internal/mapping"
 	"github.com/smsform/smsform/internal/rawjson"
+	"github.com/smsform/smsform/internal/words"
 	"gopkg.in/yaml.v3"
 )
 
@@ -164,7 +165,7 @@ func (l *loader) duration(v *yaml.Node, path string, lo, hi time.Duration, hint 
 		l.add(v.Line, path, hint, "%s is not a duration", Quote(s))
 		return false
 	case d < lo || d > hi:
-		l.add(v.Line, path, hint, "%s is out of range %s..%s", s, lo, hi)
+		l.add(v.Line, path, hint, "%s is out of range %s..%s", s, words.Duration(lo), words.Duration(hi))
 		return false
 	}
 	*dst = d

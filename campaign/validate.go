@@ -68,14 +68,14 @@ func (l *loader) validateStruct(raw any) {
 		if !present {
 			line = 1 // a missing key has no line of its own; the top of the file is where it goes
 		}
-		msg, hint := words(fe, present)
+		msg, hint := ruleWords(fe, present)
 		l.add(line, path, hint, "%s", msg)
 	}
 }
 
-// words turns a validator failure into a sentence for the person who wrote
+// ruleWords turns a validator failure into a sentence for the person who wrote
 // the file, and a hint when there is something specific to do.
-func words(fe validator.FieldError, present bool) (msg, hint string) {
+func ruleWords(fe validator.FieldError, present bool) (msg, hint string) {
 	v := fe.Value()
 	switch fe.Tag() {
 	case "required":

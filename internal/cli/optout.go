@@ -453,8 +453,8 @@ func newStatePruneCmd(env Env) *cobra.Command {
 			return err
 		}
 		if d < longest {
-			return withHint(fmt.Errorf("--older-than %s is shorter than the frequency cap's window of %s (%s): pruning would let a number be messaged past its cap", *olderThan, ageWords(longest), from),
-				"give --older-than %s or more", ageWords(longest))
+			return withHint(fmt.Errorf("--older-than %s is shorter than the frequency cap's window of %s (%s): pruning would let a number be messaged past its cap", *olderThan, words.Duration(longest), from),
+				"give --older-than %s or more", words.Duration(longest))
 		}
 		sends, numbers, err := ledger.PruneCaps(cmd.Context(), proj.loc, d, env.Clock.Now())
 		if err != nil {
@@ -487,22 +487,6 @@ func parseAge(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// ageWords writes a duration as --older-than takes it: days when whole.
-func ageWords(d time.Duration) string {
-	const day = 24 * time.Hour
-	if d > 0 && d%day == 0 {
-		return strconv.Itoa(int(d/day)) + "d"
-	}
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
-
 // longestCap is the longest window of the project's frequency cap and of
 // its campaigns' own (stricter caps may look further back), and where it
 // is set. A campaign file that does not load could be fixed and applied
@@ -520,13 +504,13 @@ func longestCap(p *campaign.Project, olderThan time.Duration) (time.Duration, st
 	files, err := p.CampaignFiles()
 	if err != nil {
 		return 0, "", withHint(fmt.Errorf("state prune: %w: the campaigns' own frequency caps cannot be checked", err),
-			"fix the project's campaigns: globs, or give --older-than %s (no cap looks further back)", ageWords(campaign.MaxCapWindow))
+			"fix the project's campaigns: globs, or give --older-than %s (no cap looks further back)", words.Duration(campaign.MaxCapWindow))
 	}
 	for _, f := range files {
 		c, err := campaign.Load(f)
 		if err != nil {
 			return 0, "", withHint(fmt.Errorf("state prune: %s does not load, so its frequency_cap cannot be checked: %w", f, err),
-				"fix the campaign, or give --older-than %s (no cap looks further back)", ageWords(campaign.MaxCapWindow))
+				"fix the campaign, or give --older-than %s (no cap looks further back)", words.Duration(campaign.MaxCapWindow))
 		}
 		if c.FrequencyCap != nil && c.FrequencyCap.Per > longest {
 			longest, from = c.FrequencyCap.Per, f

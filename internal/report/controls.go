@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/smsform/smsform/internal/e164"
-	"github.com/smsform/smsform/internal/window"
 	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/state"
@@ -56,7 +55,7 @@ func EstimateWords(e *plan.Estimate, withWindows bool) string {
 	if e.Sending < time.Minute {
 		b.WriteString("under a minute to send")
 	} else {
-		b.WriteString("about " + window.Wait(e.Sending) + " to send")
+		b.WriteString("about " + words.Wait(e.Sending) + " to send")
 	}
 	how := []string{words.N(e.Requests, "request", "requests")}
 	if e.Rate > 0 {

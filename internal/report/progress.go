@@ -12,7 +12,6 @@ import (
 
 	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/internal/e164"
-	"github.com/smsform/smsform/internal/window"
 	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/plan"
 )
@@ -203,7 +202,7 @@ func leftWords(d time.Duration) string {
 	if d < time.Minute {
 		return "less than a minute left"
 	}
-	return "about " + window.Wait(d) + " left"
+	return "about " + words.Wait(d) + " left"
 }
 
 // pace measures how fast recipients are done over the last minute: the
@@ -286,7 +285,7 @@ func retryLine(e apply.Event) string {
 // waitLine words a wait event of apply --wait for a person.
 func waitLine(e apply.Event) string {
 	return fmt.Sprintf("smsform: waiting %s, until %s: %s (%s; interrupt to stop)",
-		window.Wait(e.Wait), e.Until.UTC().Format("2006-01-02 15:04 UTC"), oneLine(e.Reason),
+		words.Wait(e.Wait), e.Until.UTC().Format("2006-01-02 15:04 UTC"), oneLine(e.Reason),
 		words.N(e.Recipients, "recipient waits", "recipients wait"))
 }
 

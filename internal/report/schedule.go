@@ -22,7 +22,7 @@ func label(s *plan.Schedule, w plan.When) string {
 		more = fmt.Sprintf(" and %d more zones", len(zones)-3)
 		zones = zones[:3]
 	}
-	return fmt.Sprintf("window opens %s %s%s, in %s", w.Local, strings.Join(zones, ", "), more, window.Wait(w.At.Sub(s.At)))
+	return fmt.Sprintf("window opens %s %s%s, in %s", w.Local, strings.Join(zones, ", "), more, words.Wait(w.At.Sub(s.At)))
 }
 
 // short words when a batch may go in a few characters, for a table column:

@@ -289,25 +289,6 @@ func randomSpec(rng *rand.Rand, base time.Time) Spec {
 
 func clock(m int) string { return fmt.Sprintf("%02d:%02d", m/60, m%60) }
 
-func TestWait(t *testing.T) {
-	tests := []struct {
-		d    time.Duration
-		want string
-	}{
-		{30 * time.Second, "less than a minute"},
-		{45 * time.Minute, "45 min"},
-		{3*time.Hour + 10*time.Minute, "3 h 10 min"},
-		{3 * time.Hour, "3 h"},
-		{50 * time.Hour, "2 d 2 h"},
-		{48 * time.Hour, "2 d"},
-	}
-	for _, tt := range tests {
-		if got := Wait(tt.d); got != tt.want {
-			t.Errorf("Wait(%s) = %q, want %q", tt.d, got, tt.want)
-		}
-	}
-}
-
 // TestFinderKnowsEveryRegion: the zones phonenumbers gives for the example
 // numbers of every region all load from Go's embedded database, so no
 // recipient is held back because the two disagree on a name.

@@ -1,9 +1,11 @@
 // Package words writes quantities for people the way every smsform output
 // does: counts with thousands separators ([Count]), a noun in the singular or
-// the plural ([Plural], [N]), and amounts of money written exactly
-// ([Money], [Amounts]). Plans use it for their warnings, apply for its
-// errors, the reports for everything they show: one way to write a number,
-// whichever output it is read in.
+// the plural ([Plural], [N]), amounts of money written exactly ([Money],
+// [Amounts]), durations as a person types them ([Duration]) or reads them
+// ([Wait]), and text from outside made visible ([Visible]). Plans use it for
+// their warnings, apply for its errors, the reports for everything they
+// show: one way to write a number or a duration, whichever output it is
+// read in.
 package words
 
 import (

@@ -54,37 +54,9 @@ func TestExitCode(t *testing.T) {
 	}
 }
 
-// TestErrorColour: errors are red on a terminal, and plain with NO_COLOR,
-// --no-color, in automation, or when stderr is not a terminal.
+// TestErrorColour: an error written in colour is red; when it is (the
+// flags and environment) is cli's to say (TestColourErrors).
 func TestErrorColour(t *testing.T) {
-	env := func(kv ...string) func(string) string {
-		return func(k string) string {
-			for i := 0; i < len(kv); i += 2 {
-				if kv[i] == k {
-					return kv[i+1]
-				}
-			}
-			return ""
-		}
-	}
-	for _, tt := range []struct {
-		args     []string
-		getenv   func(string) string
-		terminal bool
-		want     bool
-	}{
-		{[]string{"plan", "c.yaml"}, env(), true, true},
-		{[]string{"plan", "c.yaml"}, env(), false, false},
-		{[]string{"plan", "c.yaml"}, env("NO_COLOR", "1"), true, false},
-		{[]string{"plan", "c.yaml"}, env("CI", "true"), true, false},
-		{[]string{"--no-color", "plan", "c.yaml"}, env(), true, false},
-		{[]string{"plan", "c.yaml", "--no-color=true"}, env(), true, false},
-		{[]string{"plan", "c.yaml", "--no-color=false"}, env(), true, true},
-	} {
-		if got := wantsColour(tt.args, tt.getenv, tt.terminal); got != tt.want {
-			t.Errorf("wantsColour(%q, terminal %v) = %v, want %v", tt.args, tt.terminal, got, tt.want)
-		}
-	}
 	var plain, coloured strings.Builder
 	err := &cli.HintError{Err: errors.New("boom"), Hint: "do this"}
 	exitCode(err, &plain)

@@ -85,12 +85,14 @@ func run() int {
 		os.Exit(exitInterrupted)
 	}()
 
+	var colourErrors bool
 	err := cli.Run(ctx, os.Args[1:], cli.Env{
-		Interrupt: &interrupt,
-		Stdin:     os.Stdin,
-		Stdout:    os.Stdout,
-		Stderr:    os.Stderr,
-		Getenv:    os.Getenv,
+		Interrupt:    &interrupt,
+		ColourErrors: &colourErrors,
+		Stdin:        os.Stdin,
+		Stdout:       os.Stdout,
+		Stderr:       os.Stderr,
+		Getenv:       os.Getenv,
 		Width: func() int {
 			w, _, err := term.GetSize(int(os.Stdout.Fd()))
 			if err != nil {
@@ -104,7 +106,7 @@ func run() int {
 		},
 	})
 	var stderr io.Writer = os.Stderr
-	if wantsColour(os.Args[1:], os.Getenv, term.IsTerminal(int(os.Stderr.Fd()))) {
+	if colourErrors {
 		stderr = colourTerminal{os.Stderr}
 	}
 	return exitCode(err, stderr)
@@ -179,22 +181,6 @@ func report(stderr io.Writer, err error) {
 // colourTerminal is stderr when it is a terminal that may show colour:
 // not with NO_COLOR set, --no-color given, or in automation.
 type colourTerminal struct{ io.Writer }
-
-// wantsColour reports whether errors on stderr may be coloured.
-func wantsColour(args []string, getenv func(string) string, terminal bool) bool {
-	if !terminal || getenv("NO_COLOR") != "" || getenv("CI") == "true" || getenv("SMSFORM_IN_AUTOMATION") == "1" {
-		return false
-	}
-	for _, a := range args {
-		if a == "--" {
-			break
-		}
-		if v, ok := strings.CutPrefix(a, "--no-color"); ok && (v == "" || (v != "=false" && v != "=0")) {
-			return false
-		}
-	}
-	return true
-}
 
 // hint is what err itself says to do next, if anything.
 func hint(err error) string {

@@ -35,6 +35,10 @@ type Env struct {
 	Clock apply.Clock
 	// Interrupt, when set, learns what quitting at once would leave behind.
 	Interrupt *Interrupt
+	// ColourErrors, when set, learns whether Run's error may be written in
+	// colour on Stderr, by the flags as Run parsed them (--no-color): the
+	// one parse of the command line.
+	ColourErrors *bool
 
 	noColor *bool // --no-color, as parsed
 }
@@ -70,6 +74,10 @@ func Run(ctx context.Context, args []string, env Env) error {
 	if env.Clock == nil {
 		env.Clock = apply.SystemClock()
 	}
+	env.noColor = new(bool)
+	if env.ColourErrors != nil {
+		defer func() { *env.ColourErrors = colour(env, env.Stderr) }()
+	}
 	root := newRootCmd(env)
 	root.SetArgs(args)
 	return root.ExecuteContext(ctx)
@@ -99,7 +107,7 @@ func newRootCmd(env Env) *cobra.Command {
 	root.Flags().BoolP("version", "v", false, "print the version")
 	// Colour is for terminals only; the flag is accepted everywhere, before
 	// or after a command, so scripts can pass it without knowing where.
-	env.noColor = root.PersistentFlags().Bool("no-color", false, "no colour in the output")
+	root.PersistentFlags().BoolVar(env.noColor, "no-color", false, "no colour in the output")
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newValidateCmd(env), newPlanCmd(env), newShowCmd(env), newApplyCmd(env), newTokenCmd(env),
 		newStateCmd(env), newSandboxCmd(env), newVersionCmd(env), newOptOutCmd(env))

@@ -308,3 +308,42 @@ func recordOne(t *testing.T, st *state.State) {
 		t.Fatal(err)
 	}
 }
+
+// TestColourErrors: Run says whether its error may be red on stderr by the
+// command line it parsed itself: a terminal, and not --no-color (anywhere,
+// =true or bare), NO_COLOR or automation.
+func TestColourErrors(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	for _, tt := range []struct {
+		args     []string
+		getenv   func(string) string
+		terminal bool
+		want     bool
+	}{
+		{[]string{"version"}, env(), true, true},
+		{[]string{"version"}, env(), false, false},
+		{[]string{"version"}, env("NO_COLOR", "1"), true, false},
+		{[]string{"version"}, env("CI", "true"), true, false},
+		{[]string{"--no-color", "version"}, env(), true, false},
+		{[]string{"version", "--no-color=true"}, env(), true, false},
+		{[]string{"version", "--no-color=false"}, env(), true, true},
+		{[]string{"plan", "missing.yaml", "--no-color"}, env(), true, false}, // a command that fails
+	} {
+		var got bool
+		var out strings.Builder
+		_ = Run(context.Background(), tt.args, Env{Stdout: &out, Stderr: &out, Getenv: tt.getenv,
+			IsTerminal: func(any) bool { return tt.terminal }, ColourErrors: &got})
+		if got != tt.want {
+			t.Errorf("%q, terminal %v: colour %v, want %v", tt.args, tt.terminal, got, tt.want)
+		}
+	}
+}

@@ -107,6 +107,9 @@ func newRootCmd(env Env) *cobra.Command {
 	root.Flags().BoolP("version", "v", false, "print the version")
 	// Colour is for terminals only; the flag is accepted everywhere, before
 	// or after a command, so scripts can pass it without knowing where.
+	if env.noColor == nil {
+		env.noColor = new(bool)
+	}
 	root.PersistentFlags().BoolVar(env.noColor, "no-color", false, "no colour in the output")
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(newValidateCmd(env), newPlanCmd(env), newShowCmd(env), newApplyCmd(env), newTokenCmd(env),

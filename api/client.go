@@ -21,6 +21,7 @@ import (
 
 	"github.com/smsform/smsform/internal/mapping"
 	"github.com/smsform/smsform/internal/rawjson"
+	"github.com/smsform/smsform/internal/words"
 )
 
 // Error is a failed call.
@@ -324,7 +325,7 @@ func (c *Client) post(ctx context.Context, op, path, auth, token string, v any) 
 	}
 	if readErr == nil && !tooLarge {
 		code, msg := errorReason(body)
-		e.Code = c.scrub(clip(code, 64), token)
+		e.Code = c.scrub(words.Clip(code, 64), token)
 		e.Message = c.scrub(msg, token)
 	}
 	if e.Message == "" && e.Code == "" {
@@ -473,7 +474,7 @@ func (r *redactor) Words(s string) string {
 		}
 		return r
 	}, s)
-	return clip(s, 300)
+	return words.Clip(s, 300)
 }
 
 // ID is an id or a status word, "[redacted]" when it holds a secret,
@@ -488,7 +489,7 @@ func (r *redactor) ID(id string) string {
 		}
 		return r
 	}, id)
-	return clip(id, 128)
+	return words.Clip(id, 128)
 }
 
 const (
@@ -561,17 +562,6 @@ func base64Cores(secret string) []string {
 	return cores
 }
 
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
-}
-
 // redactURL keeps a Location's scheme, host and path: its query or
 // userinfo might carry something that should not be printed.
 func redactURL(loc string) string {
@@ -582,7 +572,7 @@ func redactURL(loc string) string {
 	u.User = nil
 	u.RawQuery = ""
 	u.Fragment = ""
-	return strconv.Quote(clip(u.String(), 200))
+	return strconv.Quote(words.Clip(u.String(), 200))
 }
 
 // parseRetryAfter reads Retry-After as seconds or an HTTP date; absent or

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/smsform/smsform/internal/words"
 )
 
 // Template is a DLT content template as registered in India: fixed text
@@ -120,7 +122,7 @@ func (t *Template) Check(body string) *Violation {
 func (t *Template) mismatch(body string) string {
 	first, last := t.fixed[0], t.fixed[len(t.fixed)-1]
 	if !strings.HasPrefix(body, first) {
-		return fmt.Sprintf("the message does not start with the template's text %q", clipText(first))
+		return fmt.Sprintf("the message does not start with the template's text %q", words.Clip(first, 39))
 	}
 	if len(t.fixed) == 1 {
 		return "the message is not the template's text (the template has no {#var#})"
@@ -129,21 +131,12 @@ func (t *Template) mismatch(body string) string {
 	for _, f := range t.fixed[1 : len(t.fixed)-1] {
 		i := strings.Index(rest, f)
 		if i < 0 {
-			return fmt.Sprintf("the template's text %q is not in the message where the template has it", clipText(f))
+			return fmt.Sprintf("the template's text %q is not in the message where the template has it", words.Clip(f, 39))
 		}
 		rest = rest[i+len(f):]
 	}
 	if !strings.HasSuffix(rest, last) {
-		return fmt.Sprintf("the message does not end with the template's text %q", clipText(last))
+		return fmt.Sprintf("the message does not end with the template's text %q", words.Clip(last, 39))
 	}
 	return "the message is not the template filled in"
-}
-
-// clipText shortens fixed text for a message.
-func clipText(s string) string {
-	if utf8.RuneCountInString(s) <= 40 {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:37]) + "..."
 }

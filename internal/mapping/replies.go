@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/smsform/smsform/internal/rawjson"
+	"github.com/smsform/smsform/internal/words"
 )
 
 // Replies is how the replies a provider forwards (what recipients sent
@@ -46,14 +47,14 @@ func (r *Replies) Read(doc []byte) ([]Reply, error) {
 	var out []Reply
 	err := eachElement(doc, r.List, func(n int, el []byte) error {
 		pk.Pick(el, 0, found)
-		rep := Reply{Number: clip(strings.TrimSpace(rawjson.Text(found[0])), 40)}
+		rep := Reply{Number: words.Clip(strings.TrimSpace(rawjson.Text(found[0])), 40)}
 		switch {
 		case rep.Number == "":
 			return fmt.Errorf("%s: no number at %s", which(r.List, n), r.Number)
 		case found[1] == nil || found[1][0] != '"':
 			return fmt.Errorf("%s: no text at %s", which(r.List, n), r.Text)
 		}
-		rep.Text = clip(rawjson.Text(found[1]), MaxReplyText)
+		rep.Text = words.Clip(rawjson.Text(found[1]), MaxReplyText)
 		if r.At != nil {
 			var err error
 			if rep.At, err = readTime(found[2], r.At); err != nil {

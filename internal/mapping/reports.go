@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/smsform/smsform/internal/rawjson"
+	"github.com/smsform/smsform/internal/words"
 )
 
 // Delivery is what a delivery report says became of a message.
@@ -119,12 +120,12 @@ func (r *Reports) Read(doc []byte, clean Cleaner) ([]Report, error) {
 // report makes a Report of one report's fields but its time: its id and
 // number as text, its status's value and text, and its provider's words.
 func (r *Reports) report(id, number string, v Value, status, reason string, clean Cleaner) (Report, error) {
-	rep := Report{ID: clip(clean.ID(id), 128), Number: clip(strings.TrimSpace(number), 40), Delivery: r.DeliveryOf(v), Status: clip(clean.ID(status), 64)}
+	rep := Report{ID: words.Clip(clean.ID(id), 128), Number: words.Clip(strings.TrimSpace(number), 40), Delivery: r.DeliveryOf(v), Status: words.Clip(clean.ID(status), 64)}
 	if rep.ID == "" && rep.Number == "" {
 		return Report{}, fmt.Errorf("neither an id (%s) nor a number (%s): it names no message", pointerOrNone(r.ID), pointerOrNone(r.Number))
 	}
 	if rep.Delivery != Delivered {
-		rep.Reason = clip(clean.Words(reason), 300)
+		rep.Reason = words.Clip(clean.Words(reason), 300)
 	}
 	return rep, nil
 }
@@ -149,7 +150,7 @@ func textTime(s string, p *rawjson.Pointer) (time.Time, error) {
 	}
 	t, ok := ParseTime(s)
 	if !ok {
-		return time.Time{}, fmt.Errorf("%q at %s is not a time: write RFC 3339 (2026-03-01T12:00:01Z), or a Unix time in seconds or milliseconds", clip(s, 40), p)
+		return time.Time{}, fmt.Errorf("%q at %s is not a time: write RFC 3339 (2026-03-01T12:00:01Z), or a Unix time in seconds or milliseconds", words.Clip(s, 40), p)
 	}
 	return t, nil
 }
@@ -282,7 +283,7 @@ func quoteAll(ss []string, n int) []string {
 			out = append(out, "…")
 			break
 		}
-		out = append(out, fmt.Sprintf("%q", clip(s, 40)))
+		out = append(out, fmt.Sprintf("%q", words.Clip(s, 40)))
 	}
 	return out
 }

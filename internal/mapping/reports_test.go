@@ -30,13 +30,13 @@ func showReports(rs []Report) string {
 // The mappings docs/reports.md gives for real providers, and the sandbox's.
 var (
 	sandboxReports = Reports{ID: ptr("/message_id"), Number: ptr("/to"), Status: rawjson.MustPointer("/status"), Reason: ptr("/reason"), At: ptr("/at"),
-		Delivered: words("DELIVERED"), Undelivered: words("UNDELIVERED")}
+		Delivered: statuses("DELIVERED"), Undelivered: statuses("UNDELIVERED")}
 	twilioReports = Reports{ID: ptr("/MessageSid"), Number: ptr("/To"), Status: rawjson.MustPointer("/MessageStatus"), Reason: ptr("/ErrorCode"),
-		Delivered: words("delivered"), Undelivered: words("undelivered", "failed")}
+		Delivered: statuses("delivered"), Undelivered: statuses("undelivered", "failed")}
 	infobipReports = Reports{List: ptr("/results"), ID: ptr("/messageId"), Number: ptr("/to"), Status: rawjson.MustPointer("/status/groupName"),
-		Reason: ptr("/status/description"), At: ptr("/doneAt"), Delivered: words("DELIVERED"), Undelivered: words("UNDELIVERABLE", "REJECTED", "EXPIRED")}
+		Reason: ptr("/status/description"), At: ptr("/doneAt"), Delivered: statuses("DELIVERED"), Undelivered: statuses("UNDELIVERABLE", "REJECTED", "EXPIRED")}
 	vonageReports = Reports{ID: ptr("/messageId"), Number: ptr("/msisdn"), Status: rawjson.MustPointer("/status"), Reason: ptr("/err-code"),
-		At: ptr("/message-timestamp"), Delivered: words("delivered"), Undelivered: words("failed", "rejected", "expired")}
+		At: ptr("/message-timestamp"), Delivered: statuses("delivered"), Undelivered: statuses("failed", "rejected", "expired")}
 )
 
 // TestReadReports reads the bodies real providers post, as JSON and as
@@ -161,7 +161,7 @@ func TestReportsRefused(t *testing.T) {
 // each pointer is a column.
 func TestReportColumns(t *testing.T) {
 	r := Reports{ID: ptr("/Message ID"), Number: ptr("/To"), Status: rawjson.MustPointer("/Status"), At: ptr("/Done~1at"), Reason: ptr("/Error"),
-		Delivered: words("DELIVERED", "1"), Undelivered: words("FAILED")}
+		Delivered: statuses("DELIVERED", "1"), Undelivered: statuses("FAILED")}
 	c, err := r.Columns([]string{"\ufeffMessage ID", "To", "Status", "Error", "Done/at"})
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +246,7 @@ func FuzzReports(f *testing.F) {
 	}
 	mappings := []Reports{sandboxReports, twilioReports, infobipReports, vonageReports,
 		{List: ptr("/l"), ID: ptr("/id"), Status: rawjson.MustPointer("/ok"), Delivered: []Value{BoolValue(true), StringValue("1")}},
-		{List: ptr(""), Number: ptr("/to"), Status: rawjson.MustPointer("/status"), Delivered: words("DELIVERED"), Undelivered: words("delivered")},
+		{List: ptr(""), Number: ptr("/to"), Status: rawjson.MustPointer("/status"), Delivered: statuses("DELIVERED"), Undelivered: statuses("delivered")},
 	}
 	types := []string{"application/json", "application/x-www-form-urlencoded", "", "text/plain"}
 	f.Fuzz(func(t *testing.T, body []byte, which, ct uint8) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/smsform/smsform/internal/rawjson"
+	"github.com/smsform/smsform/internal/words"
 )
 
 // Outcome is what an element of an answer says of its recipient.
@@ -217,7 +218,7 @@ func (rd *reader) list(a *Answer, at int, l *List, list []byte, n int) bool {
 		if num == "" && n != 1 {
 			continue // names nobody: says nothing of any recipient
 		}
-		e := Element{List: at, Number: clip(num, 40)}
+		e := Element{List: at, Number: words.Clip(num, 40)}
 		if l.Status == nil {
 			e.Outcome = l.Outcome
 		} else {
@@ -248,7 +249,7 @@ func (rd *reader) status(raw []byte) (Value, string, string) {
 	if t, ok := rd.texts[string(raw)]; ok {
 		return rd.statuses[string(raw)], t, ""
 	}
-	t := clip(rd.clean.ID(v.written(raw)), 64)
+	t := words.Clip(rd.clean.ID(v.written(raw)), 64)
 	if len(rd.statuses) < 64 {
 		if rd.texts == nil {
 			rd.texts = map[string]string{}
@@ -265,15 +266,4 @@ func (v Value) written(raw []byte) string {
 		return rawjson.Text(raw)
 	}
 	return string(raw)
-}
-
-// clip cuts s to at most n bytes, on a character boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
 }

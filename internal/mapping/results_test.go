@@ -20,7 +20,7 @@ func ptr(s string) *rawjson.Pointer {
 	return &p
 }
 
-func words(ws ...string) []Value {
+func statuses(ws ...string) []Value {
 	vs := make([]Value, len(ws))
 	for i, w := range ws {
 		vs[i] = StringValue(w)
@@ -103,7 +103,7 @@ func TestReadShapes(t *testing.T) {
 			name: "one list with statuses and ids (Infobip)",
 			doc:  `{"bulkId":"b","messages":[{"to":"447400123459","messageId":"m1","status":{"name":"PENDING_ACCEPTED"}},{"to":"447400123564","messageId":"m2","status":{"name":"REJECTED_DESTINATION"}},{"to":"447400123670","status":{"name":"NEW_STATUS"}}]}`,
 			r: Results{Lists: []List{{List: rawjson.MustPointer("/messages"), Number: rawjson.MustPointer("/to"), Status: ptr("/status/name"), ID: ptr("/messageId"),
-				Sent: words("PENDING_ACCEPTED"), Failed: words("REJECTED_DESTINATION")}}},
+				Sent: statuses("PENDING_ACCEPTED"), Failed: statuses("REJECTED_DESTINATION")}}},
 			want: "447400123459=sent(PENDING_ACCEPTED)#m1 447400123564=failed(REJECTED_DESTINATION)#m2 447400123670=unrecognised(NEW_STATUS)", complete: true,
 		},
 		{
@@ -136,7 +136,7 @@ func TestReadShapes(t *testing.T) {
 		{
 			name: "a number status against a string list",
 			doc:  `{"m":[{"to":"1","s":1.0},{"to":"2","s":"1"},{"to":"3","s":0}]}`,
-			r:    Results{Lists: []List{{List: rawjson.MustPointer("/m"), Number: rawjson.MustPointer("/to"), Status: ptr("/s"), Sent: words("1")}}},
+			r:    Results{Lists: []List{{List: rawjson.MustPointer("/m"), Number: rawjson.MustPointer("/to"), Status: ptr("/s"), Sent: statuses("1")}}},
 			want: "1=sent(1.0) 2=sent(1) 3=unrecognised(0)", complete: true,
 		},
 		{
@@ -186,12 +186,12 @@ func FuzzResults(f *testing.F) {
 	}
 	mappings := []Results{
 		{Lists: []List{{List: rawjson.MustPointer("/messages"), Number: rawjson.MustPointer("/to"), Status: ptr("/status/name"), ID: ptr("/id"),
-			Sent: append(words("PENDING", "1"), BoolValue(true)), Failed: words("REJECTED"), Retry: words("THROTTLED")}}},
+			Sent: append(statuses("PENDING", "1"), BoolValue(true)), Failed: statuses("REJECTED"), Retry: statuses("THROTTLED")}}},
 		{Others: Sent, Lists: []List{
 			{List: rawjson.MustPointer("/messages"), Number: rawjson.MustPointer("/to"), Outcome: Sent},
 			{List: rawjson.MustPointer("/errors"), Number: rawjson.MustPointer("/number"), Outcome: Failed, Optional: true}}},
 		{Others: Sent, Lists: []List{{List: rawjson.Pointer{}, Number: rawjson.Pointer{}, Outcome: Failed}}},
-		{Lists: []List{{List: rawjson.MustPointer("/messages"), Number: rawjson.Pointer{}, Status: &rawjson.Pointer{}, Sent: words("PENDING")}}},
+		{Lists: []List{{List: rawjson.MustPointer("/messages"), Number: rawjson.Pointer{}, Status: &rawjson.Pointer{}, Sent: statuses("PENDING")}}},
 	}
 	f.Fuzz(func(t *testing.T, doc []byte, n int, which uint8) {
 		n = max(1, min(n, 1000))
@@ -241,7 +241,7 @@ func rawStatus(s string) Value {
 // to more, it names nobody.
 func TestReadOneRecipient(t *testing.T) {
 	r := Results{Lists: []List{{List: rawjson.MustPointer("/messages"), Number: rawjson.MustPointer("/to"), Status: ptr("/status"),
-		Sent: words("0"), Failed: words("6")}}}
+		Sent: statuses("0"), Failed: statuses("6")}}}
 	doc := []byte(`{"message-count":"1","messages":[{"status":"6","error-text":"Unroutable message"}]}`)
 	if got := show(r.Read(doc, 1, plain{})); got != "=failed(6)" {
 		t.Errorf("one recipient: %q", got)

@@ -2,7 +2,6 @@ package apply
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/smsform/smsform/internal/e164"
 )
@@ -57,7 +56,7 @@ func matchNumbers(phones []string) func(at int, raw string) (int, bool) {
 		if plus {
 			return 0, false
 		}
-		if rest, ok := strings.CutPrefix(d, "00"); ok {
+		if rest, ok := e164.CutInternationalPrefix(d); ok {
 			if i, ok := lookup(rest); ok {
 				return i, true
 			}
@@ -90,44 +89,19 @@ func sameNumber(phone, raw, d string, plus bool) bool {
 	case len(phone) > 1 && phone[1:] == d:
 		return true
 	}
-	rest, ok := strings.CutPrefix(d, "00")
+	rest, ok := e164.CutInternationalPrefix(d)
 	return !plus && ok && len(phone) > 1 && phone[1:] == rest
 }
 
 // digitsOf is raw's digits, without the separators people and providers
-// write, and whether it starts with a +; "" when raw holds anything else.
+// write, and whether it starts with a +; "" when raw holds anything else
+// or more digits than any phone number has.
 func digitsOf(raw string) (digits string, plus bool) {
-	raw = strings.TrimSpace(raw)
-	raw, plus = strings.CutPrefix(raw, "+")
-	if onlyDigits(raw) {
-		if len(raw) > 20 {
-			return "", false
-		}
-		return raw, plus // the common case: nothing to take out
+	d, plus, ok := e164.Digits(raw)
+	if !ok || len(d) > 20 {
+		return "", false
 	}
-	var b strings.Builder
-	for i := 0; i < len(raw); i++ {
-		switch c := raw[i]; {
-		case c >= '0' && c <= '9':
-			b.WriteByte(c)
-		case c == ' ' || c == '-' || c == '.' || c == '(' || c == ')' || c == '/':
-		default:
-			return "", false
-		}
-	}
-	if b.Len() > 20 {
-		return "", false // no phone number is that long
-	}
-	return b.String(), plus
-}
-
-func onlyDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
+	return d, plus
 }
 
 // regionsOf is a national-number reader for each region phones belong to.

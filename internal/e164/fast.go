@@ -23,7 +23,7 @@ const (
 )
 
 // simpleDigits reports whether raw is ASCII digits with an optional leading
-// "+" and the separators people write (space, "-", ".", "(" and ")"), and
+// "+" and the ASCII separators people write ([IsSeparator]), and
 // returns its digits. For such input the library's extraction, viability
 // check and normalisation come down to keeping the digits: none of these
 // characters starts an extension, an RFC 3966 parameter or an alpha number.
@@ -44,7 +44,7 @@ func simpleDigits(raw string, buf *[maxInput]byte) (digits []byte, plus, ok bool
 		case '0' <= c && c <= '9':
 			buf[n] = c
 			n++
-		case c == ' ' || c == '-' || c == '.' || c == '(' || c == ')':
+		case isASCIISeparator(c):
 		default:
 			return nil, false, false
 		}

@@ -333,7 +333,7 @@ func skipSeparators(text string, i int) int {
 	j := i
 	for n := 0; j < len(text); n++ {
 		r, size := utf8.DecodeRuneInString(text[j:])
-		if !isSeparator(r) {
+		if !IsSeparator(r) {
 			break
 		}
 		if n == maxSeparators {
@@ -342,14 +342,6 @@ func skipSeparators(text string, i int) int {
 		j += size
 	}
 	return j
-}
-
-func isSeparator(r rune) bool {
-	switch r {
-	case ' ', '-', '.', '(', ')', '/', '\u00a0', '\u2009', '\u202f', '\u2010', '\u2011', '\u2012', '\u2013':
-		return true
-	}
-	return false
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

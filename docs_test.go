@@ -2,13 +2,20 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/smsform/smsform/internal/cli"
+	"github.com/smsform/smsform/internal/exitcode"
 )
 
 // pendingPages are docs pages that other branches are writing while pages
@@ -268,4 +275,73 @@ func TestAnchor(t *testing.T) {
 			t.Errorf("anchor(%q) = %q, want %q", heading, got, want)
 		}
 	}
+}
+
+// TestDocsExitCodes holds README.md's and docs/commands.md's "Exit codes"
+// tables, and `smsform --help`, to the one table in internal/exitcode:
+// the same codes, in the same order, each with the same name and meaning
+// (code spans aside). The codes were listed in five places once, and code
+// 0 already read differently in two of them.
+func TestDocsExitCodes(t *testing.T) {
+	var want []string
+	for _, c := range exitcode.All() {
+		want = append(want, fmt.Sprintf("%d | %s | %s", c, c.Name(), c.Meaning()))
+	}
+	for _, page := range []string{"README.md", "docs/commands.md"} {
+		got := exitCodeRows(t, page)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: the exit codes table (code | name | meaning, code spans aside) differs from internal/exitcode's:\n got %q\nwant %q",
+				page, got, want)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	err := cli.Run(context.Background(), []string{"--help"}, cli.Env{
+		Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr,
+		Getenv: func(string) string { return "" },
+	})
+	if err != nil {
+		t.Fatalf("smsform --help: %v\n%s", err, stderr.String())
+	}
+	_, help, ok := strings.Cut(stdout.String(), "\nExit codes:\n")
+	if !ok {
+		t.Fatalf("smsform --help has no \"Exit codes:\" section:\n%s", stdout.String())
+	}
+	help, _, _ = strings.Cut(help, "\n\n")
+	help = strings.Join(strings.Fields(help), " ") // the help folds long meanings
+	var line []string
+	for _, c := range exitcode.All() {
+		line = append(line, fmt.Sprintf("%d %s", c, c.Meaning()))
+	}
+	if joined := strings.Join(line, " "); help != joined {
+		t.Errorf("smsform --help's exit codes (folding aside):\n got %q\nwant %q", help, joined)
+	}
+}
+
+// exitCodeRows is the rows of the table under the page's "## Exit codes"
+// heading, as "code | name | meaning" without code spans' backticks.
+func exitCodeRows(t *testing.T, page string) []string {
+	t.Helper()
+	var rows []string
+	in, header := false, 0
+	eachLine(t, page, func(_ int, line string) {
+		switch {
+		case strings.HasPrefix(line, "#"):
+			in = line == "## Exit codes"
+		case !in:
+		case !strings.HasPrefix(line, "|"):
+			in = header == 0 // the first table only: the notes under it are free
+		case header < 2: // the column names and the rule under them
+			header++
+		default:
+			cells := strings.Split(strings.Trim(line, "|"), " | ")
+			for i := range cells {
+				cells[i] = strings.ReplaceAll(strings.TrimSpace(cells[i]), "`", "")
+			}
+			rows = append(rows, strings.Join(cells, " | "))
+		}
+	})
+	if len(rows) == 0 {
+		t.Errorf("%s: no table under \"## Exit codes\"", page)
+	}
+	return rows
 }

@@ -3,7 +3,7 @@
 // sends it through the messaging API, never messaging anyone twice.
 //
 // main only wires the process to [cli.Run] and turns the error it returns
-// into words on stderr and an exit code; the codes are documented in docs/commands.md.
+// into words on stderr and an exit code of [exitcode]'s table.
 package main
 
 import (
@@ -23,20 +23,9 @@ import (
 	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/cli"
+	"github.com/smsform/smsform/internal/exitcode"
 	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/state"
-)
-
-// Exit codes, documented in docs/commands.md.
-const (
-	exitOK          = 0
-	exitError       = 1
-	exitPending     = 2 // plan --detailed-exitcode: something to send
-	exitIncomplete  = 3 // apply ended with recipients owed: failed or in doubt (this run's or earlier), past not_after, or the provider went silent
-	exitLocked      = 4 // another apply holds the state
-	exitClosed      = 5 // apply stopped: nothing more is sendable now (send window closed, not_before not reached)
-	exitPaused      = 6 // the campaign is paused (smsform pause): apply stopped, or refused to start
-	exitInterrupted = 130
 )
 
 func main() {
@@ -82,7 +71,7 @@ func run() int {
 		} else {
 			fmt.Fprintf(os.Stderr, "%ssmsform: quit at once\n", nl)
 		}
-		os.Exit(exitInterrupted)
+		os.Exit(exitcode.Interrupted)
 	}()
 
 	var colourErrors bool
@@ -112,7 +101,8 @@ func run() int {
 	return exitCode(err, stderr)
 }
 
-// exitCode is the one place that turns an error into words and a code.
+// exitCode is the one place that turns an error into words and a code; the
+// codes and what they mean are the table of [exitcode].
 func exitCode(err error, stderr io.Writer) int {
 	var incomplete *apply.IncompleteError
 	var closed *apply.ClosedError
@@ -120,35 +110,35 @@ func exitCode(err error, stderr io.Writer) int {
 	var silent *apply.SilentError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
-		return exitOK
+		return exitcode.OK
 	case errors.Is(err, cli.ErrPending):
-		return exitPending
+		return exitcode.Pending
 	case errors.As(err, &incomplete), errors.As(err, &expired), errors.As(err, &silent):
 		report(stderr, err)
-		return exitIncomplete
+		return exitcode.Incomplete
 	case errors.As(err, &closed):
 		report(stderr, err)
-		return exitClosed
+		return exitcode.Closed
 	case errors.Is(err, state.ErrLocked):
 		report(stderr, err)
-		return exitLocked
+		return exitcode.Locked
 	case errors.Is(err, state.ErrPaused):
 		report(stderr, err)
-		return exitPaused
+		return exitcode.Paused
 	case errors.Is(err, cli.ErrPromptInterrupted):
 		report(stderr, err)
-		return exitInterrupted
+		return exitcode.Interrupted
 	case errors.Is(err, apply.ErrInterrupted):
 		report(stderr, err)
-		return exitInterrupted
+		return exitcode.Interrupted
 	case errors.Is(err, context.Canceled):
 		// Cancelled outside the send loop (which says ErrInterrupted):
 		// while planning, waiting for a token or for the lock.
 		fmt.Fprintln(stderr, "smsform: interrupted before sending anything")
-		return exitInterrupted
+		return exitcode.Interrupted
 	}
 	report(stderr, err)
-	return exitError
+	return exitcode.Error
 }
 
 // report writes err on stderr as "smsform: error:" lines, each error of a

@@ -18,6 +18,7 @@ import (
 
 	"github.com/smsform/smsform/api"
 	"github.com/smsform/smsform/internal/cli"
+	"github.com/smsform/smsform/internal/exitcode"
 )
 
 // The ready mappings of docs/providers.md, each applied through the
@@ -515,16 +516,16 @@ func testRealProvider(t *testing.T, p *realProvider, mapping string) {
 	run := realCampaign(t, srv.URL, numbers, mapping)
 
 	code, stdout, stderr := run("apply", "--auto-approve", "--json")
-	if code != exitIncomplete {
-		t.Errorf("first apply: exit %d, want %d (some recipients failed or in doubt)\n%s", code, exitIncomplete, stderr)
+	if code != exitcode.Incomplete {
+		t.Errorf("first apply: exit %d, want %d (some recipients failed or in doubt)\n%s", code, exitcode.Incomplete, stderr)
 	}
 	checkUnnamed(t, fake, stdout)
 	sends, delivered := fake.snapshot()
 
 	// A second apply must send nobody: the sent are done, the failed and
 	// in doubt wait for a person.
-	if code, _, stderr := run("apply", "--auto-approve", "--json"); code != exitIncomplete {
-		t.Errorf("second apply: exit %d, want %d\n%s", code, exitIncomplete, stderr)
+	if code, _, stderr := run("apply", "--auto-approve", "--json"); code != exitcode.Incomplete {
+		t.Errorf("second apply: exit %d, want %d\n%s", code, exitcode.Incomplete, stderr)
 	}
 	if again, deliveredAgain := fake.snapshot(); again != sends || !maps.Equal(deliveredAgain, delivered) {
 		t.Errorf("second apply made %d more send requests; delivered %v, then %v", again-sends, delivered, deliveredAgain)

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 
+	"github.com/smsform/smsform/internal/exitcode"
 	"github.com/smsform/smsform/sandbox"
 	"github.com/spf13/cobra"
 )
@@ -12,9 +14,9 @@ import (
 // Kept in one place so the texts read as one manual.
 type helpText struct {
 	short, long, example string
-	env                  []string // names from envHelp
-	exits                string   // the exit codes this command uses, as keys of exitHelp
-	args                 []string // file extensions its arguments complete to
+	env                  []string        // names from envHelp
+	exits                []exitcode.Code // the exit codes this command uses; the root lists them all
+	args                 []string        // file extensions its arguments complete to
 }
 
 var envHelp = map[string]string{
@@ -31,17 +33,6 @@ var envHelp = map[string]string{
 	"SMSFORM_RECEIVE_SECRET":                                   "the secret that authenticates the provider's posts (required; at least 16 characters)",
 }
 
-var exitHelp = map[string]string{
-	"0":   "success",
-	"1":   "error (bad input, API or state problem, cancelled prompt)",
-	"2":   "--detailed-exitcode: there is something to send",
-	"3":   "finished, but some recipients failed or are in doubt",
-	"4":   "the state is locked by another apply",
-	"5":   "stopped: nothing more is sendable now (send window closed, not_before ahead, or the frequency cap)",
-	"6":   "the campaign is paused (smsform pause): apply stopped, or refused to start",
-	"130": "interrupted",
-}
-
 var helps = map[string]helpText{
 	"": {
 		short: "Terraform for SMS campaigns",
@@ -52,12 +43,13 @@ never messages anyone twice.`,
 		example: `  smsform validate campaign.yaml
   smsform plan campaign.yaml --out campaign.plan
   smsform apply campaign.plan`,
+		exits: exitcode.All(),
 	},
 	"validate": {
 		short:   "Check campaign files and their lists, without planning output",
 		long:    "Runs every check of plan (YAML, numbers, templates, windows, prices) on each campaign, prints errors and warnings on stderr, and one line per valid campaign on stdout: its recipients and warnings. It contacts nothing and writes nothing.",
 		example: "  smsform validate campaigns/spring.yaml\n  smsform validate campaigns/*.yaml\n  smsform validate                      # every campaign of the project\n  smsform validate --changed-since origin/main",
-		exits:   "0 1",
+		exits:   []exitcode.Code{exitcode.OK, exitcode.Error},
 		args:    []string{"yaml", "yml"},
 	},
 	"plan": {
@@ -77,14 +69,14 @@ any fails, else 2 with --detailed-exitcode if any has something to send.`,
   smsform plan                                   # every campaign of the project, a section each
   smsform plan --changed-since origin/main --format markdown --out plans/   # one comment, one plan file each`,
 		env:   []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE", "CI, SMSFORM_IN_AUTOMATION", "NO_COLOR"},
-		exits: "0 1 2",
+		exits: []exitcode.Code{exitcode.OK, exitcode.Error, exitcode.Pending},
 		args:  []string{"yaml", "yml"},
 	},
 	"show": {
 		short:   "Show a saved plan",
 		long:    "Renders a plan saved with smsform plan --out, like plan does.",
 		example: "  smsform show spring.plan --format markdown",
-		exits:   "0 1",
+		exits:   []exitcode.Code{exitcode.OK, exitcode.Error},
 		args:    []string{"plan"},
 	},
 	"apply": {
@@ -113,7 +105,7 @@ sent; those over the cap are left for a later run, as a closed window's are.`,
   smsform apply spring.plan --wait`,
 		env: []string{"SMSFORM_BASE_URL", "SMSFORM_CLIENT_ID", "SMSFORM_CLIENT_SECRET", "SMSFORM_TOKEN", "SMSFORM_TOKEN_DIR",
 			"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE", "CI, SMSFORM_IN_AUTOMATION", "NO_COLOR"},
-		exits: "0 1 3 4 5 6 130",
+		exits: []exitcode.Code{exitcode.OK, exitcode.Error, exitcode.Incomplete, exitcode.Locked, exitcode.Closed, exitcode.Paused, exitcode.Interrupted},
 		args:  []string{"yaml", "yml", "plan"},
 	},
 	"pause": {
@@ -126,7 +118,7 @@ and plan says the campaign is paused. Pausing changes nothing of who was
 messaged: a saved plan made before stays valid.`,
 		example: `  smsform pause campaigns/spring.yaml --reason "typo in the link"`,
 		env:     []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
-		exits:   "0 1",
+		exits:   []exitcode.Code{exitcode.OK, exitcode.Error},
 		args:    []string{"yaml", "yml"},
 	},
 	"test": {
@@ -143,7 +135,7 @@ campaign's recipients, never a change to its plan. Plan and apply then say
   smsform test campaigns/spring.yaml --to +447400123456 --row lists/customers.csv:12`,
 		env: []string{"SMSFORM_BASE_URL", "SMSFORM_CLIENT_ID", "SMSFORM_CLIENT_SECRET", "SMSFORM_TOKEN", "SMSFORM_TOKEN_DIR",
 			"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
-		exits: "0 1 4",
+		exits: []exitcode.Code{exitcode.OK, exitcode.Error, exitcode.Locked},
 		args:  []string{"yaml", "yml"},
 	},
 	"resume": {
@@ -151,7 +143,7 @@ campaign's recipients, never a change to its plan. Plan and apply then say
 		long:    "Clears the pause smsform pause recorded. It sends nothing itself: run apply (or let the scheduled job run it).",
 		example: "  smsform resume campaigns/spring.yaml",
 		env:     []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
-		exits:   "0 1",
+		exits:   []exitcode.Code{exitcode.OK, exitcode.Error},
 		args:    []string{"yaml", "yml"},
 	},
 	"token": {
@@ -159,7 +151,7 @@ campaign's recipients, never a change to its plan. Plan and apply then say
 		long:    "Exchanges the client credentials for a token and stores it (0600 file in a 0700 folder) for later applies. It never prints the token.",
 		example: "  SMSFORM_CLIENT_ID=... SMSFORM_CLIENT_SECRET=... smsform token campaigns/spring.yaml",
 		env:     []string{"SMSFORM_BASE_URL", "SMSFORM_CLIENT_ID", "SMSFORM_CLIENT_SECRET", "SMSFORM_TOKEN", "SMSFORM_TOKEN_DIR"},
-		exits:   "0 1",
+		exits:   []exitcode.Code{exitcode.OK, exitcode.Error},
 		args:    []string{"yaml", "yml"},
 	},
 	"state": {
@@ -172,7 +164,7 @@ campaign's recipients, never a change to its plan. Plan and apply then say
 		long:    "Prints the counts of sent, failed and in-doubt recipients, then each recipient (masked unless --show-numbers). It changes nothing.",
 		example: "  smsform state list campaigns/spring.yaml\n  smsform state list --state postgres://db.example.com/smsform --json",
 		env:     []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
-		exits:   "0 1",
+		exits:   []exitcode.Code{exitcode.OK, exitcode.Error},
 		args:    []string{"yaml", "yml"},
 	},
 	"state resolve": {
@@ -182,7 +174,7 @@ campaign's recipients, never a change to its plan. Plan and apply then say
 --failed --as unsent: the cause of the API's refusal is fixed; the next apply sends them again.`,
 		example: "  smsform state resolve campaigns/spring.yaml --in-doubt --as sent --batch b-4c2cdea4520a7733",
 		env:     []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
-		exits:   "0 1 4",
+		exits:   []exitcode.Code{exitcode.OK, exitcode.Error, exitcode.Locked},
 		args:    []string{"yaml", "yml"},
 	},
 	"state migrate": {
@@ -190,7 +182,7 @@ campaign's recipients, never a change to its plan. Plan and apply then say
 		long:    "Copies every record, lineage and serial included, into a target that records nothing of the campaign yet (or a record that moved away from it), reads the copy back and compares, then marks the source moved: it stays readable, and every command that would write or plan against it refuses.",
 		example: "  smsform state migrate campaigns/spring.yaml --from campaigns/spring.smsstate --to postgres://db.example.com/smsform",
 		env:     []string{"PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
-		exits:   "0 1 4",
+		exits:   []exitcode.Code{exitcode.OK, exitcode.Error, exitcode.Locked},
 		args:    []string{"yaml", "yml"},
 	},
 	"state where": {
@@ -201,7 +193,7 @@ When the project file names a state, --state and SMSFORM_STATE may only name tha
 Also shows what the state records of the campaign, and whether it was moved or is paused.`,
 		example: "  smsform state where campaigns/spring.yaml\n  smsform state where campaigns/spring.yaml --json",
 		env:     []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
-		exits:   "0 1",
+		exits:   []exitcode.Code{exitcode.OK, exitcode.Error},
 		args:    []string{"yaml", "yml"},
 	},
 	"state grant-readonly": {
@@ -213,14 +205,14 @@ smsform's tables). --execute runs it, creating or migrating the schema first.
 The state is --state, else SMSFORM_STATE, else the project file's.`,
 		example: "  smsform state grant-readonly smsform_plan --state postgres://smsform@db.example.com/campaigns | psql ...\n  smsform state grant-readonly smsform_plan --execute",
 		env:     []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
-		exits:   "0 1",
+		exits:   []exitcode.Code{exitcode.OK, exitcode.Error},
 	},
 	"state prune": {
 		short:   "Drop old sends from the frequency cap's index of the project's state",
 		long:    "The cap's index keeps each number's recent sends across the project's campaigns; sends older than --older-than are dropped (it must be at least the longest cap window of the project and its campaigns). A campaign's own records are never touched.",
 		example: "  smsform state prune --older-than 30d",
 		env:     []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
-		exits:   "0 1",
+		exits:   []exitcode.Code{exitcode.OK, exitcode.Error},
 	},
 	"optout": {
 		short:   "Keep the project's opt-outs: numbers no campaign of the project messages",
@@ -232,14 +224,14 @@ The state is --state, else SMSFORM_STATE, else the project file's.`,
 		long:    "Numbers are normalised to E.164 as lists are (--default-region for national ones); who adds them and when is recorded (the CI actor, else user@host). Numbers already opted out are left as they are. No lock is taken: it works while applies run, and their next batch honours it.",
 		example: "  smsform optout add +447400123456 +447400123457 --reason \"STOP by SMS\"\n  smsform optout add 07400 123456 --default-region GB",
 		env:     []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
-		exits:   "0 1",
+		exits:   []exitcode.Code{exitcode.OK, exitcode.Error},
 	},
 	"optout import": {
 		short:   "Opt out every number of a file: a CSV with a phone column, or one number a line",
 		long:    "Reads a provider's STOP export as campaign lists are read: a .csv file (or any file with --phone-column) by its header row, any other file one number a line. An invalid value refuses the whole file unless --skip-invalid.",
 		example: "  smsform optout import stops.csv --phone-column msisdn\n  smsform optout import stops.txt --default-region GB --skip-invalid",
 		env:     []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
-		exits:   "0 1",
+		exits:   []exitcode.Code{exitcode.OK, exitcode.Error},
 		args:    []string{"csv", "txt"},
 	},
 	"optout remove": {
@@ -247,14 +239,14 @@ The state is --state, else SMSFORM_STATE, else the project file's.`,
 		long:    "Every number must be opted out now, or nothing is recorded. The removal is kept in the opt-out log with who, when and --reason.",
 		example: "  smsform optout remove +447400123456 --reason \"opted in again on the web form, ticket 4521\"",
 		env:     []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
-		exits:   "0 1",
+		exits:   []exitcode.Code{exitcode.OK, exitcode.Error},
 	},
 	"optout list": {
 		short:   "List the project's opt-outs: number, since when, by whom, why",
 		long:    "Numbers are masked unless --show-numbers. It changes nothing.",
 		example: "  smsform optout list\n  smsform optout list --json --show-numbers > optouts.json",
 		env:     []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
-		exits:   "0 1",
+		exits:   []exitcode.Code{exitcode.OK, exitcode.Error},
 	},
 	"sandbox": {
 		short: "Serve the messaging API on loopback, for demos and tests",
@@ -263,7 +255,7 @@ each message in --outbox, and can inject faults. It listens on loopback only.
 Its first line on stdout is "listening on http://HOST:PORT".`,
 		example: "  smsform sandbox --addr 127.0.0.1:0 --outbox outbox.jsonl",
 		env:     []string{"SMSFORM_SANDBOX_CLIENT_ID, SMSFORM_SANDBOX_CLIENT_SECRET"},
-		exits:   "0 1",
+		exits:   []exitcode.Code{exitcode.OK, exitcode.Error},
 	},
 	"receive": {
 		short: "Take the provider's delivery reports and replies, and record them in the project's state",
@@ -285,7 +277,7 @@ http://HOST:PORT".`,
 		example: `  SMSFORM_RECEIVE_SECRET=... smsform receive
   smsform receive --listen 127.0.0.1:0 --project campaigns/`,
 		env:   []string{"SMSFORM_RECEIVE_SECRET", "SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
-		exits: "0 1",
+		exits: []exitcode.Code{exitcode.OK, exitcode.Error},
 	},
 	"reports": {
 		short:   "Delivery reports: import a provider's export",
@@ -303,7 +295,7 @@ the first line it cannot read, naming it, once the reports before it are
 recorded: fix the line and import the file again.`,
 		example: "  smsform reports import exports/delivery-2026-03.csv\n  smsform reports import webhook-log.jsonl --json",
 		env:     []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
-		exits:   "0 1 130",
+		exits:   []exitcode.Code{exitcode.OK, exitcode.Error, exitcode.Interrupted},
 		args:    []string{"csv", "jsonl", "ndjson", "json"},
 	},
 	"init": {
@@ -314,7 +306,7 @@ list and an opt-out list, an example price table, the two GitHub workflows
 that use smsform's action, and a .gitignore for state and plan files. It never
 overwrites: when any of these files exists it writes nothing and names them.`,
 		example: "  smsform init\n  smsform init my-campaigns && cd my-campaigns && smsform plan campaigns/welcome.yaml",
-		exits:   "0 1",
+		exits:   []exitcode.Code{exitcode.OK, exitcode.Error},
 	},
 	"man": {
 		short: "Write smsform's manual page, smsform(1), in roff on stdout",
@@ -322,12 +314,12 @@ overwrites: when any of these files exists it writes nothing and names them.`,
 what it does, its flags, examples, the environment and the exit codes, as
 their --help says them. Read it with man -l, or install it where man looks.`,
 		example: "  smsform man | man -l -\n  smsform man > /usr/local/share/man/man1/smsform.1",
-		exits:   "0 1",
+		exits:   []exitcode.Code{exitcode.OK, exitcode.Error},
 	},
 	"version": {
 		short:   "Print smsform's version, commit, Go version and platform",
 		example: "  smsform version --json",
-		exits:   "0",
+		exits:   []exitcode.Code{exitcode.OK},
 	},
 }
 
@@ -355,11 +347,8 @@ func document(root *cobra.Command) {
 					cmd.Long += "\n  " + name + ": " + envHelp[name]
 				}
 			}
-			if h.exits != "" {
-				cmd.Long += "\n\nExit codes:"
-				for _, code := range strings.Fields(h.exits) {
-					cmd.Long += "\n  " + code + "  " + exitHelp[code]
-				}
+			if len(h.exits) > 0 {
+				cmd.Long += "\n\nExit codes:" + exitLines(h.exits)
 			}
 			if len(h.args) > 0 {
 				exts := h.args
@@ -384,3 +373,30 @@ func document(root *cobra.Command) {
 	}
 	walk(root)
 }
+
+// exitLines lists codes as help shows them, one a line with its meaning,
+// a long meaning folded under itself so that it reads in 80 columns.
+func exitLines(codes []exitcode.Code) string {
+	var b strings.Builder
+	for _, c := range codes {
+		head := fmt.Sprintf("  %d  ", c)
+		b.WriteString("\n" + head)
+		indent := strings.Repeat(" ", len(head))
+		col := len(head)
+		for i, w := range strings.Fields(c.Meaning()) {
+			if i > 0 && col+1+len(w) > helpWidth {
+				b.WriteString("\n" + indent)
+				col = len(indent)
+			} else if i > 0 {
+				b.WriteByte(' ')
+				col++
+			}
+			b.WriteString(w)
+			col += len(w)
+		}
+	}
+	return b.String()
+}
+
+// helpWidth is the column help text folds at: a terminal's least width.
+const helpWidth = 80

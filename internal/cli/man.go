@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/smsform/smsform/internal/exitcode"
 )
 
 // The manual page is written from the command tree itself, with the help
@@ -147,9 +149,13 @@ func (m *roff) command(root, cmd *cobra.Command) {
 		m.paragraph()
 		m.line("Environment: " + strings.Join(h.env, "; ") + ".")
 	}
-	if h.exits != "" {
+	if len(h.exits) > 0 {
+		codes := make([]string, len(h.exits))
+		for i, c := range h.exits {
+			codes[i] = strconv.Itoa(int(c))
+		}
 		m.paragraph()
-		m.line("Exit codes: " + strings.Join(strings.Fields(h.exits), ", ") + ".")
+		m.line("Exit codes: " + strings.Join(codes, ", ") + ".")
 	}
 	if cmd.Example != "" {
 		m.paragraph()
@@ -206,17 +212,8 @@ func flagDefault(f *pflag.Flag) string {
 // exitStatus writes every exit code with what it means.
 func (m *roff) exitStatus() {
 	m.section("EXIT STATUS")
-	codes := make([]string, 0, len(exitHelp))
-	for code := range exitHelp {
-		codes = append(codes, code)
-	}
-	slices.SortFunc(codes, func(a, b string) int {
-		x, _ := strconv.Atoi(a)
-		y, _ := strconv.Atoi(b)
-		return x - y
-	})
-	for _, code := range codes {
-		m.tagged(`\fB`+code+`\fR`, exitHelp[code])
+	for _, c := range exitcode.All() {
+		m.tagged(`\fB`+strconv.Itoa(int(c))+`\fR`, c.Meaning())
 	}
 }
 

@@ -5,10 +5,13 @@ import (
 	"io"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/smsform/smsform/internal/exitcode"
 )
 
 // manPage runs smsform man and returns the page.
@@ -95,7 +98,8 @@ func TestManSaysExitCodesAndEnvironment(t *testing.T) {
 	}
 	_, exits, _ := strings.Cut(page, `.SH "EXIT STATUS"`)
 	exits, env, _ := strings.Cut(exits, `.SH "ENVIRONMENT"`)
-	for code, meaning := range exitHelp {
+	for _, c := range exitcode.All() {
+		code, meaning := strconv.Itoa(int(c)), c.Meaning()
 		if !strings.Contains(exits, ".TP\n\\fB"+code+"\\fR\n"+(&roff{}).escape(meaning)+"\n") {
 			t.Errorf("EXIT STATUS lacks %s (%s)", code, meaning)
 		}

@@ -6,14 +6,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
-)
 
-// Exit codes of smsform apply that the action reads.
-const (
-	exitOK         = 0
-	exitIncomplete = 3
-	exitClosed     = 5
-	exitPaused     = 6
+	"github.com/smsform/smsform/internal/exitcode"
 )
 
 // errPaused says a campaign was paused (smsform pause): no failure, but
@@ -91,15 +85,15 @@ func applyOne(ctx context.Context, env Env, target string, flags ...string) erro
 		return err
 	}
 	switch code {
-	case exitOK:
+	case exitcode.OK:
 		return nil
-	case exitClosed:
+	case exitcode.Closed:
 		notice(env, "notice", "smsform apply "+target+": nothing more may be sent now (send window closed or not_before ahead): a later run sends the rest")
 		return nil
-	case exitPaused:
+	case exitcode.Paused:
 		notice(env, "notice", "smsform apply "+target+": the campaign is paused (smsform pause; who, when and why are above): it stopped there, or did not start; once someone runs smsform resume, a later run carries on")
 		return errPaused
-	case exitIncomplete:
+	case exitcode.Incomplete:
 		return fmt.Errorf("smsform apply %s exited 3: some recipients failed or are in doubt: check with the provider, then smsform state resolve", target)
 	}
 	return fmt.Errorf("smsform apply %s exited %d", target, code)

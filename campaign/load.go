@@ -32,27 +32,26 @@ const (
 	maxErrors = 50
 )
 
-// rawCampaign is the file as written, checked by validator rules (see
-// validate.go). Zero values mean "absent" only where no default applies:
+// rawCampaign is the file as written, checked by the rules of validate.go. Zero values mean "absent" only where no default applies:
 // defaults are filled in before the walk, so an explicit 0 is still an error.
 type rawCampaign struct {
-	Version       int           `yaml:"version" validate:"required,eq=1"`
-	Name          string        `yaml:"name" validate:"required,campaign_name"`
-	Sender        string        `yaml:"sender" validate:"required,sender"`
-	Provider      rawProvider   `yaml:"provider"`
-	DefaultRegion string        `yaml:"default_region" validate:"omitempty,region"`
-	Recipients    []rawSource   `yaml:"recipients" validate:"required,min=1"`
-	Exclude       []rawSource   `yaml:"exclude"`
-	Body          string        `yaml:"body" validate:"required,max=16000"`
-	BatchSize     int           `yaml:"batch_size" validate:"min=1,max=1000"`
-	Rate          string        `yaml:"rate" validate:"omitempty,rate"`
-	Concurrency   int           `yaml:"concurrency" validate:"min=1,max=64"`
-	Strict        bool          `yaml:"strict"`
-	window        rawWindow     // send_window, fallback_timezone, not_before, not_after (window.go)
-	Prices        string        `yaml:"prices"`
-	Budget        rawBudget     `yaml:"budget"`
-	EmptyVars     string        `yaml:"empty_variables" validate:"oneof=warn error"`
-	FrequencyCap  *FrequencyCap `yaml:"-"`
+	Version       int
+	Name          string
+	Sender        string
+	Provider      rawProvider
+	DefaultRegion string
+	Recipients    []rawSource
+	Exclude       []rawSource
+	Body          string
+	BatchSize     int
+	Rate          string
+	Concurrency   int
+	Strict        bool
+	window        rawWindow // send_window, fallback_timezone, not_before, not_after (window.go)
+	Prices        string
+	Budget        rawBudget
+	EmptyVars     string
+	FrequencyCap  *FrequencyCap
 	capLine       int
 	compliance    rawCompliance  // kind, compliance, opt_out_words, dlt (compliance.go)
 	bodyNode      *yaml.Node     // for template error lines
@@ -68,9 +67,9 @@ type rawBudget struct {
 }
 
 type rawSource struct {
-	Numbers     []string `yaml:"numbers"`
-	File        string   `yaml:"file"`
-	PhoneColumn string   `yaml:"phone_column"`
+	Numbers     []string
+	File        string
+	PhoneColumn string
 }
 
 // sourcePos is what the walk learns about a source besides its values.
@@ -447,74 +446,105 @@ func editDistance(a, b string) int {
 }
 
 var (
-	topKeys = []string{"version", "name", "sender", "provider", "default_region", "recipients", "exclude", "body", "batch_size", "rate", "concurrency", "strict",
-		"send_window", "fallback_timezone", "not_before", "not_after", "prices", "budget", "empty_variables", "frequency_cap",
-		"kind", "compliance", "opt_out_words", "dlt"}
 	budgetKeys = []string{"max_total", "max_segments_per_message", "max_recipients"}
 	sourceKeys = []string{"numbers", "file", "phone_column"}
 )
 
+// A keyReader reads the value v of one key, at path, into rc.
+type keyReader func(l *loader, path string, v *yaml.Node, rc *rawCampaign)
+
+// campaignKeys is every top-level key of a campaign file, in the order
+// hints list them, with how the walk reads it: the one list of the file's
+// keys. Its value rules are in validate.go, and the JSON Schema's
+// properties are made from it (schema_test.go).
+var campaignKeys = []struct {
+	name string
+	read keyReader
+}{
+	{"version", func(l *loader, path string, v *yaml.Node, rc *rawCampaign) { l.int(v, path, &rc.Version) }},
+	{"name", func(l *loader, path string, v *yaml.Node, rc *rawCampaign) { l.str(v, path, &rc.Name) }},
+	{"sender", func(l *loader, path string, v *yaml.Node, rc *rawCampaign) { l.str(v, path, &rc.Sender) }},
+	{"provider", func(l *loader, path string, v *yaml.Node, rc *rawCampaign) { l.provider(v, path, &rc.Provider) }},
+	{"default_region", func(l *loader, path string, v *yaml.Node, rc *rawCampaign) { l.str(v, path, &rc.DefaultRegion) }},
+	{"recipients", func(l *loader, path string, v *yaml.Node, rc *rawCampaign) {
+		rc.Recipients, rc.sourceNodes[0] = l.sources(v, path)
+	}},
+	{"exclude", func(l *loader, path string, v *yaml.Node, rc *rawCampaign) {
+		rc.Exclude, rc.sourceNodes[1] = l.sources(v, path)
+	}},
+	{"body", func(l *loader, path string, v *yaml.Node, rc *rawCampaign) {
+		if l.str(v, path, &rc.Body) {
+			rc.bodyNode = v
+		}
+	}},
+	{"batch_size", func(l *loader, path string, v *yaml.Node, rc *rawCampaign) { l.int(v, path, &rc.BatchSize) }},
+	{"rate", (*loader).rate},
+	{"concurrency", func(l *loader, path string, v *yaml.Node, rc *rawCampaign) { l.int(v, path, &rc.Concurrency) }},
+	{"strict", func(l *loader, path string, v *yaml.Node, rc *rawCampaign) { l.bool(v, path, &rc.Strict) }},
+	{"send_window", func(l *loader, path string, v *yaml.Node, rc *rawCampaign) { l.sendWindow(v, path, &rc.window) }},
+	{"fallback_timezone", func(l *loader, path string, v *yaml.Node, rc *rawCampaign) { l.zone(v, path, &rc.window) }},
+	{"not_before", func(l *loader, path string, v *yaml.Node, rc *rawCampaign) {
+		l.instant(v, path, &rc.window.spec.NotBefore)
+	}},
+	{"not_after", func(l *loader, path string, v *yaml.Node, rc *rawCampaign) {
+		l.instant(v, path, &rc.window.spec.NotAfter)
+	}},
+	{"prices", func(l *loader, path string, v *yaml.Node, rc *rawCampaign) { l.str(v, path, &rc.Prices) }},
+	{"budget", (*loader).budget},
+	{"empty_variables", func(l *loader, path string, v *yaml.Node, rc *rawCampaign) { l.str(v, path, &rc.EmptyVars) }},
+	{"frequency_cap", func(l *loader, path string, v *yaml.Node, rc *rawCampaign) {
+		rc.FrequencyCap, rc.capLine = l.frequencyCap(v, path), v.Line
+	}},
+	{"kind", readCompliance},
+	{"compliance", readCompliance},
+	{"opt_out_words", readCompliance},
+	{"dlt", readCompliance},
+}
+
+// readCompliance reads the keys that compliance.go reads.
+func readCompliance(l *loader, path string, v *yaml.Node, rc *rawCampaign) {
+	l.complianceKey(lastKey(path), path, v, &rc.compliance)
+}
+
+// topKeys are the names of campaignKeys, for the walk's "unknown key" hints.
+func topKeys() []string {
+	names := make([]string, len(campaignKeys))
+	for i, k := range campaignKeys {
+		names[i] = k.name
+	}
+	return names
+}
+
 func (l *loader) walkCampaign(root *yaml.Node, rc *rawCampaign) {
-	l.mapping(root, "", topKeys, func(key, path string, v *yaml.Node) bool {
+	l.mapping(root, "", topKeys(), func(key, path string, v *yaml.Node) bool {
+		for _, k := range campaignKeys {
+			if k.name == key {
+				k.read(l, path, v, rc)
+			}
+		}
+		return true
+	})
+}
+
+// rate reads rate:, which needs a unit: a bare number is not a rate.
+func (l *loader) rate(path string, v *yaml.Node, rc *rawCampaign) {
+	if v.Kind == yaml.ScalarNode && (v.ShortTag() == "!!int" || v.ShortTag() == "!!float") {
+		l.add(v.Line, path, fmt.Sprintf("write %s/s for %s per second (or /m, /h)", v.Value, v.Value), "a rate needs a unit")
+		return
+	}
+	l.str(v, path, &rc.Rate)
+}
+
+// budget reads budget:, a mapping of bounds.
+func (l *loader) budget(path string, v *yaml.Node, rc *rawCampaign) {
+	l.mapping(v, path, budgetKeys, func(key, path string, v *yaml.Node) bool {
 		switch key {
-		case "version":
-			l.int(v, path, &rc.Version)
-		case "name":
-			l.str(v, path, &rc.Name)
-		case "sender":
-			l.str(v, path, &rc.Sender)
-		case "provider":
-			l.provider(v, path, &rc.Provider)
-		case "default_region":
-			l.str(v, path, &rc.DefaultRegion)
-		case "recipients":
-			rc.Recipients, rc.sourceNodes[0] = l.sources(v, path)
-		case "exclude":
-			rc.Exclude, rc.sourceNodes[1] = l.sources(v, path)
-		case "body":
-			if l.str(v, path, &rc.Body) {
-				rc.bodyNode = v
-			}
-		case "batch_size":
-			l.int(v, path, &rc.BatchSize)
-		case "rate":
-			if v.Kind == yaml.ScalarNode && (v.ShortTag() == "!!int" || v.ShortTag() == "!!float") {
-				l.add(v.Line, path, fmt.Sprintf("write %s/s for %s per second (or /m, /h)", v.Value, v.Value), "a rate needs a unit")
-				return true
-			}
-			l.str(v, path, &rc.Rate)
-		case "concurrency":
-			l.int(v, path, &rc.Concurrency)
-		case "strict":
-			l.bool(v, path, &rc.Strict)
-		case "send_window":
-			l.sendWindow(v, path, &rc.window)
-		case "fallback_timezone":
-			l.zone(v, path, &rc.window)
-		case "not_before":
-			l.instant(v, path, &rc.window.spec.NotBefore)
-		case "not_after":
-			l.instant(v, path, &rc.window.spec.NotAfter)
-		case "prices":
-			l.str(v, path, &rc.Prices)
-		case "budget":
-			l.mapping(v, path, budgetKeys, func(key, path string, v *yaml.Node) bool {
-				switch key {
-				case "max_total":
-					l.amount(v, path, &rc.Budget.MaxTotal)
-				case "max_segments_per_message":
-					l.positive(v, path, &rc.Budget.MaxSegments)
-				case "max_recipients":
-					l.positive(v, path, &rc.Budget.MaxRecipients)
-				}
-				return true
-			})
-		case "empty_variables":
-			l.str(v, path, &rc.EmptyVars)
-		case "frequency_cap":
-			rc.FrequencyCap, rc.capLine = l.frequencyCap(v, path), v.Line
-		case "kind", "compliance", "opt_out_words", "dlt":
-			l.complianceKey(key, path, v, &rc.compliance)
+		case "max_total":
+			l.amount(v, path, &rc.Budget.MaxTotal)
+		case "max_segments_per_message":
+			l.positive(v, path, &rc.Budget.MaxSegments)
+		case "max_recipients":
+			l.positive(v, path, &rc.Budget.MaxRecipients)
 		}
 		return true
 	})

@@ -178,9 +178,9 @@ func EnclosingProjects(dir string) ([]string, error) {
 
 // rawProject is a project file as written.
 type rawProject struct {
-	Version  int         `yaml:"version" validate:"required,eq=1"`
-	State    string      `yaml:"state"`
-	Provider rawProvider `yaml:"provider"`
+	Version  int
+	State    string
+	Provider rawProvider
 }
 
 func (l *loader) loadProject(abs string) *Project {
@@ -222,7 +222,7 @@ func (l *loader) loadProject(abs string) *Project {
 	})
 	rp.Provider = p.provider
 	l.checkOthers(&p.provider, "provider")
-	l.validateStruct(&rp)
+	applyRules(l, projectRules(), &rp)
 	l.checkProjectReceive(p)
 	if len(l.errs) > 0 {
 		return nil

@@ -47,9 +47,9 @@ var (
 // rawProvider is a provider block as written; set holds the keys it
 // writes, so that a campaign's block overrides a project's key by key.
 type rawProvider struct {
-	BaseURL         string `yaml:"base_url" validate:"omitempty,base_url"`
-	BasicAuth       string `yaml:"basic_auth" validate:"oneof=auto base64 literal"`
-	TokenValidHours int    `yaml:"token_valid_hours" validate:"min=1,max=168"`
+	BaseURL         string
+	BasicAuth       string
+	TokenValidHours int
 	RequestIDField  *rawjson.Pointer
 	MaxRecipients   int
 	MaxBodyLength   int

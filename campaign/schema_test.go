@@ -1,8 +1,8 @@
 package campaign
 
 // The JSON Schemas in schema/ (for editors: completion, hover, inline
-// errors) are generated here from the loader's own key lists (topKeys,
-// providerKeys, ...), the validator tags of its raw types and its patterns,
+// errors) are generated here from the loader's own key lists (campaignKeys,
+// providerKeys, ...), the value rules of validate.go and its patterns,
 // so that they cannot drift: TestSchemas fails when a key has no schema or a
 // schema names a key the loader does not know, and when the files differ
 // from what this generates (go test ./campaign -run TestSchemas -update
@@ -19,7 +19,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -60,7 +59,7 @@ const (
 
 // keySchemas is the schema of every key the loader knows, by dotted path
 // (a list item's keys under "recipients[]"). Types, bounds and enums that a
-// raw type's validate tag states are added from the tag.
+// key's value rule (validate.go) states are added from the rule.
 var keySchemas = map[string]js{
 	"version":           {"description": "The file format's version: 1.", "type": "integer"},
 	"name":              {"description": "The campaign's identity: its state is kept under this name. 1-64 lowercase letters, digits, '-', '_' or '.'.", "type": "string", "pattern": nameRE.String()},
@@ -179,7 +178,7 @@ var (
 // belong to.
 func keyLists() map[string][]string {
 	return map[string][]string{
-		"":                 topKeys,
+		"":                 topKeys(),
 		"budget":           budgetKeys,
 		"recipients[]":     sourceKeys,
 		"send_window":      windowKeys,
@@ -240,51 +239,64 @@ func nullable(s js) js {
 	return js{"description": desc, "anyOf": []any{inner, js{"type": "null"}}}
 }
 
-// tagSchemas reads the validate tags of a raw type's fields: required,
-// eq, min, max and oneof, by the field's YAML key.
-func tagSchemas(t *testing.T, raw any) (required []string, tags map[string]js) {
+// ruleSchemas is what the value rules (validate.go) of the keys of the
+// mapping at path say, as schema keywords by key: required, eq, min, max
+// and oneOf.
+func ruleSchemas[T any](t *testing.T, path string, rules []rule[T]) (required []string, schemas map[string]js) {
 	t.Helper()
-	tags = map[string]js{}
-	rt := reflect.TypeOf(raw)
-	for i := range rt.NumField() {
-		f := rt.Field(i)
-		key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		tag := f.Tag.Get("validate")
-		if key == "" || key == "-" || tag == "" {
+	schemas = map[string]js{}
+	var zero T
+	for _, r := range rules {
+		parent, key := "", r.key
+		if dot := strings.LastIndex(r.key, "."); dot >= 0 {
+			parent, key = r.key[:dot], r.key[dot+1:]
+		}
+		if parent != path {
 			continue
 		}
+		kind := reflect.TypeOf(r.get(&zero)).Kind()
 		s := js{}
-		for _, rule := range strings.Split(tag, ",") {
-			name, param, _ := strings.Cut(rule, "=")
-			n, _ := strconv.Atoi(param)
-			switch name {
-			case "required":
-				required = append(required, key)
-				// Strict validators want the type beside a keyword of it.
-				switch f.Type.Kind() {
-				case reflect.String:
-					s["type"], s["minLength"] = "string", 1
-				case reflect.Slice:
-					s["type"], s["minItems"] = "array", 1
-				}
-			case "eq":
-				s["const"] = n
-			case "min", "max":
-				s[map[string]map[reflect.Kind]string{
-					"min": {reflect.Int: "minimum", reflect.String: "minLength", reflect.Slice: "minItems"},
-					"max": {reflect.Int: "maximum", reflect.String: "maxLength", reflect.Slice: "maxItems"},
-				}[name][f.Type.Kind()]] = n
-			case "oneof":
-				s["enum"] = strings.Fields(param)
-			case "omitempty", "campaign_name", "sender", "region", "base_url", "rate":
-				// Optional, or a rule written as a pattern or definition above.
-			default:
-				t.Errorf("%s: validate rule %q has no schema: teach tagSchemas", key, name)
+		if r.required {
+			required = append(required, key)
+			// Strict validators want the type beside a keyword of it.
+			switch kind {
+			case reflect.String:
+				s["type"], s["minLength"] = "string", 1
+			case reflect.Slice:
+				s["type"], s["minItems"] = "array", 1
 			}
 		}
-		tags[key] = s
+		if r.eq != 0 {
+			s["const"] = r.eq
+		}
+		bound := map[string]map[reflect.Kind]string{
+			"min": {reflect.Int: "minimum", reflect.String: "minLength", reflect.Slice: "minItems"},
+			"max": {reflect.Int: "maximum", reflect.String: "maxLength", reflect.Slice: "maxItems"},
+		}
+		if r.min != 0 {
+			s[bound["min"][kind]] = r.min
+		}
+		if r.max != 0 {
+			s[bound["max"][kind]] = r.max
+		}
+		if r.oneOf != nil {
+			s["enum"] = r.oneOf
+		}
+		if r.check != "" && checkSchemas[r.check] == "" {
+			t.Errorf("%s: check %q has no schema: add it to checkSchemas", r.key, r.check)
+		}
+		schemas[key] = s
 	}
-	return required, tags
+	return required, schemas
+}
+
+// checkSchemas says where the schema states each named check of a rule.
+var checkSchemas = map[string]string{
+	"campaign_name": "keySchemas[name]: pattern",
+	"sender":        "definitions/sender",
+	"region":        "definitions/region",
+	"base_url":      "keySchemas[provider.base_url]: pattern",
+	"rate":          "keySchemas[rate]: pattern",
 }
 
 // has is the schema of an object that holds key. Strict validators (ajv
@@ -308,7 +320,7 @@ func with(s js, keyword string, v any) js {
 // defs are the shared definitions both schemas refer to.
 func defs(t *testing.T) js {
 	t.Helper()
-	_, providerTags := tagSchemas(t, rawProvider{})
+	_, providerTags := ruleSchemas(t, "provider", campaignRules())
 	regions := slices.Sorted(maps.Keys(phonenumbers.GetSupportedRegions()))
 	source := object(t, "recipients[]", "A list file, or numbers written in the campaign.", nil, nil)
 	// Exactly one of numbers and file; phone_column only with a .csv file.
@@ -387,7 +399,7 @@ func receiveSchema(t *testing.T) js {
 
 func campaignSchema(t *testing.T) js {
 	t.Helper()
-	required, tags := tagSchemas(t, rawCampaign{})
+	required, tags := ruleSchemas(t, "", campaignRules())
 	s := object(t, "", "", required, tags)
 	s["dependencies"] = js{"fallback_timezone": []string{"send_window"}}
 	s["$schema"] = draft
@@ -404,7 +416,7 @@ func campaignSchema(t *testing.T) js {
 
 func projectSchema(t *testing.T) js {
 	t.Helper()
-	required, tags := tagSchemas(t, rawProject{})
+	required, tags := ruleSchemas(t, "", projectRules())
 	s := object(t, "project", "", required, tags)
 	s["$schema"] = draft
 	// receive: needs something to receive.

@@ -9,15 +9,33 @@
 package words
 
 import (
+	"strconv"
 	"strings"
 
-	"github.com/dustin/go-humanize"
 	"github.com/shopspring/decimal"
 	"golang.org/x/text/currency"
 )
 
 // Count writes n with thousands separators: 1,310.
-func Count(n int) string { return humanize.Comma(int64(n)) }
+func Count(n int) string {
+	if n < 0 {
+		return "-" + grouped(strconv.FormatUint(uint64(-int64(n)), 10))
+	}
+	return grouped(strconv.Itoa(n))
+}
+
+// grouped puts a comma between each group of three of digits, from the
+// right: the one way counts and amounts are written.
+func grouped(digits string) string {
+	var b strings.Builder
+	for i, c := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
 
 // Plural is one when n is 1, else many.
 func Plural(n int, one, many string) string {
@@ -77,12 +95,7 @@ func (a Amounts) Number(d decimal.Decimal) string {
 	if neg {
 		b.WriteByte('-')
 	}
-	for i, c := range whole {
-		if i > 0 && (len(whole)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
+	b.WriteString(grouped(whole))
 	if hasFrac {
 		b.WriteByte('.')
 		b.WriteString(frac)

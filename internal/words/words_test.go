@@ -1,6 +1,7 @@
 package words
 
 import (
+	"math"
 	"testing"
 
 	"github.com/shopspring/decimal"
@@ -12,6 +13,10 @@ func TestWords(t *testing.T) {
 		{Count(0), "0"},
 		{Count(1310), "1,310"},
 		{Count(10_000_000), "10,000,000"},
+		{Count(999), "999"},
+		{Count(1000), "1,000"},
+		{Count(-1234567), "-1,234,567"},
+		{Count(math.MinInt64), "-9,223,372,036,854,775,808"},
 		{Plural(1, "batch", "batches"), "batch"},
 		{Plural(0, "batch", "batches"), "batches"},
 		{Plural(2, "batch", "batches"), "batches"},

@@ -598,7 +598,7 @@ func (x *numberIndex) note(id int64) {
 		delete(x.holes, id)
 		return
 	}
-	if gap := id - x.after - 1; gap > 0 && gap <= maxHoles && x.after > 0 {
+	if gap := id - x.after - 1; gap > 0 && gap <= maxHoles {
 		if x.holes == nil {
 			x.holes = map[int64]time.Time{}
 		}

@@ -64,16 +64,25 @@ func TestScripts(t *testing.T) {
 				if err := pg.Available(); pgtest.Skippable(err) {
 					e.T().Skip("pgtest: ", err)
 				}
-				url, drop, err := pg.CreateDatabase(context.Background())
+				dbURL, drop, err := pg.CreateDatabase(context.Background())
 				if err != nil {
 					return err
 				}
 				e.Defer(func() { drop() })
-				e.Setenv("PGURL", url)
+				e.Setenv("PGURL", dbURL)
 				// The throwaway server trusts local connections, so a
 				// password is accepted and ignored: the scripts check
 				// that it never shows.
-				e.Setenv("PGURL_PW", strings.Replace(url, "postgres://postgres@", "postgres://postgres:hunter2-never-shown@", 1))
+				e.Setenv("PGURL_PW", strings.Replace(dbURL, "postgres://postgres@", "postgres://postgres:hunter2-never-shown@", 1))
+				// The same database as a keyword string, and with the
+				// password where a token would be (no role).
+				u, err := url.Parse(dbURL)
+				if err != nil {
+					return err
+				}
+				e.Setenv("PGKW_PW", fmt.Sprintf("host=%s dbname=%s user=postgres password='hunter2-never-shown x' sslmode=disable",
+					u.Query().Get("host"), strings.TrimPrefix(u.Path, "/")))
+				e.Setenv("PGURL_TOKEN", strings.Replace(dbURL, "postgres://postgres@", "postgres://:hunter2-never-shown@", 1))
 			}
 			return nil
 		},

@@ -21,6 +21,7 @@ import (
 
 	"github.com/smsform/smsform/internal/mapping"
 	"github.com/smsform/smsform/internal/rawjson"
+	"github.com/smsform/smsform/internal/redact"
 	"github.com/smsform/smsform/internal/words"
 )
 
@@ -562,17 +563,15 @@ func base64Cores(secret string) []string {
 	return cores
 }
 
-// redactURL keeps a Location's scheme, host and path: its query or
-// userinfo might carry something that should not be printed.
+// redactURL is a redirect's Location as an error quotes it: its scheme,
+// host and path, since its query or user information might carry
+// something that should not be printed.
 func redactURL(loc string) string {
-	u, err := url.Parse(loc)
-	if err != nil {
+	bare, ok := redact.Bare(loc)
+	if !ok {
 		return "an unparsable location"
 	}
-	u.User = nil
-	u.RawQuery = ""
-	u.Fragment = ""
-	return strconv.Quote(words.Clip(u.String(), 200))
+	return strconv.Quote(words.Clip(bare, 200))
 }
 
 // parseRetryAfter reads Retry-After as seconds or an HTTP date; absent or

@@ -3,9 +3,13 @@ package state
 import (
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -49,12 +53,13 @@ func CheckLocation(loc string) error {
 	case isURL(loc):
 		return nil
 	case isKeywords(loc):
-		kv, err := parseKeywords(loc)
+		pairs, err := redact.ParseKeywords(loc)
 		if err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrLocation, shown, err)
 		}
-		for _, k := range []string{"host", "hostaddr", "dbname", "user", "service", "port"} {
-			if _, ok := kv[k]; ok {
+		for _, p := range pairs {
+			switch p.Key {
+			case "host", "hostaddr", "dbname", "user", "service", "port":
 				return nil
 			}
 		}
@@ -69,78 +74,180 @@ func CheckLocation(loc string) error {
 	return nil
 }
 
-// parseKeywords reads a libpq keyword/value string: keyword = value pairs
-// separated by blanks, a value single-quoted when it holds blanks, \ an
-// escape inside quotes.
-func parseKeywords(s string) (map[string]string, error) {
-	kv := map[string]string{}
-	rest := strings.TrimSpace(s)
-	for rest != "" {
-		m := keywordStart.FindString(rest)
-		if m == "" {
-			return nil, fmt.Errorf("expected keyword=value at %q", clipText(rest, 20))
-		}
-		key := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(m), "="))
-		rest = strings.TrimLeft(rest[len(m):], " \t\r\n")
-		var val strings.Builder
-		if strings.HasPrefix(rest, "'") {
-			i, closed := 1, false
-			for ; i < len(rest); i++ {
-				if rest[i] == '\\' && i+1 < len(rest) {
-					i++
-					val.WriteByte(rest[i])
-					continue
-				}
-				if rest[i] == '\'' {
-					closed = true
-					break
-				}
-				val.WriteByte(rest[i])
-			}
-			if !closed {
-				return nil, fmt.Errorf("the value of %s has no closing quote", key)
-			}
-			rest = rest[i+1:]
-		} else {
-			end := strings.IndexAny(rest, " \t\r\n")
-			if end < 0 {
-				end = len(rest)
-			}
-			val.WriteString(rest[:end])
-			rest = rest[end:]
-		}
-		kv[key] = val.String()
-		rest = strings.TrimLeft(rest, " \t\r\n")
-	}
-	return kv, nil
+// Location is where a state lives: a file path, or a PostgreSQL database
+// (a postgres:// or postgresql:// URL, or a libpq keyword/value string).
+// [ParseLocation] makes one, and it is safe by default: [Location.String],
+// every fmt verb (%v, %+v, %#v, %s, %q), slog and encoding/json show it
+// with each password masked, so no message, log line or JSON document can
+// forget to. Only [Location.Unmasked] gives the text as written, for
+// opening the state.
+type Location struct {
+	raw      string
+	postgres bool
+	shown    string // raw with every password masked
+	bare     string // raw with every password left out
+	password bool
 }
 
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
+// ParseLocation reads a state location, refusing what [CheckLocation]
+// refuses. What pgx reads of a PostgreSQL location (the environment's PG…
+// variables, ~/.pgpass) is read when the state is opened.
+func ParseLocation(s string) (Location, error) {
+	if err := CheckLocation(s); err != nil {
+		return Location{}, err
 	}
-	return s[:n] + "…"
+	return newLocation(s), nil
 }
 
-// Redact is loc as it may be shown: a password, in a URL's user
-// information or parameters or in a keyword string, is masked. A path is
-// returned as it is.
-func Redact(loc string) string {
+// newLocation derives what a location shows, unchecked: Redact and
+// WithoutPassword use it on what may not be a location at all.
+func newLocation(s string) Location {
+	l := Location{raw: s, postgres: IsPostgres(s), shown: s, bare: s}
+	if l.postgres {
+		l.password = redact.HasPassword(s)
+		l.shown = maskPostgres(s)
+		l.bare = withoutPassword(s)
+	}
+	return l
+}
+
+// String is the location with every password masked: a password in a
+// URL's user information or parameters, or a keyword string's, becomes
+// xxxxx; a path is as written.
+func (l Location) String() string { return l.shown }
+
+// Format makes every fmt verb show [Location.String]: %q quotes it, %#v
+// names the type.
+func (l Location) Format(f fmt.State, verb rune) {
 	switch {
-	case isKeywords(loc):
-		return redact.Keywords(loc)
-	case !isURL(loc):
-		return loc
+	case verb == 'q':
+		fmt.Fprintf(f, "%q", l.shown)
+	case verb == 'v' && f.Flag('#'):
+		io.WriteString(f, l.GoString())
+	default:
+		io.WriteString(f, l.shown)
 	}
-	u, ok := parseURL(loc)
+}
+
+// GoString is how %#v shows the location: masked too.
+func (l Location) GoString() string { return fmt.Sprintf("state.Location(%q)", l.shown) }
+
+// LogValue makes slog log the masked location.
+func (l Location) LogValue() slog.Value { return slog.StringValue(l.shown) }
+
+// MarshalText makes encoding/json (and every text encoder) write the
+// masked location.
+func (l Location) MarshalText() ([]byte, error) { return []byte(l.shown), nil }
+
+// IsZero reports whether l is the zero Location, which names no state.
+func (l Location) IsZero() bool { return l.raw == "" }
+
+// IsPostgres reports whether l names a PostgreSQL database rather than a
+// file.
+func (l Location) IsPostgres() bool { return l.postgres }
+
+// HasPassword reports whether l itself holds a password (PGPASSWORD and
+// ~/.pgpass are not l's).
+func (l Location) HasPassword() bool { return l.password }
+
+// WithoutPassword is l with every password left out: what a saved plan
+// keeps and what a person may be shown to paste, a password then coming
+// from PGPASSWORD or ~/.pgpass. A path is as written; "" when a
+// PostgreSQL location does not read well enough to tell where its
+// password ends.
+func (l Location) WithoutPassword() string { return l.bare }
+
+// Unmasked is the location as written, password and all: for opening the
+// state, never for showing.
+func (l Location) Unmasked() string { return l.raw }
+
+// Redact is loc as it may be shown: [Location.String] of a string that
+// may not be a location.
+func Redact(loc string) string { return newLocation(loc).shown }
+
+// WithoutPassword is [Location.WithoutPassword] of a string that may not
+// be a location.
+func WithoutPassword(loc string) string { return newLocation(loc).bare }
+
+// maskPostgres is a PostgreSQL location with its passwords masked: a
+// URL's as url.URL.Redacted masks them (the role stays, which says who
+// connects), its password parameters too; a URL that does not parse
+// loses its whole user information.
+func maskPostgres(loc string) string {
+	if isKeywords(loc) {
+		return redact.Keywords(loc)
+	}
+	u, ok := redact.ParseURL(loc)
 	if !ok {
 		return redact.URL(loc)
 	}
-	if q := u.Query(); q.Has("password") {
-		q.Set("password", "xxxxx")
+	q, masked := u.Query(), false
+	for k := range q {
+		if redact.IsSecretKey(k) {
+			q.Set(k, redact.Mask)
+			masked = true
+		}
+	}
+	if masked {
 		u.RawQuery = q.Encode()
 	}
 	return u.Redacted()
+}
+
+// withoutPassword is a PostgreSQL location with its passwords left out,
+// "" when it does not read.
+func withoutPassword(loc string) string {
+	if isKeywords(loc) {
+		pairs, err := redact.ParseKeywords(loc)
+		if err != nil {
+			return ""
+		}
+		kv := map[string]string{}
+		for _, p := range pairs {
+			if !redact.IsSecretKey(p.Key) {
+				kv[p.Key] = p.Value
+			}
+		}
+		return joinKeywords(kv)
+	}
+	u, ok := redact.ParseURL(loc)
+	if !ok {
+		return ""
+	}
+	if u.User != nil {
+		u.User = url.User(u.User.Username())
+	}
+	q, found := u.Query(), false
+	for k := range q {
+		if redact.IsSecretKey(k) {
+			q.Del(k)
+			found = true
+		}
+	}
+	if found {
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// joinKeywords writes keyword/value pairs as libpq reads them, in a fixed
+// order, every value quoted. pgx reads keyword strings but cannot write
+// one back, so leaving a password out needs this writer.
+func joinKeywords(kv map[string]string) string {
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		v := strings.ReplaceAll(strings.ReplaceAll(kv[k], `\`, `\\`), `'`, `\'`)
+		fmt.Fprintf(&b, "%s='%s'", k, v)
+	}
+	return b.String()
 }
 
 // ResolveFile is the real file a state path names: absolute, with every

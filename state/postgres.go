@@ -7,16 +7,16 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net"
-	"net/url"
 	"os"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/smsform/smsform/internal/redact"
 )
 
 // DefaultSchema is the PostgreSQL schema of smsform's tables unless the
@@ -47,33 +47,28 @@ type pgTarget struct {
 	shown  string // the URL with its password masked
 }
 
-// parsePostgres reads a state URL. Connection settings follow libpq:
-// what the URL leaves out comes from PGHOST, PGUSER, PGPASSWORD,
-// PGSSLMODE, ~/.pgpass and the like. The parameter schema (smsform's own,
-// not sent to the server) picks the schema, DefaultSchema by default.
+// parsePostgres reads a state URL or keyword string with pgx's own
+// parser. Connection settings follow libpq: what the location leaves out
+// comes from PGHOST, PGUSER, PGPASSWORD, PGSSLMODE, ~/.pgpass and the
+// like. The parameter schema (smsform's own, which pgx hands back as a
+// run-time parameter and which is never sent to the server) picks the
+// schema, DefaultSchema by default.
 func parsePostgres(loc string) (*pgTarget, error) {
-	t := &pgTarget{shown: Redact(loc), schema: DefaultSchema}
-	if err := CheckLocation(loc); err != nil {
+	l, err := ParseLocation(loc)
+	if err != nil {
 		return nil, err
 	}
-	conn, schema, err := splitSchema(loc)
+	t := &pgTarget{shown: l.String(), schema: DefaultSchema}
+	cfg, err := pgx.ParseConfig(l.Unmasked())
 	if err != nil {
-		return nil, fmt.Errorf("state %s: %w", t.shown, err)
+		return nil, fmt.Errorf("state %s: %s", t.shown, parseError(l, err))
 	}
-	if schema != "" {
+	if schema, ok := cfg.RuntimeParams["schema"]; ok {
 		t.schema = schema
+		delete(cfg.RuntimeParams, "schema")
 	}
 	if !schemaName.MatchString(t.schema) {
 		return nil, fmt.Errorf("state %s: schema %q: use lower-case letters, digits and _ (at most 63, not starting with a digit)", t.shown, t.schema)
-	}
-	cfg, err := pgx.ParseConfig(conn)
-	if err != nil {
-		// pgx's message quotes the location, password and all.
-		var pe *pgconn.ParseConfigError
-		if errors.As(err, &pe) {
-			err = errors.New(strings.ReplaceAll(pe.Error(), conn, t.shown))
-		}
-		return nil, fmt.Errorf("state %s: %w", t.shown, err)
 	}
 	cfg.RuntimeParams["search_path"] = t.schema
 	if cfg.RuntimeParams["application_name"] == "" {
@@ -92,6 +87,21 @@ func parsePostgres(loc string) (*pgTarget, error) {
 	cfg.DialFunc = d.DialContext
 	t.cfg = cfg
 	return t, nil
+}
+
+// parseError is what pgx said of a location it could not read, without
+// the location: pgx quotes it with its passwords masked as best it can,
+// which misses some (a quoted keyword value with blanks), so the quote
+// goes, and any password still named in the rest is masked.
+func parseError(l Location, err error) string {
+	msg := err.Error()
+	var pe *pgconn.ParseConfigError
+	if errors.As(err, &pe) {
+		if i := strings.LastIndex(msg, "`: "); i >= 0 {
+			msg = msg[i+len("`: "):]
+		}
+	}
+	return redact.Secrets(msg, l.Unmasked())
 }
 
 // pgMigrations build the schema; pgMigrations[i] takes it to version i+1.
@@ -669,84 +679,6 @@ func (lk *pgLock) release(remove bool) error {
 	}
 	lk.conn.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, lk.key)
 	return nil
-}
-
-// parseURL parses a state URL, reporting false when it does not parse or
-// parses wrongly: a password holding / ? or # ends the authority early, and
-// the rest may then parse as a path with the credentials in it.
-func parseURL(loc string) (*url.URL, bool) {
-	u, err := url.Parse(loc)
-	rest := loc[min(len(loc), strings.Index(loc, "://")+3):]
-	return u, err == nil && (u.User != nil || !strings.Contains(rest, "@"))
-}
-
-// splitSchema takes smsform's own schema parameter (never sent to the
-// server) out of a URL or keyword string.
-func splitSchema(loc string) (conn, schema string, err error) {
-	if isKeywords(loc) {
-		kv, err := parseKeywords(loc)
-		if err != nil {
-			return "", "", err
-		}
-		schema = kv["schema"]
-		delete(kv, "schema")
-		return joinKeywords(kv), schema, nil
-	}
-	u, err := url.Parse(loc)
-	if err != nil {
-		return "", "", errors.New("not a valid URL")
-	}
-	q := u.Query()
-	if q.Has("schema") {
-		schema = q.Get("schema")
-		q.Del("schema")
-		u.RawQuery = q.Encode()
-	}
-	return u.String(), schema, nil
-}
-
-// joinKeywords writes keyword/value pairs as libpq reads them, in a fixed
-// order, every value quoted.
-func joinKeywords(kv map[string]string) string {
-	keys := make([]string, 0, len(kv))
-	for k := range kv {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		v := strings.ReplaceAll(strings.ReplaceAll(kv[k], `\`, `\\`), `'`, `\'`)
-		fmt.Fprintf(&b, "%s='%s'", k, v)
-	}
-	return b.String()
-}
-
-// WithoutPassword is loc with any password removed, to be kept in a saved
-// plan; "" when loc does not parse well enough to tell.
-func WithoutPassword(loc string) string {
-	if isKeywords(loc) {
-		kv, err := parseKeywords(loc)
-		if err != nil {
-			return ""
-		}
-		delete(kv, "password")
-		return joinKeywords(kv)
-	}
-	u, ok := parseURL(loc)
-	if !ok {
-		return ""
-	}
-	if u.User != nil {
-		u.User = url.User(u.User.Username())
-	}
-	if q := u.Query(); q.Has("password") {
-		q.Del("password")
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
 }
 
 // querier is what reading a few rows needs: a connection or a pool.

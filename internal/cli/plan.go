@@ -320,15 +320,16 @@ func overBudget(err error, campaignPath string) (bool, error) {
 // the file's SHA-256, as a folder's manifest lists them.
 func savePlan(ctx context.Context, env Env, outFile string, r planned) (planfile.ManifestPlan, error) {
 	sp := r.choice.loc
+	loc, _ := state.ParseLocation(sp) // chooseState checked it
 	// A password in the state's URL is never saved. Whether apply will
 	// have it again matters only when it came from --state: SMSFORM_STATE
 	// is in apply's environment as it is in plan's (the CI job's secret),
 	// a project file holds none, and libpq's PGPASSWORD or password file
 	// supply it without either.
-	if r.choice.source == fromFlag && hasPassword(sp) && !libpqPassword(env) {
+	if r.choice.source == fromFlag && loc.HasPassword() && !libpqPassword(env) {
 		warnf(env, "the plan records the state URL without its password: apply %s needs it from --state, %s, PGPASSWORD or ~/.pgpass", outFile, envState)
 	}
-	saved, err := planfile.NewSaved(ctx, r.plan, Version, r.campaign.Path, savedStatePath(sp), !state.IsPostgres(sp), r.campaign.Files())
+	saved, err := planfile.NewSaved(ctx, r.plan, Version, r.campaign.Path, state.WithoutPassword(sp), !state.IsPostgres(sp), r.campaign.Files())
 	if err != nil {
 		return planfile.ManifestPlan{}, err
 	}
@@ -388,7 +389,7 @@ func sayPlanNext(env Env, p *plan.Plan, campaignPath, stateFlag, outFile string)
 	case p.Summary.ToSend > 0:
 		stateArg := ""
 		if stateFlag != "" {
-			stateArg = " --state " + shownState(stateFlag)
+			stateArg = " --state " + state.Redact(stateFlag)
 		}
 		fmt.Fprintf(env.Stderr, "hint: to send it, run smsform apply %s%s (or save it for review with --out PLANFILE, then smsform apply PLANFILE)\n", campaignPath, stateArg)
 	}

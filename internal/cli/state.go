@@ -248,7 +248,7 @@ func (m migration) rest(ctx context.Context) {
 			what = fmt.Sprintf("%s (%s) and %s", words.N(len(left), "other campaign", "other campaigns"), strings.Join(left, ", "), what)
 		}
 		fmt.Fprintf(m.env.Stderr, "hint: %s still holds %s: carry them over with smsform state migrate --from %s --to %s before the project file names the copy\n",
-			shownState(m.from), what, shellWord(shownState(m.from)), shellWord(shownState(m.to)))
+			state.Redact(m.from), what, shellWord(state.Redact(m.from)), shellWord(state.Redact(m.to)))
 		return
 	}
 	m.useIt()
@@ -273,9 +273,9 @@ func (m migration) campaign(ctx context.Context) error {
 		return movedError(err)
 	}
 	fmt.Fprintf(m.env.Stdout, "Copied campaign %s (lineage %s, serial %d) from %s to %s: %s, %s sent, %s failed, %s in doubt, %s; checked; %s is marked moved.\n",
-		c.Campaign, c.Lineage, c.Serial, shownState(m.from), shownState(m.to), words.N(c.Attempts, "attempt", "attempts"),
+		c.Campaign, c.Lineage, c.Serial, state.Redact(m.from), state.Redact(m.to), words.N(c.Attempts, "attempt", "attempts"),
 		words.Count(c.Counts[state.Sent]), words.Count(c.Counts[state.Failed]), words.Count(c.Counts[state.InDoubt]), words.N(c.Plans, "applied plan", "applied plans"),
-		shownState(m.from))
+		state.Redact(m.from))
 	return nil
 }
 
@@ -306,7 +306,7 @@ func (m migration) whole(ctx context.Context) error {
 	}
 	for _, c := range cs {
 		if c.Moved {
-			fmt.Fprintf(m.env.Stdout, "Campaign %s moved away from %s before: passed over.\n", c.Name, shownState(m.from))
+			fmt.Fprintf(m.env.Stdout, "Campaign %s moved away from %s before: passed over.\n", c.Name, state.Redact(m.from))
 			continue
 		}
 		m.opts.Campaign = c.Name
@@ -320,13 +320,13 @@ func (m migration) whole(ctx context.Context) error {
 	}
 	switch {
 	case l.Already:
-		fmt.Fprintf(m.env.Stdout, "The project's ledger at %s is already the one at %s: nothing more to copy.\n", shownState(m.to), shownState(m.from))
+		fmt.Fprintf(m.env.Stdout, "The project's ledger at %s is already the one at %s: nothing more to copy.\n", state.Redact(m.to), state.Redact(m.from))
 	case l.OptOutChanges+l.CapNumbers > 0:
 		fmt.Fprintf(m.env.Stdout, "Copied the project's ledger from %s to %s: %s (%s opted out now), %s in the frequency cap's index; checked.\n",
-			shownState(m.from), shownState(m.to), words.N(l.OptOutChanges, "opt-out change", "opt-out changes"),
+			state.Redact(m.from), state.Redact(m.to), words.N(l.OptOutChanges, "opt-out change", "opt-out changes"),
 			words.N(l.OptedOut, "number", "numbers"), words.N(l.CapNumbers, "number", "numbers"))
 	case len(cs) == 0:
-		return fmt.Errorf("state migrate: %s records no campaign and no opt-out: nothing to copy", shownState(m.from))
+		return fmt.Errorf("state migrate: %s records no campaign and no opt-out: nothing to copy", state.Redact(m.from))
 	}
 	m.useIt()
 	return nil

@@ -58,7 +58,7 @@ func (c stateChoice) from() string {
 }
 
 // shown is the location as messages show it: a password masked.
-func (c stateChoice) shown() string { return shownState(c.loc) }
+func (c stateChoice) shown() string { return state.Redact(c.loc) }
 
 // chooseState decides the state of the campaign file at campaignPath:
 // --state, else $SMSFORM_STATE, else the project file's state, else the file
@@ -100,7 +100,7 @@ func chooseState(env Env, campaignPath string, flag *pflag.Flag) (stateChoice, e
 	}
 	if !same {
 		return stateChoice{}, withHint(fmt.Errorf("%s names the state %s, but the project file %s names %s: a campaign keeps one ledger",
-			c.from(), c.shown(), proj.Path, shownState(declared)),
+			c.from(), c.shown(), proj.Path, state.Redact(declared)),
 			"unset %s (and leave out --state): the project file says where the state is; to use another role, name the same database", envState)
 	}
 	c.shared = true
@@ -266,7 +266,7 @@ func (c stateChoice) splitWords(err error, campaignPath string) error {
 		return err
 	}
 	return &splitLedgerError{SplitLedgerError: se, from: c.from(), campaignPath: campaignPath,
-		to: shellWord(shownState(savedStatePath(c.loc)))}
+		to: shellWord(state.Redact(state.WithoutPassword(c.loc)))}
 }
 
 // splitLedgerError is a *ledger.SplitLedgerError said with where the state
@@ -411,24 +411,6 @@ func earlierStateHint(err error, loc string) error {
 		where = "point --state (or " + envState + ") at the database and schema that hold it"
 	}
 	return withHint(err, "if the earlier state exists, %s; if it is really lost, check with the provider who was messaged before anyone is messaged again: only then pass --new-state", where)
-}
-
-// shownState is a state location as messages show it: a password masked.
-func shownState(loc string) string { return state.Redact(loc) }
-
-// savedStatePath is what a saved plan records of the state: a location
-// without its password, which apply then takes from PGPASSWORD or
-// ~/.pgpass (or a --state / SMSFORM_STATE that holds it).
-func savedStatePath(loc string) string {
-	if !state.IsPostgres(loc) {
-		return loc
-	}
-	return state.WithoutPassword(loc)
-}
-
-// hasPassword reports whether a state location holds a password.
-func hasPassword(loc string) bool {
-	return state.IsPostgres(loc) && state.WithoutPassword(loc) != loc
 }
 
 // lockedHint says what to do about a state another apply holds, fitting

@@ -1,8 +1,19 @@
 // Package redact masks secrets in strings shown to people: the
-// credentials a URL may carry.
+// credentials a URL may carry ([URL], [Bare]) and the passwords of a libpq
+// keyword/value string ([Keywords]). It is the one place that masks by
+// hand: a PostgreSQL state location is a state.Location, which builds on
+// it, and every other URL a message shows (an API base URL, a redirect)
+// goes through it.
 package redact
 
-import "strings"
+import (
+	"net/url"
+	"strings"
+)
+
+// Mask is what a secret is replaced by: outputs and tests rely on the
+// exact word.
+const Mask = "xxxxx"
 
 // URL is raw with everything between its scheme and its last @
 // replaced by xxxxx, even when raw does not parse: url.URL.Redacted keeps
@@ -19,70 +30,118 @@ func URL(raw string) string {
 	if at < 0 {
 		return raw
 	}
-	return raw[:start] + "xxxxx" + raw[start+at:]
+	return raw[:start] + Mask + raw[start+at:]
 }
 
-// Keywords is a libpq keyword/value string ("host=db password=x dbname=y")
-// with the value of its password keyword replaced by xxxxx, quoted or not.
-func Keywords(s string) string {
-	var b strings.Builder
-	for rest := s; rest != ""; {
-		i := strings.Index(rest, "password")
-		if i < 0 {
-			b.WriteString(rest)
-			break
-		}
-		after := strings.TrimLeft(rest[i+len("password"):], " \t")
-		if (i > 0 && !isSpace(rest[i-1])) || !strings.HasPrefix(after, "=") {
-			b.WriteString(rest[:i+len("password")])
-			rest = rest[i+len("password"):]
-			continue
-		}
-		b.WriteString(rest[:i])
-		b.WriteString("password=xxxxx")
-		value := strings.TrimLeft(after[1:], " \t")
-		rest = value[keywordValueEnd(value):]
+// Bare is raw with only its scheme, host and path: a URL someone else
+// wrote (a redirect's Location) may carry anything in its user
+// information, query or fragment. ok is false when raw does not parse,
+// and then nothing of it may be shown.
+func Bare(raw string) (bare string, ok bool) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", false
 	}
-	return b.String()
+	u.User = nil
+	u.RawQuery, u.ForceQuery = "", false
+	u.Fragment, u.RawFragment = "", ""
+	return u.String(), true
 }
 
-// keywordValueEnd is where a keyword's value ends: at its closing quote,
-// or at the first blank of an unquoted value (libpq's rules, \ escapes).
-func keywordValueEnd(v string) int {
-	quoted := strings.HasPrefix(v, "'")
-	for i := 0; i < len(v); i++ {
-		switch {
-		case v[i] == '\\':
-			i++
-		case quoted && i > 0 && v[i] == '\'':
-			return i + 1
-		case !quoted && isSpace(v[i]):
-			return i
-		}
-	}
-	return len(v)
-}
+// IsSecretKey reports whether a connection parameter (a libpq keyword, a
+// URL's query parameter) holds a secret: the password, and the one that
+// unlocks a client key.
+func IsSecretKey(key string) bool { return key == "password" || key == "sslpassword" }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-// HasPassword reports whether a PostgreSQL location holds a password: in a
-// URL's user information or password parameter, or a keyword string's
-// password keyword.
-func HasPassword(loc string) bool {
-	if strings.HasPrefix(loc, "postgres://") || strings.HasPrefix(loc, "postgresql://") {
-		if URL(loc) != loc {
-			authority := loc[strings.Index(loc, "://")+3 : strings.LastIndex(loc, "@")]
-			if strings.Contains(authority, ":") {
-				return true
-			}
+// HasPassword reports whether a PostgreSQL connection string (a URL or a
+// keyword/value string) holds a secret: a URL's password, or a secret
+// parameter or keyword ([IsSecretKey]). A URL whose user information does
+// not parse is taken to hold one.
+func HasPassword(conn string) bool {
+	if !strings.HasPrefix(conn, "postgres://") && !strings.HasPrefix(conn, "postgresql://") {
+		pairs, err := ParseKeywords(conn)
+		if err != nil {
+			return maskFromSecret(conn) != conn
 		}
-		_, query, _ := strings.Cut(loc, "?")
-		for _, kv := range strings.Split(query, "&") {
-			if k, _, _ := strings.Cut(kv, "="); k == "password" {
+		for _, p := range pairs {
+			if IsSecretKey(p.Key) {
 				return true
 			}
 		}
 		return false
 	}
-	return Keywords(loc) != loc
+	u, ok := ParseURL(conn)
+	if !ok {
+		return URL(conn) != conn
+	}
+	if u.User != nil {
+		if _, set := u.User.Password(); set {
+			return true
+		}
+	}
+	for k := range u.Query() {
+		if IsSecretKey(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseURL parses a URL, reporting false when it does not parse or parses
+// wrongly: a password holding / ? or # ends the authority early, and the
+// rest may then parse as a path with the credentials in it.
+func ParseURL(raw string) (*url.URL, bool) {
+	u, err := url.Parse(raw)
+	rest := raw[min(len(raw), strings.Index(raw, "://")+3):]
+	return u, err == nil && (u.User != nil || !strings.Contains(rest, "@"))
+}
+
+// Secrets is msg with every secret of the connection string conn that it
+// quotes replaced by xxxxx: for a message written by code that saw conn
+// (a driver's error), whose own masking cannot be relied on.
+func Secrets(msg, conn string) string {
+	for _, s := range secretsOf(conn) {
+		if s != "" {
+			msg = strings.ReplaceAll(msg, s, Mask)
+		}
+	}
+	return msg
+}
+
+// secretsOf lists the secrets conn holds, as written and as read: a URL's
+// user information when it does not parse (it is then unclear where the
+// password ends).
+func secretsOf(conn string) []string {
+	var out []string
+	if !strings.HasPrefix(conn, "postgres://") && !strings.HasPrefix(conn, "postgresql://") {
+		pairs, _ := ParseKeywords(conn)
+		for _, p := range pairs {
+			if IsSecretKey(p.Key) {
+				out = append(out, p.Value, conn[p.start:p.end])
+			}
+		}
+		return out
+	}
+	if u, ok := ParseURL(conn); ok {
+		if pw, set := u.User.Password(); set { // Password is nil-safe
+			out = append(out, pw, url.PathEscape(pw), url.QueryEscape(pw))
+		}
+		for k, vs := range u.Query() {
+			if IsSecretKey(k) {
+				for _, v := range vs {
+					out = append(out, v, url.QueryEscape(v))
+				}
+			}
+		}
+		return out
+	}
+	start := strings.Index(conn, "://") + len("://")
+	if at := strings.LastIndex(conn, "@"); at > start {
+		user := conn[start:at]
+		out = append(out, user)
+		if _, pw, ok := strings.Cut(user, ":"); ok {
+			out = append(out, pw)
+		}
+	}
+	return out
 }

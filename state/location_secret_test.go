@@ -1,0 +1,113 @@
+package state
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// secret is the password every location below holds; no output may show
+// it, nor any part of it long enough to matter.
+const secret = "hunter2-never-shown"
+
+// secretLocations are the forms a password comes in: a URL's user
+// information (with a role, and with none, as a token), its parameters, a
+// keyword string (quoted with blanks, and bare), and a URL whose password
+// holds / so that it does not parse.
+func secretLocations(db string) map[string]string {
+	u, _ := url.Parse(db) // the test server listens on a unix socket
+	sock, name := u.Query().Get("host"), strings.TrimPrefix(u.Path, "/")
+	q := "?host=" + url.QueryEscape(sock) + "&sslmode=disable"
+	kw := "host=" + sock + " dbname=" + name
+	return map[string]string{
+		// The role ops does not exist: the server refuses it.
+		"url":         "postgres://ops:" + secret + "@/" + name + q,
+		"token":       "postgres://:" + secret + "@/" + name + q,
+		"parameter":   "postgresql:///" + name + q + "&password=" + secret,
+		"sslpassword": "postgres:///" + name + q + "&sslpassword=" + secret,
+		"keywords":    kw + " user=ops password=" + secret,
+		"quoted":      kw + " password='" + secret + " x\\'y' user=postgres",
+		"unparsable":  "postgres://ops:" + secret + "/x@/" + name + q,
+		"unreachable": "postgres://ops:" + secret + "@127.0.0.1:1/x?connect_timeout=2",
+		"no such db":  "postgres://postgres:" + secret + "@/no_such_database_here" + q,
+		"bad schema":  "postgres://postgres:" + secret + "@/" + name + q + "&schema=Bad-Name",
+		"bad sslmode": kw + " password='" + secret + " x' sslmode=sometimes",
+		"bad port":    "host=db port=99999 password='" + secret + " x'",
+	}
+}
+
+// TestLocationNeverShowsPassword feeds locations that hold a password
+// through everything a Location reaches a person by: its String, every fmt
+// verb, slog's text and JSON handlers, encoding/json, and the errors of
+// opening it (unreachable, refused by the server, badly written), against
+// the real PostgreSQL.
+func TestLocationNeverShowsPassword(t *testing.T) {
+	db := pg.Database(t)
+	ctx := context.Background()
+	for name, raw := range secretLocations(db) {
+		t.Run(name, func(t *testing.T) {
+			l, err := ParseLocation(raw)
+			if err != nil {
+				t.Fatalf("ParseLocation: %v", err)
+			}
+			if !l.HasPassword() || !l.IsPostgres() || l.Unmasked() != raw {
+				t.Errorf("HasPassword %v, IsPostgres %v, Unmasked %v", l.HasPassword(), l.IsPostgres(), l.Unmasked() == raw)
+			}
+			var logs bytes.Buffer
+			slog.New(slog.NewTextHandler(&logs, nil)).Info("open", "state", l)
+			slog.New(slog.NewJSONHandler(&logs, nil)).Info("open", "state", l)
+			js, _ := json.Marshal(struct{ State Location }{l})
+			outputs := map[string]string{
+				"String": l.String(), "WithoutPassword": l.WithoutPassword(), "Redact": Redact(raw),
+				"%v": fmt.Sprintf("%v", l), "%+v": fmt.Sprintf("%+v", l), "%#v": fmt.Sprintf("%#v", l),
+				"%s": fmt.Sprintf("%s", l), "%q": fmt.Sprintf("%q", l), "struct %+v": fmt.Sprintf("%+v", struct{ L Location }{l}),
+				"struct %#v": fmt.Sprintf("%#v", struct{ L Location }{l}), "slog": logs.String(), "json": string(js),
+			}
+			if _, err := Open(ctx, raw, Options{Campaign: "spring"}); err != nil {
+				outputs["Open"] = err.Error()
+			}
+			if _, err := OpenReadOnly(ctx, raw, "spring"); err != nil {
+				outputs["OpenReadOnly"] = err.Error()
+			}
+			if _, err := Campaigns(ctx, raw); err != nil {
+				outputs["Campaigns"] = err.Error()
+			}
+			for what, out := range outputs {
+				if strings.Contains(out, "hunter2") || strings.Contains(out, "never-shown") {
+					t.Errorf("%s shows the password: %s", what, out)
+				}
+			}
+			if s := l.String(); !strings.Contains(s, "xxxxx") {
+				t.Errorf("String %q does not say a password was there", s)
+			}
+		})
+	}
+}
+
+// TestLocationKeepsWords proves the masked forms outputs and scripts
+// match: the role and the rest of the location stay.
+func TestLocationKeepsWords(t *testing.T) {
+	for raw, want := range map[string]string{
+		"postgres://ops:s3cret@db/x":                  "postgres://ops:xxxxx@db/x",
+		"postgres://:s3cret@db/x":                     "postgres://:xxxxx@db/x",
+		"host=db password='a b' dbname=x":             "host=db password=xxxxx dbname=x",
+		"postgres://db/x?sslpassword=s3cret&schema=a": "postgres://db/x?schema=a&sslpassword=xxxxx",
+		"spring.smsstate":                             "spring.smsstate",
+	} {
+		l, err := ParseLocation(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.String() != want || fmt.Sprint(l) != want {
+			t.Errorf("%s: shown %q, want %q", want, l.String(), want)
+		}
+	}
+	if l, _ := ParseLocation("host=db password=x dbname=y"); l.WithoutPassword() != "dbname='y' host='db'" {
+		t.Errorf("WithoutPassword = %q", l.WithoutPassword())
+	}
+}

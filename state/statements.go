@@ -97,6 +97,9 @@ const (
 	qReportsOf
 	// How many reports no recipient was matched to.
 	qUnmatchedReports
+	// How many recipients of a campaign have a report that contradicts
+	// the record (scope).
+	qAnomalies
 
 	numStmts
 )
@@ -181,6 +184,7 @@ var postgresDialect = &dialect{
 		ON CONFLICT (reply_key) DO NOTHING RETURNING reply_key`,
 	qReportsOf:        `SELECT phone, delivery, provider_status, reason, at, anomaly, provider_id FROM reports WHERE campaign_id = $1 ORDER BY at, id`,
 	qUnmatchedReports: `SELECT count(*) FROM reports WHERE campaign_id = 0`,
+	qAnomalies:        `SELECT count(DISTINCT phone) FROM reports WHERE campaign_id = $1 AND anomaly <> ''`,
 }
 
 // sqliteOwn are the statements SQLite says in words of its own.

@@ -48,7 +48,7 @@ func testDeliverySummary(t *testing.T, b backend) {
 		{ProviderID: "m-" + gb1, Delivery: Delivered, ProviderStatus: "DELIVERED", At: at.Add(time.Second)}, // the latest counts
 		{ProviderID: "m-" + gb2, Delivery: Undelivered, ProviderStatus: "UNDELIVERED", Reason: "absent subscriber", At: at},
 		{ProviderID: "m-" + us1, Delivery: Undelivered, ProviderStatus: "UNDELIVERED", Reason: "absent subscriber", At: at},
-		{Phone: us2, Delivery: Pending, ProviderStatus: "ENROUTE", At: at}, // in doubt, with a report that proves nothing
+		{Phone: us2, Delivery: Pending, ProviderStatus: "ENROUTE", At: at},     // in doubt, with a report that proves nothing
 		{Phone: fr1, Delivery: Delivered, ProviderStatus: "DELIVERED", At: at}, // recorded failed: an anomaly
 		{ProviderID: "m-nobody", Delivery: Delivered, At: at},
 	}, nil)

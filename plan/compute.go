@@ -36,11 +36,12 @@ func Compute(ctx context.Context, c *campaign.Campaign, rec Recorded) (*Plan, er
 // of their log, the moment the frequency cap is judged at (see [Ledger]).
 func ComputeWith(ctx context.Context, c *campaign.Campaign, rec Recorded, o Options) (*Plan, error) {
 	b := &builder{
-		c:      c,
-		p:      &Plan{Campaign: c.Name, Sender: c.Sender, Window: c.Window, Template: c.Body},
-		norm:   e164.NewNormalizer(c.DefaultRegion),
-		bodies: &bodyStore{},
-		comp:   newChecker(c),
+		c:              c,
+		p:              &Plan{Campaign: c.Name, Sender: c.Sender, Window: c.Window, Template: c.Body},
+		norm:           e164.NewNormalizer(c.DefaultRegion),
+		bodies:         &bodyStore{},
+		comp:           newChecker(c),
+		undeliveredSet: o.Undelivered,
 	}
 	// The state is read on another goroutine while the lists are, a
 	// bounded way ahead (see readRecorded), and matched once every
@@ -254,7 +255,11 @@ type builder struct {
 	toSend    tally          // what is to send, priced and counted in settle
 	ucs2Extra map[uint16]int // of toSend: the segments UCS-2 adds, by price row + 1
 	spent     tally          // what the state records as sent, still in the campaign
-	sampler   sampler
+	// undelivered is, of spent, what the provider reported undelivered
+	// (the numbers in undeliveredSet); nil when no set was given.
+	undelivered    tally
+	undeliveredSet map[string]bool
+	sampler        sampler
 
 	emptyAt []*campaign.Error // the first maxListed rows that print an empty variable
 	tooLong tooLong           // the rows whose body is longer than the provider takes
@@ -459,6 +464,9 @@ func (b *builder) settle() {
 	sorted := true // every group's recipients already follow each other
 	last, n := int32(0), 0
 	b.toSend, b.spent = tally{}, tally{}
+	if b.undeliveredSet != nil {
+		b.undelivered = tally{}
+	}
 	for i := range b.phones.len() {
 		phone := b.phones.at(i)
 		body := int32(0)

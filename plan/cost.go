@@ -215,6 +215,30 @@ func (t tally) distribution() []SegmentCount {
 	return out
 }
 
+// Spent is what was spent on some of the messages already sent, by
+// country, priced as Cost.AlreadySpent is (today's body for one that
+// changed since).
+type Spent struct {
+	Currency  string          `json:"currency,omitempty"` // "" without a price table
+	Total     decimal.Decimal `json:"total"`
+	ByCountry []CountryCost   `json:"by_country"`
+	// Unpriced lists, by country, the messages no row of the table prices
+	// (all of them without a price table): they are not in Total.
+	Unpriced []CountryCount `json:"unpriced"`
+}
+
+// undelivered prices a tally of messages reported undelivered.
+func (t tally) undelivered(prices *campaign.Prices) *Spent {
+	countries, byCountry, unpriced, total := t.price(prices)
+	s := &Spent{Total: total, ByCountry: byCountry, Unpriced: unpriced}
+	if prices == nil {
+		s.ByCountry, s.Unpriced = []CountryCost{}, countries
+		return s
+	}
+	s.Currency = prices.Currency
+	return s
+}
+
 // spent is the cost of a tally of what was sent.
 func (t tally) spent(prices *campaign.Prices) decimal.Decimal {
 	var total decimal.Decimal
@@ -318,6 +342,9 @@ func (b *builder) price() error {
 	if b.shared && len(p.Samples) > 0 {
 		p.Samples = p.Samples[:1]
 		p.Samples[0].Why = []string{"every recipient"}
+	}
+	if b.undelivered != nil {
+		p.Undelivered = b.undelivered.undelivered(b.c.Prices)
 	}
 	prices := b.c.Prices
 	if prices == nil {

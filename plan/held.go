@@ -218,6 +218,9 @@ func (b *builder) hold(phone e164.Packed, i int32, st heldStatus, key costKey) {
 		// The state keeps the hash of a body, not the body: one sent
 		// another body is priced as today's (Cost.AlreadySpentEstimated).
 		b.spent[key]++
+		if b.undelivered != nil && b.undeliveredSet[phone.String()] {
+			b.undelivered[key]++
+		}
 		if st == heldSentOther {
 			b.p.BodyChanged++
 		}

@@ -47,6 +47,10 @@ type Options struct {
 	// Ledger is the project's ledger the plan reads (opt-outs, caps);
 	// nil: none.
 	Ledger Ledger
+	// Undelivered, when set, holds the numbers (E.164) the provider
+	// reported undelivered: what was spent on them is priced apart, in
+	// Plan.Undelivered.
+	Undelivered map[string]bool
 }
 
 // CapsOf is what campaign c's sends are held to across the project, and

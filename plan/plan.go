@@ -83,6 +83,14 @@ type Plan struct {
 	Distribution []SegmentCount `json:"distribution"` // what is to send, by encoding and segments
 	// Cost is nil when the campaign has no price table.
 	Cost *Cost `json:"cost,omitempty"`
+	// Undelivered is what was spent on the messages the provider reported
+	// undelivered (Options.Undelivered); nil when none were given. Never
+	// saved.
+	Undelivered *Spent `json:"-"`
+	// Delivery is what the provider reported so far of the campaign's
+	// messages, set by the command that read it from the state; nil when
+	// the state holds no report of the campaign. Never saved.
+	Delivery *state.DeliverySummary `json:"-"`
 	// Budget is nil when the campaign sets none.
 	Budget         *BudgetCheck   `json:"budget,omitempty"`
 	EmptyVariables EmptyVariables `json:"empty_variables"`

@@ -85,9 +85,9 @@ type DeliverySummary struct {
 	// of them (its reason, else its status), as it wrote it: text from
 	// outside, to be made visible before it is shown.
 	Reasons map[string]int
-	// Undelivered holds the numbers of the undelivered recipients, for
+	// UndeliveredPhones holds the numbers of the undelivered recipients, for
 	// what their messages cost.
-	Undelivered map[string]bool
+	UndeliveredPhones map[string]bool
 }
 
 // DeliverySummary reads what the provider reported of the campaign: its
@@ -95,7 +95,7 @@ type DeliverySummary struct {
 // any report reads quickly: Reported is false and the rest counts the
 // record alone.
 func (s *State) DeliverySummary(ctx context.Context) (DeliverySummary, error) {
-	sum := DeliverySummary{ByCountry: map[string]*DeliveryCounts{}, Reasons: map[string]int{}, Undelivered: map[string]bool{}}
+	sum := DeliverySummary{ByCountry: map[string]*DeliveryCounts{}, Reasons: map[string]int{}, UndeliveredPhones: map[string]bool{}}
 	ds, err := s.Deliveries(ctx)
 	if err != nil {
 		return sum, err
@@ -126,7 +126,7 @@ func (s *State) DeliverySummary(ctx context.Context) (DeliverySummary, error) {
 		}
 		c.Add(r, ds)
 		if r.Status == Sent && DeliveryOf(r, ds) == Undelivered {
-			sum.Undelivered[r.Phone] = true
+			sum.UndeliveredPhones[r.Phone] = true
 			sum.Reasons[undeliveredWords(ds[r.Phone])]++
 		}
 		return nil

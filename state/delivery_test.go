@@ -72,8 +72,8 @@ func testDeliverySummary(t *testing.T, b backend) {
 	if c := sum.Countries(); len(c) != 2 || c[0] != "GB" && c[0] != "US" {
 		t.Errorf("countries %v: want GB and US (FR's only recipient failed)", c)
 	}
-	if sum.Reasons["absent subscriber"] != 2 || len(sum.Reasons) != 1 || !sum.Undelivered[gb2] || !sum.Undelivered[us1] || len(sum.Undelivered) != 2 {
-		t.Errorf("reasons %v, undelivered %v", sum.Reasons, sum.Undelivered)
+	if sum.Reasons["absent subscriber"] != 2 || len(sum.Reasons) != 1 || !sum.UndeliveredPhones[gb2] || !sum.UndeliveredPhones[us1] || len(sum.UndeliveredPhones) != 2 {
+		t.Errorf("reasons %v, undelivered %v", sum.Reasons, sum.UndeliveredPhones)
 	}
 	if n, err := ro.Anomalies(ctx); err != nil || n != 1 {
 		t.Errorf("anomalies: %d, %v; want 1", n, err)

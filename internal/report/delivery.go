@@ -210,8 +210,8 @@ func WriteDeliveryTable(w io.Writer, d Delivery) error {
 func writeDeliveryNotes(b *strings.Builder, s state.DeliverySummary, bullet string) {
 	var notes []string
 	if s.Anomalies > 0 {
-		notes = append(notes, fmt.Sprintf("%s: the provider reported %s that smsform recorded unsent, failed or suppressed; see smsform state list --json",
-			plural(s.Anomalies, "Anomaly", "Anomalies"), words.N(s.Anomalies, "message", "messages")))
+		notes = append(notes, fmt.Sprintf("Anomalies: the provider reported %s that smsform recorded unsent, failed or suppressed; see smsform state list --json",
+			words.N(s.Anomalies, "message", "messages")))
 	}
 	if s.Unmatched > 0 {
 		notes = append(notes, fmt.Sprintf("Unmatched: %s of this state matched no recipient of any campaign", words.N(s.Unmatched, "report", "reports")))
@@ -226,10 +226,6 @@ func writeDeliveryNotes(b *strings.Builder, s state.DeliverySummary, bullet stri
 	for _, n := range notes {
 		b.WriteString(bullet + n + ".\n")
 	}
-}
-
-func plural(n int, one, many string) string {
-	return fmt.Sprintf("%s %s", words.Count(n), words.Plural(n, one, many))
 }
 
 // WriteDeliveryMarkdown writes d for a pull request or a report.

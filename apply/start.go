@@ -273,3 +273,8 @@ func (p *Pending) Recorded() bool { return p.st.Serial() != p.serial }
 
 // Close releases the state.
 func (p *Pending) Close() error { return p.st.Close() }
+
+// Anomalies counts the campaign's recipients whose delivery reports
+// contradict the record (see state.DeliverySummary): every apply warns of
+// them before sending.
+func (p *Pending) Anomalies(ctx context.Context) (int, error) { return p.st.Anomalies(ctx) }

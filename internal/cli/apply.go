@@ -133,6 +133,11 @@ func runApply(ctx context.Context, env Env, f applyFlags, target string) error {
 	}
 	defer pending.Close()
 	p := pending.Plan
+	if n, err := pending.Anomalies(ctx); err != nil {
+		return err
+	} else if w := report.AnomalyWarning(n, campaignPath); w != "" {
+		warnf(env, "%s", w)
+	}
 	out := report.Output{ShowNumbers: f.showNumbers, Width: tableWidth(env, f.wide), Plain: !env.IsTerminal(env.Stdout), Colour: colour(env, env.Stdout)}
 	if saved == nil {
 		if err := showAndConfirm(ctx, env, f, p, out); err != nil {

@@ -280,7 +280,7 @@ http://HOST:PORT".`,
 		exits: []exitcode.Code{exitcode.OK, exitcode.Error},
 	},
 	"reports": {
-		short:   "Delivery reports: import a provider's export",
+		short:   "Delivery reports: import a provider's export, show a campaign's delivery",
 		long:    "Reports are read with the project file's provider.reports and kept in the project's state, beside each recipient's record.",
 		example: "  smsform reports import exports/delivery-2026-03.csv",
 	},
@@ -297,6 +297,20 @@ recorded: fix the line and import the file again.`,
 		env:     []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
 		exits:   []exitcode.Code{exitcode.OK, exitcode.Error, exitcode.Interrupted},
 		args:    []string{"csv", "jsonl", "ndjson", "json"},
+	},
+	"reports show": {
+		short: "Show what the provider reported of a campaign's messages",
+		long: `Counts the campaign's recipients by their latest delivery report: of those
+recorded sent, delivered, undelivered and pending (no report yet counts as
+pending); those in doubt, and how many of them have no report; anomalies (a
+report for a message smsform recorded unsent, failed or suppressed) and the
+state's unmatched reports. By country, with the undelivered messages grouped by
+the provider's reason and what they cost (the campaign's prices:, "no price"
+where none applies). Counts only: no number is shown. It changes nothing.`,
+		example: "  smsform reports show campaigns/spring.yaml\n  smsform reports show campaigns/spring.yaml --format markdown\n  smsform reports show campaigns/spring.yaml --json",
+		env:     []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
+		exits:   "0 1",
+		args:    []string{"yaml", "yml"},
 	},
 	"init": {
 		short: "Write a new project that works at once: smsform.yaml, a campaign, lists, prices, CI workflows",

@@ -270,9 +270,30 @@ func computePlan(ctx context.Context, env Env, f planFlags, campaignPath string,
 		if w := lawCapWarning(c, r.choice); w != "" {
 			p.Warnings = append(p.Warnings, w)
 		}
+		if derr := r.delivery(ctx, p, campaignPath); derr != nil {
+			return r, derr
+		}
 	}
 	r.plan = p
 	return r, err
+}
+
+// delivery gives p what the provider reported so far of the campaign
+// (nil when the state holds no report of it) and warns of anomalies, in
+// every format.
+func (r planned) delivery(ctx context.Context, p *plan.Plan, campaignPath string) error {
+	if p.State.Serial == 0 {
+		return nil // nothing sent: nothing reported
+	}
+	sum, err := r.st.DeliverySummary(ctx)
+	if err != nil || !sum.Reported {
+		return err
+	}
+	p.Delivery = &sum
+	if w := report.AnomalyWarning(sum.Anomalies, campaignPath); w != "" {
+		p.Warnings = append(p.Warnings, w)
+	}
+	return nil
 }
 
 // refusal is why apply would refuse r's plan as the states stand, first

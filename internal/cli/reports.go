@@ -6,11 +6,13 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/report"
 	"github.com/smsform/smsform/internal/words"
+	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/receive"
 )
 
@@ -24,8 +26,73 @@ func newReportsCmd(env Env) *cobra.Command {
 			return withHint(fmt.Errorf("%w: smsform reports takes a subcommand", ErrUsage), "run smsform reports --help")
 		},
 	}
-	cmd.AddCommand(newReportsImportCmd(env))
+	cmd.AddCommand(newReportsImportCmd(env), newReportsShowCmd(env))
 	return cmd
+}
+
+// newReportsShowCmd is reports show: what the provider reported of a
+// campaign, read from its state, with what the undelivered messages cost.
+func newReportsShowCmd(env Env) *cobra.Command {
+	cmd := &cobra.Command{Use: "show CAMPAIGN.yaml"}
+	fs := cmd.Flags()
+	fs.String("state", "", stateFlagUsage)
+	format := fs.String("format", "table", "table or markdown")
+	jsonOut := fs.Bool("json", false, "print one JSON document")
+	cmd.Args = positional(1, 1, "one campaign file")
+	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
+		ctx := cmd.Context()
+		if *format != "table" && *format != "markdown" {
+			return withHint(fmt.Errorf("%w: --format %q: table or markdown", ErrUsage, *format), "e.g. --format markdown, or --json")
+		}
+		d, err := deliveryOf(ctx, env, pos[0], fs.Lookup("state"))
+		if err != nil {
+			return err
+		}
+		switch {
+		case *jsonOut:
+			return report.WriteDeliveryJSON(env.Stdout, d)
+		case *format == "markdown":
+			return report.WriteDeliveryMarkdown(env.Stdout, d)
+		}
+		return report.WriteDeliveryTable(env.Stdout, d)
+	}
+	return cmd
+}
+
+// deliveryOf reads what the provider reported of the campaign at path from
+// its state and prices the undelivered messages as plan prices a send.
+func deliveryOf(ctx context.Context, env Env, path string, flag *pflag.Flag) (report.Delivery, error) {
+	c, err := campaign.Load(path)
+	if err != nil {
+		return report.Delivery{}, err
+	}
+	choice, err := chooseState(env, path, flag)
+	if err != nil {
+		return report.Delivery{}, err
+	}
+	st, err := choice.openView(ctx, c.Name)
+	if err != nil {
+		return report.Delivery{}, err
+	}
+	defer st.Close()
+	if st.Lineage() == "" {
+		return report.Delivery{}, choice.noRecord(ctx, c.Name)
+	}
+	sum, err := st.DeliverySummary(ctx)
+	if err != nil {
+		return report.Delivery{}, err
+	}
+	d := report.Delivery{Campaign: c.Name, Summary: sum}
+	if sum.Undelivered > 0 {
+		// The state keeps a hash of each body, not the body: the campaign
+		// renders it again, as plan does to price what was already spent.
+		p, err := plan.ComputeWith(ctx, c, st, plan.Options{Undelivered: sum.UndeliveredPhones})
+		if p == nil {
+			return d, err
+		}
+		d.Cost = p.Undelivered
+	}
+	return d, nil
 }
 
 func newReportsImportCmd(env Env) *cobra.Command {

@@ -143,6 +143,9 @@ func markdownHead(v shown, stateName string) (string, error) {
 	if tested != "" {
 		fmt.Fprintf(&h, "%s.\n\n", mdText(tested))
 	}
+	if p.Delivery != nil {
+		fmt.Fprintf(&h, "%s\n\n", DeliverySoFar(*p.Delivery))
+	}
 	writeCountries(&h, v)
 	writeWarnings(&h, p)
 	writeComplianceMarkdown(&h, p)

@@ -210,7 +210,7 @@ func WriteDeliveryTable(w io.Writer, d Delivery) error {
 func writeDeliveryNotes(b *strings.Builder, s state.DeliverySummary, bullet string) {
 	var notes []string
 	if s.Anomalies > 0 {
-		notes = append(notes, fmt.Sprintf("Anomalies: the provider reported %s that smsform recorded unsent, failed or suppressed; see smsform state list --json",
+		notes = append(notes, fmt.Sprintf("Anomalies: the provider reported %s that smsform recorded unsent, failed or suppressed; check with the provider before sending more",
 			words.N(s.Anomalies, "message", "messages")))
 	}
 	if s.Unmatched > 0 {

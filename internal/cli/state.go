@@ -88,9 +88,14 @@ func newStateListCmd(env Env) *cobra.Command {
 	jsonOut := fs.Bool("json", false, "print one JSON document")
 	show := fs.Bool("show-numbers", false, "show phone numbers whole (they are masked by default)")
 	wide := fs.Bool("wide", false, "show failure reasons whole instead of fitting the terminal's width")
+	delivery := fs.String("delivery", "", "only the recipients sent whose delivery is delivered, undelivered or pending (no report yet counts as pending)")
 	cmd.Args = positional(0, 1, "at most one campaign file")
 	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
 		ctx := cmd.Context()
+		only, ok := state.ParseDelivery(*delivery)
+		if *delivery != "" && !ok {
+			return withHint(fmt.Errorf("%w: --delivery %q: delivered, undelivered or pending", ErrUsage, *delivery), "e.g. --delivery undelivered")
+		}
 		choice, name, err := readTarget(env, pos, fs.Lookup("state"))
 		if err != nil {
 			return err
@@ -110,6 +115,19 @@ func newStateListCmd(env Env) *cobra.Command {
 			return err
 		}
 		l := report.StateList{Path: path, Campaign: st.Campaign(), Lineage: st.Lineage(), Serial: st.Serial(), Counts: counts, Moved: st.Moved()}
+		if err := withDeliveries(ctx, st, &l); err != nil {
+			return err
+		}
+		filter := func(walk func(context.Context, func(state.Recipient) error) error) report.Recipients {
+			return func(fn func(state.Recipient) error) error {
+				return walk(ctx, func(r state.Recipient) error {
+					if only != state.NoReport && (r.Status != state.Sent || state.DeliveryOf(r, l.Deliveries) != only) {
+						return nil
+					}
+					return fn(r)
+				})
+			}
+		}
 		// Lines fit the width as every table does (a long reason is cut);
 		// --wide, or --json, gives reasons whole.
 		out := report.Output{ShowNumbers: *show, Width: tableWidth(env, *wide)}
@@ -117,11 +135,37 @@ func newStateListCmd(env Env) *cobra.Command {
 			// JSON, for programs, comes in the order the state holds its
 			// records, so that it streams in constant memory however many
 			// recipients there are; the table is sorted by number.
-			return report.WriteStateJSON(env.Stdout, l, func(fn func(state.Recipient) error) error { return st.EachRecipient(ctx, fn) }, out)
+			return report.WriteStateJSON(env.Stdout, l, filter(st.EachRecipient), out)
 		}
-		return report.WriteStateTable(env.Stdout, l, func(fn func(state.Recipient) error) error { return st.Recipients(ctx, fn) }, out)
+		return report.WriteStateTable(env.Stdout, l, filter(st.Recipients), out)
 	}
 	return cmd
+}
+
+// withDeliveries adds to l what the provider reported of the campaign:
+// the latest report of each recipient (none: l.Deliveries stays nil) and
+// how many recipients in doubt have none.
+func withDeliveries(ctx context.Context, st *state.State, l *report.StateList) error {
+	ds, err := st.Deliveries(ctx)
+	if err != nil {
+		return err
+	}
+	l.InDoubtWithoutReport = l.Counts[state.InDoubt]
+	if len(ds) == 0 {
+		return nil
+	}
+	l.Deliveries = ds
+	var c state.DeliveryCounts
+	if err := st.EachRecipient(ctx, func(r state.Recipient) error {
+		if r.Status == state.InDoubt {
+			c.Add(r, ds)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	l.InDoubtWithoutReport = c.InDoubtWithoutReport
+	return nil
 }
 
 func newStateResolveCmd(env Env) *cobra.Command {

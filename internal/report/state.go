@@ -8,6 +8,7 @@ import (
 
 	"github.com/clipperhouse/displaywidth"
 
+	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/state"
@@ -21,6 +22,12 @@ type StateList struct {
 	Serial   int64
 	Counts   map[state.Status]int
 	Moved    *state.Moved // set when state migrate copied the record elsewhere
+	// Deliveries is the latest report of each recipient that has one;
+	// nil when the campaign has no report, and then no delivery is shown.
+	Deliveries map[string]state.DeliveryRecord
+	// InDoubtWithoutReport counts the recipients in doubt with no report
+	// (see state.DeliveryCounts).
+	InDoubtWithoutReport int
 }
 
 // Recipients walks a state's records, calling fn with each.
@@ -33,7 +40,10 @@ type stateListJSON struct {
 	Serial        int64                `json:"serial"`
 	Counts        map[state.Status]int `json:"counts"`
 	Moved         *state.Moved         `json:"moved,omitempty"`
-	Recipients    []stateRecipientJSON `json:"recipients"` // empty: streamed in its place
+	// InDoubtWithoutReport: of counts.in_doubt, those with no delivery
+	// report.
+	InDoubtWithoutReport int                  `json:"in_doubt_without_report"`
+	Recipients           []stateRecipientJSON `json:"recipients"` // empty: streamed in its place
 }
 
 type stateRecipientJSON struct {
@@ -48,6 +58,25 @@ type stateRecipientJSON struct {
 	ProviderStatus  string `json:"provider_status,omitempty"`
 	ProviderID      string `json:"provider_id,omitempty"`
 	ProviderBatchID string `json:"provider_batch_id,omitempty"`
+	// What the provider reported since (only when the campaign has
+	// reports): delivered, undelivered or pending, and its words.
+	Delivery       string `json:"delivery,omitempty"`
+	DeliveryReason string `json:"delivery_reason,omitempty"`
+}
+
+// delivery is r's delivery as shown, and the provider's words of it; ""
+// when the campaign has no report.
+func (l StateList) delivery(r state.Recipient) (string, string) {
+	if l.Deliveries == nil {
+		return "", ""
+	}
+	d := state.DeliveryOf(r, l.Deliveries)
+	rec := l.Deliveries[r.Phone]
+	why := rec.Reason
+	if why == "" && d == state.Undelivered {
+		why = rec.ProviderStatus
+	}
+	return d.String(), why
 }
 
 // WriteStateTable writes the state's counts and a line per recipient, in
@@ -63,18 +92,37 @@ func WriteStateTable(w io.Writer, l StateList, walk Recipients, o Output) error 
 	}
 	fmt.Fprintf(w, "State %s\nCampaign %s, lineage %s, serial %d\n%s sent, %s failed, %s in doubt",
 		oneLine(l.Path), oneLine(l.Campaign), l.Lineage, l.Serial, words.Count(sent), words.Count(failed), words.Count(inDoubt))
+	if inDoubt > 0 {
+		fmt.Fprintf(w, " (%s with no delivery report)", words.Count(l.InDoubtWithoutReport))
+	}
 	if suppressed > 0 {
 		fmt.Fprintf(w, ", %s suppressed (opted out)", words.Count(suppressed))
 	}
 	fmt.Fprint(w, "\n\n")
 	const row = "%-16s  %-10s  %-18s  %-20s"
+	// The delivery column is there only when the campaign has reports:
+	// without any, "pending" everywhere would say nothing.
+	const delivery = "  %-11s"
 	if sent+failed+inDoubt+suppressed > 0 {
-		fmt.Fprintln(w, cutLine(strings.TrimRight(fmt.Sprintf(row+"  %s", "PHONE", "STATUS", "BATCH", "AT", "REASON"), " "), o.Width))
+		head := fmt.Sprintf(row, "PHONE", "STATUS", "BATCH", "AT")
+		if l.Deliveries != nil {
+			head += fmt.Sprintf(delivery, "DELIVERY")
+		}
+		fmt.Fprintln(w, cutLine(strings.TrimRight(head+"  REASON", " "), o.Width))
 	}
 	return walk(func(r state.Recipient) error {
+		d, why := l.delivery(r)
 		r = o.recipient(r)
-		line := strings.TrimRight(fmt.Sprintf(row, r.Phone, r.Status, r.BatchID, r.At.UTC().Format(time.RFC3339)), " ")
-		if reason := oneLine(r.Reason); reason != "" {
+		line := fmt.Sprintf(row, r.Phone, r.Status, r.BatchID, r.At.UTC().Format(time.RFC3339))
+		if l.Deliveries != nil {
+			line += fmt.Sprintf(delivery, d)
+		}
+		line = strings.TrimRight(line, " ")
+		reason := r.Reason
+		if reason == "" {
+			reason = e164.MaskAny(why) // the provider's words, from outside
+		}
+		if reason := oneLine(reason); reason != "" {
 			if o.Width > 0 && displaywidth.String(line)+2+displaywidth.String(reason) > o.Width {
 				// Too long for the line: the reason, what a reader came
 				// for, goes on a line of its own, cut only there.
@@ -93,15 +141,21 @@ func WriteStateTable(w io.Writer, l StateList, walk Recipients, o Output) error 
 // grow with the state.
 func WriteStateJSON(w io.Writer, l StateList, walk Recipients, o Output) error {
 	doc := stateListJSON{FormatVersion: plan.FormatVersion, Campaign: l.Campaign, Lineage: l.Lineage, Serial: l.Serial, Moved: l.Moved,
+		InDoubtWithoutReport: l.InDoubtWithoutReport,
 		Counts: map[state.Status]int{state.Sent: l.Counts[state.Sent], state.Failed: l.Counts[state.Failed], state.InDoubt: l.Counts[state.InDoubt],
 			state.Suppressed: l.Counts[state.Suppressed]}}
 	doc.Recipients = []stateRecipientJSON{}
 	return streamJSON(w, doc, "recipients", true, func(add func(any) error) error {
 		return walk(func(r state.Recipient) error {
+			d, why := l.delivery(r)
+			if !o.ShowNumbers {
+				why = e164.MaskAny(why)
+			}
 			r = o.recipient(r)
 			return add(stateRecipientJSON{Phone: r.Phone, Status: r.Status,
 				BatchID: r.BatchID, BodyHash: r.BodyHash, At: r.At, Reason: r.Reason,
-				ProviderStatus: r.ProviderStatus, ProviderID: r.ProviderID, ProviderBatchID: r.ProviderBatchID})
+				ProviderStatus: r.ProviderStatus, ProviderID: r.ProviderID, ProviderBatchID: r.ProviderBatchID,
+				Delivery: d, DeliveryReason: why})
 		})
 	})
 }

@@ -309,7 +309,7 @@ the provider's reason and what they cost (the campaign's prices:, "no price"
 where none applies). Counts only: no number is shown. It changes nothing.`,
 		example: "  smsform reports show campaigns/spring.yaml\n  smsform reports show campaigns/spring.yaml --format markdown\n  smsform reports show campaigns/spring.yaml --json",
 		env:     []string{"SMSFORM_STATE", "PGHOST, PGUSER, PGPASSWORD, PGSSLMODE"},
-		exits:   "0 1",
+		exits:   []exitcode.Code{exitcode.OK, exitcode.Error},
 		args:    []string{"yaml", "yml"},
 	},
 	"init": {

@@ -212,18 +212,24 @@ func (b *builder) noteSkipped(kind string, lines []string) {
 	}
 }
 
-// warnResults warns, once, of a provider.results that names no failed
-// statuses: a refusal is then a status no list names, which leaves its
-// recipients in doubt (never failed, never sent again until resolved).
+// warnResults warns, once, of a provider.results that reads statuses and
+// names no failed ones: a refusal is then a status no list names, which
+// leaves its recipients in doubt (never failed, never sent again until
+// resolved). Lists whose outcome is fixed read no status.
 func (b *builder) warnResults() {
 	r := b.c.Provider.Results
 	if r == nil {
 		return
 	}
+	read := false // some list reads a status: one could be unrecognised
 	for _, l := range r.Lists {
 		if l.Status == nil && l.Outcome == mapping.Failed || len(l.Failed) > 0 {
 			return
 		}
+		read = read || l.Status != nil
+	}
+	if !read {
+		return // every element's outcome is fixed: no status to misread
 	}
 	b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
 		"provider.results (%s) lists no failed: statuses: a status that no list names leaves its recipients in doubt, never failed; list the provider's refusal statuses under failed:",

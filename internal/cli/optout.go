@@ -51,16 +51,7 @@ const regionFlagUsage = "region of national numbers (GB: 07700 900123), as a cam
 // project file's state, which SMSFORM_STATE may name only as the same
 // state (with a password, say), as for any campaign of the project.
 func projectLedger(env Env, dir string) (stateChoice, error) {
-	if dir == "" {
-		dir = "."
-	}
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
-	}
-	if filepath.Base(dir) == campaign.ProjectFile {
-		dir = filepath.Dir(dir)
-	}
-	proj, err := campaign.ProjectFor(dir)
+	proj, dir, err := projectAt(dir)
 	if err != nil {
 		return stateChoice{}, err
 	}
@@ -517,4 +508,21 @@ func longestCap(p *campaign.Project, olderThan time.Duration) (time.Duration, st
 		}
 	}
 	return longest, from, nil
+}
+
+// projectAt is the project governing dir (a folder or a project file; ""
+// is the current folder), nil when none does, and dir made absolute as
+// the folder the search started from.
+func projectAt(dir string) (*campaign.Project, string, error) {
+	if dir == "" {
+		dir = "."
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if filepath.Base(dir) == campaign.ProjectFile {
+		dir = filepath.Dir(dir)
+	}
+	proj, err := campaign.ProjectFor(dir)
+	return proj, dir, err
 }

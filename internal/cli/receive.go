@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -71,16 +70,7 @@ func newReceiveCmd(env Env) *cobra.Command {
 // (found from dir, else the current folder), or --state or SMSFORM_STATE
 // naming that same state; one of them must name one.
 func receiverLedger(env Env, dir string, stateFlag *pflag.Flag) (stateChoice, error) {
-	if dir == "" {
-		dir = "."
-	}
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
-	}
-	if filepath.Base(dir) == campaign.ProjectFile {
-		dir = filepath.Dir(dir)
-	}
-	proj, err := campaign.ProjectFor(dir)
+	proj, dir, err := projectAt(dir)
 	if err != nil {
 		return stateChoice{}, err
 	}

@@ -8,6 +8,11 @@ go 1.26.8
 require github.com/smsform/smsform v0.0.0
 
 require (
+	github.com/shopspring/decimal v1.6.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
+)
+
+require (
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/go-openapi/jsonpointer v0.22.5 // indirect
 	github.com/go-openapi/swag/jsonname v0.25.5 // indirect

@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/smsform/smsform/internal/words"
 )
 
 // maxRendered caps what one body may render to: ten times the 1,600
@@ -152,10 +154,7 @@ func unclosedAction(body string) (line int, action string, ok bool) {
 			if j := strings.IndexAny(action, "\n"); j >= 0 {
 				action = action[:j]
 			}
-			if r := []rune(action); len(r) > 20 {
-				action = string(r[:20]) + "…"
-			}
-			return strings.Count(body[:start], "\n") + 1, Quote(strings.TrimSpace(action)), true
+			return strings.Count(body[:start], "\n") + 1, Quote(strings.TrimSpace(words.Clip(action, 20))), true
 		}
 		off = start + 2 + end + 2
 	}

@@ -73,30 +73,7 @@ func newProject(t *testing.T, backend string, n int) *project {
 		p.loc = pg.Database(t)
 		stateLine = p.loc
 	}
-	project := fmt.Sprintf(`version: 1
-state: %q
-provider:
-  results:
-    list: /messages
-    number: /to
-    id: /message_id
-    outcome: sent
-  reports:
-    id: /message_id
-    number: /to
-    status: /status
-    reason: /reason
-    at: /at
-    delivered: [DELIVERED]
-    undelivered: [UNDELIVERED]
-  replies:
-    number: /from
-    text: /text
-    at: /at
-receive:
-  auth: hmac-sha256
-  header: X-Smsform-Signature
-`, stateLine)
+	project := testharness.SandboxProject(stateLine)
 	if err := os.WriteFile(filepath.Join(dir, "smsform.yaml"), []byte(project), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,8 @@ type Receiver struct {
 	// waited for the send's answer (the attempt an intent): nothing is
 	// proved until apply records the answer, and only an answer recorded
 	// in doubt is then resolved by the report. Only run's goroutine
-	// touches it.
+	// touches it (and reclaim, before run starts). The reports themselves
+	// are durable: a new receiver finds them again (reclaim).
 	inFlight map[flightKey]flight
 }
 
@@ -96,8 +97,91 @@ func OpenReceiver(ctx context.Context, loc string, o ReceiverOptions) (*Receiver
 	r := &Receiver{loc: Redact(loc), db: db, q: q, pg: q == postgresDialect, opts: o,
 		stop: wordSet(o.StopWords, DefaultStopWords), start: wordSet(o.StartWords, DefaultStartWords),
 		work: make(chan struct{}, 1), closed: make(chan struct{}), done: make(chan struct{})}
+	if err := r.reclaim(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open state %s: %w", r.loc, err)
+	}
 	go r.run()
 	return r, nil
+}
+
+// reclaim finds again the reports that wait for their attempts: those
+// of recipients whose attempt is still open or in doubt. A receiver that
+// held them in inFlight may have been killed, and a report, once
+// acknowledged, is never posted again: without this, its recipient would
+// stay in doubt for good. Those in doubt by now are resolved before
+// OpenReceiver returns; the others wait as any report in flight.
+func (r *Receiver) reclaim(ctx context.Context) error {
+	type recipient struct {
+		campaign int64
+		phone    string
+	}
+	var open []recipient
+	rows, err := r.db.QueryContext(ctx, r.q[qOpenAttempts])
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var id, campaign int64
+		var phones string
+		if err := rows.Scan(&id, &campaign, &phones); err != nil {
+			rows.Close()
+			return err
+		}
+		if err := eachPhone(phones, func(p string) { open = append(open, recipient{campaign, p}) }); err != nil {
+			rows.Close()
+			return err
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	g := &grouped{}
+	for _, rc := range open {
+		proofs, err := r.proofsOf(ctx, rc.campaign, rc.phone)
+		if err != nil {
+			return err
+		}
+		for _, rp := range proofs {
+			g.reports = append(g.reports, reportAt{Report: rp, out: &ReportResult{}})
+		}
+	}
+	if len(g.reports) == 0 {
+		return nil
+	}
+	if err := r.match(ctx, g, r.opts.Now()); err != nil {
+		return err
+	}
+	r.inFlight = map[flightKey]flight{}
+	for _, rp := range g.reports {
+		if m := rp.matched; m.state == AttemptIntent || m.state == AttemptInDoubt {
+			r.inFlight[flightKey{m.attempt, m.phone}] = flight{m, rp.Report}
+		}
+	}
+	return r.write(nil)
+}
+
+// proofsOf reads the delivered and undelivered reports recorded for one
+// recipient of a campaign.
+func (r *Receiver) proofsOf(ctx context.Context, campaign int64, phone string) ([]Report, error) {
+	rows, err := r.db.QueryContext(ctx, r.q[qProofsOf], campaign, phone)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Report
+	for rows.Next() {
+		rp := Report{Phone: phone}
+		var delivery, at string
+		if err := rows.Scan(&rp.ProviderID, &delivery, &rp.ProviderStatus, &rp.Reason, &at); err != nil {
+			return nil, err
+		}
+		rp.Delivery, _ = ParseDelivery(delivery)
+		rp.At = parseTime(at)
+		out = append(out, rp)
+	}
+	return out, rows.Err()
 }
 
 // wordSet is words, or else defaults, upper-cased.

@@ -235,3 +235,49 @@ func TestReceiverNumberIndexHoles(t *testing.T) {
 		t.Errorf("%d holes, want 1 to 100 and 104 still looked for", len(r.numbers.holes))
 	}
 }
+
+// A report that came while its send was still in flight waits in the
+// state, not in the receiver: one killed before apply recorded the send in
+// doubt leaves it to the next receiver, which resolves the recipient as it
+// opens, once however often receivers open again.
+func TestReceiverReclaim(t *testing.T) { eachBackend(t, testReceiverReclaim) }
+
+func testReceiverReclaim(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	_, now := testClock(t0)
+	s := openShared(t, loc, "spring", now)
+	_, err := s.AdmitIntent(ctx, intent("b1", "+441", "+442"))
+	must(t, err)
+	first, err := OpenReceiver(ctx, loc, ReceiverOptions{Now: func() time.Time { return t0 }})
+	must(t, err)
+	got, err := first.Record(ctx, []Report{{Phone: "+441", Delivery: Delivered, ProviderStatus: "DELIVERED", At: t0}}, nil)
+	must(t, err)
+	if g := got.Reports[0]; g.Campaign != "spring" || g.Resolved {
+		t.Fatalf("a report while the send is in flight: %+v", g)
+	}
+	must(t, first.Close()) // what a kill loses: the receiver's memory
+	must(t, s.RecordOutcome(ctx, "b1", Outcome{Status: InDoubt, Reason: "timeout"}))
+	s.Close()
+	for range 2 {
+		r, err := OpenReceiver(ctx, loc, ReceiverOptions{Now: func() time.Time { return t0 }})
+		must(t, err)
+		must(t, r.Close())
+	}
+	ro, err := OpenSharedReadOnly(ctx, loc, "spring")
+	must(t, err)
+	defer ro.Close()
+	recs := recipients(t, ro)
+	if r := recs["+441"]; r.Status != Sent || !strings.Contains(r.Reason, "resolved as sent by a delivery report") {
+		t.Errorf("+441, whose report waited: %+v", r)
+	}
+	if recs["+442"].Status != InDoubt {
+		t.Errorf("+442, with no report: %s, want in doubt", recs["+442"].Status)
+	}
+	var as []Attempt
+	must(t, ro.Attempts(ctx, func(a Attempt) error { as = append(as, a); return nil }))
+	if len(as) != 2 {
+		t.Errorf("%d attempts, want the send and one resolution: %+v", len(as), as)
+	}
+}

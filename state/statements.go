@@ -88,6 +88,12 @@ const (
 	// pattern of the phone as the JSON array writes it): whether a
 	// recipient in doubt was already taken over.
 	qLaterWith
+	// The attempts of every campaign still open or in doubt: id, campaign,
+	// phones.
+	qOpenAttempts
+	// The delivered and undelivered reports of one recipient (campaign,
+	// phone): provider id, delivery, provider status, reason, at.
+	qProofsOf
 	// Reports and replies from a JSON array of rows, each once: returns
 	// the keys of those inserted (the others were there).
 	qInsertReports
@@ -176,6 +182,9 @@ var postgresDialect = &dialect{
 	qAttemptsIn: `SELECT id, campaign_id, state, phones, started_at, finished_at FROM attempts
 		WHERE id IN (SELECT CAST(jsonb_array_elements_text($1::jsonb) AS bigint)) ORDER BY id`,
 	qLaterWith: `SELECT count(*) FROM attempts WHERE campaign_id = $1 AND id > $2 AND phones LIKE $3`,
+	qOpenAttempts: `SELECT id, campaign_id, phones FROM attempts WHERE state IN ('intent', 'in_doubt') ORDER BY id`,
+	qProofsOf: `SELECT provider_id, delivery, provider_status, reason, at FROM reports
+		WHERE campaign_id = $1 AND phone = $2 AND delivery IN ('delivered', 'undelivered') ORDER BY id`,
 	qInsertReports: `INSERT INTO reports (report_key, campaign_id, phone, provider_id, delivery, provider_status, reason, at, received_at, matched_by, unmatched, anomaly)
 		SELECT r->>0, CAST(r->>1 AS bigint), r->>2, r->>3, r->>4, r->>5, r->>6, r->>7, r->>8, r->>9, r->>10, r->>11 FROM jsonb_array_elements($1::jsonb) AS r
 		ON CONFLICT (report_key) DO NOTHING RETURNING report_key`,

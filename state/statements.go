@@ -181,7 +181,7 @@ var postgresDialect = &dialect{
 	qAttemptsAfter: `SELECT id, campaign_id, state, phones, started_at, finished_at FROM attempts WHERE id > $1 ORDER BY id`,
 	qAttemptsIn: `SELECT id, campaign_id, state, phones, started_at, finished_at FROM attempts
 		WHERE id IN (SELECT CAST(jsonb_array_elements_text($1::jsonb) AS bigint)) ORDER BY id`,
-	qLaterWith: `SELECT count(*) FROM attempts WHERE campaign_id = $1 AND id > $2 AND phones LIKE $3`,
+	qLaterWith:    `SELECT count(*) FROM attempts WHERE campaign_id = $1 AND id > $2 AND phones LIKE $3`,
 	qOpenAttempts: `SELECT id, campaign_id, phones FROM attempts WHERE state IN ('intent', 'in_doubt') ORDER BY id`,
 	qProofsOf: `SELECT provider_id, delivery, provider_status, reason, at FROM reports
 		WHERE campaign_id = $1 AND phone = $2 AND delivery IN ('delivered', 'undelivered') ORDER BY id`,

@@ -99,10 +99,13 @@ func (p *project) startSandbox(t *testing.T, url string, cfg sandbox.Config) {
 // apply sends p's campaign, in this process. A batch the sandbox acted on
 // without answering leaves its recipients in doubt (exit 3): that is not a
 // failure here.
-func (p *project) apply(t *testing.T) {
+func (p *project) apply(t *testing.T) { t.Helper(); p.applyFile(t, p.campaign) }
+
+// applyFile sends the campaign file of p's project, as apply does.
+func (p *project) applyFile(t *testing.T, file string) {
 	t.Helper()
 	var stderr bytes.Buffer
-	err := cli.Run(context.Background(), []string{"apply", "--auto-approve", p.campaign}, cli.Env{Stdout: io.Discard, Stderr: &stderr, Getenv: p.getenv})
+	err := cli.Run(context.Background(), []string{"apply", "--auto-approve", file}, cli.Env{Stdout: io.Discard, Stderr: &stderr, Getenv: p.getenv})
 	var incomplete *apply.IncompleteError
 	if err != nil && !errors.As(err, &incomplete) {
 		t.Fatalf("apply: %v\n%s", err, stderr.String())

@@ -40,7 +40,7 @@ func TestGrantReadonlyLetsPlanRead(t *testing.T) {
 	reader := u.String()
 
 	// The owner applies first (opening for writing creates the schema).
-	st, err := state.Open(ctx, owner, state.Options{Campaign: "grant-test"})
+	st, err := state.Open(ctx, state.MustParseLocation(owner), state.Options{Campaign: "grant-test"})
 	if err != nil {
 		t.Fatal(err)
 	}

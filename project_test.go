@@ -35,7 +35,7 @@ func TestProjectReadOnlyRole(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st, err := state.Open(ctx, owner, state.Options{Campaign: "ro", Shared: true})
+	st, err := state.Open(ctx, state.MustParseLocation(owner), state.Options{Campaign: "ro", Shared: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func TestRunHoldsToTheLawsHours(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := state.Open(context.Background(), filepath.Join(dir, "law.smsstate"), state.Options{Campaign: camp.Name})
+	st, err := state.Open(context.Background(), state.MustParseLocation(filepath.Join(dir, "law.smsstate")), state.Options{Campaign: camp.Name})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func TestRunPaused(t *testing.T) {
 	r.srv.OnSend(func(n int) {
 		if n == 6 {
 			once.Do(func() {
-				if err := state.SetPause(ctx, r.st.Path(), r.camp.Name, false, &state.Pause{At: time.Now(), By: "test", Reason: "typo"}); err != nil {
+				if err := state.SetPause(ctx, state.MustParseLocation(r.st.Path()), r.camp.Name, false, &state.Pause{At: time.Now(), By: "test", Reason: "typo"}); err != nil {
 					t.Error(err)
 				}
 				atPause <- r.srv.Stats().SendRequests
@@ -132,7 +132,7 @@ func TestRunPaused(t *testing.T) {
 	if n := r.srv.Stats().SendRequests - before; n != 0 {
 		t.Errorf("a run while paused made %d requests", n)
 	}
-	if err := state.SetPause(ctx, r.st.Path(), r.camp.Name, false, nil); err != nil {
+	if err := state.SetPause(ctx, state.MustParseLocation(r.st.Path()), r.camp.Name, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.apply(t, ctx, apply.Options{}); err != nil {

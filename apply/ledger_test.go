@@ -75,7 +75,7 @@ func (r *projectRig) campaignWith(t *testing.T, name, extra string, phones ...st
 // open opens the project's state for campaign c, held to its cap.
 func (r *projectRig) open(t *testing.T, c *campaign.Campaign) *state.State {
 	t.Helper()
-	st, err := state.Open(context.Background(), r.loc, state.Options{Campaign: c.Name, Shared: true, Gate: ledger.NewGate(plan.CapsOf(c)), Now: r.clock.Now})
+	st, err := state.Open(context.Background(), state.MustParseLocation(r.loc), state.Options{Campaign: c.Name, Shared: true, Gate: ledger.NewGate(plan.CapsOf(c)), Now: r.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestRunLedger(t *testing.T) {
 	if s := pb.Summary; s.ToSend != 6 || s.HeldByCap != 3 || !s.HeldByCapUntil.Equal(t0.Add(24*time.Hour)) {
 		t.Errorf("plan: %+v", s)
 	}
-	if _, err := ledger.ChangeOptOuts(ctx, r.loc, []ledger.OptOutChange{{Phone: p[4], At: r.clock.Now(), By: "test"}}); err != nil {
+	if _, err := ledger.ChangeOptOuts(ctx, state.MustParseLocation(r.loc), []ledger.OptOutChange{{Phone: p[4], At: r.clock.Now(), By: "test"}}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := r.run(b, pb, sb, false)
@@ -190,7 +190,7 @@ func TestRunLedgerAllSuppressed(t *testing.T) {
 	c := r.campaign(t, "c", "+447400123411", "+447400123412", "+447400123413")
 	st := r.open(t, c)
 	p := r.plan(t, c, st)
-	if _, err := ledger.ChangeOptOuts(ctx, r.loc, []ledger.OptOutChange{{Phone: "+447400123411"}, {Phone: "+447400123412"}}); err != nil {
+	if _, err := ledger.ChangeOptOuts(ctx, state.MustParseLocation(r.loc), []ledger.OptOutChange{{Phone: "+447400123411"}, {Phone: "+447400123412"}}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := r.run(c, p, st, false)

@@ -19,7 +19,7 @@ import (
 // nobody is dropped, the others keep their id and order.
 func TestUnattempted(t *testing.T) {
 	ctx := context.Background()
-	st, err := state.Open(ctx, filepath.Join(t.TempDir(), "s.smsstate"), state.Options{Campaign: "c"})
+	st, err := state.Open(ctx, state.MustParseLocation(filepath.Join(t.TempDir(), "s.smsstate")), state.Options{Campaign: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}

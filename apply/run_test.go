@@ -37,7 +37,7 @@ func newRig(t *testing.T, cfg sandbox.Config, c testharness.Campaign, timeout ti
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := state.Open(context.Background(), filepath.Join(dir, "c.smsstate"), state.Options{Campaign: camp.Name})
+	st, err := state.Open(context.Background(), state.MustParseLocation(filepath.Join(dir, "c.smsstate")), state.Options{Campaign: camp.Name})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ type Request struct {
 	Saved    *planfile.Saved
 	PlanFile string // the file Saved was read from, as messages name it
 	Client   Client
-	State    string // a state file or a postgres:// URL
+	State    state.Location // where the run is recorded
 	// StateOptions open the state; Campaign is set from the campaign.
 	StateOptions state.Options
 	// Clock tells the time a fresh plan is scheduled at, and is the run's

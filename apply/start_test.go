@@ -42,7 +42,7 @@ func newStartRig(t *testing.T) *startRig {
 
 func (r *startRig) request(secret string, saved *planfile.Saved) apply.Request {
 	client := &api.Client{BaseURL: r.srv.URL, ClientID: testharness.ClientID, ClientSecret: secret}
-	return apply.Request{Campaign: r.camp, Saved: saved, PlanFile: "plan.gz", State: r.state,
+	return apply.Request{Campaign: r.camp, Saved: saved, PlanFile: "plan.gz", State: state.MustParseLocation(r.state),
 		Client: &api.Authenticated{Client: client}}
 }
 
@@ -68,7 +68,7 @@ func (r *startRig) apply(t *testing.T, req apply.Request) *apply.Result {
 // plan --out does, and opens it as smsform apply PLANFILE does.
 func (r *startRig) save(t *testing.T, statePath string) *planfile.Saved {
 	t.Helper()
-	st, err := state.OpenReadOnly(context.Background(), statePath, r.camp.Name)
+	st, err := state.OpenReadOnly(context.Background(), state.MustParseLocation(statePath), r.camp.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func writePlanDoc(t *testing.T, file string, doc map[string]any, reID bool) {
 // exists once it records something.
 func recordSomething(t *testing.T, path, campaign string) {
 	t.Helper()
-	st, err := state.Open(context.Background(), path, state.Options{Campaign: campaign})
+	st, err := state.Open(context.Background(), state.MustParseLocation(path), state.Options{Campaign: campaign})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ type TestRequest struct {
 	// State is where the test sends are recorded (a file or a PostgreSQL
 	// location), opened and locked with StateOptions as apply does (its
 	// Campaign is the campaign's): an apply running holds it.
-	State        string
+	State        state.Location
 	StateOptions state.Options
 	// Clock dates the records; nil is the system clock.
 	Clock Clock
@@ -166,7 +166,7 @@ func SendTests(ctx context.Context, r TestRequest) (*TestResult, error) {
 
 // refuseOptedOut returns an *OptedOutError naming the numbers of to that
 // are opted out in the state at loc.
-func refuseOptedOut(ctx context.Context, loc string, to []string) error {
+func refuseOptedOut(ctx context.Context, loc state.Location, to []string) error {
 	var out []ledger.OptOut
 	_, err := ledger.OptOuts(ctx, loc, func(o ledger.OptOut) error {
 		if slices.Contains(to, o.Phone) {

@@ -63,14 +63,14 @@ func newTestRig(t *testing.T, loc string, cfg sandbox.Config) *testRig {
 
 func (r *testRig) request(to ...string) apply.TestRequest {
 	client := &api.Client{BaseURL: r.srv.URL, ClientID: testharness.ClientID, ClientSecret: testharness.ClientSecret}
-	return apply.TestRequest{Campaign: r.camp, To: to, By: "ann", Client: &api.Authenticated{Client: client}, State: r.loc,
+	return apply.TestRequest{Campaign: r.camp, To: to, By: "ann", Client: &api.Authenticated{Client: client}, State: state.MustParseLocation(r.loc),
 		StateOptions: state.Options{Shared: true}}
 }
 
 // lastTest is the campaign's last test send in the state, and its serial.
 func (r *testRig) lastTest(t *testing.T) (*state.TestSend, int64) {
 	t.Helper()
-	st, err := state.OpenSharedReadOnly(context.Background(), r.loc, r.camp.Name)
+	st, err := state.OpenSharedReadOnly(context.Background(), state.MustParseLocation(r.loc), r.camp.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestSendTests(t *testing.T) {
 			if last == nil || last.Outcome != state.Sent || serial != 0 {
 				t.Fatalf("last test send %+v, serial %d", last, serial)
 			}
-			st, err := state.OpenSharedReadOnly(context.Background(), r.loc, r.camp.Name)
+			st, err := state.OpenSharedReadOnly(context.Background(), state.MustParseLocation(r.loc), r.camp.Name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,7 +139,7 @@ func TestSendTestsRefusesOptedOut(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			r := newTestRig(t, b.loc(t), sandbox.Config{})
 			at := time.Date(2026, 11, 25, 9, 30, 0, 0, time.UTC)
-			_, err := ledger.ChangeOptOuts(context.Background(), r.loc, []ledger.OptOutChange{{Phone: "+447400999002", At: at, By: "bob", Reason: "STOP by SMS"}})
+			_, err := ledger.ChangeOptOuts(context.Background(), state.MustParseLocation(r.loc), []ledger.OptOutChange{{Phone: "+447400999002", At: at, By: "bob", Reason: "STOP by SMS"}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -89,7 +89,7 @@ func newWindowRig(t *testing.T, srv *testharness.Server, name string, phones []s
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := state.Open(context.Background(), filepath.Join(dir, name+".smsstate"), state.Options{Campaign: camp.Name})
+	st, err := state.Open(context.Background(), state.MustParseLocation(filepath.Join(dir, name+".smsstate")), state.Options{Campaign: camp.Name})
 	if err != nil {
 		t.Fatal(err)
 	}

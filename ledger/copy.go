@@ -23,9 +23,9 @@ func (l Size) Empty() bool { return l == Size{} }
 
 // SizeOf says how much of a project's ledger the state at loc holds;
 // nothing for a missing state or one of an older schema.
-func SizeOf(ctx context.Context, loc string) (Size, error) { return size(ctx, loc) }
+func SizeOf(ctx context.Context, loc state.Location) (Size, error) { return size(ctx, loc) }
 
-func size(ctx context.Context, loc string) (Size, error) {
+func size(ctx context.Context, loc state.Location) (Size, error) {
 	v, err := Open(ctx, loc)
 	if err != nil {
 		return Size{}, err
@@ -98,7 +98,7 @@ var ledgerTables = []ledgerTable{
 // again the same against the target. The target's ledger must be empty,
 // or already this one (a migration run again after it stopped half-way).
 // The campaigns' records are [Copy]'s.
-func Copy(ctx context.Context, from, to string) (*Copied, error) {
+func Copy(ctx context.Context, from, to state.Location) (*Copied, error) {
 	src, err := Open(ctx, from)
 	if err != nil {
 		return nil, err
@@ -180,7 +180,7 @@ func notEmpty(shown string, have [3]int) error {
 // from from to to would be refused because the target holds a ledger of
 // its own: a migration of a whole state checks it first, so that it is
 // refused whole rather than half-done.
-func CheckTarget(ctx context.Context, from, to string) error {
+func CheckTarget(ctx context.Context, from, to state.Location) error {
 	want, _, err := countsAt(ctx, from)
 	if err != nil || want == [3]int{} {
 		return err
@@ -194,10 +194,10 @@ func CheckTarget(ctx context.Context, from, to string) error {
 
 // countsAt is ledgerCounts of the state at loc, and the state as messages
 // show it: nothing for a missing state or one of an older schema.
-func countsAt(ctx context.Context, loc string) ([3]int, string, error) {
+func countsAt(ctx context.Context, loc state.Location) ([3]int, string, error) {
 	v, err := Open(ctx, loc)
 	if err != nil {
-		return [3]int{}, state.Redact(loc), err
+		return [3]int{}, loc.String(), err
 	}
 	defer v.Close()
 	if v.db == nil {

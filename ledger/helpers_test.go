@@ -47,7 +47,7 @@ func openShared(t *testing.T, loc, campaign string, c *Cap, now func() time.Time
 	if c != nil {
 		caps = &Caps{All: []Cap{*c}}
 	}
-	s, err := state.Open(context.Background(), loc, state.Options{Campaign: campaign, Shared: true, Gate: NewGate(caps), Now: now, LockTimeout: 10 * time.Second})
+	s, err := state.Open(context.Background(), state.MustParseLocation(loc), state.Options{Campaign: campaign, Shared: true, Gate: NewGate(caps), Now: now, LockTimeout: 10 * time.Second})
 	must(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s

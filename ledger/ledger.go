@@ -23,7 +23,7 @@ func ViewOf(st *state.State) *View { return newView(st.Store()) }
 // Open opens the ledger of the project's state at loc to read, without
 // creating or changing anything: an empty ledger when there is no state
 // yet. Close releases it.
-func Open(ctx context.Context, loc string) (*View, error) {
+func Open(ctx context.Context, loc state.Location) (*View, error) {
 	s, err := state.ViewStore(ctx, loc)
 	if err != nil {
 		return nil, err

@@ -26,12 +26,12 @@ func testOptOuts(t *testing.T, b backend) {
 	ctx := context.Background()
 	loc := b.loc(t)
 	at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
-	first, err := ChangeOptOuts(ctx, loc, []OptOutChange{{Phone: "+441", At: at, By: "ann", Reason: "STOP"}, {Phone: "+442", At: at, By: "ann"}})
+	first, err := ChangeOptOuts(ctx, state.MustParseLocation(loc), []OptOutChange{{Phone: "+441", At: at, By: "ann", Reason: "STOP"}, {Phone: "+442", At: at, By: "ann"}})
 	must(t, err)
-	_, err = ChangeOptOuts(ctx, loc, []OptOutChange{{Phone: "+442", Remove: true, At: at, By: "bob", Reason: "re-consent by phone"}})
+	_, err = ChangeOptOuts(ctx, state.MustParseLocation(loc), []OptOutChange{{Phone: "+442", Remove: true, At: at, By: "bob", Reason: "re-consent by phone"}})
 	must(t, err)
 	var now []string
-	_, err = OptOuts(ctx, loc, func(o OptOut) error { now = append(now, o.Phone+"/"+o.By+"/"+o.Reason); return nil })
+	_, err = OptOuts(ctx, state.MustParseLocation(loc), func(o OptOut) error { now = append(now, o.Phone+"/"+o.By+"/"+o.Reason); return nil })
 	must(t, err)
 	if !slices.Equal(now, []string{"+441/ann/STOP"}) {
 		t.Errorf("opt-outs now: %v", now)
@@ -62,7 +62,7 @@ func testOptOuts(t *testing.T, b backend) {
 	if f, d := s.Owed(); f != 0 || d != 0 {
 		t.Errorf("owed %d, %d", f, d)
 	}
-	_, err = ChangeOptOuts(ctx, loc, []OptOutChange{{Phone: "+441", Remove: true, At: at}})
+	_, err = ChangeOptOuts(ctx, state.MustParseLocation(loc), []OptOutChange{{Phone: "+441", Remove: true, At: at}})
 	must(t, err)
 	adm, err = s.AdmitIntent(ctx, intent("b2", "+441"))
 	must(t, err)
@@ -73,7 +73,7 @@ func testOptOuts(t *testing.T, b backend) {
 	o := openShared(t, loc, "autumn", nil, nil)
 	recordOne(t, o)
 	n := 0
-	if _, err := OptOuts(ctx, loc, func(OptOut) error { n++; return nil }); err != nil || n != 0 {
+	if _, err := OptOuts(ctx, state.MustParseLocation(loc), func(OptOut) error { n++; return nil }); err != nil || n != 0 {
 		t.Errorf("OptOuts with two campaigns: %d, %v", n, err)
 	}
 }
@@ -132,7 +132,7 @@ func testFrequencyCap(t *testing.T, b backend) {
 	must(t, a.Close())
 	must(t, bb.Close())
 	// Older than an hour: the two sends of t0; +442 is left with none.
-	sends, numbers, err := PruneCaps(ctx, loc, time.Hour, now())
+	sends, numbers, err := PruneCaps(ctx, state.MustParseLocation(loc), time.Hour, now())
 	must(t, err)
 	if sends != 2 || numbers != 1 {
 		t.Errorf("prune: %d sends, %d numbers; want 2, 1", sends, numbers)
@@ -191,14 +191,14 @@ func TestOptOutsWhileAppliesOpenAndClose(t *testing.T) {
 				return
 			default:
 			}
-			if _, err := ChangeOptOuts(ctx, loc, []OptOutChange{{Phone: fmt.Sprintf("+4480%06d", i), At: time.Now()}}); err != nil {
+			if _, err := ChangeOptOuts(ctx, state.MustParseLocation(loc), []OptOutChange{{Phone: fmt.Sprintf("+4480%06d", i), At: time.Now()}}); err != nil {
 				t.Errorf("opt-out %d: %v", i, err)
 				return
 			}
 		}
 	})
 	for i := range 30 {
-		s, err := state.Open(ctx, loc, state.Options{Campaign: fmt.Sprintf("c%d", i), Shared: true})
+		s, err := state.Open(ctx, state.MustParseLocation(loc), state.Options{Campaign: fmt.Sprintf("c%d", i), Shared: true})
 		if err != nil {
 			t.Errorf("open %d: %v", i, err)
 			break
@@ -246,7 +246,7 @@ func TestPruneLeavesAClaimMadeMeanwhile(t *testing.T) {
 	type pruned struct{ sends, numbers int }
 	done := make(chan pruned, 1)
 	go func() {
-		sends, numbers, err := PruneCaps(ctx, loc, time.Hour, t0.Add(48*time.Hour))
+		sends, numbers, err := PruneCaps(ctx, state.MustParseLocation(loc), time.Hour, t0.Add(48*time.Hour))
 		if err != nil {
 			t.Error(err)
 		}
@@ -326,7 +326,7 @@ func testOptOutSetWhileOptOutsChange(t *testing.T, b backend) {
 	loc := b.loc(t)
 	phones := phones("5", 60)
 	at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
-	_, err := ChangeOptOuts(ctx, loc, []OptOutChange{{Phone: phones[0], At: at}})
+	_, err := ChangeOptOuts(ctx, state.MustParseLocation(loc), []OptOutChange{{Phone: phones[0], At: at}})
 	must(t, err)
 	s := openShared(t, loc, "spring", nil, nil)
 	stop := make(chan struct{})
@@ -340,7 +340,7 @@ func testOptOutSetWhileOptOutsChange(t *testing.T, b backend) {
 				default:
 				}
 				p := phones[i%len(phones)]
-				if _, err := ChangeOptOuts(ctx, loc, []OptOutChange{{Phone: p, Remove: i/len(phones)%2 == 1, At: at}, {Phone: phones[(i*7)%len(phones)], At: at}}); err != nil {
+				if _, err := ChangeOptOuts(ctx, state.MustParseLocation(loc), []OptOutChange{{Phone: p, Remove: i/len(phones)%2 == 1, At: at}, {Phone: phones[(i*7)%len(phones)], At: at}}); err != nil {
 					t.Error(err)
 					return
 				}
@@ -393,9 +393,9 @@ func testCopy(t *testing.T, from, to backend) {
 	ctx := context.Background()
 	src, dst := from.loc(t), to.loc(t)
 	at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
-	first, err := ChangeOptOuts(ctx, src, []OptOutChange{{Phone: "+441", At: at, By: "ann", Reason: "STOP"}, {Phone: "+442", At: at}})
+	first, err := ChangeOptOuts(ctx, state.MustParseLocation(src), []OptOutChange{{Phone: "+441", At: at, By: "ann", Reason: "STOP"}, {Phone: "+442", At: at}})
 	must(t, err)
-	seq, err := ChangeOptOuts(ctx, src, []OptOutChange{{Phone: "+442", Remove: true, At: at, Reason: "re-consent"}})
+	seq, err := ChangeOptOuts(ctx, state.MustParseLocation(src), []OptOutChange{{Phone: "+442", Remove: true, At: at, Reason: "re-consent"}})
 	must(t, err)
 	c := &Cap{Max: 1, Per: 24 * time.Hour}
 	now := func() time.Time { return at }
@@ -405,7 +405,7 @@ func testCopy(t *testing.T, from, to backend) {
 	must(t, s.RecordOutcome(ctx, "a1", state.Outcome{Status: state.Sent}))
 	must(t, s.Close())
 
-	got, err := Copy(ctx, src, dst)
+	got, err := Copy(ctx, state.MustParseLocation(src), state.MustParseLocation(dst))
 	must(t, err)
 	if got.OptOutChanges != 3 || got.OptedOut != 1 || got.CapNumbers != 2 || got.Seq != seq || got.Already {
 		t.Errorf("copied %+v", got)
@@ -425,18 +425,18 @@ func testCopy(t *testing.T, from, to backend) {
 		t.Errorf("the copy's ledger admits %+v", adm)
 	}
 	must(t, d.Close())
-	if next, err := ChangeOptOuts(ctx, dst, []OptOutChange{{Phone: "+446", At: at}}); err != nil || next != seq+1 {
+	if next, err := ChangeOptOuts(ctx, state.MustParseLocation(dst), []OptOutChange{{Phone: "+446", At: at}}); err != nil || next != seq+1 {
 		t.Errorf("the copy's log goes on at %d (%v), want %d", next, err, seq+1)
 	}
 	// Run again: the target holds more now, so it is refused; a copy of
 	// the very same ledger is said to be there already.
-	if _, err := Copy(ctx, src, dst); !errors.Is(err, state.ErrTargetNotEmpty) {
+	if _, err := Copy(ctx, state.MustParseLocation(src), state.MustParseLocation(dst)); !errors.Is(err, state.ErrTargetNotEmpty) {
 		t.Errorf("a second copy onto a ledger that moved on: %v", err)
 	}
 	again := to.loc(t)
-	_, err = Copy(ctx, src, again)
+	_, err = Copy(ctx, state.MustParseLocation(src), state.MustParseLocation(again))
 	must(t, err)
-	if got, err := Copy(ctx, src, again); err != nil || !got.Already {
+	if got, err := Copy(ctx, state.MustParseLocation(src), state.MustParseLocation(again)); err != nil || !got.Already {
 		t.Errorf("copying the same ledger twice: %+v, %v", got, err)
 	}
 }
@@ -453,7 +453,7 @@ func testTrimmedIntent(t *testing.T, b backend) {
 	loc := b.loc(t)
 	t0 := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
 	set, now := testClock(t0)
-	_, err := ChangeOptOuts(ctx, loc, []OptOutChange{{Phone: "+441", At: t0}})
+	_, err := ChangeOptOuts(ctx, state.MustParseLocation(loc), []OptOutChange{{Phone: "+441", At: t0}})
 	must(t, err)
 	other := openShared(t, loc, "autumn", &Cap{Max: 1, Per: 24 * time.Hour}, now)
 	_, err = other.AdmitIntent(ctx, intent("a1", "+442", "+444"))
@@ -522,7 +522,7 @@ func testTrimmedIntent(t *testing.T, b backend) {
 func TestLedgerStatementsUseKeys(t *testing.T) {
 	ctx := context.Background()
 	loc := pg.Database(t)
-	_, err := ChangeOptOuts(ctx, loc, nil) // the schema, tables empty
+	_, err := ChangeOptOuts(ctx, state.MustParseLocation(loc), nil) // the schema, tables empty
 	must(t, err)
 	conn, err := pgx.Connect(ctx, loc)
 	must(t, err)

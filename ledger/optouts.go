@@ -43,7 +43,7 @@ type OptOut struct {
 // loc, in one transaction, without a lock (it works while applies run: each
 // checks the opt-outs in its intent's transaction). It returns the log's
 // number after them.
-func ChangeOptOuts(ctx context.Context, loc string, changes []OptOutChange) (int64, error) {
+func ChangeOptOuts(ctx context.Context, loc state.Location, changes []OptOutChange) (int64, error) {
 	st, err := state.OpenStore(ctx, loc, true)
 	if err != nil {
 		return 0, err
@@ -115,7 +115,7 @@ func parseTime(s string) time.Time {
 // OptOuts calls fn for every number opted out in the project's state at
 // loc, ordered by number, and returns the opt-out log's number. A missing
 // state has none.
-func OptOuts(ctx context.Context, loc string, fn func(OptOut) error) (int64, error) {
+func OptOuts(ctx context.Context, loc state.Location, fn func(OptOut) error) (int64, error) {
 	v, err := Open(ctx, loc)
 	if err != nil {
 		return 0, err

@@ -13,7 +13,7 @@ import (
 // the index grows with every send, and no cap looks further back than its
 // window. The campaigns' own records are never touched, and a send an
 // apply claims while prune runs is newer than the cut: it stays.
-func PruneCaps(ctx context.Context, loc string, olderThan time.Duration, now time.Time) (sends, numbers int, err error) {
+func PruneCaps(ctx context.Context, loc state.Location, olderThan time.Duration, now time.Time) (sends, numbers int, err error) {
 	st, err := state.OpenStore(ctx, loc, false)
 	if err != nil || st.DB == nil {
 		return 0, 0, err

@@ -24,7 +24,7 @@ func testReceiverReplies(t *testing.T, b backend) {
 	_, err := s.AdmitIntent(ctx, intent("b1", "+441", "+442"))
 	must(t, err)
 	must(t, s.RecordOutcome(ctx, "b1", state.Outcome{Status: state.Sent}))
-	r, err := state.OpenReceiver(ctx, loc, state.ReceiverOptions{Now: func() time.Time { return t0 }, OptOuts: ReplyOptOuts()})
+	r, err := state.OpenReceiver(ctx, state.MustParseLocation(loc), state.ReceiverOptions{Now: func() time.Time { return t0 }, OptOuts: ReplyOptOuts()})
 	must(t, err)
 	defer r.Close()
 	at := t0.Add(time.Minute)
@@ -35,7 +35,7 @@ func testReceiverReplies(t *testing.T, b backend) {
 		t.Errorf("replies %+v", k)
 	}
 	var out []string
-	_, err = OptOuts(ctx, loc, func(o OptOut) error { out = append(out, o.Phone+"/"+o.Reason); return nil })
+	_, err = OptOuts(ctx, state.MustParseLocation(loc), func(o OptOut) error { out = append(out, o.Phone+"/"+o.Reason); return nil })
 	must(t, err)
 	if strings.Join(out, " ") != "+441/replied STOP +443/replied UNSUBSCRIBE" {
 		t.Errorf("opted out: %v", out)
@@ -52,12 +52,12 @@ func testReceiverReplies(t *testing.T, b backend) {
 		t.Errorf("again: %+v", again.Replies)
 	}
 	out = nil
-	_, err = OptOuts(ctx, loc, func(o OptOut) error { out = append(out, o.Phone); return nil })
+	_, err = OptOuts(ctx, state.MustParseLocation(loc), func(o OptOut) error { out = append(out, o.Phone); return nil })
 	must(t, err)
 	if strings.Join(out, " ") != "+443" {
 		t.Errorf("opted out after START: %v", out)
 	}
-	v, err := Open(ctx, loc)
+	v, err := Open(ctx, state.MustParseLocation(loc))
 	must(t, err)
 	defer v.Close()
 	var kept int

@@ -23,8 +23,8 @@ import (
 // Ledgers says where a campaign's ledger is, and where an earlier one may
 // have been left: what [CheckSplitLedger] looks at.
 type Ledgers struct {
-	// InUse is the state in use: a file path or a PostgreSQL location.
-	InUse string
+	// InUse is the state in use.
+	InUse state.Location
 	// Campaign is the campaign's name; "" checks only the project's
 	// ledger (opt-outs and the frequency cap's history), for a command
 	// that names no campaign.
@@ -48,7 +48,7 @@ type Ledgers struct {
 type Enclosing struct {
 	ProjectFile string // the project file, and the line of its state:
 	Line        int
-	State       string // as the state package takes it; "" when Err
+	State       state.Location // the zero Location when Err
 	// Err is why the project file could not be read: its state is then
 	// unknown, and so is whether it records the campaign.
 	Err error
@@ -186,13 +186,13 @@ func (l Ledgers) enclosingRecord(ctx context.Context, e Enclosing) error {
 	if l.Campaign == "" {
 		return nil
 	}
-	unchecked := &UncheckedError{ProjectFile: e.ProjectFile, Line: e.Line, State: state.Redact(e.State), Campaign: l.Campaign, Err: e.Err}
+	unchecked := &UncheckedError{ProjectFile: e.ProjectFile, Line: e.Line, State: e.State.String(), Campaign: l.Campaign, Err: e.Err}
 	if e.Err != nil {
 		unchecked.State = ""
 		return unchecked
 	}
-	if !state.IsPostgres(e.State) {
-		if _, err := os.Lstat(e.State); errors.Is(err, fs.ErrNotExist) {
+	if !e.State.IsPostgres() {
+		if _, err := os.Lstat(e.State.File()); errors.Is(err, fs.ErrNotExist) {
 			return nil // no state there, nothing recorded
 		}
 	}
@@ -210,17 +210,13 @@ func (l Ledgers) enclosingRecord(ctx context.Context, e Enclosing) error {
 	if st.Lineage() == "" || st.Serial() == 0 || st.Moved() != nil {
 		return nil
 	}
-	other := e.State
-	if state.IsPostgres(other) {
-		other = state.WithoutPassword(other)
-	}
-	return &SplitLedgerError{Kind: SplitEnclosing, Other: other, ProjectFile: e.ProjectFile, Line: e.Line,
-		InUse: state.Redact(l.InUse), Campaign: l.Campaign, Serial: st.Serial()}
+	return &SplitLedgerError{Kind: SplitEnclosing, Other: e.State.WithoutPassword(), ProjectFile: e.ProjectFile, Line: e.Line,
+		InUse: l.InUse.String(), Campaign: l.Campaign, Serial: st.Serial()}
 }
 
 // movedAway reports whether the campaign's record in the state at loc is
 // marked moved.
-func movedAway(ctx context.Context, loc, campaign string) bool {
+func movedAway(ctx context.Context, loc state.Location, campaign string) bool {
 	st, err := state.OpenSharedReadOnly(ctx, loc, campaign)
 	if err != nil {
 		return false
@@ -231,7 +227,7 @@ func movedAway(ctx context.Context, loc, campaign string) bool {
 
 // campaignRecord is the *SplitLedgerError of a file f that records the
 // campaign with a send (serial past 0) and was not migrated.
-func (l Ledgers) campaignRecord(ctx context.Context, f string) error {
+func (l Ledgers) campaignRecord(ctx context.Context, f state.Location) error {
 	if l.Campaign == "" {
 		return nil
 	}
@@ -244,7 +240,7 @@ func (l Ledgers) campaignRecord(ctx context.Context, f string) error {
 	if !recorded {
 		return nil
 	}
-	return &SplitLedgerError{Kind: SplitCampaign, Other: f, Beside: f == l.Beside, InUse: state.Redact(l.InUse), Campaign: l.Campaign, Serial: serial}
+	return &SplitLedgerError{Kind: SplitCampaign, Other: f.String(), Beside: f.File() == l.Beside, InUse: l.InUse.String(), Campaign: l.Campaign, Serial: serial}
 }
 
 // earlierProjectState is the *SplitLedgerError of a state file f of the
@@ -252,8 +248,8 @@ func (l Ledgers) campaignRecord(ctx context.Context, f string) error {
 // over to the state in use: it holds a ledger (only a project's state
 // does) and either campaigns that were not migrated, or opt-outs and cap
 // entries the state in use does not have.
-func (l Ledgers) earlierProjectState(ctx context.Context, f string) error {
-	if l.ProjectDir == "" || f == l.Beside {
+func (l Ledgers) earlierProjectState(ctx context.Context, f state.Location) error {
+	if l.ProjectDir == "" || f.File() == l.Beside {
 		return nil
 	}
 	old, err := size(ctx, f)
@@ -270,7 +266,7 @@ func (l Ledgers) earlierProjectState(ctx context.Context, f string) error {
 			left = append(left, c.Name)
 		}
 	}
-	e := &SplitLedgerError{Kind: SplitProject, Other: f, InUse: state.Redact(l.InUse), Campaign: l.Campaign, Unmigrated: left}
+	e := &SplitLedgerError{Kind: SplitProject, Other: f.String(), InUse: l.InUse.String(), Campaign: l.Campaign, Unmigrated: left}
 	if len(left) > 0 {
 		return e
 	}
@@ -289,8 +285,9 @@ const maxWalk = 5000
 // otherFiles are the state files that could be a second ledger: the file
 // next to the campaign, and the state files in the project's folder and
 // three levels below (a nested project is its own), that exist and are
-// not the state in use.
-func (l Ledgers) otherFiles() []string {
+// not the state in use. A file whose name no state location can have is
+// none of smsform's.
+func (l Ledgers) otherFiles() []state.Location {
 	var files []string
 	if l.Beside != "" {
 		files = append(files, l.Beside)
@@ -298,13 +295,17 @@ func (l Ledgers) otherFiles() []string {
 	if l.ProjectDir != "" {
 		files = append(files, l.projectFiles()...)
 	}
-	var out []string
+	var out []state.Location
 	for _, f := range files {
+		loc, err := state.ParseLocation(f)
+		if err != nil || loc.IsPostgres() {
+			continue
+		}
 		if _, err := os.Lstat(f); err != nil {
 			continue
 		}
-		if same, err := state.SameState(f, l.InUse); err == nil && !same {
-			out = append(out, f)
+		if same, err := state.SameState(loc, l.InUse); err == nil && !same {
+			out = append(out, loc)
 		}
 	}
 	return out

@@ -28,14 +28,14 @@ func newSplitRig(t *testing.T) splitRig {
 }
 
 func (r splitRig) ledgers(inUse, campaign string) Ledgers {
-	return Ledgers{InUse: inUse, Campaign: campaign, Beside: r.beside, ProjectDir: r.project, ProjectFile: "smsform.yaml"}
+	return Ledgers{InUse: state.MustParseLocation(inUse), Campaign: campaign, Beside: r.beside, ProjectDir: r.project, ProjectFile: "smsform.yaml"}
 }
 
 // sent records a send of campaign in the state at loc, through the
 // project's ledger as apply does.
 func sent(t *testing.T, loc, campaign string) {
 	t.Helper()
-	s, err := state.Open(context.Background(), loc, state.Options{Campaign: campaign, Shared: true, Gate: NewGate(nil)})
+	s, err := state.Open(context.Background(), state.MustParseLocation(loc), state.Options{Campaign: campaign, Shared: true, Gate: NewGate(nil)})
 	must(t, err)
 	recordOne(t, s)
 	must(t, s.Close())
@@ -44,7 +44,7 @@ func sent(t *testing.T, loc, campaign string) {
 // tested records only a test send of campaign in the state at loc.
 func tested(t *testing.T, loc, campaign string) {
 	t.Helper()
-	s, err := state.Open(context.Background(), loc, state.Options{Campaign: campaign, Shared: true})
+	s, err := state.Open(context.Background(), state.MustParseLocation(loc), state.Options{Campaign: campaign, Shared: true})
 	must(t, err)
 	must(t, s.RecordTestSend(context.Background(), state.TestSend{At: time.Now(), By: "ann", BodyHash: hash, Phones: []string{"+447400999001"}, Outcome: state.Sent}))
 	must(t, s.Close())
@@ -56,7 +56,7 @@ func optOut(t *testing.T, loc string, phones ...string) {
 	for _, p := range phones {
 		cs = append(cs, OptOutChange{Phone: p, At: time.Now(), By: "ann", Reason: "STOP"})
 	}
-	_, err := ChangeOptOuts(context.Background(), loc, cs)
+	_, err := ChangeOptOuts(context.Background(), state.MustParseLocation(loc), cs)
 	must(t, err)
 }
 
@@ -147,7 +147,7 @@ func testSplitLedgerProject(t *testing.T, b backend) {
 	}
 
 	// Its campaign migrated (marked moved), its opt-outs not yet.
-	_, err := state.Copy(context.Background(), old, b.loc(t), state.CopyOptions{Campaign: "autumn", Shared: true, By: "ann"})
+	_, err := state.Copy(context.Background(), state.MustParseLocation(old), state.MustParseLocation(b.loc(t)), state.CopyOptions{Campaign: "autumn", Shared: true, By: "ann"})
 	must(t, err)
 	se := splitOf(t, r.ledgers(inUse, "spring"))
 	if se == nil || se.Kind != SplitOptOuts || se.Other != old || !strings.Contains(se.Error(), "would not be honoured") {
@@ -172,8 +172,8 @@ func testSplitLedgerEnclosing(t *testing.T, b backend) {
 	r := newSplitRig(t)
 	inUse := filepath.Join(r.project, "campaigns", ".inner", "smsform.smsstate")
 	outer := b.loc(t)
-	l := Ledgers{InUse: inUse, Campaign: "spring",
-		Enclosing: []Enclosing{{ProjectFile: filepath.Join(r.project, "smsform.yaml"), Line: 2, State: outer}}}
+	l := Ledgers{InUse: state.MustParseLocation(inUse), Campaign: "spring",
+		Enclosing: []Enclosing{{ProjectFile: filepath.Join(r.project, "smsform.yaml"), Line: 2, State: state.MustParseLocation(outer)}}}
 	if err := CheckSplitLedger(context.Background(), l); err != nil {
 		t.Fatalf("an empty enclosing state: %v", err)
 	}
@@ -192,7 +192,7 @@ func testSplitLedgerEnclosing(t *testing.T, b backend) {
 	}
 	// The enclosing state is the state in use: one ledger.
 	same := l
-	same.InUse = outer
+	same.InUse = state.MustParseLocation(outer)
 	if err := CheckSplitLedger(context.Background(), same); err != nil {
 		t.Errorf("the same state: %v", err)
 	}
@@ -214,9 +214,9 @@ func testSplitLedgerEnclosing(t *testing.T, b backend) {
 // its password never in the words.
 func TestSplitLedgerEnclosingUnreachable(t *testing.T) {
 	r := newSplitRig(t)
-	l := Ledgers{InUse: filepath.Join(r.project, "in.smsstate"), Campaign: "spring",
+	l := Ledgers{InUse: state.MustParseLocation(filepath.Join(r.project, "in.smsstate")), Campaign: "spring",
 		Enclosing: []Enclosing{{ProjectFile: filepath.Join(r.project, "smsform.yaml"), Line: 2,
-			State: "postgres://sms:hunter2@127.0.0.1:1/x?connect_timeout=2&sslmode=disable"}}}
+			State: state.MustParseLocation("postgres://sms:hunter2@127.0.0.1:1/x?connect_timeout=2&sslmode=disable")}}}
 	var ue *UncheckedError
 	err := CheckSplitLedger(context.Background(), l)
 	if !errors.As(err, &ue) {

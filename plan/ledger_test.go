@@ -32,12 +32,12 @@ func TestComputeLedger(t *testing.T) {
 	other := openProject(t, loc, "other", clock)
 	send(t, other, "o1", "+447400123404", "+447400123405")
 	must(t, other.Close())
-	first, err := ledger.ChangeOptOuts(ctx, loc, []ledger.OptOutChange{{Phone: "+447400123401", At: t0}, {Phone: "+447400123402", At: t0}})
+	first, err := ledger.ChangeOptOuts(ctx, state.MustParseLocation(loc), []ledger.OptOutChange{{Phone: "+447400123401", At: t0}, {Phone: "+447400123402", At: t0}})
 	must(t, err)
-	latest, err := ledger.ChangeOptOuts(ctx, loc, []ledger.OptOutChange{{Phone: "+447400123403", At: t0}})
+	latest, err := ledger.ChangeOptOuts(ctx, state.MustParseLocation(loc), []ledger.OptOutChange{{Phone: "+447400123403", At: t0}})
 	must(t, err)
 
-	ro, err := state.OpenSharedReadOnly(ctx, loc, "t")
+	ro, err := state.OpenSharedReadOnly(ctx, state.MustParseLocation(loc), "t")
 	must(t, err)
 	defer ro.Close()
 	p, err := ComputeWith(ctx, c, ro, Options{Now: t0.Add(time.Hour), Ledger: ledger.ViewOf(ro)})
@@ -94,8 +94,9 @@ func TestCapsOf(t *testing.T) {
 
 func openProject(t *testing.T, loc, name string, now func() time.Time) *state.State {
 	t.Helper()
-	s, err := state.Open(context.Background(), loc, state.Options{Campaign: name, Shared: true,
+	s, err := state.Open(context.Background(), state.MustParseLocation(loc), state.Options{Campaign: name, Shared: true,
 		Gate: ledger.NewGate(&ledger.Caps{All: []ledger.Cap{{Max: 1, Per: 24 * time.Hour}}}), Now: now})
+
 	must(t, err)
 	return s
 }

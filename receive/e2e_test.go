@@ -182,7 +182,7 @@ type inState struct {
 func (p *project) inState(t *testing.T) inState {
 	t.Helper()
 	ctx := context.Background()
-	st, err := state.OpenSharedReadOnly(ctx, p.loc, campaignName)
+	st, err := state.OpenSharedReadOnly(ctx, state.MustParseLocation(p.loc), campaignName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func (p *project) inState(t *testing.T) inState {
 	if s.unmatched, err = st.UnmatchedReports(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ledger.OptOuts(ctx, p.loc, func(o ledger.OptOut) error {
+	if _, err := ledger.OptOuts(ctx, state.MustParseLocation(p.loc), func(o ledger.OptOut) error {
 		if o.Source == "reply" {
 			s.stops++
 		}

@@ -45,7 +45,7 @@ func runSmsform() int {
 // until the test ends.
 func openReceiver(t *testing.T, loc string) *state.Receiver {
 	t.Helper()
-	rcv, err := state.OpenReceiver(context.Background(), loc, state.ReceiverOptions{})
+	rcv, err := state.OpenReceiver(context.Background(), state.MustParseLocation(loc), state.ReceiverOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,7 +93,7 @@ func stopsAcknowledged(rs sandbox.Reports) map[string]time.Time {
 func checkNothingAfterStop(t *testing.T, loc, campaign string, stopped map[string]time.Time) int {
 	t.Helper()
 	ctx := context.Background()
-	st, err := state.OpenSharedReadOnly(ctx, loc, campaign)
+	st, err := state.OpenSharedReadOnly(ctx, state.MustParseLocation(loc), campaign)
 	if err != nil {
 		t.Fatal(err)
 	}

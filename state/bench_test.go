@@ -165,12 +165,12 @@ func BenchmarkRecipients(b *testing.B) {
 	// What apply pays at start: reading every status for intent checks.
 	b.Run("open", func(b *testing.B) {
 		for b.Loop() {
-			s, err := Open(ctx, path, Options{Campaign: "spring"})
+			s, err := Open(ctx, MustParseLocation(path), Options{Campaign: "spring"})
 			must(b, err)
 			must(b, s.Close())
 		}
 	})
-	r, err := OpenReadOnly(context.Background(), path, "")
+	r, err := OpenReadOnly(context.Background(), MustParseLocation(path), "")
 	must(b, err)
 	defer r.Close()
 	for _, m := range []struct {

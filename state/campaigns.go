@@ -14,8 +14,8 @@ type Campaign struct {
 // Campaigns lists the campaigns the state at loc records, by name; none
 // for a missing state. A state of an older schema records one campaign,
 // which is listed.
-func Campaigns(ctx context.Context, loc string) ([]Campaign, error) {
-	st, err := openLedger(ctx, loc)
+func Campaigns(ctx context.Context, l Location) ([]Campaign, error) {
+	st, err := openLedger(ctx, l.Unmasked())
 	if err != nil {
 		return nil, err
 	}
@@ -24,7 +24,7 @@ func Campaigns(ctx context.Context, loc string) ([]Campaign, error) {
 		return nil, nil
 	}
 	if st.schema < 3 {
-		ro, err := OpenReadOnly(ctx, loc, "")
+		ro, err := OpenReadOnly(ctx, l, "")
 		if err != nil {
 			return nil, err
 		}

@@ -112,8 +112,8 @@ func (s *State) Paused() *Pause { return s.pause }
 // pause (p nil). It takes no lock: it works while an apply runs, which sees
 // the pause right before its next intent. A campaign without a record gets
 // one, holding only the pause. shared is Options.Shared.
-func SetPause(ctx context.Context, loc, campaign string, shared bool, p *Pause) error {
-	db, q, err := openControl(ctx, loc, campaign, shared, p != nil)
+func SetPause(ctx context.Context, l Location, campaign string, shared bool, p *Pause) error {
+	db, q, err := openControl(ctx, l.Unmasked(), campaign, shared, p != nil)
 	if err != nil || db == nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func SetPause(ctx context.Context, loc, campaign string, shared bool, p *Pause) 
 		_, err = db.ExecContext(ctx, q[qPause], campaign, newLineage(), formatTime(time.Now()), formatTime(p.At), p.By, p.Reason)
 	}
 	if err != nil {
-		return fmt.Errorf("write state %s: %w", Redact(loc), err)
+		return fmt.Errorf("write state %s: %w", l, err)
 	}
 	return nil
 }

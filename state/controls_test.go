@@ -18,7 +18,7 @@ func testPause(t *testing.T, b backend) {
 	must(t, s.RecordIntent(ctx, intent("b1", "+441")))
 	serial := s.Serial()
 	at := time.Date(2026, 11, 25, 14, 2, 0, 0, time.UTC)
-	must(t, SetPause(ctx, loc, "spring", false, &Pause{At: at, By: "ann@laptop", Reason: "typo in the body"}))
+	must(t, SetPause(ctx, MustParseLocation(loc), "spring", false, &Pause{At: at, By: "ann@laptop", Reason: "typo in the body"}))
 	err := s.RecordIntent(ctx, intent("b2", "+442"))
 	var pe *PausedError
 	if !errors.As(err, &pe) || !errors.Is(err, ErrPaused) || pe.By != "ann@laptop" || !pe.At.Equal(at) || pe.Reason != "typo in the body" {
@@ -34,22 +34,22 @@ func testPause(t *testing.T, b backend) {
 	if p := s.Paused(); p == nil || p.By != "ann@laptop" {
 		t.Errorf("Paused() after reopening = %+v", p)
 	}
-	must(t, SetPause(ctx, loc, "spring", false, nil))
+	must(t, SetPause(ctx, MustParseLocation(loc), "spring", false, nil))
 	must(t, s.RecordIntent(ctx, intent("b2", "+442")))
 	must(t, s.Close())
 
 	// A campaign with no record yet gets one holding only the pause; an
 	// apply that opened it before takes that record over.
-	w, err := Open(ctx, loc, Options{Campaign: "autumn", Shared: true})
+	w, err := Open(ctx, MustParseLocation(loc), Options{Campaign: "autumn", Shared: true})
 	must(t, err)
-	must(t, SetPause(ctx, loc, "autumn", true, &Pause{At: at, By: "bob"}))
+	must(t, SetPause(ctx, MustParseLocation(loc), "autumn", true, &Pause{At: at, By: "bob"}))
 	if err := w.RecordIntent(ctx, intent("a1", "+443")); !errors.Is(err, ErrPaused) {
 		t.Errorf("unborn writer after a pause: %v", err)
 	}
-	must(t, SetPause(ctx, loc, "autumn", true, nil))
+	must(t, SetPause(ctx, MustParseLocation(loc), "autumn", true, nil))
 	must(t, w.RecordIntent(ctx, intent("a1", "+443")))
 	must(t, w.Close())
-	r, err := OpenSharedReadOnly(ctx, loc, "autumn")
+	r, err := OpenSharedReadOnly(ctx, MustParseLocation(loc), "autumn")
 	must(t, err)
 	defer r.Close()
 	if r.Serial() != 1 || statuses(t, r)["+443"] != InDoubt {
@@ -75,7 +75,7 @@ func testLatencyTestSendsOwed(t *testing.T, b backend) {
 		t.Errorf("Owed() = %d failed, %d in doubt; want 1, 2", f, d)
 	}
 	must(t, s.Close())
-	r, err := OpenReadOnly(ctx, loc, "spring")
+	r, err := OpenReadOnly(ctx, MustParseLocation(loc), "spring")
 	must(t, err)
 	defer r.Close()
 	if r.Latency() != 180*time.Millisecond {

@@ -37,7 +37,7 @@ type CopyOptions struct {
 // the copy is one transaction, and is read back and compared with the
 // source before Copy returns: a saved plan made against the source applies
 // to the target.
-func Copy(ctx context.Context, from, to string, opts CopyOptions) (*Copied, error) {
+func Copy(ctx context.Context, from, to Location, opts CopyOptions) (*Copied, error) {
 	ro, err := OpenReadOnly(ctx, from, opts.Campaign)
 	if err != nil {
 		return nil, err
@@ -45,7 +45,7 @@ func Copy(ctx context.Context, from, to string, opts CopyOptions) (*Copied, erro
 	name := ro.Campaign()
 	ro.Close()
 	if name == "" {
-		return nil, fmt.Errorf("copy state: no state at %s", Redact(from))
+		return nil, fmt.Errorf("copy state: no state at %s", from)
 	}
 	src, err := Open(ctx, from, Options{Campaign: name, LockTimeout: opts.LockTimeout, RunURL: opts.RunURL, Shared: true})
 	if err != nil {
@@ -91,7 +91,7 @@ func Copy(ctx context.Context, from, to string, opts CopyOptions) (*Copied, erro
 	}
 	// The source stays readable, but nothing writes or plans against it
 	// any more: a forgotten variable must not make it a second ledger.
-	if err := src.markMoved(ctx, to, opts.By, got.Serial); err != nil {
+	if err := src.markMoved(ctx, to.Unmasked(), opts.By, got.Serial); err != nil {
 		return nil, fmt.Errorf("copy state: copied and checked, but the source %s could not be marked moved: %w", src.loc, err)
 	}
 	return got, nil

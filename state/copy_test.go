@@ -35,13 +35,13 @@ func TestCopy(t *testing.T) {
 	db := pg.Database(t)
 	back := filepath.Join(dir, "back.smsstate")
 	for _, hop := range []struct{ from, to string }{{file, db}, {db, back}} {
-		c, err := Copy(ctx, hop.from, hop.to, CopyOptions{})
+		c, err := Copy(ctx, MustParseLocation(hop.from), MustParseLocation(hop.to), CopyOptions{})
 		must(t, err)
 		if c.Lineage != lineage || c.Serial != serial || c.Attempts != 5 || c.Plans != 1 ||
 			!maps.Equal(c.Counts, map[Status]int{Sent: 150, Failed: 2, InDoubt: 2}) {
 			t.Errorf("%s → %s: %+v", Redact(hop.from), Redact(hop.to), c)
 		}
-		r, err := OpenReadOnly(ctx, hop.to, "spring")
+		r, err := OpenReadOnly(ctx, MustParseLocation(hop.to), "spring")
 		must(t, err)
 		if got := recipients(t, r); !mapsEqual(got, want) {
 			t.Errorf("%s: recipients differ from the source's", Redact(hop.to))
@@ -53,19 +53,19 @@ func TestCopy(t *testing.T) {
 	}
 	// Each source is marked moved: it is still read, but no longer written.
 	for _, from := range []string{file, db} {
-		_, err := Open(ctx, from, Options{Campaign: "spring"})
+		_, err := Open(ctx, MustParseLocation(from), Options{Campaign: "spring"})
 		var me *MovedError
 		if !errors.As(err, &me) || !errors.Is(err, ErrMoved) || me.Serial != serial {
 			t.Errorf("%s after migrate: %v, want a MovedError", Redact(from), err)
 		}
-		r, err := OpenReadOnly(ctx, from, "spring")
+		r, err := OpenReadOnly(ctx, MustParseLocation(from), "spring")
 		must(t, err)
 		if r.Moved() == nil || r.Serial() != serial {
 			t.Errorf("%s: moved %v serial %d", Redact(from), r.Moved(), r.Serial())
 		}
 		must(t, r.Close())
 	}
-	if _, err := Copy(ctx, db, filepath.Join(dir, "again.smsstate"), CopyOptions{}); !errors.Is(err, ErrMoved) {
+	if _, err := Copy(ctx, MustParseLocation(db), MustParseLocation(filepath.Join(dir, "again.smsstate")), CopyOptions{}); !errors.Is(err, ErrMoved) {
 		t.Errorf("migrating a moved record again: %v", err)
 	}
 	// The copy is a working state: it refuses what the source refused.
@@ -78,16 +78,16 @@ func TestCopy(t *testing.T) {
 
 	// A target that records the campaign, not moved away, is refused.
 	other := filepath.Join(dir, "other.smsstate")
-	o, err := Open(ctx, other, Options{Campaign: "spring", NewState: true})
+	o, err := Open(ctx, MustParseLocation(other), Options{Campaign: "spring", NewState: true})
 	must(t, err)
 	recordOne(t, o)
 	must(t, o.Close())
-	if _, err := Copy(ctx, back, other, CopyOptions{}); !errors.Is(err, ErrTargetNotEmpty) {
+	if _, err := Copy(ctx, MustParseLocation(back), MustParseLocation(other), CopyOptions{}); !errors.Is(err, ErrTargetNotEmpty) {
 		t.Errorf("copy onto a live record: %v, want ErrTargetNotEmpty", err)
 	}
 	// Migrating back into the moved file is allowed: the file is live again,
 	// with the copy's record (serial+1), and the mark is on back alone.
-	c, err := Copy(ctx, back, file, CopyOptions{})
+	c, err := Copy(ctx, MustParseLocation(back), MustParseLocation(file), CopyOptions{})
 	must(t, err)
 	if c.Serial != serial+1 {
 		t.Errorf("back: %+v", c)
@@ -97,10 +97,10 @@ func TestCopy(t *testing.T) {
 		t.Errorf("after migrating back: moved %v serial %d", s.Moved(), s.Serial())
 	}
 	must(t, s.Close())
-	if _, err := Open(ctx, back, Options{Campaign: "spring"}); !errors.Is(err, ErrMoved) {
+	if _, err := Open(ctx, MustParseLocation(back), Options{Campaign: "spring"}); !errors.Is(err, ErrMoved) {
 		t.Errorf("back after migrating back: %v", err)
 	}
-	if _, err := Copy(ctx, filepath.Join(dir, "none.smsstate"), filepath.Join(dir, "x.smsstate"), CopyOptions{}); err == nil {
+	if _, err := Copy(ctx, MustParseLocation(filepath.Join(dir, "none.smsstate")), MustParseLocation(filepath.Join(dir, "x.smsstate")), CopyOptions{}); err == nil {
 		t.Error("copied a missing state")
 	}
 }

@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 
 // helperLock takes the lock, says so, and waits to be killed.
 func helperLock(path string) {
-	s, err := Open(context.Background(), path, Options{Campaign: "spring"})
+	s, err := Open(context.Background(), MustParseLocation(path), Options{Campaign: "spring"})
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)
@@ -50,7 +50,7 @@ func helperLock(path string) {
 // returns: from then on it must survive any kill.
 func helperRecord(path, run string) {
 	ctx := context.Background()
-	s, err := Open(ctx, path, Options{Campaign: "spring", LockTimeout: 10 * time.Second})
+	s, err := Open(ctx, MustParseLocation(path), Options{Campaign: "spring", LockTimeout: 10 * time.Second})
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)
@@ -121,7 +121,7 @@ func testLockOfKilledProcessIsFree(t *testing.T, b backend) {
 	if !out.Scan() || out.Text() != "locked" {
 		t.Fatalf("child: %q %v", out.Text(), out.Err())
 	}
-	_, err := Open(ctx, path, Options{Campaign: "spring"})
+	_, err := Open(ctx, MustParseLocation(path), Options{Campaign: "spring"})
 	var le *LockedError
 	if !errors.As(err, &le) || le.PID != cmd.Process.Pid {
 		t.Fatalf("while the child holds it: %v (child pid %d)", err, cmd.Process.Pid)
@@ -131,7 +131,7 @@ func testLockOfKilledProcessIsFree(t *testing.T, b backend) {
 	// The kernel released the lock with the process (closing its
 	// connection, which ends its PostgreSQL session): no timeout needed
 	// beyond the moment the server takes to see the socket closed.
-	s, err := Open(ctx, path, Options{Campaign: "spring", LockTimeout: 2 * time.Second})
+	s, err := Open(ctx, MustParseLocation(path), Options{Campaign: "spring", LockTimeout: 2 * time.Second})
 	must(t, err)
 	must(t, s.Close())
 }
@@ -184,12 +184,12 @@ func TestCrashSafety(t *testing.T) {
 		cmd.Wait()
 
 		// What plan sees, before any writer has recovered the WAL ...
-		r, err := OpenReadOnly(context.Background(), path, "")
+		r, err := OpenReadOnly(context.Background(), MustParseLocation(path), "")
 		must(t, err)
 		checkReported(t, r, run, reported)
 		must(t, r.Close())
 		// ... and what the next apply sees.
-		s, err := Open(ctx, path, Options{Campaign: "spring"})
+		s, err := Open(ctx, MustParseLocation(path), Options{Campaign: "spring"})
 		must(t, err)
 		checkReported(t, s, run, reported)
 		must(t, s.Close())

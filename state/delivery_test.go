@@ -55,7 +55,7 @@ func testDeliverySummary(t *testing.T, b backend) {
 	must(t, err)
 	s.Close()
 
-	ro, err := OpenSharedReadOnly(ctx, loc, "spring")
+	ro, err := OpenSharedReadOnly(ctx, MustParseLocation(loc), "spring")
 	must(t, err)
 	defer ro.Close()
 	sum, err := ro.DeliverySummary(ctx)

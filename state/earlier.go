@@ -13,7 +13,8 @@ import (
 // [EarlierStateError]): what plan shows first, so that a plan apply will
 // refuse never reads as a first send. None when the state records the
 // campaign, whose record is then the state.
-func EarlierSigns(ctx context.Context, loc, campaign string) ([]string, error) {
+func EarlierSigns(ctx context.Context, l Location, campaign string) ([]string, error) {
+	loc := l.Unmasked()
 	if IsPostgres(loc) {
 		return pgEarlierSigns(ctx, loc, campaign)
 	}

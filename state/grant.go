@@ -22,7 +22,8 @@ import (
 // privileges so that the tables a later smsform's migrations create, which
 // the location's user creates when it applies, are readable too. Run as
 // that user (or a superuser).
-func ReadOnlyGrants(loc, role string) ([]string, error) {
+func ReadOnlyGrants(l Location, role string) ([]string, error) {
+	loc := l.Unmasked()
 	if !IsPostgres(loc) {
 		return nil, fmt.Errorf("state %s is a file: a read-only role is for a PostgreSQL state (a file is read by whoever may read the file)", Redact(loc))
 	}
@@ -55,8 +56,9 @@ func ReadOnlyGrants(loc, role string) ([]string, error) {
 // Grant creates or migrates the state's schema at loc, as apply would, and
 // then runs [ReadOnlyGrants] in one transaction: role can read every table
 // of this smsform's schema and of the later ones.
-func Grant(ctx context.Context, loc, role string) error {
-	stmts, err := ReadOnlyGrants(loc, role)
+func Grant(ctx context.Context, l Location, role string) error {
+	loc := l.Unmasked()
+	stmts, err := ReadOnlyGrants(l, role)
 	if err != nil {
 		return err
 	}
@@ -101,7 +103,8 @@ func IsPermissionDenied(err error) bool {
 // Role is the role a PostgreSQL location connects as (its user, else
 // PGUSER's or the system user's, as libpq picks); "" for a file or a
 // location that does not parse.
-func Role(loc string) string {
+func Role(l Location) string {
+	loc := l.Unmasked()
 	if !IsPostgres(loc) {
 		return ""
 	}

@@ -6,7 +6,7 @@ import (
 )
 
 func TestReadOnlyGrants(t *testing.T) {
-	got, err := ReadOnlyGrants("postgres://apply:s3cret@db.example/sms?schema=team_a&sslmode=require", `plan"er`)
+	got, err := ReadOnlyGrants(MustParseLocation("postgres://apply:s3cret@db.example/sms?schema=team_a&sslmode=require"), `plan"er`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func TestReadOnlyGrants(t *testing.T) {
 	if strings.Contains(strings.Join(got, ""), "s3cret") {
 		t.Error("the SQL holds the password")
 	}
-	if got, _ := ReadOnlyGrants("host=db user=app dbname=x", "ro"); !strings.Contains(got[1], `SCHEMA "smsform" TO "ro"`) {
+	if got, _ := ReadOnlyGrants(MustParseLocation("host=db user=app dbname=x"), "ro"); !strings.Contains(got[1], `SCHEMA "smsform" TO "ro"`) {
 		t.Errorf("a keyword string's default schema: %v", got)
 	}
 	for loc, role := range map[string]string{
@@ -30,11 +30,11 @@ func TestReadOnlyGrants(t *testing.T) {
 		"postgres://apply@db/x":         " ",        // no role
 		"postgres://apply@db/x?schema=": "ro\nDROP", // a line break would end the printed comment
 	} {
-		if _, err := ReadOnlyGrants(loc, role); err == nil {
+		if _, err := ReadOnlyGrants(MustParseLocation(loc), role); err == nil {
 			t.Errorf("ReadOnlyGrants(%q, %q) = nil error", loc, role)
 		}
 	}
-	if r := Role("postgres://apply:pw@db/x"); r != "apply" {
+	if r := Role(MustParseLocation("postgres://apply:pw@db/x")); r != "apply" {
 		t.Errorf("Role = %q, want apply", r)
 	}
 }

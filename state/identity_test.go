@@ -30,16 +30,16 @@ func TestOneLockWhateverTheSpelling(t *testing.T) {
 	must(t, os.Chdir(dir))
 
 	for _, other := range []string{"link.smsstate", "sub/../sub/real.smsstate", filepath.Join("sub", "real.smsstate"), "jump/../real.smsstate"} {
-		holder, err := Open(ctx, real, Options{Campaign: "spring"})
+		holder, err := Open(ctx, MustParseLocation(real), Options{Campaign: "spring"})
 		must(t, err)
-		_, err = Open(ctx, other, Options{Campaign: "spring"})
+		_, err = Open(ctx, MustParseLocation(other), Options{Campaign: "spring"})
 		var le *LockedError
 		if !errors.As(err, &le) || !errors.Is(err, ErrLocked) || le.PID != os.Getpid() {
 			t.Errorf("%s while %s is held: %v, want the holder named", other, real, err)
 		}
 		must(t, holder.Close())
 		// Free once released, through that spelling too.
-		s, err := Open(ctx, other, Options{Campaign: "spring"})
+		s, err := Open(ctx, MustParseLocation(other), Options{Campaign: "spring"})
 		must(t, err)
 		must(t, s.Close())
 	}
@@ -59,11 +59,11 @@ func TestHardLinkRefused(t *testing.T) {
 	hard := filepath.Join(dir, "hard.smsstate")
 	must(t, os.Link(real, hard))
 	for _, name := range []string{real, hard} {
-		_, err := Open(ctx, name, Options{Campaign: "spring"})
+		_, err := Open(ctx, MustParseLocation(name), Options{Campaign: "spring"})
 		if !errors.Is(err, ErrHardLinks) || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "-samefile") {
 			t.Errorf("Open(%s) = %v, want the second name refused, naming the file and how to find the other", name, err)
 		}
-		_, err = OpenReadOnly(ctx, name, "spring")
+		_, err = OpenReadOnly(ctx, MustParseLocation(name), "spring")
 		if !errors.Is(err, ErrHardLinks) {
 			t.Errorf("OpenReadOnly(%s) = %v, want refused", name, err)
 		}
@@ -74,7 +74,7 @@ func TestHardLinkRefused(t *testing.T) {
 		}
 	}
 	must(t, os.Remove(hard))
-	s, err := Open(ctx, real, Options{Campaign: "spring"})
+	s, err := Open(ctx, MustParseLocation(real), Options{Campaign: "spring"})
 	must(t, err)
 	defer s.Close()
 	if got := recipients(t, s); len(got) != 1 {
@@ -90,7 +90,7 @@ func TestLockFileLinkIsNotFollowed(t *testing.T) {
 	must(t, os.WriteFile(target, []byte("keep me\n"), 0o600))
 	path := filepath.Join(dir, "c.smsstate")
 	must(t, os.Symlink(target, LockFile(path, "spring")))
-	_, err := Open(context.Background(), path, Options{Campaign: "spring"})
+	_, err := Open(context.Background(), MustParseLocation(path), Options{Campaign: "spring"})
 	if err == nil || !strings.Contains(err.Error(), "is a symbolic link") || !strings.Contains(err.Error(), "c.smsstate.spring.lock") {
 		t.Fatalf("Open = %v, want the link named and refused", err)
 	}
@@ -110,7 +110,7 @@ func TestNothingRecordedLeavesNothing(t *testing.T) { eachBackend(t, testNothing
 func testNothingRecordedLeavesNothing(t *testing.T, b backend) {
 	ctx := context.Background()
 	loc := b.loc(t)
-	s, err := Open(ctx, loc, Options{Campaign: "spring", Shared: true})
+	s, err := Open(ctx, MustParseLocation(loc), Options{Campaign: "spring", Shared: true})
 	must(t, err)
 	if s.Lineage() != "" || s.Serial() != 0 {
 		t.Errorf("unborn: lineage %q serial %d", s.Lineage(), s.Serial())
@@ -134,21 +134,21 @@ func testNothingRecordedLeavesNothing(t *testing.T, b backend) {
 		}
 	}
 	// Nothing left means no sign: a new state is started without --new-state.
-	s, err = Open(ctx, loc, Options{Campaign: "spring", Shared: true})
+	s, err = Open(ctx, MustParseLocation(loc), Options{Campaign: "spring", Shared: true})
 	must(t, err)
 	recordOne(t, s)
 	must(t, s.Close())
 	// Another campaign that records nothing leaves spring's record alone.
-	a, err := Open(ctx, loc, Options{Campaign: "autumn", Shared: true})
+	a, err := Open(ctx, MustParseLocation(loc), Options{Campaign: "autumn", Shared: true})
 	must(t, err)
 	must(t, a.Close())
-	r, err := OpenSharedReadOnly(ctx, loc, "spring")
+	r, err := OpenSharedReadOnly(ctx, MustParseLocation(loc), "spring")
 	must(t, err)
 	defer r.Close()
 	if r.Serial() != 1 || len(r.Lineage()) != 32 {
 		t.Errorf("spring after autumn's empty run: serial %d lineage %q", r.Serial(), r.Lineage())
 	}
-	if o, err := OpenSharedReadOnly(ctx, loc, "autumn"); err != nil || o.Lineage() != "" {
+	if o, err := OpenSharedReadOnly(ctx, MustParseLocation(loc), "autumn"); err != nil || o.Lineage() != "" {
 		t.Errorf("autumn: %v lineage %q", err, o.Lineage())
 	}
 }
@@ -158,9 +158,9 @@ func testNothingRecordedLeavesNothing(t *testing.T, b backend) {
 func TestSharedFileHoldsManyCampaigns(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "project.smsstate")
-	a, err := Open(ctx, path, Options{Campaign: "spring", Shared: true})
+	a, err := Open(ctx, MustParseLocation(path), Options{Campaign: "spring", Shared: true})
 	must(t, err)
-	b, err := Open(ctx, path, Options{Campaign: "autumn", Shared: true})
+	b, err := Open(ctx, MustParseLocation(path), Options{Campaign: "autumn", Shared: true})
 	must(t, err) // a second campaign of the file runs beside the first
 	must(t, a.RecordIntent(ctx, intent("a1", "+441")))
 	must(t, b.RecordIntent(ctx, intent("b1", "+441", "+442")))
@@ -172,17 +172,17 @@ func TestSharedFileHoldsManyCampaigns(t *testing.T) {
 	must(t, a.Close())
 	must(t, b.Close())
 	for name, want := range map[string]Status{"spring": Sent, "autumn": Failed} {
-		r, err := OpenSharedReadOnly(ctx, path, name)
+		r, err := OpenSharedReadOnly(ctx, MustParseLocation(path), name)
 		must(t, err)
 		if got := statuses(t, r); got["+441"] != want {
 			t.Errorf("%s: %v", name, got)
 		}
 		r.Close()
 	}
-	if _, err := OpenReadOnly(ctx, path, ""); err == nil || !strings.Contains(err.Error(), "holds 2 campaigns") {
+	if _, err := OpenReadOnly(ctx, MustParseLocation(path), ""); err == nil || !strings.Contains(err.Error(), "holds 2 campaigns") {
 		t.Errorf("no campaign named: %v", err)
 	}
-	if _, err := Open(ctx, path, Options{Campaign: "winter"}); !errors.Is(err, ErrLineage) {
+	if _, err := Open(ctx, MustParseLocation(path), Options{Campaign: "winter"}); !errors.Is(err, ErrLineage) {
 		t.Errorf("not shared: %v, want ErrLineage", err)
 	}
 }

@@ -161,6 +161,15 @@ func (l Location) WithoutPassword() string { return l.bare }
 // state, never for showing.
 func (l Location) Unmasked() string { return l.raw }
 
+// File is the path of a state file, as written; "" for a PostgreSQL
+// location (which [Location.Unmasked] alone gives whole).
+func (l Location) File() string {
+	if l.postgres {
+		return ""
+	}
+	return l.raw
+}
+
 // Redact is loc as it may be shown: [Location.String] of a string that
 // may not be a location.
 func Redact(loc string) string { return newLocation(loc).shown }
@@ -283,7 +292,8 @@ func ResolveFile(path string) (string, error) {
 // SameState reports whether a and b name the same state: the same file
 // (whatever the spelling of its path, hard links included), or the same
 // PostgreSQL database and schema (whatever the role and other options).
-func SameState(a, b string) (bool, error) {
+func SameState(la, lb Location) (bool, error) {
+	a, b := la.Unmasked(), lb.Unmasked()
 	if IsPostgres(a) != IsPostgres(b) {
 		return false, nil
 	}
@@ -312,4 +322,14 @@ func SameState(a, b string) (bool, error) {
 	fa, errA := os.Stat(ra)
 	fb, errB := os.Stat(rb)
 	return errA == nil && errB == nil && os.SameFile(fa, fb), nil
+}
+
+// MustParseLocation is [ParseLocation] of a location known to be good (a
+// test's, a constant's): it panics on one ParseLocation refuses.
+func MustParseLocation(s string) Location {
+	l, err := ParseLocation(s)
+	if err != nil {
+		panic(err)
+	}
+	return l
 }

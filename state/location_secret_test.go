@@ -68,13 +68,13 @@ func TestLocationNeverShowsPassword(t *testing.T) {
 				"%s": fmt.Sprintf("%s", l), "%q": fmt.Sprintf("%q", l), "struct %+v": fmt.Sprintf("%+v", struct{ L Location }{l}),
 				"struct %#v": fmt.Sprintf("%#v", struct{ L Location }{l}), "slog": logs.String(), "json": string(js),
 			}
-			if _, err := Open(ctx, raw, Options{Campaign: "spring"}); err != nil {
+			if _, err := Open(ctx, MustParseLocation(raw), Options{Campaign: "spring"}); err != nil {
 				outputs["Open"] = err.Error()
 			}
-			if _, err := OpenReadOnly(ctx, raw, "spring"); err != nil {
+			if _, err := OpenReadOnly(ctx, MustParseLocation(raw), "spring"); err != nil {
 				outputs["OpenReadOnly"] = err.Error()
 			}
-			if _, err := Campaigns(ctx, raw); err != nil {
+			if _, err := Campaigns(ctx, MustParseLocation(raw)); err != nil {
 				outputs["Campaigns"] = err.Error()
 			}
 			for what, out := range outputs {

@@ -78,7 +78,7 @@ func TestSameState(t *testing.T) {
 		{"postgres://a@db/x", "postgres://a@db/y", false},
 		{"postgres://a@db/x", real, false},
 	} {
-		got, err := SameState(tc.a, tc.b)
+		got, err := SameState(MustParseLocation(tc.a), MustParseLocation(tc.b))
 		if err != nil || got != tc.same {
 			t.Errorf("SameState(%s, %s) = %v, %v; want %v", tc.a, tc.b, got, err, tc.same)
 		}
@@ -89,5 +89,19 @@ func TestSameState(t *testing.T) {
 	os.Symlink("nowhere.smsstate", filepath.Join(dir, "dangling.smsstate"))
 	if _, err := ResolveFile(filepath.Join(dir, "dangling.smsstate")); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("dangling link: %v", err)
+	}
+}
+
+// File gives a state file's path, and nothing of a database: code that
+// needs a path cannot be handed a connection string, password and all.
+func TestLocationFile(t *testing.T) {
+	for _, tt := range []struct{ loc, want string }{
+		{"st/smsform.smsstate", "st/smsform.smsstate"},
+		{"postgres://sms:hunter2@db/sms", ""},
+		{"host=db dbname=sms password=hunter2", ""},
+	} {
+		if got := MustParseLocation(tt.loc).File(); got != tt.want {
+			t.Errorf("File() of %s = %q, want %q", MustParseLocation(tt.loc), got, tt.want)
+		}
 	}
 }

@@ -71,7 +71,7 @@ func TestReadOnlyReadsV1(t *testing.T) {
 	path := v1Copy(t)
 	before, _ := os.ReadFile(path)
 	want := v1Recipients(t)
-	r, err := OpenReadOnly(context.Background(), path, "")
+	r, err := OpenReadOnly(context.Background(), MustParseLocation(path), "")
 	must(t, err)
 	if r.Campaign() != "spring" || r.Serial() == 0 || len(r.Lineage()) != 32 {
 		t.Errorf("meta: %q %d %q", r.Campaign(), r.Serial(), r.Lineage())
@@ -107,7 +107,7 @@ func TestOpenMigratesV1(t *testing.T) {
 	ctx := context.Background()
 	path := v1Copy(t)
 	want := v1Recipients(t)
-	r, err := OpenReadOnly(context.Background(), path, "")
+	r, err := OpenReadOnly(context.Background(), MustParseLocation(path), "")
 	must(t, err)
 	lineage, serial := r.Lineage(), r.Serial()
 	var attemptsBefore []Attempt
@@ -297,7 +297,7 @@ func TestReadAndMigrateV2(t *testing.T) {
 	must(t, db.Close())
 	want := map[string]Status{"+441": Sent, "+442": Sent, "+443": InDoubt}
 
-	r, err := OpenReadOnly(ctx, path, "spring")
+	r, err := OpenReadOnly(ctx, MustParseLocation(path), "spring")
 	must(t, err)
 	if r.Lineage() != "0123456789abcdef0123456789abcdef" || r.Serial() != 3 || !mapsEqual(statuses(t, r), want) {
 		t.Errorf("read-only view of version 2: lineage %s serial %d %v", r.Lineage(), r.Serial(), statuses(t, r))
@@ -305,7 +305,7 @@ func TestReadAndMigrateV2(t *testing.T) {
 	if ok, err := r.PlanApplied(ctx, "plan-1"); !ok || err != nil {
 		t.Errorf("plan-1 applied: %v %v", ok, err)
 	}
-	if _, err := OpenReadOnly(ctx, path, "autumn"); !errors.Is(err, ErrLineage) {
+	if _, err := OpenReadOnly(ctx, MustParseLocation(path), "autumn"); !errors.Is(err, ErrLineage) {
 		t.Errorf("another campaign's view of a version 2 file: %v", err)
 	}
 	must(t, r.Close())

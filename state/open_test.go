@@ -75,8 +75,8 @@ func TestOpenRefusesWhatIsNotAState(t *testing.T) {
 				name string
 				fn   func() (*State, error)
 			}{
-				{"Open", func() (*State, error) { return Open(ctx, path, Options{Campaign: "spring"}) }},
-				{"OpenReadOnly", func() (*State, error) { return OpenReadOnly(context.Background(), path, "") }},
+				{"Open", func() (*State, error) { return Open(ctx, MustParseLocation(path), Options{Campaign: "spring"}) }},
+				{"OpenReadOnly", func() (*State, error) { return OpenReadOnly(context.Background(), MustParseLocation(path), "") }},
 			} {
 				s, err := open.fn()
 				if open.name == "OpenReadOnly" && tc.name == "folder missing" {
@@ -118,7 +118,7 @@ func TestOpenReadOnlyChangesNothing(t *testing.T) {
 	path := filepath.Join(dir, "spring.smsstate")
 
 	// Missing: an empty view, and nothing created.
-	r, err := OpenReadOnly(context.Background(), path, "")
+	r, err := OpenReadOnly(context.Background(), MustParseLocation(path), "")
 	must(t, err)
 	if r.Lineage() != "" || r.Serial() != 0 || r.Campaign() != "" {
 		t.Errorf("empty view: %q %d %q", r.Lineage(), r.Serial(), r.Campaign())
@@ -145,7 +145,7 @@ func TestOpenReadOnlyChangesNothing(t *testing.T) {
 
 	// Like plan: read everything, twice over, then close.
 	for range 2 {
-		r, err := OpenReadOnly(context.Background(), path, "")
+		r, err := OpenReadOnly(context.Background(), MustParseLocation(path), "")
 		must(t, err)
 		if r.Lineage() != s.Lineage() || r.Serial() != 2 || r.Campaign() != "spring" {
 			t.Errorf("view: %q %d %q", r.Lineage(), r.Serial(), r.Campaign())
@@ -172,12 +172,12 @@ func TestOpenReadOnlyWhileApplying(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s")
 	s := openTest(t, path)
 	must(t, s.RecordIntent(ctx, intent("b1", "+441")))
-	r, err := OpenReadOnly(context.Background(), path, "")
+	r, err := OpenReadOnly(context.Background(), MustParseLocation(path), "")
 	must(t, err)
 	defer r.Close()
 	must(t, s.RecordOutcome(ctx, "b1", Outcome{Status: Sent}))
 	// A new view sees every committed change, WAL included.
-	r2, err := OpenReadOnly(context.Background(), path, "")
+	r2, err := OpenReadOnly(context.Background(), MustParseLocation(path), "")
 	must(t, err)
 	defer r2.Close()
 	if r2.Serial() != 2 || statuses(t, r2)["+441"] != Sent {
@@ -194,10 +194,10 @@ func testLockConflict(t *testing.T, b backend) {
 	ctx := context.Background()
 	path := b.loc(t)
 	const run = "https://ci.example/acme/sms/runs/7"
-	s, err := Open(ctx, path, Options{Campaign: "spring", RunURL: run})
+	s, err := Open(ctx, MustParseLocation(path), Options{Campaign: "spring", RunURL: run})
 	must(t, err)
 	defer s.Close()
-	_, err = Open(ctx, path, Options{Campaign: "spring"})
+	_, err = Open(ctx, MustParseLocation(path), Options{Campaign: "spring"})
 	var le *LockedError
 	if !errors.As(err, &le) || !errors.Is(err, ErrLocked) {
 		t.Fatalf("second Open: %v, want *LockedError", err)
@@ -212,7 +212,7 @@ func testLockConflict(t *testing.T, b backend) {
 	}
 	if b.name == "postgres" {
 		// Another campaign of the same database is another lock.
-		a, err := Open(ctx, path, Options{Campaign: "autumn"})
+		a, err := Open(ctx, MustParseLocation(path), Options{Campaign: "autumn"})
 		must(t, err)
 		must(t, a.Close())
 	}
@@ -227,7 +227,7 @@ func testLockConflict(t *testing.T, b backend) {
 		released.Store(true)
 		s.Close()
 	}()
-	s2, err := Open(ctx, path, Options{Campaign: "spring", LockTimeout: time.Minute, LockWait: func(time.Duration) { close(waiting) }})
+	s2, err := Open(ctx, MustParseLocation(path), Options{Campaign: "spring", LockTimeout: time.Minute, LockWait: func(time.Duration) { close(waiting) }})
 	must(t, err)
 	if !released.Load() {
 		t.Errorf("got the lock before it was released")
@@ -236,7 +236,7 @@ func testLockConflict(t *testing.T, b backend) {
 	// (a lower bound: a loaded machine only waits longer).
 	waited := false
 	start := time.Now()
-	_, err = Open(ctx, path, Options{Campaign: "spring", LockTimeout: 200 * time.Millisecond, LockWait: func(time.Duration) { waited = true }})
+	_, err = Open(ctx, MustParseLocation(path), Options{Campaign: "spring", LockTimeout: 200 * time.Millisecond, LockWait: func(time.Duration) { waited = true }})
 	if !errors.As(err, &le) || !waited || time.Since(start) < 200*time.Millisecond {
 		t.Errorf("timed wait: %v after %v (said it waits: %v)", err, time.Since(start), waited)
 	}

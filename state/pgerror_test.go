@@ -24,7 +24,7 @@ func TestPostgresErrors(t *testing.T) {
 	recordOne(t, owner)
 	owner.Close()
 	must(t, pg.Admin(ctx, `DO $$ BEGIN CREATE ROLE smsform_reader LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`))
-	must(t, Grant(ctx, base, "smsform_reader"))
+	must(t, Grant(ctx, MustParseLocation(base), "smsform_reader"))
 	with := func(f func(u *url.URL)) string {
 		u, err := url.Parse(base)
 		must(t, err)
@@ -40,7 +40,7 @@ func TestPostgresErrors(t *testing.T) {
 		{"read-only role", with(func(u *url.URL) { u.User = url.User("smsform_reader") }), "role smsform_reader may not do this in the state's schema smsform", "grant-readonly may only plan"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Open(ctx, tc.loc, Options{Campaign: "spring"})
+			_, err := Open(ctx, MustParseLocation(tc.loc), Options{Campaign: "spring"})
 			var pe *PostgresError
 			if !errors.As(err, &pe) || !strings.Contains(pe.Cause, tc.cause) || !strings.Contains(pe.Hint(), tc.hint) {
 				t.Fatalf("Open = %v, want the cause %q and a hint naming %q", err, tc.cause, tc.hint)

@@ -41,11 +41,11 @@ func TestPostgresURLErrors(t *testing.T) {
 		{"postgres://ops:s3cret@db.example/sms?sslmode=sometimes", "sslmode"},
 		{"postgres://ops:s3cret@db.example:99999/sms", "xxxxx"},
 	} {
-		_, err := Open(ctx, tc.url, Options{Campaign: "spring"})
+		_, err := Open(ctx, MustParseLocation(tc.url), Options{Campaign: "spring"})
 		if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want an error with %q and no password", Redact(tc.url), err, tc.want)
 		}
-		_, err = OpenReadOnly(ctx, tc.url, "spring")
+		_, err = OpenReadOnly(ctx, MustParseLocation(tc.url), "spring")
 		if err == nil || strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("%s: read-only: got %v", Redact(tc.url), err)
 		}
@@ -60,7 +60,7 @@ func TestPostgresSchema(t *testing.T) {
 	db := pg.Database(t)
 	other := withParam(db, "schema", "sms_other")
 
-	r, err := OpenReadOnly(ctx, db, "spring")
+	r, err := OpenReadOnly(ctx, MustParseLocation(db), "spring")
 	must(t, err)
 	if r.Lineage() != "" || r.Serial() != 0 {
 		t.Fatalf("empty database: lineage %q serial %d", r.Lineage(), r.Serial())
@@ -70,7 +70,7 @@ func TestPostgresSchema(t *testing.T) {
 		t.Fatal("a read-only open created the schema")
 	}
 
-	s, err := Open(ctx, other, Options{Campaign: "spring"})
+	s, err := Open(ctx, MustParseLocation(other), Options{Campaign: "spring"})
 	must(t, err)
 	must(t, s.RecordIntent(ctx, intent("b1", "+441")))
 	must(t, s.Close())
@@ -78,12 +78,12 @@ func TestPostgresSchema(t *testing.T) {
 		t.Fatalf("%d attempts in schema sms_other, want 1", n)
 	}
 
-	_, err = Open(ctx, db, Options{Campaign: "spring"})
+	_, err = Open(ctx, MustParseLocation(db), Options{Campaign: "spring"})
 	var ee *EarlierStateError
 	if !errors.As(err, &ee) || !strings.Contains(err.Error(), "schema sms_other of this database records campaign \"spring\"") {
 		t.Fatalf("default schema: got %v, want a sign naming sms_other", err)
 	}
-	s, err = Open(ctx, db, Options{Campaign: "spring", NewState: true})
+	s, err = Open(ctx, MustParseLocation(db), Options{Campaign: "spring", NewState: true})
 	must(t, err)
 	recordOne(t, s)
 	must(t, s.Close())
@@ -146,7 +146,7 @@ func TestEarlierState(t *testing.T) {
 			if tc.name != "caller's sign" {
 				opts.Signs = nil
 			}
-			_, err := Open(ctx, loc, opts)
+			_, err := Open(ctx, MustParseLocation(loc), opts)
 			var ee *EarlierStateError
 			if !errors.As(err, &ee) || !errors.Is(err, ErrEarlierState) || !strings.Contains(err.Error(), tc.sign) {
 				t.Fatalf("got %v, want EarlierStateError with %q", err, tc.sign)
@@ -157,7 +157,7 @@ func TestEarlierState(t *testing.T) {
 				}
 			}
 			opts.NewState = true
-			s, err := Open(ctx, loc, opts)
+			s, err := Open(ctx, MustParseLocation(loc), opts)
 			must(t, err)
 			if s.Serial() != 0 {
 				t.Errorf("new state: serial %d", s.Serial())
@@ -167,15 +167,15 @@ func TestEarlierState(t *testing.T) {
 	}
 	// No sign: a first send just starts, also after a first apply was
 	// killed between taking the lock and creating the state.
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "spring.smsstate"), Options{Campaign: "spring"})
+	s, err := Open(ctx, MustParseLocation(filepath.Join(t.TempDir(), "spring.smsstate")), Options{Campaign: "spring"})
 	must(t, err)
 	must(t, s.Close())
 	p := filepath.Join(t.TempDir(), "spring.smsstate")
 	must(t, os.WriteFile(p+".lock", []byte(`{"host":"h","pid":1,"creating":true}`), 0o600))
-	s, err = Open(ctx, p, Options{Campaign: "spring"})
+	s, err = Open(ctx, MustParseLocation(p), Options{Campaign: "spring"})
 	must(t, err)
 	must(t, s.Close())
-	s, err = Open(ctx, pg.Database(t), Options{Campaign: "spring"})
+	s, err = Open(ctx, MustParseLocation(pg.Database(t)), Options{Campaign: "spring"})
 	must(t, err)
 	must(t, s.Close())
 }
@@ -188,7 +188,7 @@ func TestPostgresConnectionLost(t *testing.T) {
 	db := pg.Database(t)
 	for _, cut := range []string{"terminate", "restart"} {
 		t.Run(cut, func(t *testing.T) {
-			s, err := Open(ctx, db, Options{Campaign: "spring"})
+			s, err := Open(ctx, MustParseLocation(db), Options{Campaign: "spring"})
 			must(t, err)
 			defer s.Close()
 			must(t, s.RecordIntent(ctx, intent("b1-"+cut, "+441"+cut[:1])))
@@ -213,7 +213,7 @@ func TestPostgresConnectionLost(t *testing.T) {
 			// The server ends the terminated backend, and frees its lock,
 			// a moment after pg_terminate_backend returns: the next Open
 			// may wait for it, as an apply with --lock-timeout does.
-			s2, err := Open(ctx, db, Options{Campaign: "spring", LockTimeout: 10 * time.Second})
+			s2, err := Open(ctx, MustParseLocation(db), Options{Campaign: "spring", LockTimeout: 10 * time.Second})
 			must(t, err)
 			defer s2.Close()
 			if s2.Serial() != serial {
@@ -239,7 +239,7 @@ func TestPostgresConnectionLost(t *testing.T) {
 func TestPostgresCutDuringCommit(t *testing.T) {
 	ctx := context.Background()
 	db := pg.Database(t)
-	s, err := Open(ctx, db, Options{Campaign: "spring"})
+	s, err := Open(ctx, MustParseLocation(db), Options{Campaign: "spring"})
 	must(t, err)
 	defer s.Close()
 	must(t, s.RecordIntent(ctx, intent("b1", "+441")))
@@ -260,7 +260,7 @@ func TestPostgresCutDuringCommit(t *testing.T) {
 		t.Errorf("serial moved to %d on a failed commit", s.Serial())
 	}
 	execSQL(t, db, `DROP TRIGGER cut ON smsform.attempts`)
-	s2, err := Open(ctx, db, Options{Campaign: "spring", LockTimeout: 5 * time.Second})
+	s2, err := Open(ctx, MustParseLocation(db), Options{Campaign: "spring", LockTimeout: 5 * time.Second})
 	must(t, err)
 	defer s2.Close()
 	if got := statuses(t, s2); !mapsEqual(got, map[string]Status{"+441": Sent}) || s2.Serial() != serial {
@@ -280,11 +280,11 @@ func TestPostgresReadOnly(t *testing.T) {
 	must(t, s.Close())
 	name := strings.TrimPrefix(mustParse(t, db).Path, "/")
 	must(t, pg.Admin(ctx, "ALTER DATABASE "+name+" SET default_transaction_read_only = on"))
-	_, err := Open(ctx, db, Options{Campaign: "spring"})
+	_, err := Open(ctx, MustParseLocation(db), Options{Campaign: "spring"})
 	if err == nil || !strings.Contains(err.Error(), "read-only transaction") {
 		t.Fatalf("open of a read-only database: %v", err)
 	}
-	r, err := OpenReadOnly(ctx, db, "spring")
+	r, err := OpenReadOnly(ctx, MustParseLocation(db), "spring")
 	must(t, err)
 	if st := statuses(t, r); st["+441"] != InDoubt {
 		t.Errorf("read-only view: %v", st)
@@ -344,7 +344,7 @@ func TestPostgresMigratesV1(t *testing.T) {
 		INSERT INTO attempts (campaign_id, batch_id, state, body_hash, recipients, started_at, finished_at, phones)
 			SELECT id, 'b1', 'sent', 'h', 2, '2026-11-01T00:00:00Z', '2026-11-01T00:00:01Z', '["+441","+442"]' FROM campaigns;
 		INSERT INTO locks (campaign, host, pid, backend_pid, started_at, released_at) VALUES ('spring', 'h', 1, 1, now(), now());`)
-	if _, err := OpenReadOnly(ctx, db, "spring"); err == nil || !strings.Contains(err.Error(), "run any command that writes") {
+	if _, err := OpenReadOnly(ctx, MustParseLocation(db), "spring"); err == nil || !strings.Contains(err.Error(), "run any command that writes") {
 		t.Errorf("read-only view of version 1: %v", err)
 	}
 	s := openTest(t, db)

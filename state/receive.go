@@ -75,7 +75,8 @@ type recording struct {
 
 // OpenReceiver opens the project's state at loc to record reports and
 // replies; the state is created if missing, as apply would.
-func OpenReceiver(ctx context.Context, loc string, o ReceiverOptions) (*Receiver, error) {
+func OpenReceiver(ctx context.Context, l Location, o ReceiverOptions) (*Receiver, error) {
+	loc := l.Unmasked()
 	db, q, err := openControl(ctx, loc, "", true, true)
 	if err != nil {
 		return nil, err

@@ -15,7 +15,7 @@ import (
 // clock now; its intents consult no ledger (package ledger tests that).
 func openShared(t *testing.T, loc, campaign string, now func() time.Time) *State {
 	t.Helper()
-	s, err := Open(context.Background(), loc, Options{Campaign: campaign, Shared: true, Now: now})
+	s, err := Open(context.Background(), MustParseLocation(loc), Options{Campaign: campaign, Shared: true, Now: now})
 	must(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s
@@ -31,7 +31,7 @@ func testClock(t0 time.Time) (set func(time.Time), now func() time.Time) {
 // openReceiver opens a receiver on loc whose clock is now.
 func openReceiver(t *testing.T, loc string, now time.Time) *Receiver {
 	t.Helper()
-	r, err := OpenReceiver(context.Background(), loc, ReceiverOptions{Now: func() time.Time { return now }})
+	r, err := OpenReceiver(context.Background(), MustParseLocation(loc), ReceiverOptions{Now: func() time.Time { return now }})
 	must(t, err)
 	t.Cleanup(func() { r.Close() })
 	return r
@@ -115,7 +115,7 @@ func testReceiverReports(t *testing.T, b backend) {
 		}
 	}
 	s.Close()
-	ro, err := OpenSharedReadOnly(ctx, loc, "spring")
+	ro, err := OpenSharedReadOnly(ctx, MustParseLocation(loc), "spring")
 	must(t, err)
 	defer ro.Close()
 	recs := recipients(t, ro)
@@ -250,7 +250,7 @@ func testReceiverReclaim(t *testing.T, b backend) {
 	s := openShared(t, loc, "spring", now)
 	_, err := s.AdmitIntent(ctx, intent("b1", "+441", "+442"))
 	must(t, err)
-	first, err := OpenReceiver(ctx, loc, ReceiverOptions{Now: func() time.Time { return t0 }})
+	first, err := OpenReceiver(ctx, MustParseLocation(loc), ReceiverOptions{Now: func() time.Time { return t0 }})
 	must(t, err)
 	got, err := first.Record(ctx, []Report{{Phone: "+441", Delivery: Delivered, ProviderStatus: "DELIVERED", At: t0}}, nil)
 	must(t, err)
@@ -261,11 +261,11 @@ func testReceiverReclaim(t *testing.T, b backend) {
 	must(t, s.RecordOutcome(ctx, "b1", Outcome{Status: InDoubt, Reason: "timeout"}))
 	s.Close()
 	for range 2 {
-		r, err := OpenReceiver(ctx, loc, ReceiverOptions{Now: func() time.Time { return t0 }})
+		r, err := OpenReceiver(ctx, MustParseLocation(loc), ReceiverOptions{Now: func() time.Time { return t0 }})
 		must(t, err)
 		must(t, r.Close())
 	}
-	ro, err := OpenSharedReadOnly(ctx, loc, "spring")
+	ro, err := OpenSharedReadOnly(ctx, MustParseLocation(loc), "spring")
 	must(t, err)
 	defer ro.Close()
 	recs := recipients(t, ro)

@@ -250,7 +250,8 @@ func (s *State) recorded() bool { return s.id.Load() != 0 || s.unscoped }
 // it if needed, and locks it: no other Open of the same state succeeds
 // until Close. A missing state is created only when nothing suggests an
 // earlier one existed, or opts.NewState says to.
-func Open(ctx context.Context, loc string, opts Options) (*State, error) {
+func Open(ctx context.Context, l Location, opts Options) (*State, error) {
+	loc := l.Unmasked()
 	if err := CheckLocation(loc); err != nil {
 		return nil, err
 	}
@@ -265,15 +266,15 @@ func Open(ctx context.Context, loc string, opts Options) (*State, error) {
 // serial 0). campaign picks the record ("" when the state holds just one);
 // a file that is not a project's holds one campaign, and one of another name
 // is ErrLineage.
-func OpenReadOnly(ctx context.Context, loc, campaign string) (*State, error) {
-	return openReadOnly(ctx, loc, campaign, false)
+func OpenReadOnly(ctx context.Context, l Location, campaign string) (*State, error) {
+	return openReadOnly(ctx, l.Unmasked(), campaign, false)
 }
 
 // OpenSharedReadOnly is [OpenReadOnly] for a project's state (see
 // Options.Shared): a file that records other campaigns is read as an empty
 // view of this one, not refused.
-func OpenSharedReadOnly(ctx context.Context, loc, campaign string) (*State, error) {
-	return openReadOnly(ctx, loc, campaign, true)
+func OpenSharedReadOnly(ctx context.Context, l Location, campaign string) (*State, error) {
+	return openReadOnly(ctx, l.Unmasked(), campaign, true)
 }
 
 func openReadOnly(ctx context.Context, loc, campaign string, shared bool) (*State, error) {

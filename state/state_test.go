@@ -14,7 +14,7 @@ const hash = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 
 func openTest(t testing.TB, path string) *State {
 	t.Helper()
-	s, err := Open(context.Background(), path, Options{Campaign: "spring"})
+	s, err := Open(context.Background(), MustParseLocation(path), Options{Campaign: "spring"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +344,7 @@ func testMarkPlanApplied(t *testing.T, b backend) {
 	}
 	must(t, s.MarkPlanApplied(ctx, "plan-2"))
 	must(t, s.Close())
-	r, err := OpenReadOnly(context.Background(), path, "")
+	r, err := OpenReadOnly(context.Background(), MustParseLocation(path), "")
 	must(t, err)
 	defer r.Close()
 	for id, want := range map[string]bool{"plan-1": true, "plan-2": true, "plan-3": false} {
@@ -365,7 +365,7 @@ func testLineage(t *testing.T, b backend) {
 	if b.name == "postgres" {
 		// One database holds many campaigns: another name is another
 		// record, with its own lineage.
-		a, err := Open(ctx, path, Options{Campaign: "autumn"})
+		a, err := Open(ctx, MustParseLocation(path), Options{Campaign: "autumn"})
 		must(t, err)
 		recordOne(t, a)
 		s = openTest(t, path)
@@ -375,7 +375,7 @@ func testLineage(t *testing.T, b backend) {
 		must(t, a.Close())
 		return
 	}
-	_, err := Open(ctx, path, Options{Campaign: "autumn"})
+	_, err := Open(ctx, MustParseLocation(path), Options{Campaign: "autumn"})
 	if !errors.Is(err, ErrLineage) || !strings.Contains(err.Error(), `"spring"`) || !strings.Contains(err.Error(), `"autumn"`) {
 		t.Fatalf("got %v, want ErrLineage naming both campaigns", err)
 	}
@@ -466,7 +466,7 @@ func testClosed(t *testing.T, b backend) {
 	if err := s.RecordIntent(ctx, intent("b1", "+441")); !errors.Is(err, ErrClosed) {
 		t.Errorf("intent after close: %v", err)
 	}
-	r, err := OpenReadOnly(context.Background(), b.loc(t), "")
+	r, err := OpenReadOnly(context.Background(), MustParseLocation(b.loc(t)), "")
 	must(t, err)
 	if err := r.RecordIntent(ctx, intent("b1", "+441")); !errors.Is(err, ErrClosed) {
 		t.Errorf("intent on read-only view: %v", err)

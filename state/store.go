@@ -35,7 +35,8 @@ func (s *Store) Close() error {
 // OpenStore opens the project's state at loc for changes that take no lock
 // (opt-outs, replies, pruning), migrated to this build's schema; a missing
 // state is created when create says so, else its Store has no DB.
-func OpenStore(ctx context.Context, loc string, create bool) (*Store, error) {
+func OpenStore(ctx context.Context, l Location, create bool) (*Store, error) {
+	loc := l.Unmasked()
 	db, q, err := openControl(ctx, loc, "", true, create)
 	if err != nil {
 		return nil, err
@@ -45,8 +46,8 @@ func OpenStore(ctx context.Context, loc string, create bool) (*Store, error) {
 
 // ViewStore opens the project's state at loc to read, whatever campaigns it
 // holds, without creating or changing anything.
-func ViewStore(ctx context.Context, loc string) (*Store, error) {
-	st, err := openLedger(ctx, loc)
+func ViewStore(ctx context.Context, l Location) (*Store, error) {
+	st, err := openLedger(ctx, l.Unmasked())
 	if err != nil {
 		if st != nil {
 			st.Close()

@@ -395,7 +395,7 @@ func planAndState(ctx context.Context, campaignPath, statePath string, newState 
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := state.Open(ctx, statePath, state.Options{Campaign: c.Name, NewState: newState})
+	st, err := state.Open(ctx, state.MustParseLocation(statePath), state.Options{Campaign: c.Name, NewState: newState})
 	return p, st, err
 }
 

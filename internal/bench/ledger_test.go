@@ -63,7 +63,7 @@ type ledgerTables interface {
 // missing) with a ledger of size l around the campaign's numbers (E.164).
 func fillLedger(ctx context.Context, loc string, numbers []string, l ledgerSize, now time.Time) error {
 	// An empty change makes the state and its schema, as any command would.
-	if _, err := ledger.ChangeOptOuts(ctx, loc, nil); err != nil {
+	if _, err := ledger.ChangeOptOuts(ctx, state.MustParseLocation(loc), nil); err != nil {
 		return err
 	}
 	var db ledgerTables
@@ -365,7 +365,7 @@ func ledgerPlanRows(t *testing.T, ctx context.Context, smsform, dir string, g *t
 		}
 		emptyPath, emptyLoc := ledgerProject(t, dir, "ledger-empty-"+engine, g, emptyLoc)
 		fullPath, fullLoc := ledgerProject(t, dir, "ledger-full-"+engine, g, fullLoc)
-		if _, err := ledger.ChangeOptOuts(ctx, emptyLoc, nil); err != nil {
+		if _, err := ledger.ChangeOptOuts(ctx, state.MustParseLocation(emptyLoc), nil); err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()

@@ -81,7 +81,7 @@ func recordSentWithIDs(ctx context.Context, campaignPath, loc string, each func(
 	if err != nil {
 		return err
 	}
-	st, err := state.Open(ctx, loc, state.Options{Campaign: c.Name, Shared: true})
+	st, err := state.Open(ctx, state.MustParseLocation(loc), state.Options{Campaign: c.Name, Shared: true})
 	if err != nil {
 		return err
 	}
@@ -205,7 +205,7 @@ func receiveRows(t *testing.T, ctx context.Context, smsform, dir string, n, clie
 	url, stop := startReceive(t, smsform, proj)
 	rate := postAll(t, url, bodies, clients)
 	rss := stop()
-	st, err := state.OpenSharedReadOnly(ctx, loc, "receive")
+	st, err := state.OpenSharedReadOnly(ctx, state.MustParseLocation(loc), "receive")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func recordDirectRow(t *testing.T, ctx context.Context, dir string, g *testharne
 	}); err != nil {
 		t.Fatal(err)
 	}
-	rcv, err := state.OpenReceiver(ctx, loc, state.ReceiverOptions{})
+	rcv, err := state.OpenReceiver(ctx, state.MustParseLocation(loc), state.ReceiverOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,13 +90,15 @@ func runApply(ctx context.Context, env Env, f applyFlags, target string) error {
 	}
 	savedState := saved != nil && choice.source == fromDefault && saved.StatePath != ""
 	if savedState {
-		choice.loc = saved.StatePath
+		if choice.loc, err = state.ParseLocation(saved.StatePath); err != nil {
+			return fmt.Errorf("the state %s records: %w", target, err)
+		}
 	}
 	sp := choice.loc
 	if err := choice.makeFolder(); err != nil {
 		return err
 	}
-	next := nextStep{env: env, saved: saved, planFile: target, campaign: campaignPath, state: choice.shown(),
+	next := nextStep{env: env, saved: saved, planFile: target, campaign: campaignPath, state: choice.loc,
 		implicit: choice.source != fromFlag, savedState: savedState}
 	if saved == nil && !f.autoApprove {
 		if err := canConfirm(env, f.json, next); err != nil {
@@ -204,8 +206,8 @@ type nextStep struct {
 	saved    *planfile.Saved // nil when applying a campaign file
 	planFile string
 	campaign string
-	state    string // as shown: a URL's password masked
-	implicit bool   // the state was not named by --state: the next commands find it by themselves
+	state    state.Location
+	implicit bool // the state was not named by --state: the next commands find it by themselves
 	// savedState: the state is the one the saved plan records (nothing
 	// else names one), a URL without its password.
 	savedState bool
@@ -220,7 +222,7 @@ func (n nextStep) stateArg() string {
 	if n.implicit {
 		return ""
 	}
-	return " --state " + n.state
+	return " --state " + n.state.String()
 }
 
 // newPlan is the command that makes a new plan of the campaign.
@@ -288,7 +290,7 @@ func (n nextStep) tokenRefused(err error) error {
 
 // startError adds to an error from apply.Start what to do about it.
 // waited is how long it waited for the state's lock, loc where the state is.
-func (n nextStep) startError(err error, waited time.Duration, loc string) error {
+func (n nextStep) startError(err error, waited time.Duration, loc state.Location) error {
 	var refused *apply.PlanRefusedError
 	var noToken *apply.NoTokenError
 	switch {
@@ -344,7 +346,7 @@ func (n nextStep) runError(err error) error {
 			n.campaign, n.stateArg(), n.carryOn())
 	case errors.Is(err, apply.ErrStateRefused):
 		fix := fmt.Sprintf("make room on the disk that holds %s, or make it writable", n.state)
-		if state.IsPostgres(n.state) {
+		if n.state.IsPostgres() {
 			fix = fmt.Sprintf("check the database %s (reachable? full? read-only?)", n.state)
 		}
 		return withHint(err, "%s; nothing more was sent, and a batch whose end could not be written is in doubt (see %s): then %s", fix, list, n.carryOn())
@@ -460,8 +462,8 @@ func (n nextStep) whereFiles() string {
 // statePassword adds to an error opening the state a saved plan records,
 // a URL without its password, where the password comes from, when nothing
 // here supplies one.
-func (n nextStep) statePassword(err error, loc string) error {
-	if !n.savedState || !state.IsPostgres(loc) || libpqPassword(n.env) {
+func (n nextStep) statePassword(err error, loc state.Location) error {
+	if !n.savedState || !loc.IsPostgres() || libpqPassword(n.env) {
 		return err
 	}
 	return withHint(err, "the plan records the state's URL without its password: if the database wants one, set PGPASSWORD or a ~/.pgpass entry, or name the state with --state or %s", envState)

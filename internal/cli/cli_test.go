@@ -94,7 +94,7 @@ func TestStatePath(t *testing.T) {
 func TestFlagsBeforeOrAfterArguments(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.smsstate")
-	st, err := state.Open(context.Background(), path, state.Options{Campaign: "c"})
+	st, err := state.Open(context.Background(), state.MustParseLocation(path), state.Options{Campaign: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestUsageMistakes(t *testing.T) {
 func TestStateTakesGlobalFlagsBeforeItsSubcommand(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "c.smsstate")
-	st, err := state.Open(ctx, path, state.Options{Campaign: "c"})
+	st, err := state.Open(ctx, state.MustParseLocation(path), state.Options{Campaign: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}

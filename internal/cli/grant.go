@@ -59,7 +59,7 @@ func writeGrants(env Env, choice stateChoice, role string, stmts []string) error
 
 // readOnlyHint says what to do when a role may not read the state's schema:
 // a plan job's role that was never granted it.
-func readOnlyHint(err error, loc string) error {
+func readOnlyHint(err error, loc state.Location) error {
 	if !state.IsPermissionDenied(err) {
 		return err
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/words"
-	"github.com/smsform/smsform/state"
 )
 
 // initFiles is the project smsform init writes: a project file with a file
@@ -108,10 +107,10 @@ func makeStateFolder(dir string) error {
 		return fmt.Errorf("init: %w", err)
 	}
 	loc, err := projectState(p)
-	if err != nil || state.IsPostgres(loc) {
+	if err != nil || loc.IsPostgres() {
 		return err
 	}
-	if err := os.Mkdir(filepath.Dir(loc), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := os.Mkdir(filepath.Dir(loc.File()), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("init: %w", err)
 	}
 	return nil

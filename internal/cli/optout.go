@@ -19,6 +19,7 @@ import (
 	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/ledger"
 	"github.com/smsform/smsform/plan"
+	"github.com/smsform/smsform/state"
 )
 
 // Opt-outs concern people, not campaigns: they are kept in the project's
@@ -338,7 +339,7 @@ func (s *numberSet) skipped() string {
 }
 
 // currentOptOuts is the set of numbers opted out now in the state at loc.
-func currentOptOuts(ctx context.Context, loc string) (*e164.Map[struct{}], error) {
+func currentOptOuts(ctx context.Context, loc state.Location) (*e164.Map[struct{}], error) {
 	m := e164.NewMap[struct{}](0)
 	_, err := ledger.OptOuts(ctx, loc, func(o ledger.OptOut) error {
 		m.Ref(o.Phone)

@@ -340,8 +340,7 @@ func overBudget(err error, campaignPath string) (bool, error) {
 // check its campaign and state, and says what it saved: the plan's id and
 // the file's SHA-256, as a folder's manifest lists them.
 func savePlan(ctx context.Context, env Env, outFile string, r planned) (planfile.ManifestPlan, error) {
-	sp := r.choice.loc
-	loc, _ := state.ParseLocation(sp) // chooseState checked it
+	loc := r.choice.loc
 	// A password in the state's URL is never saved. Whether apply will
 	// have it again matters only when it came from --state: SMSFORM_STATE
 	// is in apply's environment as it is in plan's (the CI job's secret),
@@ -350,7 +349,7 @@ func savePlan(ctx context.Context, env Env, outFile string, r planned) (planfile
 	if r.choice.source == fromFlag && loc.HasPassword() && !libpqPassword(env) {
 		warnf(env, "the plan records the state URL without its password: apply %s needs it from --state, %s, PGPASSWORD or ~/.pgpass", outFile, envState)
 	}
-	saved, err := planfile.NewSaved(ctx, r.plan, Version, r.campaign.Path, state.WithoutPassword(sp), !state.IsPostgres(sp), r.campaign.Files())
+	saved, err := planfile.NewSaved(ctx, r.plan, Version, r.campaign.Path, loc.WithoutPassword(), !loc.IsPostgres(), r.campaign.Files())
 	if err != nil {
 		return planfile.ManifestPlan{}, err
 	}

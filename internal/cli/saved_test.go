@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/smsform/smsform/state"
 )
 
 // TestStatePasswordHint: when opening the state a saved plan records (a URL
@@ -36,7 +38,7 @@ func TestStatePasswordHint(t *testing.T) {
 			env := Env{Getenv: func(k string) string { return tt.env[k] }}
 			n := nextStep{env: env, savedState: tt.savedState}
 			cause := errors.New("connect: failed")
-			err := n.statePassword(cause, tt.loc)
+			err := n.statePassword(cause, state.MustParseLocation(tt.loc))
 			var h *HintError
 			if got := errors.As(err, &h); got != tt.hint {
 				t.Errorf("hint given: %v, want %v (%v)", got, tt.hint, err)

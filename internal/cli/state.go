@@ -47,8 +47,9 @@ func readTarget(env Env, pos []string, flag *pflag.Flag) (stateChoice, string, e
 	if len(pos) == 0 || !flag.Changed {
 		return stateTarget(env, pos, flag)
 	}
-	c := stateChoice{loc: stateFileIn(flag.Value.String()), source: fromFlag}
-	if err := state.CheckLocation(c.loc); err != nil {
+	c := stateChoice{source: fromFlag}
+	var err error
+	if c.loc, err = parseChoice(c, stateFileIn(flag.Value.String())); err != nil {
 		return c, "", err
 	}
 	camp, err := campaign.Load(pos[0])
@@ -247,8 +248,14 @@ func newStateMigrateCmd(env Env) *cobra.Command {
 			return withHint(fmt.Errorf("%w: state migrate needs --from and --to", ErrUsage),
 				"smsform state migrate campaign.yaml --from campaign.smsstate --to postgres://host/db")
 		}
-		m := migration{env: env, from: stateFileIn(*from), to: stateFileIn(*to),
-			opts: state.CopyOptions{LockTimeout: *lockTimeout, RunURL: runURL(env), By: actor(env)}}
+		m := migration{env: env, opts: state.CopyOptions{LockTimeout: *lockTimeout, RunURL: runURL(env), By: actor(env)}}
+		var err error
+		if m.from, err = parseChoice(stateChoice{source: "--from"}, stateFileIn(*from)); err != nil {
+			return err
+		}
+		if m.to, err = parseChoice(stateChoice{source: "--to"}, stateFileIn(*to)); err != nil {
+			return err
+		}
 		if len(pos) == 0 {
 			return m.whole(ctx)
 		}
@@ -292,7 +299,7 @@ func (m migration) rest(ctx context.Context) {
 			what = fmt.Sprintf("%s (%s) and %s", words.N(len(left), "other campaign", "other campaigns"), strings.Join(left, ", "), what)
 		}
 		fmt.Fprintf(m.env.Stderr, "hint: %s still holds %s: carry them over with smsform state migrate --from %s --to %s before the project file names the copy\n",
-			state.Redact(m.from), what, shellWord(state.Redact(m.from)), shellWord(state.Redact(m.to)))
+			m.from, what, shellWord(m.from.String()), shellWord(m.to.String()))
 		return
 	}
 	m.useIt()
@@ -302,7 +309,7 @@ func (m migration) rest(ctx context.Context) {
 // named) every campaign of a state and the project's ledger.
 type migration struct {
 	env      Env
-	from, to string
+	from, to state.Location
 	opts     state.CopyOptions
 }
 
@@ -317,9 +324,9 @@ func (m migration) campaign(ctx context.Context) error {
 		return movedError(err)
 	}
 	fmt.Fprintf(m.env.Stdout, "Copied campaign %s (lineage %s, serial %d) from %s to %s: %s, %s sent, %s failed, %s in doubt, %s; checked; %s is marked moved.\n",
-		c.Campaign, c.Lineage, c.Serial, state.Redact(m.from), state.Redact(m.to), words.N(c.Attempts, "attempt", "attempts"),
+		c.Campaign, c.Lineage, c.Serial, m.from, m.to, words.N(c.Attempts, "attempt", "attempts"),
 		words.Count(c.Counts[state.Sent]), words.Count(c.Counts[state.Failed]), words.Count(c.Counts[state.InDoubt]), words.N(c.Plans, "applied plan", "applied plans"),
-		state.Redact(m.from))
+		m.from)
 	return nil
 }
 
@@ -340,7 +347,7 @@ func (m migration) whole(ctx context.Context) error {
 		return err
 	}
 	// Several campaigns go into a state that holds several.
-	m.opts.Shared = len(cs) > 1 || state.IsPostgres(m.to)
+	m.opts.Shared = len(cs) > 1 || m.to.IsPostgres()
 	if p, err := campaign.ProjectFor("."); err == nil && p != nil && p.State != "" {
 		if declared, err := projectState(p); err == nil {
 			if same, _ := state.SameState(m.to, declared); same {
@@ -350,7 +357,7 @@ func (m migration) whole(ctx context.Context) error {
 	}
 	for _, c := range cs {
 		if c.Moved {
-			fmt.Fprintf(m.env.Stdout, "Campaign %s moved away from %s before: passed over.\n", c.Name, state.Redact(m.from))
+			fmt.Fprintf(m.env.Stdout, "Campaign %s moved away from %s before: passed over.\n", c.Name, m.from)
 			continue
 		}
 		m.opts.Campaign = c.Name
@@ -364,13 +371,13 @@ func (m migration) whole(ctx context.Context) error {
 	}
 	switch {
 	case l.Already:
-		fmt.Fprintf(m.env.Stdout, "The project's ledger at %s is already the one at %s: nothing more to copy.\n", state.Redact(m.to), state.Redact(m.from))
+		fmt.Fprintf(m.env.Stdout, "The project's ledger at %s is already the one at %s: nothing more to copy.\n", m.to, m.from)
 	case l.OptOutChanges+l.CapNumbers > 0:
 		fmt.Fprintf(m.env.Stdout, "Copied the project's ledger from %s to %s: %s (%s opted out now), %s in the frequency cap's index; checked.\n",
-			state.Redact(m.from), state.Redact(m.to), words.N(l.OptOutChanges, "opt-out change", "opt-out changes"),
+			m.from, m.to, words.N(l.OptOutChanges, "opt-out change", "opt-out changes"),
 			words.N(l.OptedOut, "number", "numbers"), words.N(l.CapNumbers, "number", "numbers"))
 	case len(cs) == 0:
-		return fmt.Errorf("state migrate: %s records no campaign and no opt-out: nothing to copy", state.Redact(m.from))
+		return fmt.Errorf("state migrate: %s records no campaign and no opt-out: nothing to copy", m.from)
 	}
 	m.useIt()
 	return nil
@@ -404,7 +411,7 @@ func newStateWhereCmd(env Env) *cobra.Command {
 			return err
 		}
 		w := report.StateWhere{Campaign: c.Name, Location: choice.shown(), From: choice.from(), Source: choice.source, Shared: choice.shared,
-			Postgres: state.IsPostgres(choice.loc)}
+			Postgres: choice.loc.IsPostgres()}
 		if choice.project != nil {
 			w.Project = choice.project.Path
 		}

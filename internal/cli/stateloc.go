@@ -37,7 +37,7 @@ const (
 // place that decides it, so that every command agrees, and errors and
 // `state where` can say where the value came from.
 type stateChoice struct {
-	loc    string // for the state package: a file path or a PostgreSQL location
+	loc    state.Location
 	source string // fromFlag, fromEnv, fromProject or fromDefault
 	// shared: the project's state, which holds every campaign of the
 	// project (state.Options.Shared).
@@ -58,7 +58,7 @@ func (c stateChoice) from() string {
 }
 
 // shown is the location as messages show it: a password masked.
-func (c stateChoice) shown() string { return state.Redact(c.loc) }
+func (c stateChoice) shown() string { return c.loc.String() }
 
 // chooseState decides the state of the campaign file at campaignPath:
 // --state, else $SMSFORM_STATE, else the project file's state, else the file
@@ -73,8 +73,8 @@ func chooseState(env Env, campaignPath string, flag *pflag.Flag) (stateChoice, e
 		return stateChoice{}, err
 	}
 	c := stateChoice{project: proj, beside: statePath(campaignPath, ""), source: fromDefault}
-	c.loc = c.beside
-	declared := ""
+	raw := c.beside
+	var declared state.Location
 	if proj != nil && proj.State != "" {
 		if declared, err = projectState(proj); err != nil {
 			return stateChoice{}, err
@@ -83,15 +83,16 @@ func chooseState(env Env, campaignPath string, flag *pflag.Flag) (stateChoice, e
 	}
 	switch {
 	case flag != nil && flag.Changed:
-		c.loc, c.source = stateFileIn(flag.Value.String()), fromFlag
+		raw, c.source = stateFileIn(flag.Value.String()), fromFlag
 	case env.Getenv(envState) != "":
-		c.loc, c.source = stateFileIn(env.Getenv(envState)), fromEnv
+		raw, c.source = stateFileIn(env.Getenv(envState)), fromEnv
 	}
-	if err := state.CheckLocation(c.loc); err != nil {
-		return stateChoice{}, withHint(fmt.Errorf("%s: %w", c.from(), err),
-			"name a state file (a path), a postgres:// URL or a libpq keyword string (host=… dbname=…)")
+	if c.source != fromProject {
+		if c.loc, err = parseChoice(c, raw); err != nil {
+			return stateChoice{}, err
+		}
 	}
-	if declared == "" || c.source == fromProject {
+	if declared.IsZero() || c.source == fromProject {
 		return c, nil
 	}
 	same, err := state.SameState(c.loc, declared)
@@ -100,33 +101,45 @@ func chooseState(env Env, campaignPath string, flag *pflag.Flag) (stateChoice, e
 	}
 	if !same {
 		return stateChoice{}, withHint(fmt.Errorf("%s names the state %s, but the project file %s names %s: a campaign keeps one ledger",
-			c.from(), c.shown(), proj.Path, state.Redact(declared)),
+			c.from(), c.shown(), proj.Path, declared),
 			"unset %s (and leave out --state): the project file says where the state is; to use another role, name the same database", envState)
 	}
 	c.shared = true
 	return c, nil
 }
 
-// projectState is the project file's state as the state package takes it:
-// a PostgreSQL location as written, a path against the project's folder; a
-// folder (existing, or written with a trailing /) holds the project's file.
-func projectState(p *campaign.Project) (string, error) {
-	loc := p.State
-	if err := state.CheckLocation(loc); err != nil {
-		return "", &campaign.Error{File: p.Path, Line: p.StateLine, Field: "state", Msg: err.Error(),
+// parseChoice parses raw, the location c's source gave.
+func parseChoice(c stateChoice, raw string) (state.Location, error) {
+	loc, err := state.ParseLocation(raw)
+	if err != nil {
+		return loc, withHint(fmt.Errorf("%s: %w", c.from(), err),
+			"name a state file (a path), a postgres:// URL or a libpq keyword string (host=… dbname=…)")
+	}
+	return loc, nil
+}
+
+// projectState is the project file's state: a PostgreSQL location as
+// written, a path against the project's folder; a folder (existing, or
+// written with a trailing /) holds the project's file.
+func projectState(p *campaign.Project) (state.Location, error) {
+	loc, err := state.ParseLocation(p.State)
+	if err != nil {
+		return loc, &campaign.Error{File: p.Path, Line: p.StateLine, Field: "state", Msg: err.Error(),
 			Hint: "name a folder (or file) for the state, relative to the project file, or a PostgreSQL database"}
 	}
-	if state.IsPostgres(loc) {
+	if loc.IsPostgres() {
 		return loc, nil
 	}
-	path := loc
+	path := p.State
 	if !filepath.IsAbs(path) {
 		path = realpath.Join(p.Dir, path)
 	}
-	if strings.HasSuffix(loc, "/") { // a folder as written (Join drops the /)
-		return filepath.Join(path, projectStateFile), nil
+	if strings.HasSuffix(p.State, "/") { // a folder as written (Join drops the /)
+		path = filepath.Join(path, projectStateFile)
+	} else {
+		path = stateFileIn(path)
 	}
-	return stateFileIn(path), nil
+	return state.ParseLocation(path)
 }
 
 // stateFileIn is the state a file location names: a folder (existing, or
@@ -148,10 +161,10 @@ func stateFileIn(loc string) string {
 // (plan, which writes nothing, reads it as empty). Any other location must
 // exist: a mistyped --state must not become a new, empty ledger.
 func (c stateChoice) makeFolder() error {
-	if c.source != fromProject || state.IsPostgres(c.loc) {
+	if c.source != fromProject || c.loc.IsPostgres() {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(c.loc), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(c.loc.File()), 0o700); err != nil {
 		return fmt.Errorf("make the project's state folder (state in %s:%d): %w", c.project.Path, c.project.StateLine, err)
 	}
 	return nil
@@ -164,11 +177,13 @@ func chooseStateFor(env Env, pos []string, flag *pflag.Flag) (stateChoice, error
 		return chooseState(env, pos[0], flag)
 	}
 	c := stateChoice{source: fromFlag}
+	var err error
 	switch {
 	case flag.Changed:
-		c.loc = stateFileIn(flag.Value.String())
+		c.loc, err = parseChoice(c, stateFileIn(flag.Value.String()))
 	case env.Getenv(envState) != "":
-		c.loc, c.source = stateFileIn(env.Getenv(envState)), fromEnv
+		c.source = fromEnv
+		c.loc, err = parseChoice(c, stateFileIn(env.Getenv(envState)))
 	default:
 		// Inside a project, its state: the one every campaign of it uses.
 		p, err := campaign.ProjectFor(".")
@@ -183,7 +198,7 @@ func chooseStateFor(env Env, pos []string, flag *pflag.Flag) (stateChoice, error
 		}
 		c.project, c.source, c.shared = p, fromProject, true
 	}
-	return c, state.CheckLocation(c.loc)
+	return c, err
 }
 
 // openView opens the choice's state read-only for the campaign name.
@@ -266,7 +281,7 @@ func (c stateChoice) splitWords(err error, campaignPath string) error {
 		return err
 	}
 	return &splitLedgerError{SplitLedgerError: se, from: c.from(), campaignPath: campaignPath,
-		to: shellWord(state.Redact(state.WithoutPassword(c.loc)))}
+		to: shellWord(c.loc.WithoutPassword())}
 }
 
 // splitLedgerError is a *ledger.SplitLedgerError said with where the state
@@ -344,7 +359,7 @@ func (c stateChoice) noRecord(ctx context.Context, name string) error {
 	const hint = "apply the campaign first, or name the state with --state"
 	cs, cerr := state.Campaigns(ctx, c.loc)
 	ledger, lerr := ledger.SizeOf(ctx, c.loc)
-	found := cerr == nil && len(cs) > 0 || lerr == nil && !ledger.Empty() || !state.IsPostgres(c.loc) && exists(c.loc)
+	found := cerr == nil && len(cs) > 0 || lerr == nil && !ledger.Empty() || !c.loc.IsPostgres() && exists(c.loc.File())
 	if !found {
 		return withHint(fmt.Errorf("no state at %s", c.shown()), hint)
 	}
@@ -405,9 +420,9 @@ func exists(path string) bool {
 }
 
 // earlierStateHint says what to do about an *state.EarlierStateError.
-func earlierStateHint(err error, loc string) error {
+func earlierStateHint(err error, loc state.Location) error {
 	where := "restore the file (or point --state at it)"
-	if state.IsPostgres(loc) {
+	if loc.IsPostgres() {
 		where = "point --state (or " + envState + ") at the database and schema that hold it"
 	}
 	return withHint(err, "if the earlier state exists, %s; if it is really lost, check with the provider who was messaged before anyone is messaged again: only then pass --new-state", where)

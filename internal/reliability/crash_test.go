@@ -268,7 +268,7 @@ func resolveByOutbox(t *testing.T, p *project) int {
 	for _, m := range p.srv.Messages() {
 		delivered[m.To] = true
 	}
-	st, err := state.Open(ctx, p.statePath(), state.Options{Campaign: p.name, LockTimeout: 10 * time.Second, Shared: p.shared})
+	st, err := state.Open(ctx, state.MustParseLocation(p.statePath()), state.Options{Campaign: p.name, LockTimeout: 10 * time.Second, Shared: p.shared})
 	if err != nil {
 		t.Fatal(err)
 	}

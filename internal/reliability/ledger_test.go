@@ -147,13 +147,13 @@ func (lp *ledgerProject) accountBodies(t *testing.T, bodyOf func(string) string)
 		}
 	}
 	opted := map[string]bool{}
-	if _, err := ledger.OptOuts(ctx, lp.loc, func(o ledger.OptOut) error { opted[o.Phone] = true; return nil }); err != nil {
+	if _, err := ledger.OptOuts(ctx, state.MustParseLocation(lp.loc), func(o ledger.OptOut) error { opted[o.Phone] = true; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	var tl ledgerTally
 	for name, phones := range lp.lists {
 		rec := map[string]state.Status{}
-		st, err := state.OpenSharedReadOnly(ctx, lp.loc, name)
+		st, err := state.OpenSharedReadOnly(ctx, state.MustParseLocation(lp.loc), name)
 		if err != nil {
 			t.Fatal(err)
 		}

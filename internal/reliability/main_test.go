@@ -263,7 +263,7 @@ func (p *project) tally() testharness.Tally {
 	if p.shared {
 		open = state.OpenSharedReadOnly
 	}
-	st, err := open(context.Background(), p.statePath(), p.name)
+	st, err := open(context.Background(), state.MustParseLocation(p.statePath()), p.name)
 	if err != nil {
 		p.t.Fatal(err)
 	}

@@ -609,7 +609,7 @@ func report(t *testing.T, faults []fault, results []figures) {
 // inDoubtPhones lists the recipients the project's state holds in doubt.
 func inDoubtPhones(t *testing.T, p *project) []string {
 	t.Helper()
-	st, err := state.OpenReadOnly(context.Background(), p.statePath(), p.name)
+	st, err := state.OpenReadOnly(context.Background(), state.MustParseLocation(p.statePath()), p.name)
 	if err != nil {
 		t.Fatal(err)
 	}

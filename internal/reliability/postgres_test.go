@@ -159,7 +159,7 @@ func killHolder(t *testing.T, p *project, batches int) []string {
 	<-done
 	p.srv.OnSend(nil)
 	start := time.Now()
-	st, err := state.Open(context.Background(), p.stateURL, state.Options{Campaign: p.name, LockTimeout: 5 * time.Second})
+	st, err := state.Open(context.Background(), state.MustParseLocation(p.stateURL), state.Options{Campaign: p.name, LockTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatalf("right after the holder was killed: %v", err)
 	}
@@ -215,7 +215,7 @@ func databaseFull(t *testing.T, p *project, batches int) []string {
 	admin(t, "ALTER DATABASE "+dbName(t, db)+" SET TABLESPACE "+ts)
 	p.usePostgres(db)
 	// The schema and the campaign's record, then the room left shrunk.
-	st, err := state.Open(context.Background(), db, state.Options{Campaign: p.name})
+	st, err := state.Open(context.Background(), state.MustParseLocation(db), state.Options{Campaign: p.name})
 	if err != nil {
 		t.Fatal(err)
 	}

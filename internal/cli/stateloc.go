@@ -432,7 +432,7 @@ func earlierStateHint(err error, loc state.Location) error {
 // how long this run already waited for it.
 func lockedHint(err error, waited time.Duration) error {
 	if waited > 0 {
-		return withHint(err, "it was still held after waiting %s: let that apply finish, then run this again (or wait longer with a larger --lock-timeout)", waited)
+		return withHint(err, "it was still held after waiting %s: let that apply finish, then run this again (or wait longer with a larger --lock-timeout)", words.Duration(waited))
 	}
 	return withHint(err, "wait for that apply to finish, or pass --lock-timeout 10m to wait for it")
 }
@@ -441,6 +441,6 @@ func lockedHint(err error, waited time.Duration) error {
 // --lock-timeout lets this command wait for it: a wait is never silent.
 func sayLockWait(env Env) func(time.Duration) {
 	return func(timeout time.Duration) {
-		fmt.Fprintf(env.Stderr, "smsform: the state is locked by another run; waiting up to %s for it (--lock-timeout)\n", timeout)
+		fmt.Fprintf(env.Stderr, "smsform: the state is locked by another run; waiting up to %s for it (--lock-timeout)\n", words.Duration(timeout))
 	}
 }

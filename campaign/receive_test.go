@@ -1,6 +1,8 @@
 package campaign
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -8,45 +10,41 @@ import (
 	"github.com/smsform/smsform/internal/mapping"
 )
 
-// sandboxProject is the project file docs/sandbox.md gives for the
-// sandbox's reports and replies.
-const sandboxProject = `version: 1
-state: .smsform/
-provider:
-  results:
-    list: /messages
-    number: /to
-    id: /message_id
-    outcome: sent
-  reports:
-    id: /message_id
-    number: /to
-    status: /status
-    reason: /reason
-    at: /at
-    delivered: [DELIVERED]
-    undelivered: [UNDELIVERED]
-  replies:
-    number: /from
-    text: /text
-    at: /at
-receive:
-  auth: hmac-sha256
-  header: X-Smsform-Signature
-`
+// sandboxProject is the project file of examples/delivery (make demo's),
+// the one docs/sandbox.md gives for the sandbox's reports and replies (a
+// test of internal/testharness keeps the two the same), and the line of
+// each of its keys.
+func sandboxProject(t *testing.T) (text string, line func(key string) int) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "examples", "delivery", ProjectFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text = string(b)
+	return text, func(key string) int {
+		for i, l := range strings.Split(text, "\n") {
+			if l == key {
+				return i + 1
+			}
+		}
+		t.Fatalf("no line %q in the example", key)
+		return 0
+	}
+}
 
 // TestProjectReceive: the project file's reports and replies mappings and
 // its receive: block are read as written.
 func TestProjectReceive(t *testing.T) {
 	dir := t.TempDir()
-	write(t, dir, map[string]string{"smsform.yaml": sandboxProject})
+	project, line := sandboxProject(t)
+	write(t, dir, map[string]string{"smsform.yaml": project})
 	p, err := LoadProject(filepath.Join(dir, "smsform.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := p.Reports
 	if r == nil || r.List != nil || r.ID.String() != "/message_id" || r.Number.String() != "/to" || r.Status.String() != "/status" ||
-		r.Reason.String() != "/reason" || r.At.String() != "/at" || r.Where != filepath.Join(dir, "smsform.yaml")+":9" {
+		r.Reason.String() != "/reason" || r.At.String() != "/at" || r.Where != fmt.Sprintf("%s:%d", filepath.Join(dir, "smsform.yaml"), line("  reports:")) {
 		t.Fatalf("reports: %+v", r)
 	}
 	if r.DeliveryOf(mapping.StringValue("DELIVERED")) != mapping.Delivered || r.DeliveryOf(mapping.StringValue("UNDELIVERED")) != mapping.Undelivered ||
@@ -56,7 +54,7 @@ func TestProjectReceive(t *testing.T) {
 	if q := p.Replies; q == nil || q.Number.String() != "/from" || q.Text.String() != "/text" || q.At.String() != "/at" || q.List != nil {
 		t.Errorf("replies: %+v", q)
 	}
-	if rc := p.Receive; rc == nil || rc.Auth != AuthHMAC || rc.Header != "X-Smsform-Signature" || rc.StopWords != nil || rc.Line != 21 {
+	if rc := p.Receive; rc == nil || rc.Auth != AuthHMAC || rc.Header != "X-Smsform-Signature" || rc.StopWords != nil || rc.Line != line("receive:") {
 		t.Errorf("receive: %+v", rc)
 	}
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -20,7 +21,21 @@ type PostgresError struct {
 	Err   error // the driver's
 }
 
-func (e *PostgresError) Error() string { return e.Cause + " (" + e.Err.Error() + ")" }
+func (e *PostgresError) Error() string { return e.Cause + " (" + driverWords(e.Err.Error()) + ")" }
+
+// driverWords is the driver's message on one line: pgx lists each address
+// it tried on a line of its own, and the same address twice when it tried
+// with TLS and then without; each line is said once.
+func driverWords(msg string) string {
+	var lines []string
+	for _, l := range strings.Split(msg, "\n") {
+		l = strings.TrimSpace(l)
+		if l != "" && !slices.Contains(lines, l) {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, " ")
+}
 func (e *PostgresError) Unwrap() error { return e.Err }
 
 // Hint says what to set or do.

@@ -48,6 +48,11 @@ func TestPostgresErrors(t *testing.T) {
 			if !strings.Contains(err.Error(), "(") || pe.Err == nil {
 				t.Errorf("the driver's words are not kept: %v", err)
 			}
+			// One line, each of the driver's lines once (pgx repeats an
+			// address it tried with TLS and then without).
+			if msg := err.Error(); strings.Contains(msg, "\n") || strings.Count(msg, "dial error") > 1 {
+				t.Errorf("the driver's words are not said once, on one line: %q", msg)
+			}
 		})
 	}
 	target, err := parsePostgres("postgres://sms@db.example:5433/camp")

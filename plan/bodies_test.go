@@ -21,8 +21,12 @@ func spillAll(t *testing.T) {
 }
 
 // TestSpoolReadsBack writes texts past the spill point and reads them back
-// in order, backwards and by jumps, as the plan's outputs do.
+// in order, backwards and by jumps, as the plan's outputs do; in memory,
+// texts cross from one piece to the next.
 func TestSpoolReadsBack(t *testing.T) {
+	old := pieceSize
+	pieceSize = 1000
+	t.Cleanup(func() { pieceSize = old })
 	for _, spill := range []bool{false, true} {
 		t.Run(fmt.Sprintf("spilled=%v", spill), func(t *testing.T) {
 			if spill {

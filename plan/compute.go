@@ -460,7 +460,10 @@ func (b *builder) settle() {
 	// to send are compacted in place at the front of b.phones, their
 	// group in b.bodyOf.
 	groupOf := make([]int32, b.bodies.len()) // group+1 of each body, 0 for none yet
-	var counts []int32
+	// At most a group a body: sized once, not grown (and copied) a
+	// million times over in a personalised campaign.
+	counts := make([]int32, 0, b.bodies.len())
+	b.groups.bodies = make([]int32, 0, b.bodies.len())
 	sorted := true // every group's recipients already follow each other
 	last, n := int32(0), 0
 	b.toSend, b.spent = tally{}, tally{}

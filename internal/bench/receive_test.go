@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -341,4 +342,34 @@ func postAll(t *testing.T, url string, bodies [][]byte, clients int) float64 {
 		t.Fatalf("%d of %d posts not answered 200: %v", failed.Load(), len(bodies), firstErr.Load())
 	}
 	return float64(len(bodies)) / wall.Seconds()
+}
+
+var (
+	importScale = flag.Int("bench.import", 0, "run only the reports import row (TestBenchImport) at this many recipients")
+	importKeep  = flag.String("bench.keep", "", "TestBenchImport: build its project in this folder and keep it, to run the import again by hand")
+)
+
+// TestBenchImport is the reports import row of make bench alone, at the
+// scale -bench.import asks (skipped without it): the row is the slowest
+// to set up, and tuning the import needs it run, and profiled, on its
+// own.
+func TestBenchImport(t *testing.T) {
+	if *importScale <= 0 {
+		t.Skip("-bench.import N runs it")
+	}
+	dir := *importKeep
+	if dir == "" {
+		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	smsform := binary(t)
+	g, err := testharness.Generate(dir, testharness.Spec{Name: "shared", Recipients: *importScale, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	planned := medianRun(t, *runs, smsform, nil, "plan", g.Campaign)
+	var tab table
+	tab.rows = importRows(t, context.Background(), smsform, dir, g, planned)
+	tab.print(os.Stdout, "bench (reports import only)", true)
 }

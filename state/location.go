@@ -38,6 +38,11 @@ var keywordStart = regexp.MustCompile(`^\s*[A-Za-z_]+\s*=`)
 
 func isKeywords(loc string) bool { return !isURL(loc) && keywordStart.MatchString(loc) }
 
+// schemeless is a connection string whose scheme was left off
+// (USER:PASSWORD@HOST/DB): taken for a path, it would name a state file
+// after the password. No state file is named so, and none may be.
+var schemeless = regexp.MustCompile(`^[^/\\:@\s]+:[^/\\@\s]*@`)
+
 // ErrLocation is wrapped by the error of a location that is neither a
 // PostgreSQL URL, nor a keyword string, nor a plausible file path.
 var ErrLocation = errors.New("not a state location")
@@ -66,6 +71,8 @@ func CheckLocation(loc string) error {
 		return fmt.Errorf("%w: %s looks like a PostgreSQL connection string but names no host, dbname, user or service", ErrLocation, shown)
 	case strings.Contains(loc, "://"):
 		return fmt.Errorf("%w: %s is a URL, and only postgres:// and postgresql:// URLs name a state", ErrLocation, shown)
+	case schemeless.MatchString(loc):
+		return fmt.Errorf("%w: %s looks like a PostgreSQL URL without its postgres:// (USER:PASSWORD@HOST), not a file path", ErrLocation, shown)
 	case strings.ContainsFunc(loc, func(r rune) bool { return unicode.IsControl(r) }):
 		return fmt.Errorf("%w: %q holds control characters", ErrLocation, shown)
 	case strings.Contains(loc, "="):
@@ -103,6 +110,14 @@ func ParseLocation(s string) (Location, error) {
 // WithoutPassword use it on what may not be a location at all.
 func newLocation(s string) Location {
 	l := Location{raw: s, postgres: IsPostgres(s), shown: s, bare: s}
+	if m := schemeless.FindStringIndex(s); m != nil {
+		// Shown, though refused: the password between the first : and
+		// the @ is masked.
+		user, _, _ := strings.Cut(s, ":")
+		l.shown = user + ":" + redact.Mask + s[m[1]-1:]
+		l.bare = user + s[m[1]-1:]
+		l.password = true
+	}
 	if l.postgres {
 		l.password = redact.HasPassword(s)
 		l.shown = maskPostgres(s)

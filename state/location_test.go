@@ -27,6 +27,10 @@ func TestCheckLocation(t *testing.T) {
 		{"mysql://db/x", false, false},
 		{"a\nb", false, false},
 		{"x password=y", false, false}, // neither a path nor keywords
+		// A URL whose postgres:// was left off is no file name.
+		{"smsform:hunter2@db.internal:5432/campaigns", false, false},
+		{"smsform:hunter2@db.internal", false, false},
+		{"team@example/c.smsstate", false, true}, // an @, no password
 	} {
 		err := CheckLocation(tc.loc)
 		if (err == nil) != tc.ok || IsPostgres(tc.loc) != tc.postgres {

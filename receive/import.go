@@ -230,6 +230,7 @@ func (b *batcher) csv(r io.Reader) error {
 	case err != nil:
 		return &LineError{File: b.name, Line: 1, Err: csvProblem(err)}
 	}
+	columns := len(header)
 	cols, err := b.im.Reports.Columns(append([]string(nil), header...))
 	if err != nil {
 		return &LineError{File: b.name, Line: 1, Err: fmt.Errorf("provider.reports (%s): %w", b.im.Reports.Where, err)}
@@ -241,6 +242,8 @@ func (b *batcher) csv(r io.Reader) error {
 		}
 		line, _ := cr.FieldPos(0)
 		switch {
+		case errors.Is(err, csv.ErrFieldCount):
+			return &LineError{File: b.name, Line: line, Err: fmt.Errorf("the row has %d fields and the header row %d: quote a field that holds a comma", len(row), columns)}
 		case err != nil:
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {

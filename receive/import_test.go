@@ -110,6 +110,10 @@ func TestImportStops(t *testing.T) {
 			t.Errorf("%s: %v, %d calls", name, err, o.calls)
 		}
 	}
+	if _, err := importFile(t, &observed{}, dir, "short.csv", "message_id,to,status,reason,at\nm1,+33612340001,DELIVERED\n", 10); err == nil ||
+		!strings.Contains(err.Error(), "short.csv:2: the row has 3 fields and the header row 5") {
+		t.Errorf("a short row: %v", err)
+	}
 	long := strings.Repeat(" ", mapping.MaxBody+10) + "{}\n"
 	if _, err := importFile(t, &observed{}, dir, "long.jsonl", long, 10); err == nil || !strings.Contains(err.Error(), "long.jsonl:1: a line longer than") {
 		t.Errorf("a long line: %v", err)

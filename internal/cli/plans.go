@@ -198,6 +198,9 @@ func validateAll(ctx context.Context, env Env, files []string, many bool) error 
 			return err
 		}
 		if err != nil {
+			if many {
+				err = &campaignError{file: campaign.Plain(path), err: err}
+			}
 			errs = append(errs, err)
 		}
 	}

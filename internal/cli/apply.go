@@ -265,7 +265,7 @@ func (n nextStep) tokenRefused(err error) error {
 	case errors.Is(err, context.Canceled):
 		return err
 	case errors.Is(err, api.ErrNoCredentials):
-		return noCredentials()
+		return noCredentials(n.base)
 	}
 	again := "nothing was sent or recorded; run apply again once fixed"
 	if n.saved != nil {

@@ -3,11 +3,13 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/smsform/smsform/api"
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/baseurl"
+	"github.com/smsform/smsform/internal/loopback"
 	"github.com/smsform/smsform/internal/redact"
 	"github.com/smsform/smsform/internal/tokenstore"
 )
@@ -29,7 +31,7 @@ func connection(c *campaign.Campaign, env Env, insecureHTTP bool, timeout time.D
 		return nil, err
 	}
 	if a.Static == "" && (a.Client.ClientID == "" || a.Client.ClientSecret == "") {
-		return nil, noCredentials()
+		return nil, noCredentials(a.Client.BaseURL)
 	}
 	return a, nil
 }
@@ -65,8 +67,13 @@ func connectionLater(c *campaign.Campaign, env Env, insecureHTTP bool, timeout t
 	return a, nil
 }
 
-// noCredentials is api.ErrNoCredentials with what to set.
-func noCredentials() error {
+// noCredentials is api.ErrNoCredentials with what to set; against an API
+// on this machine (the sandbox, most likely), where to find them.
+func noCredentials(base string) error {
+	if u, err := url.Parse(base); err == nil && loopback.Host(u.Hostname()) {
+		return withHint(api.ErrNoCredentials, "export %s and %s: the sandbox's are the ones it was started with (%s and %s), or those it printed as it started",
+			envClientID, envClientSecret, "SMSFORM_SANDBOX_CLIENT_ID", "SMSFORM_SANDBOX_CLIENT_SECRET")
+	}
 	return withHint(api.ErrNoCredentials, "export %s and %s (from your CI's secrets), or a token in %s", envClientID, envClientSecret, envToken)
 }
 

@@ -34,7 +34,19 @@ func driverWords(msg string) string {
 			lines = append(lines, l)
 		}
 	}
-	return strings.Join(lines, " ")
+	return dropRepeat(strings.Join(lines, " "))
+}
+
+// dropRepeat is s without a tail that only says again what comes before it:
+// pgx ends a failed host lookup with the lookup's error twice. A word said
+// twice ("that that") is not a tail.
+func dropRepeat(s string) string {
+	for i := len(s) / 2; i < len(s)-8; i++ {
+		if s[i] == ' ' && strings.HasSuffix(s[:i], s[i+1:]) {
+			return s[:i]
+		}
+	}
+	return s
 }
 func (e *PostgresError) Unwrap() error { return e.Err }
 

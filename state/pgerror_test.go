@@ -72,3 +72,17 @@ func TestPostgresErrors(t *testing.T) {
 		}
 	}
 }
+
+// The driver's words say each thing once: pgx repeats a lookup's error.
+func TestDriverWords(t *testing.T) {
+	for in, want := range map[string]string{
+		"failed to connect:\n\t127.0.0.1:1: refused\n\t127.0.0.1:1: refused":                        "failed to connect: 127.0.0.1:1: refused",
+		"hostname resolving error: lookup db.invalid: no such host lookup db.invalid: no such host": "hostname resolving error: lookup db.invalid: no such host",
+		"said that that": "said that that",
+		"no repeat here": "no repeat here",
+	} {
+		if got := driverWords(in); got != want {
+			t.Errorf("driverWords(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -151,6 +151,20 @@ type DeliveryRecord struct {
 	Anomaly string
 }
 
+// Reported reports whether the provider reported anything of the
+// campaign yet: what a plan asks before it reads the delivery so far,
+// which walks every recipient.
+func (s *State) Reported(ctx context.Context) (bool, error) {
+	if s.db == nil || s.unscoped || s.schema < 5 || !s.recorded() {
+		return false, nil
+	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, s.q[qAnyReport], s.args()...).Scan(&n); err != nil {
+		return false, fmt.Errorf("read state %s: %w", s.loc, err)
+	}
+	return n > 0, nil
+}
+
 // Deliveries is the latest report of each recipient of the campaign that
 // has one, by phone.
 func (s *State) Deliveries(ctx context.Context) (map[string]DeliveryRecord, error) {

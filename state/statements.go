@@ -101,6 +101,8 @@ const (
 	// The reports of a campaign, oldest first (scope): phone, delivery,
 	// provider status, reason, at, anomaly, provider id.
 	qReportsOf
+	// Whether a campaign has a report at all (scope): 1 or 0.
+	qAnyReport
 	// How many reports no recipient was matched to.
 	qUnmatchedReports
 	// How many recipients of a campaign have a report that contradicts
@@ -192,6 +194,7 @@ var postgresDialect = &dialect{
 		SELECT r->>0, r->>1, r->>2, r->>3, CAST(r->>4 AS bigint), r->>5, r->>6 FROM jsonb_array_elements($1::jsonb) AS r
 		ON CONFLICT (reply_key) DO NOTHING RETURNING reply_key`,
 	qReportsOf:        `SELECT phone, delivery, provider_status, reason, at, anomaly, provider_id FROM reports WHERE campaign_id = $1 ORDER BY at, id`,
+	qAnyReport:        `SELECT count(*) FROM (SELECT 1 FROM reports WHERE campaign_id = $1 LIMIT 1) AS r`,
 	qUnmatchedReports: `SELECT count(*) FROM reports WHERE campaign_id = 0`,
 	qAnomalies:        `SELECT count(DISTINCT phone) FROM reports WHERE campaign_id = $1 AND anomaly <> ''`,
 }

@@ -249,7 +249,7 @@ func checkAgainstSandbox(t *testing.T, p *project, rs sandbox.Reports) inState {
 		t.Errorf("the state holds %d delivered, %d undelivered, %d pending; the sandbox reported %d and %d", s.delivered, s.undelivered, s.pending, c.Delivered, c.Undelivered)
 	}
 	if s.stops != c.Stops || s.unmatched != 0 {
-		t.Errorf("%d opt-outs by reply (the sandbox: %d STOP acknowledged), %d reports unmatched", s.stops, c.Stops, s.unmatched)
+		t.Errorf("%d opt-outs by reply (the sandbox: %d STOP acknowledged), %d reports unmatched: %s", s.stops, c.Stops, s.unmatched, unmatchedWhy(t, p.loc))
 	}
 	for _, cb := range rs.Callbacks {
 		if cb.Kind != "report" || !cb.Acknowledged {
@@ -506,4 +506,27 @@ func TestKilledWhileReportsStream(t *testing.T) {
 			checkLog(t, pr.log())
 		})
 	}
+}
+
+// unmatchedWhy is why each unmatched report of the state at loc was not
+// matched, as recorded.
+func unmatchedWhy(t *testing.T, loc string) string {
+	t.Helper()
+	st, err := state.OpenStore(context.Background(), state.MustParseLocation(loc), false)
+	if err != nil || st.DB == nil {
+		return fmt.Sprint(err)
+	}
+	defer st.Close()
+	rows, err := st.DB.Query(`SELECT unmatched FROM reports WHERE campaign_id = 0`)
+	if err != nil {
+		return err.Error()
+	}
+	defer rows.Close()
+	var why []string
+	for rows.Next() {
+		var w string
+		rows.Scan(&w)
+		why = append(why, w)
+	}
+	return strings.Join(why, "; ")
 }

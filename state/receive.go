@@ -560,12 +560,28 @@ func (r *Receiver) latestTo(ctx context.Context, phone string, at time.Time) (ma
 // before at, oldest first, with their states as they are now: those not
 // acted on (forgotten), held back (suppressed) or split into parts are no
 // message.
+//
+// An attempt split into parts by the provider's answer gets its parts in
+// the transaction that marks it split: when the index was read just
+// before that commit and the states just after, the split attempt is
+// passed over and its parts are not indexed yet, so the index is read
+// once more.
 func (r *Receiver) sendsTo(ctx context.Context, phone string, at time.Time) ([]matched, error) {
+	out, split, err := r.sendsToOnce(ctx, phone, at)
+	if err == nil && split && len(out) == 0 {
+		out, _, err = r.sendsToOnce(ctx, phone, at)
+	}
+	return out, err
+}
+
+// sendsToOnce is sendsTo of the index as read now, and whether a split
+// attempt was passed over.
+func (r *Receiver) sendsToOnce(ctx context.Context, phone string, at time.Time) (_ []matched, split bool, _ error) {
 	if r.numbers == nil {
 		r.numbers = &numberIndex{byPhone: map[string][]indexed{}}
 	}
 	if err := r.numbers.refresh(ctx, r.db, r.q); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	from, to := at.Add(-r.opts.MatchWindow).Unix(), at.Add(10*time.Minute).Unix()
 	var ids []string
@@ -575,11 +591,11 @@ func (r *Receiver) sendsTo(ctx context.Context, phone string, at time.Time) ([]m
 		}
 	}
 	if len(ids) == 0 {
-		return nil, nil
+		return nil, false, nil
 	}
 	states, err := r.attemptStates(ctx, ids)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var out []matched
 	for _, e := range r.numbers.byPhone[phone] {
@@ -588,12 +604,15 @@ func (r *Receiver) sendsTo(ctx context.Context, phone string, at time.Time) ([]m
 			continue
 		}
 		switch st {
-		case AttemptForgotten, AttemptSuppressed, AttemptSplit:
+		case AttemptSplit:
+			split = true
+			continue
+		case AttemptForgotten, AttemptSuppressed:
 			continue
 		}
 		out = append(out, matched{campaign: e.campaign, phone: phone, attempt: e.attempt, state: st})
 	}
-	return out, nil
+	return out, split, nil
 }
 
 // attemptStates reads the states of the attempts ids.

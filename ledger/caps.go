@@ -1,8 +1,11 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
+	"iter"
 	"slices"
 	"time"
 
@@ -117,7 +120,10 @@ func sendableAt(caps []Cap, es []send, now time.Time) time.Time {
 
 // CapHolds is, for every number the caps hold back at now, when it may be
 // messaged again: what a plan reports as held back. It reads the sends of
-// the longest window any of the caps may have.
+// the longest window any of the caps may have, in the order of the index
+// on (at, phone, marketing) that answers it alone (a day's window of a
+// month's ledger is a thirtieth of it), and puts each number's together
+// here.
 func (v *View) CapHolds(ctx context.Context, c *Caps, now time.Time) (*e164.Map[time.Time], error) {
 	m := e164.NewMap[time.Time](0)
 	if v.db == nil || !c.Any() {
@@ -127,52 +133,88 @@ func (v *View) CapHolds(ctx context.Context, c *Caps, now time.Time) (*e164.Map[
 	for _, x := range c.All {
 		per = max(per, x.Per)
 	}
-	// Whether a send was marketing matters only to a cap that counts
-	// marketing alone (a law's). Without one, the sends are read from the
-	// index on (phone, at) alone: reading marketing too looks every send up
-	// in the table, a random read each, which made a plan with a ledger of
-	// 10,000,000 sends a third slower.
-	marketing := c.PerNumber != nil || slices.ContainsFunc(c.All, func(x Cap) bool { return x.Marketing })
-	q := v.q[qSendsSinceAt]
-	if marketing {
-		q = v.q[qSendsSince]
-	}
-	rows, err := v.db.QueryContext(ctx, q, now.Add(-per).Unix())
+	sends, err := v.recentSends(ctx, now.Add(-per).Unix())
 	if err != nil {
-		return nil, fmt.Errorf("read state %s: %w", v.shown, err)
+		return nil, err
 	}
-	defer rows.Close()
-	var phone, p string
-	var es []send
-	// Without the column every send counts, as it does for every cap
-	// then: true.
-	s := send{marketing: true}
-	dest := []any{&p, &s.at}
-	if marketing {
-		dest = append(dest, &s.marketing)
-	}
-	flush := func() {
-		if phone == "" {
-			return
-		}
+	for phone, es := range sends.byNumber() {
 		if at := sendableAt(c.of(phone), es, now); at.After(now) {
 			p, _ := m.Ref(phone)
 			*p = at
 		}
 	}
+	return m, nil
+}
+
+// fileRecentIndex is the file schema that has the index on (at, phone,
+// marketing).
+const fileRecentIndex = 7
+
+// recentSends are the cap index's sends after a time, as read.
+type recentSends struct {
+	packed []packedSend
+	other  map[string][]send // numbers that do not pack (a state written by hand)
+}
+
+type packedSend struct {
+	phone e164.Packed
+	send
+}
+
+// recentSends reads the sends after the unix time from.
+func (v *View) recentSends(ctx context.Context, from int64) (*recentSends, error) {
+	q := v.q[qSendsSince]
+	if !v.store.Postgres && v.store.Schema < fileRecentIndex {
+		// A file a plan reads before a command that writes has migrated
+		// it: through the index on (phone, at), as before.
+		q += " ORDER BY phone"
+	}
+	rows, err := v.db.QueryContext(ctx, q, from)
+	if err != nil {
+		return nil, fmt.Errorf("read state %s: %w", v.shown, err)
+	}
+	defer rows.Close()
+	r := &recentSends{}
+	var phone sql.RawBytes
+	var s send
 	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
+		if err := rows.Scan(&phone, &s.at, &s.marketing); err != nil {
 			return nil, fmt.Errorf("read state %s: %w", v.shown, err)
 		}
-		if p != phone {
-			flush()
-			phone, es = p, es[:0]
+		if k, ok := e164.Pack(string(phone)); ok {
+			r.packed = append(r.packed, packedSend{k, s})
+			continue
 		}
-		es = append(es, s)
+		if r.other == nil {
+			r.other = map[string][]send{}
+		}
+		r.other[string(phone)] = append(r.other[string(phone)], s)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read state %s: %w", v.shown, err)
 	}
-	flush()
-	return m, nil
+	return r, nil
+}
+
+// byNumber yields each number with its sends.
+func (r *recentSends) byNumber() iter.Seq2[string, []send] {
+	return func(yield func(string, []send) bool) {
+		slices.SortFunc(r.packed, func(a, b packedSend) int { return cmp.Compare(a.phone, b.phone) })
+		es := make([]send, 0, 8)
+		for i := 0; i < len(r.packed); {
+			k := r.packed[i].phone
+			es = es[:0]
+			for ; i < len(r.packed) && r.packed[i].phone == k; i++ {
+				es = append(es, r.packed[i].send)
+			}
+			if !yield(k.String(), es) {
+				return
+			}
+		}
+		for phone, es := range r.other {
+			if !yield(phone, es) {
+				return
+			}
+		}
+	}
 }

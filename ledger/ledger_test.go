@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"maps"
@@ -597,10 +598,9 @@ func testResolveFreesTheCap(t *testing.T, b backend) {
 	}
 }
 
-// A plan reads the cap index in two ways: with each send's kind when some
-// cap counts marketing only, without it otherwise. Both must see the same
-// sends: a transactional send holds a number under a plain cap, and neither
-// under a law's marketing cap, whether that cap is everyone's or a number's.
+// A plan reads each send's kind with it: a transactional send holds a
+// number under a plain cap, and neither under a law's marketing cap,
+// whether that cap is everyone's or a number's.
 func TestCapHoldsByKind(t *testing.T) { eachBackend(t, testCapHoldsByKind) }
 
 func testCapHoldsByKind(t *testing.T, b backend) {
@@ -634,5 +634,69 @@ func testCapHoldsByKind(t *testing.T, b backend) {
 		if until, ok := holds.Get("+441"); c.held > 0 && (!ok || !until.Equal(t0.Add(24*time.Hour))) {
 			t.Errorf("%s: +441 held until %v (%v), want %v", c.name, until, ok, t0.Add(24*time.Hour))
 		}
+	}
+}
+
+// A plan reads a file without migrating it: one of schema version 6, before
+// the index on (at, phone, marketing), is read through (phone, at), and
+// holds the same numbers; the next command that writes builds the index.
+func TestCapHoldsOfVersion6File(t *testing.T) {
+	ctx := context.Background()
+	loc := filepath.Join(t.TempDir(), "project.smsstate")
+	t0 := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	set, now := testClock(t0)
+	two := Cap{Max: 2, Per: 24 * time.Hour}
+	// +441 and +443 twice, +442 once, but +443's first a day before the
+	// rest: only +441 is held, until a day after its first send.
+	for i, batch := range [][]string{{"+443"}, {"+441", "+442"}, {"+441", "+443"}} {
+		set(t0.Add(time.Duration(i-1) * time.Hour))
+		if i == 0 {
+			set(t0.Add(-25 * time.Hour))
+		}
+		s := openShared(t, loc, fmt.Sprint("c", i), &two, now)
+		_, err := s.AdmitIntent(ctx, intent("b", batch...))
+		must(t, err)
+		must(t, s.RecordOutcome(ctx, "b", state.Outcome{Status: state.Sent}))
+		must(t, s.Close())
+	}
+	set(t0.Add(3 * time.Hour))
+	held := func() map[string]time.Time {
+		t.Helper()
+		v, err := Open(ctx, state.MustParseLocation(loc))
+		must(t, err)
+		defer v.Close()
+		m, err := v.CapHolds(ctx, &Caps{All: []Cap{two}}, now())
+		must(t, err)
+		out := map[string]time.Time{}
+		for _, p := range []string{"+441", "+442", "+443"} {
+			if at, ok := m.Get(p); ok {
+				out[p] = at
+			}
+		}
+		return out
+	}
+	want := map[string]time.Time{"+441": t0.Add(24 * time.Hour)}
+	if got := held(); !mapsEqual(got, want) {
+		t.Fatalf("held at version %d: %v, want %v", fileRecentIndex, got, want)
+	}
+
+	db, err := sql.Open("sqlite", "file:"+loc)
+	must(t, err)
+	defer db.Close()
+	_, err = db.Exec(`DROP INDEX cap_sends_recent; CREATE INDEX cap_sends_at ON cap_sends (at); DELETE FROM schema_migrations WHERE version = 7`)
+	must(t, err)
+	if got := held(); !mapsEqual(got, want) {
+		t.Errorf("held at version 6: %v, want %v", got, want)
+	}
+	if _, err := ChangeOptOuts(ctx, state.MustParseLocation(loc), nil); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	must(t, db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name = 'cap_sends_recent'`).Scan(&n))
+	if n != 1 {
+		t.Errorf("a write did not migrate the file: %d index cap_sends_recent", n)
+	}
+	if got := held(); !mapsEqual(got, want) {
+		t.Errorf("held after the migration: %v, want %v", got, want)
 	}
 }

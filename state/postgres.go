@@ -303,6 +303,9 @@ var pgMigrations = []string{
 		FROM caps c CROSS JOIN LATERAL unnest(string_to_array(c.sends, ',')) AS v
 		WHERE c.sends <> '' AND v LIKE '%:%';
 	ALTER TABLE caps DROP COLUMN sends;`,
+
+	// Version 6: what the file's schema version 7 changed (see there).
+	capsV7,
 }
 
 // PostgresSchemaVersion is the version of the PostgreSQL schema this build writes and reads.

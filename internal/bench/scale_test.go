@@ -126,11 +126,11 @@ func TestScale(t *testing.T) {
 	// In a folder of its own, its list a hard link: beside l.Campaign lies
 	// its state, everyone sent, which apply rightly takes for a second
 	// ledger of the campaign.
-	first := medianFirstSend(t, rounds, smsform, dir, aside(t, l, filepath.Join(dir, "first")))
+	first, planned := medianFirstSend(t, rounds, smsform, dir, aside(t, l, filepath.Join(dir, "first")))
 	tab.add(row{figure: fmt.Sprintf("apply PLANFILE %s personalised, to its first send: peak RSS", count(large)), smsform: mb(first.rss), rss: first.rss,
 		comparison: "1 GB", ratio: float64(first.rss) / gb, target: "≤ 1", pass: first.rss <= gb})
-	tab.add(row{figure: "  time to its first send vs plan", smsform: secs(first.wall), rss: first.rss,
-		comparison: secs(ml.wall) + " plan", ratio: first.wall.Seconds() / ml.wall.Seconds(), target: "(info)", pass: true})
+	tab.add(row{figure: "  time to its first send vs plan in the same rounds", smsform: secs(first.wall), rss: first.rss,
+		comparison: secs(planned.wall) + " plan", ratio: first.wall.Seconds() / planned.wall.Seconds(), target: "(info)", pass: true})
 
 	national := gen("national", large, false, url)
 	var mo measured

@@ -137,8 +137,22 @@ func (v *View) CapHolds(ctx context.Context, c *Caps, now time.Time) (*e164.Map[
 	if err != nil {
 		return nil, err
 	}
-	for phone, es := range sends.byNumber() {
-		if at := sendableAt(c.of(phone), es, now); at.After(now) {
+	hold := func(phone string, es []send) (time.Time, bool) {
+		at := sendableAt(c.of(phone), es, now)
+		return at, at.After(now)
+	}
+	for k, es := range sends.byNumber() {
+		phone := ""
+		if c.PerNumber != nil {
+			phone = k.String() // only a number's own caps need it written out
+		}
+		if at, held := hold(phone, es); held {
+			p, _ := m.RefPacked(k)
+			*p = at
+		}
+	}
+	for phone, es := range sends.other {
+		if at, held := hold(phone, es); held {
 			p, _ := m.Ref(phone)
 			*p = at
 		}
@@ -196,9 +210,10 @@ func (v *View) recentSends(ctx context.Context, from int64) (*recentSends, error
 	return r, nil
 }
 
-// byNumber yields each number with its sends.
-func (r *recentSends) byNumber() iter.Seq2[string, []send] {
-	return func(yield func(string, []send) bool) {
+// byNumber yields each number that packs with its sends (the others are
+// in other).
+func (r *recentSends) byNumber() iter.Seq2[e164.Packed, []send] {
+	return func(yield func(e164.Packed, []send) bool) {
 		slices.SortFunc(r.packed, func(a, b packedSend) int { return cmp.Compare(a.phone, b.phone) })
 		es := make([]send, 0, 8)
 		for i := 0; i < len(r.packed); {
@@ -207,12 +222,7 @@ func (r *recentSends) byNumber() iter.Seq2[string, []send] {
 			for ; i < len(r.packed) && r.packed[i].phone == k; i++ {
 				es = append(es, r.packed[i].send)
 			}
-			if !yield(k.String(), es) {
-				return
-			}
-		}
-		for phone, es := range r.other {
-			if !yield(phone, es) {
+			if !yield(k, es) {
 				return
 			}
 		}

@@ -647,8 +647,9 @@ func TestCapHoldsOfVersion6File(t *testing.T) {
 	set, now := testClock(t0)
 	two := Cap{Max: 2, Per: 24 * time.Hour}
 	// +441 and +443 twice, +442 once, but +443's first a day before the
-	// rest: only +441 is held, until a day after its first send.
-	for i, batch := range [][]string{{"+443"}, {"+441", "+442"}, {"+441", "+443"}} {
+	// rest: only +441 is held, until a day after its first send; and
+	// +0441, which does not pack (a state written by hand), as +441.
+	for i, batch := range [][]string{{"+443"}, {"+441", "+442", "+0441"}, {"+441", "+443", "+0441"}} {
 		set(t0.Add(time.Duration(i-1) * time.Hour))
 		if i == 0 {
 			set(t0.Add(-25 * time.Hour))
@@ -668,14 +669,17 @@ func TestCapHoldsOfVersion6File(t *testing.T) {
 		m, err := v.CapHolds(ctx, &Caps{All: []Cap{two}}, now())
 		must(t, err)
 		out := map[string]time.Time{}
-		for _, p := range []string{"+441", "+442", "+443"} {
+		for _, p := range []string{"+441", "+442", "+443", "+0441"} {
 			if at, ok := m.Get(p); ok {
 				out[p] = at
 			}
 		}
+		if len(out) != m.Len() {
+			t.Errorf("%d numbers held, want %d", m.Len(), len(out))
+		}
 		return out
 	}
-	want := map[string]time.Time{"+441": t0.Add(24 * time.Hour)}
+	want := map[string]time.Time{"+441": t0.Add(24 * time.Hour), "+0441": t0.Add(24 * time.Hour)}
 	if got := held(); !mapsEqual(got, want) {
 		t.Fatalf("held at version %d: %v, want %v", fileRecentIndex, got, want)
 	}

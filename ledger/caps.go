@@ -160,10 +160,6 @@ func (v *View) CapHolds(ctx context.Context, c *Caps, now time.Time) (*e164.Map[
 	return m, nil
 }
 
-// fileRecentIndex is the file schema that has the index on (at, phone,
-// marketing).
-const fileRecentIndex = 7
-
 // recentSends are the cap index's sends after a time, as read.
 type recentSends struct {
 	packed []packedSend
@@ -177,13 +173,7 @@ type packedSend struct {
 
 // recentSends reads the sends after the unix time from.
 func (v *View) recentSends(ctx context.Context, from int64) (*recentSends, error) {
-	q := v.q[qSendsSince]
-	if !v.store.Postgres && v.store.Schema < fileRecentIndex {
-		// A file a plan reads before a command that writes has migrated
-		// it: through the index on (phone, at), as before.
-		q += " ORDER BY phone"
-	}
-	rows, err := v.db.QueryContext(ctx, q, from)
+	rows, err := v.db.QueryContext(ctx, v.q[qSendsSince], from)
 	if err != nil {
 		return nil, fmt.Errorf("read state %s: %w", v.shown, err)
 	}

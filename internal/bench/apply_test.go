@@ -3,9 +3,12 @@ package bench
 import (
 	"cmp"
 	"context"
+	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -225,4 +228,31 @@ func applyRows(t *testing.T, ctx context.Context, smsform, dir string, sz sizes,
 	rows = append(rows, row{figure: "  batches of 1,000 answered per recipient in 20 ms, a results mapping vs none: req/s", smsform: rate(with), rss: with.rss,
 		comparison: rate(without) + " no mapping", ratio: with.rps / without.rps, target: "≥ 0.95", pass: with.rps >= 0.95*without.rps})
 	return rows
+}
+
+var applyOnly = flag.String("bench.apply", "", "run only the apply rows (TestBenchApply): apply, cap, or apply,cap")
+
+// TestBenchApply is the apply rows of make bench alone, at full size
+// (skipped without -bench.apply): the rows that compare apply's writes
+// with the requests they wait on need runs of their own to be tuned.
+func TestBenchApply(t *testing.T) {
+	if *applyOnly == "" {
+		t.Skip("-bench.apply apply,cap runs it")
+	}
+	sz := sizes{apply: 100_000, concurrency: 4}
+	ctx := context.Background()
+	dir := t.TempDir()
+	smsform := binary(t)
+	var tab table
+	for _, part := range strings.Split(*applyOnly, ",") {
+		switch part {
+		case "apply":
+			tab.rows = append(tab.rows, applyRows(t, ctx, smsform, dir, sz, *runs)...)
+		case "cap":
+			tab.rows = append(tab.rows, capRows(t, ctx, smsform, dir, sz, *runs)...)
+		default:
+			t.Fatalf("-bench.apply: %q is not apply or cap", part)
+		}
+	}
+	tab.print(os.Stdout, "bench (apply rows only)", true)
 }

@@ -3,6 +3,8 @@ package state
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"testing"
 )
 
@@ -141,4 +143,45 @@ func testProviderIDs(t *testing.T, b backend) {
 	if n != 3 {
 		t.Errorf("the view shows %d recipients, want 3", n)
 	}
+	// The index a delivery report is matched through: each id to its own
+	// recipient, an id JSON must escape alike.
+	if got, want := messageIndex(t, s), map[string]string{"m1": "+441", "m3": "+443", `id "2"`: "+442"}; !maps.Equal(got, want) {
+		t.Errorf("messages: %v, want %v", got, want)
+	}
+	// A part as large as a batch may be, some recipients without an id.
+	var phones, ids []string
+	for i := range 5000 {
+		phones = append(phones, fmt.Sprintf("+4477009%05d", i))
+		ids = append(ids, fmt.Sprintf("big-%d", i))
+		if i%7 == 0 {
+			ids[i] = ""
+		}
+	}
+	must(t, s.RecordIntent(ctx, Intent{BatchID: "b2", BodyHash: hash, Phones: phones}))
+	must(t, s.RecordOutcome(ctx, "b2", Outcome{HTTPStatus: 200, Parts: []Part{{Status: Sent, Phones: phones, IDs: ids}}}))
+	got := messageIndex(t, s)
+	for i, id := range ids {
+		if p, ok := got[id]; id != "" && (!ok || p != phones[i]) {
+			t.Fatalf("messages: %s is %q, want %s", id, p, phones[i])
+		}
+	}
+	if want := 3 + 5000 - (5000+6)/7; len(got) != want {
+		t.Errorf("messages: %d ids, want %d", len(got), want)
+	}
+}
+
+// messageIndex is the state's messages table: provider id to phone.
+func messageIndex(t *testing.T, s *State) map[string]string {
+	t.Helper()
+	rows, err := s.db.QueryContext(context.Background(), `SELECT provider_id, phone FROM messages`)
+	must(t, err)
+	defer rows.Close()
+	m := map[string]string{}
+	for rows.Next() {
+		var id, p string
+		must(t, rows.Scan(&id, &p))
+		m[id] = p
+	}
+	must(t, rows.Err())
+	return m
 }

@@ -276,7 +276,8 @@ func (t *txn) parts(batchID string, o Outcome) error {
 		// The ids are indexed too: a delivery report names its message by
 		// the id alone.
 		if ids != "" {
-			if _, err := t.exec(qPutMessages, t.w.s.args(string(t.w.buf), ids, id)...); err != nil {
+			t.w.buf = appendIDPairs(t.w.buf[:0], p.IDs, p.Phones)
+			if _, err := t.exec(qPutMessages, t.w.s.args(string(t.w.buf), id)...); err != nil {
 				return err
 			}
 		}
@@ -292,6 +293,20 @@ func (t *txn) parts(batchID string, o Outcome) error {
 	}
 	t.changed = true
 	return nil
+}
+
+// appendIDPairs appends the JSON array of the [id, phone] pair of each
+// recipient of phones, whose provider ids are ids (one each).
+func appendIDPairs(b []byte, ids, phones []string) []byte {
+	b = append(b, '[')
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		pair := [2]string{id, phones[i]}
+		b = rawjson.AppendStrings(b, pair[:])
+	}
+	return append(b, ']')
 }
 
 // checkParts refuses parts that do not hold the intent's recipients

@@ -143,7 +143,9 @@ func newApplyRound(t *testing.T, ctx context.Context, smsform, dir string, sz si
 		t.Fatal(err)
 	}
 	if ps.results {
-		underProvider(t, g.Campaign, "  results:\n    list: /messages\n    number: /to\n    status: /status/groupName\n    reason: /status/description\n"+
+		// The mapping a provider of that shape needs, its message ids too:
+		// kept per recipient, for the delivery reports that name them.
+		underProvider(t, g.Campaign, "  results:\n    list: /messages\n    number: /to\n    id: /messageId\n    status: /status/groupName\n    reason: /status/description\n"+
 			"    sent: [PENDING]\n    retry: [THROTTLED]\n    failed: [REJECTED]\n")
 	}
 	c, err := campaign.Load(g.Campaign)

@@ -296,13 +296,18 @@ func (t *txn) parts(batchID string, o Outcome) error {
 }
 
 // appendIDPairs appends the JSON array of the [id, phone] pair of each
-// recipient of phones, whose provider ids are ids (one each).
+// recipient of phones whose provider id (ids: one each) is not empty.
 func appendIDPairs(b []byte, ids, phones []string) []byte {
 	b = append(b, '[')
+	first := true
 	for i, id := range ids {
-		if i > 0 {
+		if id == "" {
+			continue
+		}
+		if !first {
 			b = append(b, ',')
 		}
+		first = false
 		pair := [2]string{id, phones[i]}
 		b = rawjson.AppendStrings(b, pair[:])
 	}

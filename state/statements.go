@@ -72,9 +72,9 @@ const (
 
 	// What arrives after the send (receiver.go). The provider's message
 	// ids of a part, written beside it (scope, a JSON array of [id, phone]
-	// pairs, none with an empty id, attempt). Pairs, not two arrays joined on their positions:
-	// SQLite joins two json_each by scanning one for each row of the other,
-	// which took 0.15-0.3 s for a batch of 1,000.
+	// pairs, none with an empty id, attempt). Pairs, not two arrays joined
+	// on their positions: SQLite joins two json_each by scanning one for
+	// each row of the other, which took 0.15-0.3 s for a batch of 1,000.
 	qPutMessages
 	// The recipients, and their attempts' states, of a JSON array of
 	// message ids: id, campaign, phone, attempt, state.

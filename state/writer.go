@@ -38,7 +38,7 @@ type writer struct {
 
 	// Only the leader touches these.
 	known *known // what the file records of each recipient and batch
-	buf   []byte // an intent's phones as JSON
+	buf   []byte // an intent's or a part's phones, or a part's id pairs, as JSON
 
 	leader chan struct{} // a slot of one: held while committing
 

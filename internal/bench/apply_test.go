@@ -203,8 +203,8 @@ func (r *applyRound) apply(t *testing.T) throughput {
 
 // applyRows measures apply against the sandbox: at once (information: the
 // cost of one durable intent per batch), at 20 ms against the bare sender
-// on both engines, and per-recipient answers read against the same apply
-// that does not read them.
+// on both engines, and per-recipient answers read (statuses only, then
+// with the message ids kept) against the same apply that does not read them.
 func applyRows(t *testing.T, ctx context.Context, smsform, dir string, sz sizes, n int) []row {
 	t.Helper()
 	var rows []row

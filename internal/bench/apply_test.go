@@ -263,7 +263,7 @@ func TestBenchApply(t *testing.T) {
 	if *applyOnly == "" {
 		t.Skip("-bench.apply apply,cap runs it")
 	}
-	sz := sizes{apply: 100_000, concurrency: 4}
+	sz := fullSizes
 	ctx := context.Background()
 	dir := t.TempDir()
 	smsform := binary(t)

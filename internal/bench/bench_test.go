@@ -83,6 +83,9 @@ type sizes struct {
 	reports, posters int
 }
 
+// fullSizes are make bench's: the issues' figures.
+var fullSizes = sizes{plan: 1_000_000, apply: 100_000, concurrency: 4, reports: 40_000, posters: 64}
+
 // TestBench is `make bench`: it measures the smsform binary against the
 // obvious alternative of each figure in the same run, and prints a table.
 // Without -bench.full it runs a tiny version (no targets judged), so that
@@ -90,7 +93,7 @@ type sizes struct {
 func TestBench(t *testing.T) {
 	sz := sizes{plan: 3_000, apply: 1_000, concurrency: 4, reports: 1_000, posters: 8}
 	if *full {
-		sz.plan, sz.apply, sz.reports, sz.posters = 1_000_000, 100_000, 40_000, 64
+		sz = fullSizes
 	}
 	n := *runs
 	if !*full {

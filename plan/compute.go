@@ -465,6 +465,7 @@ func (b *builder) settle() {
 	counts := make([]int32, 0, b.bodies.len())
 	b.groups.bodies = make([]int32, 0, b.bodies.len())
 	sorted := true // every group's recipients already follow each other
+	optedOut := b.lookUpLedger()
 	last, n := int32(0), 0
 	b.toSend, b.spent = tally{}, tally{}
 	if b.undeliveredSet != nil {
@@ -482,7 +483,7 @@ func (b *builder) settle() {
 			b.hold(phone, int32(i), st, key)
 			continue
 		}
-		if b.skipOptedOut(phone) {
+		if optedOut != nil && optedOut[i] {
 			continue
 		}
 		b.toSend[key]++

@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"time"
 
@@ -180,28 +181,61 @@ func (b *builder) useLedger(v *ledgerView) {
 	}
 }
 
-// skipOptedOut reports whether the recipient of number k, to be sent as far
-// as the campaign's records go, opted out: it is then counted and not
-// planned. One the cap holds back now is counted, and planned.
-func (b *builder) skipOptedOut(k e164.Packed) bool {
+// lookUpLedger finds, on every core, which recipients to send as far as
+// the campaign's records go (b.held says) opted out, and counts them and
+// those the cap holds back now into the summary: settle then skips the
+// ones opted out. A million lookups in a set of a million are a cache miss
+// each, too many for settle's one goroutine. Nil when nobody is opted out.
+func (b *builder) lookUpLedger() (optedOut []bool) {
 	v := b.ledger
-	if v == nil {
-		return false
+	if v == nil || v.optedOut == nil && v.holds == nil {
+		return nil
 	}
-	s := &b.p.Summary
 	if v.optedOut != nil {
-		if _, ok := v.optedOut.GetPacked(k); ok {
-			s.OptedOut++
-			return true
-		}
+		optedOut = make([]bool, b.phones.len())
 	}
-	if v.holds != nil {
-		if until, ok := v.holds.GetPacked(k); ok {
-			s.HeldByCap++
-			if until.After(s.HeldByCapUntil) {
-				s.HeldByCapUntil = until.UTC()
+	type counts struct {
+		out, held int
+		until     time.Time
+	}
+	per := make([]counts, runtime.GOMAXPROCS(0))
+	onEveryCore(b.phones.len(), func(w, lo, hi int) {
+		c := &per[w]
+		for i := lo; i < hi; i++ {
+			if b.held.of(i) != notHeld {
+				continue
+			}
+			k := b.phones.at(i)
+			if v.optedOut != nil {
+				if _, ok := v.optedOut.GetPacked(k); ok {
+					optedOut[i] = true
+					c.out++
+					continue
+				}
+			}
+			if v.holds != nil {
+				if until, ok := v.holds.GetPacked(k); ok {
+					c.held++
+					if until.After(c.until) {
+						c.until = until
+					}
+				}
 			}
 		}
+	})
+	s := &b.p.Summary
+	for _, c := range per {
+		s.OptedOut += c.out
+		s.HeldByCap += c.held
+		if c.until.After(s.HeldByCapUntil) {
+			s.HeldByCapUntil = c.until.UTC()
+		}
 	}
-	return false
+	// Read once: the sets are not needed any more, and the collection
+	// after settle need not walk them.
+	b.ledger = nil
+	if optedOut != nil && s.OptedOut == 0 {
+		return nil
+	}
+	return optedOut
 }

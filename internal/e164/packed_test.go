@@ -111,6 +111,41 @@ func TestMap(t *testing.T) {
 	}
 }
 
+// AddPacked adds what it is given, once each, beside what the map has,
+// whatever order and repeats it is given them in, and grows the map when
+// they do not fit.
+func TestMapAddPacked(t *testing.T) {
+	m := NewMap[int32](0)
+	had, _ := Pack("+447400000001")
+	v, _ := m.RefPacked(had)
+	*v = 7
+	var ks []Packed
+	want := map[Packed]bool{had: true}
+	for i := range 50_000 {
+		k, _ := Pack("+44740" + strconv.Itoa(1_000_000+i*7919%60_013))
+		ks = append(ks, k)
+		want[k] = true
+	}
+	ks = append(ks, ks[:1000]...) // some twice
+	ks = append(ks, had)           // and one the map holds
+	m.AddPacked(ks)
+	if m.Len() != len(want) {
+		t.Errorf("Len = %d, want %d", m.Len(), len(want))
+	}
+	for k := range want {
+		if _, ok := m.GetPacked(k); !ok {
+			t.Fatalf("%s added but not found", k)
+		}
+	}
+	if got, _ := m.GetPacked(had); got != 7 {
+		t.Errorf("the value of a number the map held became %d, want 7", got)
+	}
+	absent, _ := Pack("+447409999999")
+	if _, ok := m.GetPacked(absent); ok {
+		t.Error("found a number never added")
+	}
+}
+
 func BenchmarkMapRef(b *testing.B) {
 	keys := make([]Packed, 1<<20)
 	for i := range keys {

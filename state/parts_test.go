@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"testing"
 )
 
@@ -143,8 +144,16 @@ func testProviderIDs(t *testing.T, b backend) {
 	if n != 3 {
 		t.Errorf("the view shows %d recipients, want 3", n)
 	}
-	// The index a delivery report is matched through: each id to its own
-	// recipient, including an id that JSON has to escape (`id "2"`).
+	// The index a delivery report is matched through is left to its
+	// readers: the parts with ids are marked, and nothing is in it yet.
+	var marked, indexed int
+	must(t, s.db.QueryRowContext(ctx, `SELECT count(*) FROM attempts WHERE ids_pending = 1`).Scan(&marked))
+	must(t, s.db.QueryRowContext(ctx, `SELECT count(*) FROM messages`).Scan(&indexed))
+	if marked != 2 || indexed != 0 {
+		t.Errorf("after the outcome: %d attempts marked, %d ids in the index; want 2 and 0", marked, indexed)
+	}
+	// Filled, each id goes to its own recipient, including an id that
+	// JSON has to escape (`id "2"`), and nothing stays marked.
 	if got, want := messageIndex(t, s), map[string]string{"m1": "+441", "m3": "+443", `id "2"`: "+442"}; !maps.Equal(got, want) {
 		t.Errorf("messages: %v, want %v", got, want)
 	}
@@ -174,11 +183,47 @@ func testProviderIDs(t *testing.T, b backend) {
 	if len(got) != withID || stored != withID {
 		t.Errorf("messages: %d ids in %d rows, want %d", len(got), stored, withID)
 	}
+	must(t, s.db.QueryRowContext(ctx, `SELECT count(*) FROM attempts WHERE ids_pending = 1`).Scan(&marked))
+	if marked != 0 {
+		t.Errorf("%d attempts still marked once the index was filled", marked)
+	}
 }
 
-// messageIndex is the state's messages table: provider id to phone.
+// Receivers fill the index at once (a receive and a reports import, or two
+// receivers behind a load balancer): each id goes in once.
+func TestIndexMessagesAtOnce(t *testing.T) { eachBackend(t, testIndexMessagesAtOnce) }
+
+func testIndexMessagesAtOnce(t *testing.T, b backend) {
+	ctx := context.Background()
+	s := openTest(t, b.loc(t))
+	want := 0
+	for i := range 300 {
+		batch := fmt.Sprintf("b%d", i)
+		phones := []string{fmt.Sprintf("+4477001%05d", 2*i), fmt.Sprintf("+4477001%05d", 2*i+1)}
+		must(t, s.RecordIntent(ctx, Intent{BatchID: batch, BodyHash: hash, Phones: phones}))
+		must(t, s.RecordOutcome(ctx, batch, Outcome{HTTPStatus: 200, Parts: []Part{{Status: Sent, Phones: phones, IDs: []string{batch + "-a", batch + "-b"}}}}))
+		want += 2
+	}
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() { errs <- indexMessages(ctx, s.db, s.q, s.q == postgresDialect) }()
+	}
+	for range 4 {
+		must(t, <-errs)
+	}
+	var rows, distinct, marked int
+	must(t, s.db.QueryRowContext(ctx, `SELECT count(*), count(DISTINCT provider_id) FROM messages`).Scan(&rows, &distinct))
+	must(t, s.db.QueryRowContext(ctx, `SELECT count(*) FROM attempts WHERE ids_pending = 1`).Scan(&marked))
+	if rows != want || distinct != want || marked != 0 {
+		t.Errorf("four at once: %d rows of %d ids in the index, %d attempts marked; want %d, %d, 0", rows, distinct, marked, want, want)
+	}
+}
+
+// messageIndex fills the state's index of message ids, as a receiver does
+// before it matches, and returns it: provider id to phone.
 func messageIndex(t *testing.T, s *State) map[string]string {
 	t.Helper()
+	must(t, indexMessages(context.Background(), s.db, s.q, s.q == postgresDialect))
 	rows, err := s.db.QueryContext(context.Background(), `SELECT provider_id, phone FROM messages`)
 	must(t, err)
 	defer rows.Close()
@@ -190,4 +235,55 @@ func messageIndex(t *testing.T, s *State) map[string]string {
 	}
 	must(t, rows.Err())
 	return m
+}
+
+// Version 8 marks what the index misses: an attempt copied from another
+// state before it was never indexed, one recorded by apply was. Migrated,
+// the first is marked and the second not, and filling the index completes
+// it.
+func TestIdsPendingMigration(t *testing.T) { eachBackend(t, testIdsPendingMigration) }
+
+func testIdsPendingMigration(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	s := openTest(t, loc)
+	for _, batch := range []string{"copied", "applied"} {
+		phones := []string{"+4477001" + map[string]string{"copied": "00001", "applied": "00002"}[batch]}
+		must(t, s.RecordIntent(ctx, Intent{BatchID: batch, BodyHash: hash, Phones: phones}))
+		must(t, s.RecordOutcome(ctx, batch, Outcome{HTTPStatus: 200, Parts: []Part{{Status: Sent, Phones: phones, IDs: []string{"id-" + batch}}}}))
+	}
+	messageIndex(t, s)
+	// Back to version 7, the copied attempt without its ids in the index.
+	version := SchemaVersion
+	if s.q == postgresDialect {
+		version = PostgresSchemaVersion
+	}
+	for _, q := range []string{
+		`DELETE FROM messages WHERE provider_id = 'id-copied'`,
+		`DROP INDEX attempts_ids_pending`,
+		`ALTER TABLE attempts DROP COLUMN ids_pending`,
+		fmt.Sprintf(`DELETE FROM schema_migrations WHERE version = %d`, version),
+	} {
+		_, err := s.db.ExecContext(ctx, q)
+		must(t, err)
+	}
+	must(t, s.Close())
+
+	s = openTest(t, loc)
+	var marked []string
+	rows, err := s.db.QueryContext(ctx, `SELECT batch_id FROM attempts WHERE ids_pending = 1 ORDER BY id`)
+	must(t, err)
+	for rows.Next() {
+		var batch string
+		must(t, rows.Scan(&batch))
+		marked = append(marked, batch)
+	}
+	must(t, rows.Err())
+	rows.Close()
+	if !slices.Equal(marked, []string{"copied"}) {
+		t.Errorf("migrated: marked %v, want [copied]", marked)
+	}
+	if got, want := messageIndex(t, s), map[string]string{"id-copied": "+447700100001", "id-applied": "+447700100002"}; !maps.Equal(got, want) {
+		t.Errorf("index after the migration: %v, want %v", got, want)
+	}
 }

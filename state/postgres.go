@@ -306,6 +306,9 @@ var pgMigrations = []string{
 
 	// Version 6: what the file's schema version 7 changed (see there).
 	capsV7,
+
+	// Version 7: what the file's schema version 8 changed (see there).
+	idsPendingV8,
 }
 
 // PostgresSchemaVersion is the version of the PostgreSQL schema this build writes and reads.

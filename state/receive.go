@@ -237,8 +237,11 @@ func (r *Receiver) run() {
 		select {
 		case <-r.work:
 		case <-tick.C:
+			// A failure is met again by the next group or tick. The index
+			// of message ids is kept filled as applies run alongside, so
+			// that a group seldom waits for it.
+			_ = indexMessages(context.Background(), r.db, r.q, r.pg)
 			if len(r.inFlight) > 0 {
-				// A failure is met again by the next group or tick.
 				_ = r.write(nil)
 			}
 			continue
@@ -304,6 +307,11 @@ func (r *Receiver) write(group []*recording) error {
 		for i := range rec.replies {
 			g.replies = append(g.replies, replyAt{Reply: rec.replies[i], key: replyKey(rec.replies[i]), out: &rec.out.Replies[i]})
 		}
+	}
+	// The ids of what applies recorded since are put in the index first:
+	// a report names its message by its id alone.
+	if err := indexMessages(ctx, r.db, r.q, r.pg); err != nil {
+		return err
 	}
 	if err := r.match(ctx, g, now); err != nil {
 		return err

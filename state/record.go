@@ -273,14 +273,8 @@ func (t *txn) parts(batchID string, o Outcome) error {
 			t.now, t.now, a.planID, string(t.w.buf), p.ProviderStatus, ids)...).Scan(&id); err != nil {
 			return err
 		}
-		// The ids are indexed too: a delivery report names its message by
-		// the id alone.
-		if ids != "" {
-			t.w.buf = appendIDPairs(t.w.buf[:0], p.IDs, p.Phones)
-			if _, err := t.exec(qPutMessages, t.w.s.args(string(t.w.buf), id)...); err != nil {
-				return err
-			}
-		}
+		// The part's ids go into the index of message ids when it is next
+		// read (ids_pending, see indexMessages), not here.
 		t.w.known.setBatch(batchID, id)
 		for _, ph := range p.Phones {
 			t.w.known.set(ph, p.Status)
@@ -293,25 +287,6 @@ func (t *txn) parts(batchID string, o Outcome) error {
 	}
 	t.changed = true
 	return nil
-}
-
-// appendIDPairs appends the JSON array of the [id, phone] pair of each
-// recipient of phones whose provider id (ids: one each) is not empty.
-func appendIDPairs(b []byte, ids, phones []string) []byte {
-	b = append(b, '[')
-	first := true
-	for i, id := range ids {
-		if id == "" {
-			continue
-		}
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		pair := [2]string{id, phones[i]}
-		b = rawjson.AppendStrings(b, pair[:])
-	}
-	return append(b, ']')
 }
 
 // checkParts refuses parts that do not hold the intent's recipients

@@ -236,7 +236,18 @@ var migrations = []string{
 	// the table for each. Before, a plan scanned the whole (phone, at)
 	// index, ten million entries for a ledger of ten million sends.
 	capsV7,
+
+	// Version 8 fills the index of message ids when it is read rather than
+	// with each outcome (see indexMessages): an attempt whose ids are not
+	// in it yet is marked (ids_pending). Attempts copied from another
+	// state before were never indexed: they are marked too.
+	idsPendingV8,
 }
+
+// idsPendingV8 is what version 8 changes, SQLite's and PostgreSQL's alike.
+const idsPendingV8 = `ALTER TABLE attempts ADD COLUMN ids_pending INTEGER NOT NULL DEFAULT 0;
+	UPDATE attempts SET ids_pending = 1 WHERE provider_ids <> '' AND id NOT IN (SELECT attempt_id FROM messages);
+	CREATE INDEX attempts_ids_pending ON attempts (id) WHERE ids_pending = 1;`
 
 // capsV7 is what version 7 changes, SQLite's and PostgreSQL's alike.
 const capsV7 = `DROP INDEX cap_sends_at;
@@ -366,7 +377,7 @@ const (
 )
 
 // SchemaVersion is the schema version this build writes and reads.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 const timeFormat = time.RFC3339Nano
 

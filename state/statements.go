@@ -70,12 +70,18 @@ const (
 	qPutPlan    // scope, plan id, applied at, serial, done
 	qSetMeta    // lineage, serial, scope
 
-	// What arrives after the send (receiver.go). The provider's message
-	// ids of a part, written beside it (scope, a JSON array of [id, phone]
-	// pairs, none with an empty id, attempt). Pairs, not two arrays joined
-	// on their positions: SQLite joins two json_each by scanning one for
-	// each row of the other, which took 0.15-0.3 s for a batch of 1,000.
+	// What arrives after the send (receiver.go). The index of message ids
+	// (messages.go): the attempts whose ids are not in it yet, oldest
+	// first (how many): id, campaign, phones, provider ids; whether there
+	// is one; an attempt's ids put in it (campaign, a JSON array of [id,
+	// phone] pairs, none with an empty id, attempt); the attempts of a JSON
+	// array of ids marked as in it. Pairs, not two arrays joined on their
+	// positions: SQLite joins two json_each by scanning one for each row of
+	// the other, which took 0.15-0.3 s for a batch of 1,000.
+	qIDsPending
+	qAnyIDsPending
 	qPutMessages
+	qIDsIndexed
 	// The recipients, and their attempts' states, of a JSON array of
 	// message ids: id, campaign, phone, attempt, state.
 	qMessagesFor
@@ -171,13 +177,16 @@ var postgresDialect = &dialect{
 
 	qCopyAttempts: `SELECT batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, plan_id, phones, provider_status, provider_ids FROM attempts WHERE campaign_id = $1 ORDER BY id`,
 	qCopyPlans:    `SELECT plan_id, applied_at, serial, done FROM plans_applied WHERE campaign_id = $1 ORDER BY plan_id`,
-	qPutAttempt: `INSERT INTO attempts (campaign_id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, plan_id, phones, provider_status, provider_ids)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id`,
+	qPutAttempt: `INSERT INTO attempts (campaign_id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, plan_id, phones, provider_status, provider_ids, ids_pending)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, CASE WHEN $14 <> '' THEN 1 ELSE 0 END) RETURNING id`,
 	qPutPlan: `INSERT INTO plans_applied (campaign_id, plan_id, applied_at, serial, done) VALUES ($1, $2, $3, $4, $5)`,
 	qSetMeta: `UPDATE campaigns SET lineage = $1, serial = $2 WHERE id = $3`,
 
+	qIDsPending:    `SELECT id, campaign_id, phones, provider_ids FROM attempts WHERE ids_pending = 1 ORDER BY id LIMIT $1`,
+	qAnyIDsPending: `SELECT count(*) FROM (SELECT 1 FROM attempts WHERE ids_pending = 1 LIMIT 1) AS p`,
 	qPutMessages: `INSERT INTO messages (provider_id, campaign_id, phone, attempt_id)
 		SELECT r->>0, CAST($1 AS bigint), r->>1, CAST($3 AS bigint) FROM jsonb_array_elements($2::jsonb) AS r`,
+	qIDsIndexed: `UPDATE attempts SET ids_pending = 0 WHERE id IN (SELECT CAST(jsonb_array_elements_text($1::jsonb) AS bigint))`,
 	qMessagesFor: `SELECT m.provider_id, m.campaign_id, m.phone, m.attempt_id, a.state FROM messages m JOIN attempts a ON a.id = m.attempt_id
 		WHERE m.provider_id IN (SELECT jsonb_array_elements_text($1::jsonb))`,
 	qAttemptsByID: `SELECT id, campaign_id, state, batch_id, body_hash, plan_id FROM attempts
@@ -208,6 +217,7 @@ var sqliteOwn = map[stmt]string{
 	qBegin: `BEGIN IMMEDIATE`,
 	qPutMessages: `INSERT INTO messages (provider_id, campaign_id, phone, attempt_id)
 		SELECT value->>0, ?1, value->>1, ?3 FROM json_each(?2)`,
+	qIDsIndexed: `UPDATE attempts SET ids_pending = 0 WHERE id IN (SELECT value FROM json_each(?1))`,
 	qMessagesFor: `SELECT m.provider_id, m.campaign_id, m.phone, m.attempt_id, a.state FROM messages m JOIN attempts a ON a.id = m.attempt_id
 		WHERE m.provider_id IN (SELECT value FROM json_each(?1))`,
 	qAttemptsByID: `SELECT id, campaign_id, state, batch_id, body_hash, plan_id FROM attempts WHERE id IN (SELECT value FROM json_each(?1))`,

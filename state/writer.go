@@ -78,7 +78,7 @@ func refuse(format string, args ...any) error { return refusal{fmt.Errorf(format
 // whose StmtContext prepares every statement again (parsing SQL was a
 // fifth of the cost of a batch).
 var writerStmts = []stmt{qBegin, qCommit, qRollback, qInsertAttempt, qSetPhones, qDropAttempt, qAttempt, qFinishAttempt, qBumpSerial, qSetAttempt,
-	qPlanApplied, qInsertPlan, qPutAttempt, qPausedNow, qPutMessages}
+	qPlanApplied, qInsertPlan, qPutAttempt, qPausedNow}
 
 // newWriter makes the writer of s, which changes the state only through
 // conn: in PostgreSQL the connection that holds the lock, so that a writer

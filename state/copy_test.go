@@ -104,3 +104,26 @@ func TestCopy(t *testing.T) {
 		t.Error("copied a missing state")
 	}
 }
+
+// A copy's message ids are indexed at the target (by its next receiver),
+// so that reports of the copied messages are matched by id there too.
+func TestCopyIndexesIDs(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "spring.smsstate")
+	s := openTest(t, file)
+	must(t, s.RecordIntent(ctx, intent("b1", "+4421", "+4422")))
+	must(t, s.RecordOutcome(ctx, "b1", Outcome{HTTPStatus: 200, Parts: []Part{{Status: Sent, Phones: []string{"+4421", "+4422"}, IDs: []string{"m1", "m2"}}}}))
+	want := messageIndex(t, s)
+	must(t, s.Close())
+	db := pg.Database(t)
+	for _, hop := range []struct{ from, to string }{{file, db}, {db, filepath.Join(dir, "back.smsstate")}} {
+		_, err := Copy(ctx, MustParseLocation(hop.from), MustParseLocation(hop.to), CopyOptions{})
+		must(t, err)
+		c := openTest(t, hop.to)
+		if got := messageIndex(t, c); !maps.Equal(got, want) {
+			t.Errorf("%s: index %v, want %v", Redact(hop.to), got, want)
+		}
+		must(t, c.Close())
+	}
+}

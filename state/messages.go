@@ -5,7 +5,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strconv"
+	"slices"
+	"strings"
 
 	"github.com/smsform/smsform/internal/rawjson"
 )
@@ -22,9 +23,10 @@ import (
 // readers. Filled in groups, the pages are written once a group.
 
 // indexIDs is about how many ids one transaction of indexMessages puts in
-// the index: a receiver holds the write lock, which applies wait for, that
-// long (a fraction of a second).
-const indexIDs = 20_000
+// the index. The more, the fewer times each page of the index is written
+// (a group's ids are sorted first); the fewer, the shorter the write lock
+// that applies wait for is held: 100,000 take about a second in a file.
+const indexIDs = 100_000
 
 // indexMessages puts the ids of every marked attempt into the index and
 // unmarks them, a group of attempts a transaction. Receivers may do so at
@@ -62,7 +64,7 @@ func indexSome(ctx context.Context, db *sql.DB, q *dialect, pg bool, limit int) 
 		}
 	}
 	type marked struct {
-		id, campaign int64
+		id, campaign string // numbers, kept as the text the index's rows are written with
 		phones, ids  string
 	}
 	rows, err := tx.QueryContext(ctx, q[qIDsPending], limit)
@@ -86,52 +88,55 @@ func indexSome(ctx context.Context, db *sql.DB, q *dialect, pg bool, limit int) 
 	if len(ms) == 0 {
 		return 0, 0, nil
 	}
-	var buf []byte
+	type row struct {
+		id, phone string
+		attempt   int
+	}
+	var put []row
 	done := []byte{'['}
 	for i, m := range ms {
 		var phones, pids []string
 		if err := json.Unmarshal([]byte(m.phones), &phones); err != nil {
-			return 0, 0, fmt.Errorf("attempt %d: phones: %w", m.id, err)
+			return 0, 0, fmt.Errorf("attempt %s: phones: %w", m.id, err)
 		}
 		if err := json.Unmarshal([]byte(m.ids), &pids); err != nil {
-			return 0, 0, fmt.Errorf("attempt %d: provider ids: %w", m.id, err)
+			return 0, 0, fmt.Errorf("attempt %s: provider ids: %w", m.id, err)
 		}
 		ids += len(pids)
 		// Aligned with phones, as apply writes them; a state edited by
 		// hand may not be, and its extra ids name nobody.
-		buf = appendIDPairs(buf[:0], pids[:min(len(pids), len(phones))], phones)
-		if len(buf) > 2 {
-			if _, err := tx.ExecContext(ctx, q[qPutMessages], m.campaign, string(buf), m.id); err != nil {
-				return 0, 0, err
+		for j, id := range pids[:min(len(pids), len(phones))] {
+			if id != "" {
+				put = append(put, row{id, phones[j], i})
 			}
 		}
 		if i > 0 {
 			done = append(done, ',')
 		}
-		done = strconv.AppendInt(done, m.id, 10)
+		done = append(done, m.id...)
+	}
+	// In the index's order: each of its pages is then met once, however
+	// many of the group's ids go to it.
+	slices.SortFunc(put, func(a, b row) int { return strings.Compare(a.id, b.id) })
+	var buf []byte
+	for len(put) > 0 {
+		n := min(len(put), 10_000)
+		buf = append(buf[:0], '[')
+		for k, r := range put[:n] {
+			if k > 0 {
+				buf = append(buf, ',')
+			}
+			buf = rawjson.AppendStrings(buf, []string{r.id, r.phone, ms[r.attempt].campaign, ms[r.attempt].id})
+		}
+		buf = append(buf, ']')
+		if _, err := tx.ExecContext(ctx, q[qPutMessages], string(buf)); err != nil {
+			return 0, 0, err
+		}
+		put = put[n:]
 	}
 	done = append(done, ']')
 	if _, err := tx.ExecContext(ctx, q[qIDsIndexed], string(done)); err != nil {
 		return 0, 0, err
 	}
 	return len(ms), ids, tx.Commit()
-}
-
-// appendIDPairs appends the JSON array of the [id, phone] pair of each
-// recipient of phones whose provider id (ids: one each) is not empty.
-func appendIDPairs(b []byte, ids, phones []string) []byte {
-	b = append(b, '[')
-	first := true
-	for i, id := range ids {
-		if id == "" {
-			continue
-		}
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		pair := [2]string{id, phones[i]}
-		b = rawjson.AppendStrings(b, pair[:])
-	}
-	return append(b, ']')
 }

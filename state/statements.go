@@ -73,11 +73,11 @@ const (
 	// What arrives after the send (receiver.go). The index of message ids
 	// (messages.go): the attempts whose ids are not in it yet, oldest
 	// first (how many): id, campaign, phones, provider ids; whether there
-	// is one; an attempt's ids put in it (campaign, a JSON array of [id,
-	// phone] pairs, none with an empty id, attempt); the attempts of a JSON
-	// array of ids marked as in it. Pairs, not two arrays joined on their
-	// positions: SQLite joins two json_each by scanning one for each row of
-	// the other, which took 0.15-0.3 s for a batch of 1,000.
+	// is one; ids put in it (a JSON array of [id, phone, campaign,
+	// attempt] rows, all strings); the attempts of a JSON array of ids marked as in it.
+	// Rows, not arrays joined on their positions: SQLite joins two
+	// json_each by scanning one for each row of the other, which took
+	// 0.15-0.3 s for a batch of 1,000.
 	qIDsPending
 	qAnyIDsPending
 	qPutMessages
@@ -185,7 +185,7 @@ var postgresDialect = &dialect{
 	qIDsPending:    `SELECT id, campaign_id, phones, provider_ids FROM attempts WHERE ids_pending = 1 ORDER BY id LIMIT $1`,
 	qAnyIDsPending: `SELECT count(*) FROM (SELECT 1 FROM attempts WHERE ids_pending = 1 LIMIT 1) AS p`,
 	qPutMessages: `INSERT INTO messages (provider_id, campaign_id, phone, attempt_id)
-		SELECT r->>0, CAST($1 AS bigint), r->>1, CAST($3 AS bigint) FROM jsonb_array_elements($2::jsonb) AS r`,
+		SELECT r->>0, (r->>2)::bigint, r->>1, (r->>3)::bigint FROM jsonb_array_elements($1::jsonb) AS r`,
 	qIDsIndexed: `UPDATE attempts SET ids_pending = 0 WHERE id IN (SELECT CAST(jsonb_array_elements_text($1::jsonb) AS bigint))`,
 	qMessagesFor: `SELECT m.provider_id, m.campaign_id, m.phone, m.attempt_id, a.state FROM messages m JOIN attempts a ON a.id = m.attempt_id
 		WHERE m.provider_id IN (SELECT jsonb_array_elements_text($1::jsonb))`,
@@ -216,7 +216,7 @@ var sqliteOwn = map[stmt]string{
 	// ledger's gate relies on it.
 	qBegin: `BEGIN IMMEDIATE`,
 	qPutMessages: `INSERT INTO messages (provider_id, campaign_id, phone, attempt_id)
-		SELECT value->>0, ?1, value->>1, ?3 FROM json_each(?2)`,
+		SELECT value->>0, CAST(value->>2 AS INTEGER), value->>1, CAST(value->>3 AS INTEGER) FROM json_each(?1)`,
 	qIDsIndexed: `UPDATE attempts SET ids_pending = 0 WHERE id IN (SELECT value FROM json_each(?1))`,
 	qMessagesFor: `SELECT m.provider_id, m.campaign_id, m.phone, m.attempt_id, a.state FROM messages m JOIN attempts a ON a.id = m.attempt_id
 		WHERE m.provider_id IN (SELECT value FROM json_each(?1))`,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -95,25 +94,24 @@ func indexSome(ctx context.Context, db *sql.DB, q *dialect, pg bool, limit int) 
 	var put []row
 	done := []byte{'['}
 	for i, m := range ms {
-		var phones, pids []string
-		if err := json.Unmarshal([]byte(m.phones), &phones); err != nil {
-			return 0, 0, fmt.Errorf("attempt %s: phones: %w", m.id, err)
+		if i > 0 {
+			done = append(done, ',')
 		}
-		if err := json.Unmarshal([]byte(m.ids), &pids); err != nil {
-			return 0, 0, fmt.Errorf("attempt %s: provider ids: %w", m.id, err)
+		done = append(done, m.id...)
+		// Apply writes two arrays of strings, aligned. A state edited by
+		// hand may hold something else: what cannot be read names nobody
+		// (its reports are matched by number) rather than stop every
+		// receiver of the project.
+		var phones, pids []string
+		if json.Unmarshal([]byte(m.phones), &phones) != nil || json.Unmarshal([]byte(m.ids), &pids) != nil {
+			continue
 		}
 		ids += len(pids)
-		// Aligned with phones, as apply writes them; a state edited by
-		// hand may not be, and its extra ids name nobody.
 		for j, id := range pids[:min(len(pids), len(phones))] {
 			if id != "" {
 				put = append(put, row{id, phones[j], i})
 			}
 		}
-		if i > 0 {
-			done = append(done, ',')
-		}
-		done = append(done, m.id...)
 	}
 	// In the index's order: each of its pages is then met once, however
 	// many of the group's ids go to it.

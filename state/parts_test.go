@@ -287,3 +287,27 @@ func testIdsPendingMigration(t *testing.T, b backend) {
 		t.Errorf("index after the migration: %v, want %v", got, want)
 	}
 }
+
+// An attempt edited by hand into something that is not two arrays of
+// strings names nobody in the index, and does not stop the others' ids.
+func TestIndexMessagesHandEdited(t *testing.T) { eachBackend(t, testIndexMessagesHandEdited) }
+
+func testIndexMessagesHandEdited(t *testing.T, b backend) {
+	ctx := context.Background()
+	s := openTest(t, b.loc(t))
+	for _, batch := range []string{"edited", "fine"} {
+		phones := []string{"+4477001" + map[string]string{"edited": "00001", "fine": "00002"}[batch]}
+		must(t, s.RecordIntent(ctx, Intent{BatchID: batch, BodyHash: hash, Phones: phones}))
+		must(t, s.RecordOutcome(ctx, batch, Outcome{HTTPStatus: 200, Parts: []Part{{Status: Sent, Phones: phones, IDs: []string{"id-" + batch}}}}))
+	}
+	_, err := s.db.ExecContext(ctx, `UPDATE attempts SET provider_ids = '{"not": "a list"}' WHERE batch_id = 'edited' AND provider_ids <> ''`)
+	must(t, err)
+	if got, want := messageIndex(t, s), map[string]string{"id-fine": "+447700100002"}; !maps.Equal(got, want) {
+		t.Errorf("index: %v, want %v", got, want)
+	}
+	var marked int
+	must(t, s.db.QueryRowContext(ctx, `SELECT count(*) FROM attempts WHERE ids_pending = 1`).Scan(&marked))
+	if marked != 0 {
+		t.Errorf("%d attempts still marked", marked)
+	}
+}

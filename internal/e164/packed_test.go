@@ -127,7 +127,7 @@ func TestMapAddPacked(t *testing.T) {
 		want[k] = true
 	}
 	ks = append(ks, ks[:1000]...) // some twice
-	ks = append(ks, had)           // and one the map holds
+	ks = append(ks, had)          // and one the map holds
 	m.AddPacked(ks)
 	if m.Len() != len(want) {
 		t.Errorf("Len = %d, want %d", m.Len(), len(want))

@@ -17,14 +17,16 @@ import (
 // fills it first (indexMessages). Written with each outcome, a batch's
 // thousand ids went to as many places of an index ordered by id, dirtying
 // most of its pages at every commit of the one writer every intent waits
-// for: an apply that kept the ids sent 0.75 of the requests a second of
-// the same apply without them, and 0.95 once the index was left to its
-// readers. Filled in groups, the pages are written once a group.
+// for: an apply that kept the ids sent 0.72-0.75 of the requests a second
+// of the same apply without a mapping (make bench), and 0.89 once the
+// index was left to its readers. Filled in groups, sorted, each page is
+// written once a group.
 
 // indexIDs is about how many ids one transaction of indexMessages puts in
 // the index. The more, the fewer times each page of the index is written
 // (a group's ids are sorted first); the fewer, the shorter the write lock
-// that applies wait for is held: 100,000 take about a second in a file.
+// that applies wait for is held: 100,000 take about half a second in a
+// file.
 const indexIDs = 100_000
 
 // indexMessages puts the ids of every marked attempt into the index and

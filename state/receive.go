@@ -308,11 +308,6 @@ func (r *Receiver) write(group []*recording) error {
 			g.replies = append(g.replies, replyAt{Reply: rec.replies[i], key: replyKey(rec.replies[i]), out: &rec.out.Replies[i]})
 		}
 	}
-	// The ids of what applies recorded since are put in the index first:
-	// a report names its message by its id alone.
-	if err := indexMessages(ctx, r.db, r.q, r.pg); err != nil {
-		return err
-	}
 	if err := r.match(ctx, g, now); err != nil {
 		return err
 	}
@@ -444,6 +439,12 @@ type matched struct {
 // match finds each report's recipient (by id, else by number) and each
 // reply's campaign, and says what a report means for its recipient.
 func (r *Receiver) match(ctx context.Context, g *grouped, now time.Time) error {
+	// The ids of what applies recorded since are put in the index first:
+	// a report names its message by its id alone (a reclaimed report too,
+	// whose attempt's answer may have come since).
+	if err := indexMessages(ctx, r.db, r.q, r.pg); err != nil {
+		return err
+	}
 	byID, err := r.byIDs(ctx, g.reports)
 	if err != nil {
 		return err

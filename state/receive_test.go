@@ -281,3 +281,40 @@ func testReceiverReclaim(t *testing.T, b backend) {
 		t.Errorf("%d attempts, want the send and one resolution: %+v", len(as), as)
 	}
 }
+
+// A report that waited names its message by id, and the answer that gave
+// the id came after it: the next receiver indexes that answer before it
+// matches what waited. By number alone it could not be matched, another
+// campaign having messaged the same number since.
+func TestReceiverReclaimByID(t *testing.T) { eachBackend(t, testReceiverReclaimByID) }
+
+func testReceiverReclaimByID(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	_, now := testClock(t0)
+	s := openShared(t, loc, "spring", now)
+	_, err := s.AdmitIntent(ctx, intent("b1", "+441"))
+	must(t, err)
+	first, err := OpenReceiver(ctx, MustParseLocation(loc), ReceiverOptions{Now: func() time.Time { return t0 }})
+	must(t, err)
+	_, err = first.Record(ctx, []Report{{Phone: "+441", ProviderID: "m1", Delivery: Delivered, At: t0}}, nil)
+	must(t, err)
+	must(t, first.Close())
+	must(t, s.RecordOutcome(ctx, "b1", Outcome{HTTPStatus: 200, Parts: []Part{{Status: InDoubt, Phones: []string{"+441"}, IDs: []string{"m1"}, Reason: "not named"}}}))
+	s.Close()
+	other := openShared(t, loc, "autumn", now)
+	_, err = other.AdmitIntent(ctx, intent("b9", "+441"))
+	must(t, err)
+	must(t, other.RecordOutcome(ctx, "b9", Outcome{Status: Sent}))
+	other.Close()
+	r, err := OpenReceiver(ctx, MustParseLocation(loc), ReceiverOptions{Now: func() time.Time { return t0 }})
+	must(t, err)
+	must(t, r.Close())
+	ro, err := OpenSharedReadOnly(ctx, MustParseLocation(loc), "spring")
+	must(t, err)
+	defer ro.Close()
+	if rec := recipients(t, ro)["+441"]; rec.Status != Sent {
+		t.Errorf("+441, whose report waited with its message's id: %s, want sent", rec.Status)
+	}
+}

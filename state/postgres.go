@@ -308,7 +308,8 @@ var pgMigrations = []string{
 	capsV7,
 
 	// Version 7: what the file's schema version 8 changed (see there).
-	idsPendingV8,
+	idsPendingV8 + `UPDATE attempts SET ids_pending = 1 WHERE ` + idsNeverIndexed + `
+		AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.attempt_id = attempts.id);`,
 }
 
 // PostgresSchemaVersion is the version of the PostgreSQL schema this build writes and reads.

@@ -317,4 +317,12 @@ func testReceiverReclaimByID(t *testing.T, b backend) {
 	if rec := recipients(t, ro)["+441"]; rec.Status != Sent {
 		t.Errorf("+441, whose report waited with its message's id: %s, want sent", rec.Status)
 	}
+	// The resolution names the part's id: the index keeps one message for
+	// it, and nothing is left to index.
+	var rows, marked int
+	must(t, ro.db.QueryRowContext(ctx, `SELECT count(*) FROM messages WHERE provider_id = 'm1'`).Scan(&rows))
+	must(t, ro.db.QueryRowContext(ctx, `SELECT count(*) FROM attempts WHERE ids_pending = 1`).Scan(&marked))
+	if rows != 1 || marked != 0 {
+		t.Errorf("m1 in %d rows of the index, %d attempts marked; want 1 and 0", rows, marked)
+	}
 }

@@ -66,7 +66,7 @@ const (
 	// (scope); an attempt written whole; the lineage and serial set.
 	qCopyAttempts
 	qCopyPlans
-	qPutAttempt // scope, batch, state, body hash, recipients, http status, request id, reason, started, finished, plan id, phones, provider status, provider ids; returns id
+	qPutAttempt // scope, batch, state, body hash, recipients, http status, request id, reason, started, finished, plan id, phones, provider status, provider ids; returns id. Marks the ids to index (see indexMessages), but a resolution's: it names the id of the part it resolves
 	qPutPlan    // scope, plan id, applied at, serial, done
 	qSetMeta    // lineage, serial, scope
 
@@ -178,7 +178,7 @@ var postgresDialect = &dialect{
 	qCopyAttempts: `SELECT batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, plan_id, phones, provider_status, provider_ids FROM attempts WHERE campaign_id = $1 ORDER BY id`,
 	qCopyPlans:    `SELECT plan_id, applied_at, serial, done FROM plans_applied WHERE campaign_id = $1 ORDER BY plan_id`,
 	qPutAttempt: `INSERT INTO attempts (campaign_id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, plan_id, phones, provider_status, provider_ids, ids_pending)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, CASE WHEN $14 <> '' THEN 1 ELSE 0 END) RETURNING id`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, CASE WHEN $14 <> '' AND $3 <> 'resolved_sent' THEN 1 ELSE 0 END) RETURNING id`,
 	qPutPlan: `INSERT INTO plans_applied (campaign_id, plan_id, applied_at, serial, done) VALUES ($1, $2, $3, $4, $5)`,
 	qSetMeta: `UPDATE campaigns SET lineage = $1, serial = $2 WHERE id = $3`,
 

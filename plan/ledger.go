@@ -198,9 +198,11 @@ func (b *builder) lookUpLedger() (optedOut []bool) {
 		out, held int
 		until     time.Time
 	}
-	per := make([]counts, runtime.GOMAXPROCS(0))
-	onEveryCore(b.phones.len(), func(w, lo, hi int) {
-		c := &per[w]
+	workers := runtime.GOMAXPROCS(0)
+	per := make([]counts, workers)
+	onEveryCore(workers, b.phones.len(), func(w, lo, hi int) {
+		var c counts // counted here, not in per: the workers' entries share cache lines
+		defer func() { per[w] = c }()
 		for i := lo; i < hi; i++ {
 			if b.held.of(i) != notHeld {
 				continue

@@ -185,7 +185,7 @@ func lookUpZones(sc *window.Schedule, phones *column[e164.Packed], k *checker, a
 	workers := runtime.GOMAXPROCS(0)
 	lk := &lookedUp{ids: make([]uint32, phones.len()), keys: make([][]zoneKey, workers)}
 	fallbacks := make([]int, workers)
-	onEveryCore(phones.len(), func(w, lo, hi int) {
+	onEveryCore(workers, phones.len(), func(w, lo, hi int) {
 		f := sc.Finder()
 		ids := map[zoneKey]uint32{}
 		var buf [16]byte
@@ -217,10 +217,10 @@ func lookUpZones(sc *window.Schedule, phones *column[e164.Packed], k *checker, a
 	return lk
 }
 
-// onEveryCore splits [0, n) into one range per core and runs fn on each,
-// w being the range's number, less than GOMAXPROCS.
-func onEveryCore(n int, fn func(w, lo, hi int)) {
-	workers := runtime.GOMAXPROCS(0)
+// onEveryCore splits [0, n) into one range per worker and runs fn on
+// each, w being the range's number, less than workers (GOMAXPROCS, read
+// once by the caller, which sizes what each worker writes to from it).
+func onEveryCore(workers, n int, fn func(w, lo, hi int)) {
 	per := (n + workers - 1) / workers
 	var wg sync.WaitGroup
 	for w := range workers {

@@ -3,7 +3,6 @@ package planfile
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // ErrCampaignChanged is wrapped by the error CheckFiles returns for a file

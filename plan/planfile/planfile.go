@@ -15,7 +15,6 @@ package planfile
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -26,6 +25,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/smsform/smsform/internal/atomicfile"
 	"github.com/smsform/smsform/plan"

@@ -3,13 +3,14 @@ package planfile
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/smsform/smsform/internal/window"
 	"github.com/smsform/smsform/plan"

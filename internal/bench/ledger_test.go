@@ -446,7 +446,7 @@ func capRows(t *testing.T, ctx context.Context, smsform, dir string, sz sizes, r
 		uncapped := pairSpec{latency: c.latency, concurrency: c.concurrency, stateURL: db, project: true}
 		capped := uncapped
 		capped.capped = true
-		without, with := applyVs(t, ctx, smsform, dir, sz, uncapped, capped, runs)
+		without, with := applyVs(t, ctx, smsform, dir, sz, uncapped, capped, judgedRounds(runs))
 		figure := fmt.Sprintf("  a frequency cap vs none at %d ms, %d in flight, ledger of %s sends and %s opt-outs in PostgreSQL: req/s",
 			c.latency.Milliseconds(), cmp.Or(c.concurrency, sz.concurrency), count(l.sends()), count(l.optOuts))
 		rows = append(rows, row{figure: figure, smsform: fmt.Sprintf("%.0f", with.rps), rss: with.rss,

@@ -311,3 +311,71 @@ func testIndexMessagesHandEdited(t *testing.T, b backend) {
 		t.Errorf("%d attempts still marked", marked)
 	}
 }
+
+// An answer whose one part holds the intent's recipients in its order
+// (every recipient sent, each with its message id: the common case) is
+// recorded on the intent's own attempt, not split: the phones are not
+// written again, and what the state says of each recipient is what a
+// part would have said. A part in another order, or of some recipients,
+// is split as before.
+func TestWholeAnswer(t *testing.T) { eachBackend(t, testWholeAnswer) }
+
+func testWholeAnswer(t *testing.T, b backend) {
+	ctx := context.Background()
+	path := b.loc(t)
+	s := openTest(t, path)
+	must(t, s.RecordIntent(ctx, intent("b1", "+441", "+442", "+443")))
+	must(t, s.RecordOutcome(ctx, "b1", Outcome{HTTPStatus: 201, RequestID: "bulk-1", Parts: []Part{
+		{Status: Sent, Phones: []string{"+441", "+442", "+443"}, IDs: []string{"m1", "", `id "3"`}}}}))
+	must(t, s.RecordIntent(ctx, intent("b2", "+444", "+445")))
+	must(t, s.RecordOutcome(ctx, "b2", Outcome{HTTPStatus: 200, Reason: "the request's", Parts: []Part{
+		{Status: Failed, Phones: []string{"+444", "+445"}, ProviderStatus: "REJECTED", Reason: "no route"}}}))
+	must(t, s.RecordIntent(ctx, intent("b3", "+446", "+447")))
+	must(t, s.RecordOutcome(ctx, "b3", Outcome{HTTPStatus: 200, Parts: []Part{
+		{Status: Sent, Phones: []string{"+447", "+446"}, IDs: []string{"m7", "m6"}}}}))
+	attempts := func(batch string) []string {
+		t.Helper()
+		rows, err := s.db.QueryContext(ctx, `SELECT state FROM attempts WHERE batch_id = '`+batch+`' ORDER BY id`)
+		must(t, err)
+		defer rows.Close()
+		var states []string
+		for rows.Next() {
+			var st string
+			must(t, rows.Scan(&st))
+			states = append(states, st)
+		}
+		must(t, rows.Err())
+		return states
+	}
+	for batch, want := range map[string][]string{"b1": {"sent"}, "b2": {"failed"}, "b3": {"split", "sent"}} {
+		if got := attempts(batch); !slices.Equal(got, want) {
+			t.Errorf("%s: attempts %v, want %v", batch, got, want)
+		}
+	}
+	want := map[string]string{
+		"+441": "sent/m1/bulk-1//", "+442": "sent//bulk-1//", "+443": `sent/id "3"/bulk-1//`,
+		"+444": "failed///REJECTED/no route", "+445": "failed///REJECTED/no route",
+		"+446": "sent/m6///", "+447": "sent/m7///",
+	}
+	check := func(s *State) {
+		t.Helper()
+		got := recipients(t, s)
+		for p, w := range want {
+			r := got[p]
+			if g := fmt.Sprintf("%s/%s/%s/%s/%s", r.Status, r.ProviderID, r.ProviderBatchID, r.ProviderStatus, r.Reason); g != w {
+				t.Errorf("%s: %s, want %s", p, g, w)
+			}
+		}
+	}
+	check(s)
+	if got, want := messageIndex(t, s), map[string]string{"m1": "+441", `id "3"`: "+443", "m6": "+446", "m7": "+447"}; !maps.Equal(got, want) {
+		t.Errorf("messages: %v, want %v", got, want)
+	}
+	// What a later run knows of each recipient comes from the same rows.
+	must(t, s.Close())
+	s = openTest(t, path)
+	check(s)
+	if err := s.RecordOutcome(ctx, "b1", Outcome{HTTPStatus: 200, Parts: []Part{{Status: Sent, Phones: []string{"+441", "+442", "+443"}}}}); !errors.Is(err, ErrNoIntent) {
+		t.Errorf("a second outcome of b1: %v, want ErrNoIntent", err)
+	}
+}

@@ -248,6 +248,9 @@ func (t *txn) outcome(batchID string, o Outcome) error {
 // same batch, so that each recipient's latest attempt says what became of
 // it. The parts must hold the intent's recipients, each once.
 func (t *txn) parts(batchID string, o Outcome) error {
+	if done, err := t.whole(batchID, o); done || err != nil {
+		return err
+	}
 	a, err := t.finish(batchID, AttemptSplit, o)
 	if err != nil {
 		return err
@@ -287,6 +290,40 @@ func (t *txn) parts(batchID string, o Outcome) error {
 	}
 	t.changed = true
 	return nil
+}
+
+// whole records an outcome of one part that holds the intent's recipients
+// in the intent's order on the intent's own attempt, as a plain outcome is,
+// with the part's provider status and ids: an answer that gives each
+// recipient a message id, every one sent, is the common case, and a part
+// of its own would write the batch's phones a second time. It reports
+// false, having changed nothing, for any other outcome: parts records it.
+func (t *txn) whole(batchID string, o Outcome) (bool, error) {
+	if len(o.Parts) != 1 {
+		return false, nil
+	}
+	p := o.Parts[0]
+	id, ok := t.w.known.batches[batchID]
+	if !ok || p.Status == Unsent || (p.IDs != nil && len(p.IDs) != len(p.Phones)) {
+		return false, nil // parts says why, or splits it
+	}
+	ids := ""
+	if p.IDs != nil {
+		ids = string(rawjson.AppendStrings(nil, p.IDs))
+	}
+	t.w.buf = rawjson.AppendStrings(t.w.buf[:0], p.Phones)
+	wrote := t.wrote
+	var phones string
+	err := t.queryRow(qFinishWhole, string(p.Status.attempt()), o.HTTPStatus, o.RequestID, p.Reason, t.now, p.ProviderStatus, ids, id, string(t.w.buf)).Scan(&phones)
+	if errors.Is(err, sql.ErrNoRows) {
+		t.wrote = wrote // it changed nothing
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	t.changed = true
+	return true, t.setAll(phones, p.Status)
 }
 
 // checkParts refuses parts that do not hold the intent's recipients

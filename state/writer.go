@@ -77,7 +77,7 @@ func refuse(format string, args ...any) error { return refusal{fmt.Errorf(format
 // The transaction is driven by hand rather than with database/sql's Tx,
 // whose StmtContext prepares every statement again (parsing SQL was a
 // fifth of the cost of a batch).
-var writerStmts = []stmt{qBegin, qCommit, qRollback, qInsertAttempt, qSetPhones, qDropAttempt, qAttempt, qFinishAttempt, qBumpSerial, qSetAttempt,
+var writerStmts = []stmt{qBegin, qCommit, qRollback, qInsertAttempt, qSetPhones, qDropAttempt, qAttempt, qFinishAttempt, qFinishWhole, qBumpSerial, qSetAttempt,
 	qPlanApplied, qInsertPlan, qPutAttempt, qPausedNow}
 
 // newWriter makes the writer of s, which changes the state only through

@@ -25,7 +25,7 @@ const (
 	// status, provider ids, marked for the index as qPutAttempt marks
 	// them), if the intent's phones are these: returns nothing otherwise.
 	qFinishWhole // state, http status, request id, reason, finished at, provider status, provider ids, id, phones
-	qBumpSerial    // scope, how much to add
+	qBumpSerial  // scope, how much to add
 
 	// Reads of every attempt, oldest first (scope).
 	qEachRecord // batch, state, body hash, phones, reason, started at, finished at, plan id, request id, provider status, provider ids
@@ -143,11 +143,11 @@ var postgresDialect = &dialect{
 	qFinishAttempt: `UPDATE attempts SET state = $1, http_status = $2, request_id = $3, reason = $4, finished_at = $5 WHERE id = $6 AND state = 'intent' RETURNING phones, body_hash, plan_id`,
 	qFinishWhole: `UPDATE attempts SET state = $1, http_status = $2, request_id = $3, reason = $4, finished_at = $5, provider_status = $6, provider_ids = $7,
 		ids_pending = CASE WHEN $7 <> '' THEN 1 ELSE 0 END WHERE id = $8 AND state = 'intent' AND phones = $9 RETURNING phones`,
-	qBumpSerial:    `UPDATE campaigns SET serial = serial + $2 WHERE id = $1`,
-	qEachRecord:    `SELECT batch_id, state, body_hash, phones, reason, started_at, finished_at, plan_id, request_id, provider_status, provider_ids FROM attempts WHERE campaign_id = $1 ORDER BY id`,
-	qAttempts:      `SELECT id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at FROM attempts WHERE campaign_id = $1 ORDER BY id`,
-	qKnownSize:     `SELECT coalesce(sum(recipients), 0) FROM attempts WHERE campaign_id = $1 AND state NOT IN ('forgotten', 'resolved_unsent', 'split')`,
-	qKnownRows:     `SELECT id, batch_id, state, phones FROM attempts WHERE campaign_id = $1 ORDER BY id`,
+	qBumpSerial: `UPDATE campaigns SET serial = serial + $2 WHERE id = $1`,
+	qEachRecord: `SELECT batch_id, state, body_hash, phones, reason, started_at, finished_at, plan_id, request_id, provider_status, provider_ids FROM attempts WHERE campaign_id = $1 ORDER BY id`,
+	qAttempts:   `SELECT id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at FROM attempts WHERE campaign_id = $1 ORDER BY id`,
+	qKnownSize:  `SELECT coalesce(sum(recipients), 0) FROM attempts WHERE campaign_id = $1 AND state NOT IN ('forgotten', 'resolved_unsent', 'split')`,
+	qKnownRows:  `SELECT id, batch_id, state, phones FROM attempts WHERE campaign_id = $1 ORDER BY id`,
 
 	// In-doubt recipients belong to attempts still open (no outcome) or
 	// recorded as in doubt.

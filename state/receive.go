@@ -361,8 +361,10 @@ func (r *Receiver) write(group []*recording) error {
 }
 
 // landed are the inFlight reports whose attempts apply has since
-// recorded in doubt; those recorded otherwise (sent, failed, split) are
-// dropped, their report kept as any other.
+// recorded in doubt; those recorded otherwise (sent, failed) are dropped,
+// their report kept as any other. The report of an attempt split by a
+// per-recipient answer is matched again, to the part that holds its
+// recipient, and lands if that part is in doubt.
 func (r *Receiver) landed(ctx context.Context) ([]flight, error) {
 	if len(r.inFlight) == 0 {
 		return nil, nil
@@ -376,14 +378,29 @@ func (r *Receiver) landed(ctx context.Context) ([]flight, error) {
 		return nil, err
 	}
 	var out []flight
+	again := &grouped{}
 	for k, f := range r.inFlight {
 		switch states[k.attempt] {
 		case AttemptIntent:
 		case AttemptInDoubt:
 			f.matched.state = AttemptInDoubt
 			out = append(out, f)
+		case AttemptSplit:
+			again.reports = append(again.reports, reportAt{Report: f.report, out: &ReportResult{}})
+			delete(r.inFlight, k)
 		default:
 			delete(r.inFlight, k)
+		}
+	}
+	if len(again.reports) == 0 {
+		return out, nil
+	}
+	if err := r.match(ctx, again, r.opts.Now()); err != nil {
+		return nil, err
+	}
+	for _, rp := range again.reports {
+		if rp.matched.state == AttemptInDoubt {
+			out = append(out, flight{rp.matched, rp.Report})
 		}
 	}
 	return out, nil

@@ -328,3 +328,50 @@ func testReceiverReclaimByID(t *testing.T, b backend) {
 		t.Errorf("m1 in %d rows of the index, %d attempts marked; want 1 and 0", rows, marked)
 	}
 }
+
+// A report that waits in a running receiver for a batch whose answer then
+// leaves its recipient in doubt (the answer named it with a status the
+// mapping does not know), the whole batch in one outcome or split in
+// parts: the next group the receiver writes resolves the recipient it
+// proves sent, with no restart.
+func TestReceiverLandedWholeInDoubt(t *testing.T) { eachBackend(t, testReceiverLandedWholeInDoubt) }
+
+func testReceiverLandedWholeInDoubt(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	_, now := testClock(t0)
+	s := openShared(t, loc, "spring", now)
+	_, err := s.AdmitIntent(ctx, intent("b1", "+441", "+442"))
+	must(t, err)
+	_, err = s.AdmitIntent(ctx, intent("b2", "+443", "+444"))
+	must(t, err)
+	r := openReceiver(t, loc, t0)
+	got, err := r.Record(ctx, []Report{{Phone: "+441", ProviderID: "m1", Delivery: Delivered, At: t0}, {Phone: "+444", Delivery: Delivered, At: t0}}, nil)
+	must(t, err)
+	for _, g := range got.Reports {
+		if g.Campaign != "spring" || g.Resolved {
+			t.Fatalf("a report while the send is in flight: %+v", g)
+		}
+	}
+	must(t, s.RecordOutcome(ctx, "b1", Outcome{HTTPStatus: 200, Parts: []Part{
+		{Status: InDoubt, Phones: []string{"+441", "+442"}, IDs: []string{"m1", "m2"}, ProviderStatus: "QUEUED", Reason: "not named"}}}))
+	must(t, s.RecordOutcome(ctx, "b2", Outcome{HTTPStatus: 200, Parts: []Part{
+		{Status: Sent, Phones: []string{"+443"}},
+		{Status: InDoubt, Phones: []string{"+444"}, ProviderStatus: "QUEUED", Reason: "not named"}}}))
+	s.Close()
+	_, err = r.Record(ctx, []Report{{Phone: "+449", Delivery: Pending, At: t0}}, nil)
+	must(t, err)
+	ro, err := OpenSharedReadOnly(ctx, MustParseLocation(loc), "spring")
+	must(t, err)
+	defer ro.Close()
+	recs := recipients(t, ro)
+	for _, p := range []string{"+441", "+444"} {
+		if rec := recs[p]; rec.Status != Sent || !strings.Contains(rec.Reason, "resolved as sent by a delivery report") {
+			t.Errorf("%s, whose report waited: %+v, want resolved as sent", p, rec)
+		}
+	}
+	if rec := recs["+442"]; rec.Status != InDoubt {
+		t.Errorf("+442, with no report: %s, want in doubt", rec.Status)
+	}
+}

@@ -5,8 +5,8 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -847,6 +847,10 @@ func (r *Receiver) writeReports(ctx context.Context, tx *sql.Tx, g *grouped, now
 		rows = append(rows, []string{keys[i], strconv.FormatInt(m.campaign, 10), cmpOr(m.phone, rp.Phone), rp.ProviderID, rp.Delivery.String(),
 			rp.ProviderStatus, rp.Reason, formatTime(rp.At), formatTime(now), m.by, rp.out.Unmatched, rp.out.Anomaly})
 	}
+	// In the order of their keys, the reports fill the index of keys page
+	// after page rather than all over it (an import of 979,949 reports:
+	// 45-50 s -> 40 s).
+	slices.SortFunc(rows, func(a, b []string) int { return strings.Compare(a[0], b[0]) })
 	inserted, err := insertKeyed(ctx, tx, r.q[qInsertReports], rows)
 	if err != nil {
 		return nil, err
@@ -888,10 +892,24 @@ func cmpOr(a, b string) string {
 // insertKeyed inserts rows (a JSON array of arrays) with a statement that
 // returns the key of each row it inserted, and returns those keys.
 func insertKeyed(ctx context.Context, tx *sql.Tx, q string, rows [][]string) (map[string]bool, error) {
-	doc, err := json.Marshal(rows)
-	if err != nil {
-		return nil, err
+	// Written into one buffer sized first: json.Marshal of a group of
+	// 50,000 reports grew its buffer by copies and took a tenth of an
+	// import's time.
+	size := 2
+	for _, row := range rows {
+		for _, f := range row {
+			size += len(f) + 3
+		}
+		size += 3
 	}
+	doc := append(make([]byte, 0, size), '[')
+	for i, row := range rows {
+		if i > 0 {
+			doc = append(doc, ',')
+		}
+		doc = rawjson.AppendStrings(doc, row)
+	}
+	doc = append(doc, ']')
 	res, err := tx.QueryContext(ctx, q, string(doc))
 	if err != nil {
 		return nil, err

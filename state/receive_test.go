@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -373,5 +374,51 @@ func testReceiverLandedWholeInDoubt(t *testing.T, b backend) {
 	}
 	if rec := recs["+442"]; rec.Status != InDoubt {
 		t.Errorf("+442, with no report: %s, want in doubt", rec.Status)
+	}
+}
+
+// What a provider writes in a report is kept as it wrote it, whatever
+// JSON must escape to carry it into the state (quotes, backslashes,
+// control characters, HTML's characters, accents), in a group of reports
+// written together; a byte that is not UTF-8 becomes U+FFFD.
+func TestReportTextKept(t *testing.T) { eachBackend(t, testReportTextKept) }
+
+func testReportTextKept(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	_, now := testClock(t0)
+	s := openShared(t, loc, "spring", now)
+	texts := map[string]string{
+		"+441": `said "no" \ twice`,
+		"+442": "tab\there, line\nbreak",
+		"+443": "<b>R&D</b>",
+		"+444": "réseau indisponible — 网络",
+		"+445": "plain",
+	}
+	var phones []string
+	for p := range texts {
+		phones = append(phones, p)
+	}
+	slices.Sort(phones)
+	phones = append(phones, "+446")
+	_, err := s.AdmitIntent(ctx, intent("b1", phones...))
+	must(t, err)
+	must(t, s.RecordOutcome(ctx, "b1", Outcome{Status: Sent}))
+	var reports []Report
+	for _, p := range phones[:5] {
+		reports = append(reports, Report{Phone: p, Delivery: Undelivered, ProviderStatus: texts[p], Reason: texts[p], At: t0})
+	}
+	reports = append(reports, Report{Phone: "+446", Delivery: Undelivered, Reason: "bad \xff byte", At: t0})
+	r := openReceiver(t, loc, t0)
+	_, err = r.Record(ctx, reports, nil)
+	must(t, err)
+	got, err := s.Deliveries(ctx)
+	must(t, err)
+	texts["+446"] = "bad \uFFFD byte"
+	for p, want := range texts {
+		if d := got[p]; d.Reason != want || (p != "+446" && d.ProviderStatus != want) {
+			t.Errorf("%s: reason %q, status %q, want %q", p, d.Reason, d.ProviderStatus, want)
+		}
 	}
 }

@@ -379,6 +379,7 @@ func (r *Receiver) landed(ctx context.Context) ([]flight, error) {
 	}
 	var out []flight
 	again := &grouped{}
+	var split []flightKey // let go once matched again: a failed match is met again by the next group
 	for k, f := range r.inFlight {
 		switch states[k.attempt] {
 		case AttemptIntent:
@@ -387,7 +388,7 @@ func (r *Receiver) landed(ctx context.Context) ([]flight, error) {
 			out = append(out, f)
 		case AttemptSplit:
 			again.reports = append(again.reports, reportAt{Report: f.report, out: &ReportResult{}})
-			delete(r.inFlight, k)
+			split = append(split, k)
 		default:
 			delete(r.inFlight, k)
 		}
@@ -397,6 +398,9 @@ func (r *Receiver) landed(ctx context.Context) ([]flight, error) {
 	}
 	if err := r.match(ctx, again, r.opts.Now()); err != nil {
 		return nil, err
+	}
+	for _, k := range split {
+		delete(r.inFlight, k)
 	}
 	for _, rp := range again.reports {
 		if rp.matched.state == AttemptInDoubt {

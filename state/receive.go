@@ -311,7 +311,7 @@ func (r *Receiver) write(group []*recording) error {
 	if err := r.match(ctx, g, now); err != nil {
 		return err
 	}
-	landed, err := r.landed(ctx)
+	landed, gone, err := r.landed(ctx)
 	if err != nil {
 		return err
 	}
@@ -351,6 +351,9 @@ func (r *Receiver) write(group []*recording) error {
 	for _, f := range landed {
 		delete(r.inFlight, flightKey{f.matched.attempt, f.matched.phone})
 	}
+	for _, k := range gone {
+		delete(r.inFlight, k)
+	}
 	for _, f := range waiting {
 		if r.inFlight == nil {
 			r.inFlight = map[flightKey]flight{}
@@ -365,9 +368,12 @@ func (r *Receiver) write(group []*recording) error {
 // their report kept as any other. The report of an attempt split by a
 // per-recipient answer is matched again, to the part that holds its
 // recipient, and lands if that part is in doubt.
-func (r *Receiver) landed(ctx context.Context) ([]flight, error) {
+//
+// gone are the keys of the split attempts' reports, to let go once the
+// group that settles them commits: a failure leaves them waiting.
+func (r *Receiver) landed(ctx context.Context) (out []flight, gone []flightKey, err error) {
 	if len(r.inFlight) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var ids []string
 	for k := range r.inFlight {
@@ -375,11 +381,9 @@ func (r *Receiver) landed(ctx context.Context) ([]flight, error) {
 	}
 	states, err := r.attemptStates(ctx, ids)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []flight
 	again := &grouped{}
-	var split []flightKey // let go once matched again: a failed match is met again by the next group
 	for k, f := range r.inFlight {
 		switch states[k.attempt] {
 		case AttemptIntent:
@@ -388,26 +392,23 @@ func (r *Receiver) landed(ctx context.Context) ([]flight, error) {
 			out = append(out, f)
 		case AttemptSplit:
 			again.reports = append(again.reports, reportAt{Report: f.report, out: &ReportResult{}})
-			split = append(split, k)
+			gone = append(gone, k)
 		default:
 			delete(r.inFlight, k)
 		}
 	}
 	if len(again.reports) == 0 {
-		return out, nil
+		return out, gone, nil
 	}
 	if err := r.match(ctx, again, r.opts.Now()); err != nil {
-		return nil, err
-	}
-	for _, k := range split {
-		delete(r.inFlight, k)
+		return nil, nil, err
 	}
 	for _, rp := range again.reports {
 		if rp.matched.state == AttemptInDoubt {
 			out = append(out, flight{rp.matched, rp.Report})
 		}
 	}
-	return out, nil
+	return out, gone, nil
 }
 
 // resolveOnce resolves m's recipient by the report unless this

@@ -304,7 +304,12 @@ func (t *txn) whole(batchID string, o Outcome) (bool, error) {
 	}
 	p := o.Parts[0]
 	id, ok := t.w.known.batches[batchID]
-	if !ok || p.Status == Unsent || (p.IDs != nil && len(p.IDs) != len(p.Phones)) {
+	switch p.Status {
+	case Sent, Failed, InDoubt:
+	default:
+		return false, nil // parts refuses it, or splits it
+	}
+	if !ok || (p.IDs != nil && len(p.IDs) != len(p.Phones)) {
 		return false, nil // parts says why, or splits it
 	}
 	ids := ""

@@ -388,9 +388,9 @@ func (t *txn) exec(q stmt, args ...any) (sql.Result, error) {
 }
 
 // queryRow runs a statement that returns a row; insertAttempt,
-// finishAttempt and putAttempt also write.
+// finishAttempt, finishWhole and putAttempt also write.
 func (t *txn) queryRow(q stmt, args ...any) *sql.Row {
-	if q == qInsertAttempt || q == qFinishAttempt || q == qPutAttempt {
+	if q == qInsertAttempt || q == qFinishAttempt || q == qFinishWhole || q == qPutAttempt {
 		t.wrote = true
 	}
 	return t.stmt(q).QueryRowContext(t.ctx, args...)

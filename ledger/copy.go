@@ -15,6 +15,7 @@ import (
 type Size struct {
 	OptOutSeq  int64 // the opt-out log's number: 0 when it holds no opt-out
 	CapNumbers int   // numbers in the frequency cap's index
+	Received   int   // replies, and delivery reports matched to no campaign
 }
 
 // Empty reports whether the state holds no ledger: it never was a
@@ -38,8 +39,8 @@ func size(ctx context.Context, loc state.Location) (Size, error) {
 	if l.OptOutSeq, err = v.optOutSeq(ctx); err != nil {
 		return l, err
 	}
-	n, err := counts(ctx, v.db)
-	l.CapNumbers = n[2]
+	n, err := counts(ctx, v.db, v.store.Schema)
+	l.CapNumbers, l.Received = n.capNumbers, n.replies+n.unmatched
 	return l, err
 }
 
@@ -48,6 +49,8 @@ type Copied struct {
 	OptOutChanges int   // entries of the opt-out log
 	OptedOut      int   // numbers opted out now
 	CapNumbers    int   // numbers in the frequency cap's index
+	Replies       int   // replies received (STOP, START and others)
+	Unmatched     int   // delivery reports matched to no campaign
 	Seq           int64 // the opt-out log's number, the same in both states
 	Already       bool  // the target held this very ledger: nothing was copied
 }
@@ -57,23 +60,27 @@ const copyChunk = 1000
 
 // ledgerTable is one table of the ledger as Copy reads and writes it.
 type ledgerTable struct {
-	name, columns string
+	// The rows read: SELECT columns FROM from.
+	from, columns string
 	// pg and sqlite insert a JSON array of rows given as arrays of text.
 	pg, sqlite string
 	// rewrite, if set, changes a row read before it is written.
 	rewrite func(row []string)
+	// since is the schema version that has the table: an older source
+	// has none of its rows.
+	since int
 }
 
 var ledgerTables = []ledgerTable{
 	{"optouts", "id, phone, action, at, by_whom, reason, source",
 		`INSERT INTO optouts (id, phone, action, at, by_whom, reason, source) SELECT (r->>0)::bigint, r->>1, r->>2, r->>3, r->>4, r->>5, r->>6 FROM jsonb_array_elements($1::jsonb) r`,
-		`INSERT INTO optouts (id, phone, action, at, by_whom, reason, source) SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6 FROM json_each(?1)`, nil},
+		`INSERT INTO optouts (id, phone, action, at, by_whom, reason, source) SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6 FROM json_each(?1)`, nil, 0},
 	{"optouts_now", "phone, id, at, by_whom, reason, source",
 		`INSERT INTO optouts_now (phone, id, at, by_whom, reason, source) SELECT r->>0, (r->>1)::bigint, r->>2, r->>3, r->>4, r->>5 FROM jsonb_array_elements($1::jsonb) r`,
-		`INSERT INTO optouts_now (phone, id, at, by_whom, reason, source) SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5 FROM json_each(?1)`, nil},
+		`INSERT INTO optouts_now (phone, id, at, by_whom, reason, source) SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5 FROM json_each(?1)`, nil, 0},
 	{"caps", "phone, last_at",
 		`INSERT INTO caps (phone, last_at) SELECT r->>0, (r->>1)::bigint FROM jsonb_array_elements($1::jsonb) r`,
-		`INSERT INTO caps (phone, last_at) SELECT value->>0, value->>1 FROM json_each(?1)`, nil},
+		`INSERT INTO caps (phone, last_at) SELECT value->>0, value->>1 FROM json_each(?1)`, nil, 0},
 	{"cap_sends", "phone, at, attempt_id, marketing",
 		`INSERT INTO cap_sends (phone, at, attempt_id, marketing) SELECT r->>0, (r->>1)::bigint, (r->>2)::bigint, (r->>3)::boolean FROM jsonb_array_elements($1::jsonb) r`,
 		`INSERT INTO cap_sends (phone, at, attempt_id, marketing) SELECT value->>0, value->>1, value->>2, value->>3 = 'true' FROM json_each(?1)`,
@@ -88,7 +95,22 @@ var ledgerTables = []ledgerTable{
 			default:
 				row[3] = "false"
 			}
-		}},
+		}, 6},
+	// A reply names the campaign it answered by its id, which the target
+	// gives the campaign of that name (the campaigns are copied first);
+	// 0 when it answered none (no name: NULL, read as ""), or one the
+	// target does not hold.
+	{"replies r LEFT JOIN campaigns c ON c.id = r.campaign_id", "r.reply_key, r.phone, r.kind, r.word, c.name, r.at, r.received_at",
+		`INSERT INTO replies (reply_key, phone, kind, word, campaign_id, at, received_at)
+			SELECT r->>0, r->>1, r->>2, r->>3, coalesce((SELECT c.id FROM campaigns c WHERE c.name = r->>4), 0), r->>5, r->>6 FROM jsonb_array_elements($1::jsonb) r`,
+		`INSERT INTO replies (reply_key, phone, kind, word, campaign_id, at, received_at)
+			SELECT value->>0, value->>1, value->>2, value->>3, coalesce((SELECT c.id FROM campaigns c WHERE c.name = value->>4), 0), value->>5, value->>6 FROM json_each(?1)`, nil, receivedSince},
+	// The reports matched to nobody: those of a campaign go with it.
+	{"reports WHERE campaign_id = 0", "report_key, phone, provider_id, delivery, provider_status, reason, at, received_at, matched_by, unmatched, anomaly",
+		`INSERT INTO reports (report_key, campaign_id, phone, provider_id, delivery, provider_status, reason, at, received_at, matched_by, unmatched, anomaly)
+			SELECT r->>0, 0, r->>1, r->>2, r->>3, r->>4, r->>5, r->>6, r->>7, r->>8, r->>9, r->>10 FROM jsonb_array_elements($1::jsonb) r`,
+		`INSERT INTO reports (report_key, campaign_id, phone, provider_id, delivery, provider_status, reason, at, received_at, matched_by, unmatched, anomaly)
+			SELECT value->>0, 0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9, value->>10 FROM json_each(?1)`, nil, receivedSince},
 }
 
 // Copy copies the project's ledger, the opt-out log with the numbers
@@ -108,12 +130,12 @@ func Copy(ctx context.Context, from, to state.Location) (*Copied, error) {
 	if src.db == nil {
 		return out, nil
 	}
-	want, err := counts(ctx, src.db)
+	want, err := counts(ctx, src.db, src.store.Schema)
 	if err != nil {
 		return nil, fmt.Errorf("read state %s: %w", src.shown, err)
 	}
-	out.OptOutChanges, out.OptedOut, out.CapNumbers = want[0], want[1], want[2]
-	if want == [3]int{} {
+	out.OptOutChanges, out.OptedOut, out.CapNumbers, out.Replies, out.Unmatched = want.optouts, want.optedOut, want.capNumbers, want.replies, want.unmatched
+	if want == (tally{}) {
 		return out, nil // nothing to copy, whatever the target holds
 	}
 	if out.Seq, err = src.optOutSeq(ctx); err != nil {
@@ -137,18 +159,21 @@ func Copy(ctx context.Context, from, to state.Location) (*Copied, error) {
 			return nil, fmt.Errorf("write state %s: %w", shown, err)
 		}
 	}
-	have, err := counts(ctx, tx)
+	have, err := counts(ctx, tx, state.SchemaVersion)
 	if err != nil {
 		return nil, fmt.Errorf("read state %s: %w", shown, err)
 	}
 	switch {
-	case have == want && want != [3]int{}:
+	case have == want:
 		out.Already = true
 		return out, nil
-	case have != [3]int{}:
+	case have != (tally{}):
 		return nil, notEmpty(shown, have)
 	}
 	for _, t := range ledgerTables {
+		if t.since > src.store.Schema {
+			continue
+		}
 		insert := t.sqlite
 		if pg {
 			insert = t.pg
@@ -162,7 +187,7 @@ func Copy(ctx context.Context, from, to state.Location) (*Copied, error) {
 			return nil, fmt.Errorf("write state %s: %w", shown, err)
 		}
 	}
-	if got, err := counts(ctx, tx); err != nil || got != want {
+	if got, err := counts(ctx, tx, state.SchemaVersion); err != nil || got != want {
 		return nil, errors.Join(fmt.Errorf("copy the ledger to %s: read back %v, the source has %v", shown, got, want), err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -171,9 +196,9 @@ func Copy(ctx context.Context, from, to state.Location) (*Copied, error) {
 	return out, nil
 }
 
-func notEmpty(shown string, have [3]int) error {
-	return fmt.Errorf("copy the ledger to %s: it already holds a ledger of its own (opt-out log entries: %d; numbers in the frequency cap's index: %d): %w",
-		shown, have[0], have[2], state.ErrTargetNotEmpty)
+func notEmpty(shown string, have tally) error {
+	return fmt.Errorf("copy the ledger to %s: it already holds a ledger of its own (opt-out log entries: %d; numbers in the frequency cap's index: %d; replies: %d; reports matched to no campaign: %d): %w",
+		shown, have.optouts, have.capNumbers, have.replies, have.unmatched, state.ErrTargetNotEmpty)
 }
 
 // CheckTarget tells, before anything is copied, whether [Copy]
@@ -182,11 +207,11 @@ func notEmpty(shown string, have [3]int) error {
 // refused whole rather than half-done.
 func CheckTarget(ctx context.Context, from, to state.Location) error {
 	want, _, err := countsAt(ctx, from)
-	if err != nil || want == [3]int{} {
+	if err != nil || want == (tally{}) {
 		return err
 	}
 	have, shown, err := countsAt(ctx, to)
-	if err != nil || have == [3]int{} || have == want {
+	if err != nil || have == (tally{}) || have == want {
 		return err
 	}
 	return notEmpty(shown, have)
@@ -194,16 +219,16 @@ func CheckTarget(ctx context.Context, from, to state.Location) error {
 
 // countsAt is ledgerCounts of the state at loc, and the state as messages
 // show it: nothing for a missing state or one of an older schema.
-func countsAt(ctx context.Context, loc state.Location) ([3]int, string, error) {
+func countsAt(ctx context.Context, loc state.Location) (tally, string, error) {
 	v, err := Open(ctx, loc)
 	if err != nil {
-		return [3]int{}, loc.String(), err
+		return tally{}, loc.String(), err
 	}
 	defer v.Close()
 	if v.db == nil {
-		return [3]int{}, v.shown, nil
+		return tally{}, v.shown, nil
 	}
-	n, err := counts(ctx, v.db)
+	n, err := counts(ctx, v.db, v.store.Schema)
 	return n, v.shown, err
 }
 
@@ -211,19 +236,30 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// counts counts the rows of the opt-out log, the numbers opted out now and
-// the numbers of the cap index.
-func counts(ctx context.Context, db querier) ([3]int, error) {
-	var n [3]int
-	err := db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM optouts), (SELECT count(*) FROM optouts_now), (SELECT count(*) FROM caps)`).
-		Scan(&n[0], &n[1], &n[2])
+// tally counts the rows of the ledger: the opt-out log, the numbers
+// opted out now, the numbers of the cap index, the replies and the
+// reports matched to nobody.
+type tally struct{ optouts, optedOut, capNumbers, replies, unmatched int }
+
+// counts tallies the ledger of a state of schema version schema.
+func counts(ctx context.Context, db querier, schema int) (tally, error) {
+	var n tally
+	q := `SELECT (SELECT count(*) FROM optouts), (SELECT count(*) FROM optouts_now), (SELECT count(*) FROM caps), 0, 0`
+	if schema >= receivedSince {
+		q = `SELECT (SELECT count(*) FROM optouts), (SELECT count(*) FROM optouts_now), (SELECT count(*) FROM caps),
+			(SELECT count(*) FROM replies), (SELECT count(*) FROM reports WHERE campaign_id = 0)`
+	}
+	err := db.QueryRowContext(ctx, q).Scan(&n.optouts, &n.optedOut, &n.capNumbers, &n.replies, &n.unmatched)
 	return n, err
 }
+
+// receivedSince is the schema version that has replies and reports.
+const receivedSince = 5
 
 // copyTable copies one table of src's ledger into tx, copyChunk rows a
 // statement, every value as text.
 func copyTable(ctx context.Context, src *View, tx *sql.Tx, t ledgerTable, insert string) error {
-	rows, err := src.db.QueryContext(ctx, `SELECT `+t.columns+` FROM `+t.name)
+	rows, err := src.db.QueryContext(ctx, `SELECT `+t.columns+` FROM `+t.from)
 	if err != nil {
 		return fmt.Errorf("read state %s: %w", src.shown, err)
 	}

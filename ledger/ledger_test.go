@@ -706,3 +706,65 @@ func TestCapHoldsOfVersion6File(t *testing.T) {
 		t.Errorf("held after the migration: %v, want %v", got, want)
 	}
 }
+
+// A whole project's migration carries what arrived after the sends: the
+// replies (each still once at the target, naming the campaign they
+// answered there) and the reports matched to no campaign.
+func TestCopyReceived(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	_, now := testClock(t0)
+	file := backends[0].loc(t)
+	s := openShared(t, file, "spring", nil, now)
+	_, err := s.AdmitIntent(ctx, intent("b1", "+441", "+442"))
+	must(t, err)
+	must(t, s.RecordOutcome(ctx, "b1", state.Outcome{Status: state.Sent}))
+	must(t, s.Close())
+	at := t0.Add(time.Minute)
+	stop := state.Reply{Phone: "+441", Text: "STOP", At: at}
+	receive := func(loc string) state.Recorded {
+		t.Helper()
+		r, err := state.OpenReceiver(ctx, state.MustParseLocation(loc), state.ReceiverOptions{Now: func() time.Time { return t0 }, OptOuts: ReplyOptOuts()})
+		must(t, err)
+		defer r.Close()
+		got, err := r.Record(ctx, []state.Report{{ProviderID: "m-nobody", Delivery: state.Delivered, At: at}},
+			[]state.Reply{stop, {Phone: "+443", Text: "who is this?", At: at}})
+		must(t, err)
+		return got
+	}
+	receive(file)
+
+	from := file
+	for _, to := range []string{backends[1].loc(t), backends[0].loc(t)} {
+		_, err := state.Copy(ctx, state.MustParseLocation(from), state.MustParseLocation(to), state.CopyOptions{Shared: true})
+		must(t, err)
+		c, err := Copy(ctx, state.MustParseLocation(from), state.MustParseLocation(to))
+		must(t, err)
+		if c.Replies != 2 || c.Unmatched != 1 || c.OptOutChanges != 1 {
+			t.Errorf("%s: copied %+v, want 2 replies, 1 unmatched report, 1 opt-out change", state.Redact(to), c)
+		}
+		v, err := Open(ctx, state.MustParseLocation(to))
+		must(t, err)
+		var got []string
+		rows, err := v.db.QueryContext(ctx, `SELECT r.phone, r.kind, r.word, coalesce(c.name, '-') FROM replies r LEFT JOIN campaigns c ON c.id = r.campaign_id ORDER BY r.phone`)
+		must(t, err)
+		for rows.Next() {
+			var p, kind, word, campaign string
+			must(t, rows.Scan(&p, &kind, &word, &campaign))
+			got = append(got, strings.Join([]string{p, kind, word, campaign}, "/"))
+		}
+		must(t, rows.Err())
+		var unmatched int
+		must(t, v.db.QueryRowContext(ctx, `SELECT count(*) FROM reports WHERE campaign_id = 0`).Scan(&unmatched))
+		must(t, v.Close())
+		if strings.Join(got, " ") != "+441/stop/STOP/spring +443/other//-" || unmatched != 1 {
+			t.Errorf("%s: replies %v, unmatched reports %d", state.Redact(to), got, unmatched)
+		}
+		// Posted again to the copy, each is the one recorded already.
+		again := receive(to)
+		if !again.Replies[0].Duplicate || !again.Replies[1].Duplicate || !again.Reports[0].Duplicate {
+			t.Errorf("%s: posted again: %+v %+v", state.Redact(to), again.Replies, again.Reports)
+		}
+		from = to
+	}
+}

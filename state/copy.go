@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strconv"
 	"time"
 )
 
@@ -18,6 +19,8 @@ type Copied struct {
 	Serial   int64
 	Attempts int
 	Plans    int
+	Reports  int // delivery reports matched to the campaign
+	Tests    int // test sends
 	Counts   map[Status]int
 }
 
@@ -86,7 +89,7 @@ func Copy(ctx context.Context, from, to Location, opts CopyOptions) (*Copied, er
 		return nil, err
 	}
 	if got.Lineage != want.Lineage || got.Serial != want.Serial || got.Attempts != want.Attempts ||
-		got.Plans != want.Plans || !maps.Equal(got.Counts, want.Counts) {
+		got.Plans != want.Plans || got.Reports != want.Reports || got.Tests != want.Tests || !maps.Equal(got.Counts, want.Counts) {
 		return nil, fmt.Errorf("copy state to %s: read back %+v, the source has %+v", check.loc, *got, *want)
 	}
 	// The source stays readable, but nothing writes or plans against it
@@ -129,6 +132,12 @@ func (s *State) summary(ctx context.Context) (*Copied, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read state %s: %w", s.loc, err)
 	}
+	if s.unscoped || s.schema < 5 || !s.recorded() {
+		return c, nil // no reports, no test sends
+	}
+	if err := s.db.QueryRowContext(ctx, s.q[qCountCopied], s.args()...).Scan(&c.Reports, &c.Tests); err != nil {
+		return nil, fmt.Errorf("read state %s: %w", s.loc, err)
+	}
 	return c, nil
 }
 
@@ -139,7 +148,7 @@ func (t *txn) copyFrom(src *State) error {
 	t.wrote = true
 	if dst.Moved() != nil {
 		// Migrating back: the record that moved away goes, mark and all.
-		for _, q := range []string{dst.q[qDropAttempts], dst.q[qDropPlans], dst.q[qDropTestSends], dst.q[qClearMoved]} {
+		for _, q := range []string{dst.q[qDropAttempts], dst.q[qDropPlans], dst.q[qDropTestSends], dst.q[qDropReports], dst.q[qClearMoved]} {
 			if _, err := t.conn.ExecContext(t.ctx, q, dst.args()...); err != nil {
 				return err
 			}
@@ -188,7 +197,82 @@ func (t *txn) copyFrom(src *State) error {
 	if err := plans.Err(); err != nil {
 		return fmt.Errorf("read state %s: %w", src.loc, err)
 	}
+	if err := t.copyReports(src); err != nil {
+		return err
+	}
+	if err := t.copyTestSends(src); err != nil {
+		return err
+	}
 	// The serial is set, not bumped: the copy is the same state.
 	_, err = t.conn.ExecContext(t.ctx, dst.q[qSetMeta], src.Lineage(), src.Serial(), dst.id.Load())
 	return err
+}
+
+// copyReports copies the campaign's delivery reports, the evidence that
+// resolves a recipient in doubt and the DELIVERY of `state list`, each
+// under its key (a key the target holds already is left, and the counts
+// read back then differ: the copy fails whole).
+func (t *txn) copyReports(src *State) error {
+	dst := t.w.s
+	rows, err := src.db.QueryContext(t.ctx, src.q[qCopyReports], src.args()...)
+	if err != nil {
+		return fmt.Errorf("read state %s: %w", src.loc, err)
+	}
+	defer rows.Close()
+	campaign := strconv.FormatInt(dst.id.Load(), 10)
+	var chunk [][]string
+	flush := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		_, err := insertKeyed(t.ctx, t.conn, dst.q[qInsertReports], chunk)
+		chunk = chunk[:0]
+		return err
+	}
+	for rows.Next() {
+		r := make([]string, 12)
+		// The target's row: the campaign's id there, then the source's
+		// columns as they are.
+		if err := rows.Scan(&r[0], &r[2], &r[3], &r[4], &r[5], &r[6], &r[7], &r[8], &r[9], &r[10], &r[11]); err != nil {
+			return fmt.Errorf("read state %s: %w", src.loc, err)
+		}
+		r[1] = campaign
+		if chunk = append(chunk, r); len(chunk) == copyChunk {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read state %s: %w", src.loc, err)
+	}
+	return flush()
+}
+
+// copyChunk is how many reports one statement of copyReports writes.
+const copyChunk = 1000
+
+// copyTestSends copies the campaign's test sends, which plan and apply
+// mention (the last one) and which are no recipient's record.
+func (t *txn) copyTestSends(src *State) error {
+	dst := t.w.s
+	rows, err := src.db.QueryContext(t.ctx, src.q[qCopyTestSends], src.args()...)
+	if err != nil {
+		return fmt.Errorf("read state %s: %w", src.loc, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var at, by, body, outcome, requestID, reason, phones string
+		var httpStatus int
+		if err := rows.Scan(&at, &by, &body, &outcome, &httpStatus, &requestID, &reason, &phones); err != nil {
+			return fmt.Errorf("read state %s: %w", src.loc, err)
+		}
+		if _, err := t.conn.ExecContext(t.ctx, dst.q[qInsertTestSend], dst.args(at, by, body, outcome, httpStatus, requestID, reason, phones)...); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read state %s: %w", src.loc, err)
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestCopy copies a state with every kind of record from a file to
@@ -125,5 +126,64 @@ func TestCopyIndexesIDs(t *testing.T) {
 			t.Errorf("%s: index %v, want %v", Redact(hop.to), got, want)
 		}
 		must(t, c.Close())
+	}
+}
+
+// A campaign's delivery reports and test sends go with its record: the
+// DELIVERY of `state list`, the evidence that resolved a recipient in
+// doubt and the last test send read the same at the target (a report of
+// nobody's stays with the project's ledger, which ledger.Copy carries).
+func TestCopyReportsAndTestSends(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "project.smsstate")
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	_, now := testClock(t0)
+	const gb1, gb2, us1, us2 = "+447400123401", "+447400123402", "+14155550101", "+14155550102"
+	s := openShared(t, file, "spring", now)
+	sentWithIDs(t, s, "b1", gb1, gb2)
+	_, err := s.AdmitIntent(ctx, intent("b2", us1, us2))
+	must(t, err)
+	must(t, s.RecordOutcome(ctx, "b2", Outcome{Status: InDoubt, Reason: "timeout"}))
+	must(t, s.RecordTestSend(ctx, TestSend{At: t0, By: "ann", BodyHash: "h1", Phones: []string{"+447400999999"}, Outcome: Sent, HTTPStatus: 200, RequestID: "t1"}))
+	must(t, s.Close())
+	r := openReceiver(t, file, t0.Add(time.Hour))
+	at := t0.Add(time.Minute)
+	_, err = r.Record(ctx, []Report{
+		{ProviderID: "m-" + gb1, Delivery: Delivered, ProviderStatus: "DELIVERED", At: at},
+		{ProviderID: "m-" + gb2, Delivery: Undelivered, ProviderStatus: "UNDELIVERED", Reason: "absent subscriber", At: at},
+		{Phone: us1, Delivery: Delivered, ProviderStatus: "DELIVERED", At: at}, // resolves us1, in doubt
+		{ProviderID: "m-nobody", Delivery: Delivered, At: at},
+	}, nil)
+	must(t, err)
+	must(t, r.Close())
+	summary := func(loc string) (DeliveryCounts, map[Status]int, *TestSend) {
+		t.Helper()
+		ro, err := OpenSharedReadOnly(ctx, MustParseLocation(loc), "spring")
+		must(t, err)
+		defer ro.Close()
+		sum, err := ro.DeliverySummary(ctx)
+		must(t, err)
+		counts, err := ro.Counts(ctx)
+		must(t, err)
+		last, err := ro.LastTestSend(ctx)
+		must(t, err)
+		return sum.DeliveryCounts, counts, last
+	}
+	wantSum, wantCounts, wantTest := summary(file)
+	if wantSum.Delivered != 2 || wantSum.Undelivered != 1 || wantCounts[Sent] != 3 || wantTest == nil {
+		t.Fatalf("source: %+v, %v, last test send %v", wantSum, wantCounts, wantTest)
+	}
+	db := pg.Database(t)
+	for _, hop := range []struct{ from, to string }{{file, db}, {db, filepath.Join(dir, "back.smsstate")}} {
+		c, err := Copy(ctx, MustParseLocation(hop.from), MustParseLocation(hop.to), CopyOptions{Shared: true})
+		must(t, err)
+		if c.Reports != 3 || c.Tests != 1 {
+			t.Errorf("%s: copied %d reports and %d test sends, want 3 and 1", Redact(hop.to), c.Reports, c.Tests)
+		}
+		sum, counts, last := summary(hop.to)
+		if sum != wantSum || !maps.Equal(counts, wantCounts) || last == nil || last.RequestID != "t1" || !last.At.Equal(t0) {
+			t.Errorf("%s: delivery %+v, counts %v, last test send %+v; want %+v, %v, %+v", Redact(hop.to), sum, counts, last, wantSum, wantCounts, wantTest)
+		}
 	}
 }

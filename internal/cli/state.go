@@ -294,7 +294,7 @@ func (m migration) rest(ctx context.Context) {
 	}
 	l, _ := ledger.SizeOf(ctx, m.from)
 	if len(left) > 0 || !l.Empty() {
-		what := "the project's opt-outs and frequency-cap history"
+		what := "the project's opt-outs, frequency-cap history and replies"
 		if len(left) > 0 {
 			what = fmt.Sprintf("%s (%s) and %s", words.N(len(left), "other campaign", "other campaigns"), strings.Join(left, ", "), what)
 		}
@@ -323,10 +323,17 @@ func (m migration) campaign(ctx context.Context) error {
 	} else if err != nil {
 		return movedError(err)
 	}
-	fmt.Fprintf(m.env.Stdout, "Copied campaign %s (lineage %s, serial %d) from %s to %s: %s, %s sent, %s failed, %s in doubt, %s; checked; %s is marked moved.\n",
+	after := ""
+	if c.Reports > 0 {
+		after += ", " + words.N(c.Reports, "delivery report", "delivery reports")
+	}
+	if c.Tests > 0 {
+		after += ", " + words.N(c.Tests, "test send", "test sends")
+	}
+	fmt.Fprintf(m.env.Stdout, "Copied campaign %s (lineage %s, serial %d) from %s to %s: %s, %s sent, %s failed, %s in doubt, %s%s; checked; %s is marked moved.\n",
 		c.Campaign, c.Lineage, c.Serial, m.from, m.to, words.N(c.Attempts, "attempt", "attempts"),
 		words.Count(c.Counts[state.Sent]), words.Count(c.Counts[state.Failed]), words.Count(c.Counts[state.InDoubt]), words.N(c.Plans, "applied plan", "applied plans"),
-		m.from)
+		after, m.from)
 	return nil
 }
 
@@ -372,10 +379,11 @@ func (m migration) whole(ctx context.Context) error {
 	switch {
 	case l.Already:
 		fmt.Fprintf(m.env.Stdout, "The project's ledger at %s is already the one at %s: nothing more to copy.\n", m.to, m.from)
-	case l.OptOutChanges+l.CapNumbers > 0:
-		fmt.Fprintf(m.env.Stdout, "Copied the project's ledger from %s to %s: %s (%s opted out now), %s in the frequency cap's index; checked.\n",
+	case l.OptOutChanges+l.CapNumbers+l.Replies+l.Unmatched > 0:
+		fmt.Fprintf(m.env.Stdout, "Copied the project's ledger from %s to %s: %s (%s opted out now), %s in the frequency cap's index, %s, %s matched to no campaign; checked.\n",
 			m.from, m.to, words.N(l.OptOutChanges, "opt-out change", "opt-out changes"),
-			words.N(l.OptedOut, "number", "numbers"), words.N(l.CapNumbers, "number", "numbers"))
+			words.N(l.OptedOut, "number", "numbers"), words.N(l.CapNumbers, "number", "numbers"),
+			words.N(l.Replies, "reply", "replies"), words.N(l.Unmatched, "delivery report", "delivery reports"))
 	case len(cs) == 0:
 		return fmt.Errorf("state migrate: %s records no campaign and no opt-out: nothing to copy", m.from)
 	}

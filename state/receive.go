@@ -476,10 +476,8 @@ func (r *Receiver) match(ctx context.Context, g *grouped, now time.Time) error {
 		if rp.At.IsZero() {
 			rp.At = now
 		}
-		m, why := byID[rp.ProviderID], ""
-		if m.campaign == 0 && rp.ProviderID != "" && byID[rp.ProviderID+"\x00many"].campaign != 0 {
-			why = "the provider's message id names more than one message"
-		} else if m.campaign == 0 {
+		m, why := oneOf(byID[rp.ProviderID], rp.Phone)
+		if m.campaign == 0 && why == "" {
 			if m, why, err = r.byNumber(ctx, rp.Phone, rp.At, rp.ProviderID); err != nil {
 				return err
 			}
@@ -515,17 +513,16 @@ func (r *Receiver) match(ctx context.Context, g *grouped, now time.Time) error {
 	return nil
 }
 
-// byIDs finds the recipients of the reports' message ids: one query for
-// the group. An id that names more than one message is marked with the key
-// id+"\x00many".
-func (r *Receiver) byIDs(ctx context.Context, reports []reportAt) (map[string]matched, error) {
+// byIDs finds the messages of the reports' ids: one query for the group,
+// each message an id names (see oneOf).
+func (r *Receiver) byIDs(ctx context.Context, reports []reportAt) (map[string][]matched, error) {
 	var ids []string
 	for _, rp := range reports {
 		if rp.ProviderID != "" {
 			ids = append(ids, rp.ProviderID)
 		}
 	}
-	out := map[string]matched{}
+	out := map[string][]matched{}
 	if len(ids) == 0 {
 		return out, nil
 	}
@@ -541,13 +538,37 @@ func (r *Receiver) byIDs(ctx context.Context, reports []reportAt) (map[string]ma
 			return nil, err
 		}
 		m.state, m.by = AttemptState(st), "id"
-		if prev, ok := out[id]; ok && prev != m {
-			out[id+"\x00many"] = m
-			continue
+		if !slices.Contains(out[id], m) {
+			out[id] = append(out[id], m)
 		}
-		out[id] = m
 	}
 	return out, rows.Err()
+}
+
+// oneOf is the message a report's id names among those that have it:
+// the only one, else the only one to the report's number. An id that
+// names several messages (a provider that reuses its ids) and no number
+// that tells them apart leaves the report unmatched, with why: a report
+// settles a recipient in doubt, and must never settle the wrong one.
+func oneOf(ms []matched, phone string) (matched, string) {
+	switch len(ms) {
+	case 0:
+		return matched{}, ""
+	case 1:
+		return ms[0], ""
+	}
+	var one matched
+	n := 0
+	for _, m := range ms {
+		if phone != "" && m.phone == phone {
+			one = m
+			n++
+		}
+	}
+	if n == 1 {
+		return one, ""
+	}
+	return matched{}, fmt.Sprintf("the provider's message id names %d messages, and the report's number does not tell which", len(ms))
 }
 
 // byNumber matches a report by its number: only when exactly one message

@@ -422,3 +422,41 @@ func testReportTextKept(t *testing.T, b backend) {
 		}
 	}
 }
+
+// A provider that reuses a message id: the report's number tells which
+// message it is about, and without one that does, the report is
+// unmatched, with why, rather than settling whichever came first.
+func TestReportIDOfSeveralMessages(t *testing.T) { eachBackend(t, testReportIDOfSeveralMessages) }
+
+func testReportIDOfSeveralMessages(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	_, now := testClock(t0)
+	const gb1, gb2 = "+447400123401", "+447400123402"
+	s := openShared(t, loc, "spring", now)
+	for i, p := range []string{gb1, gb2} {
+		batch := fmt.Sprintf("b%d", i+1)
+		_, err := s.AdmitIntent(ctx, intent(batch, p))
+		must(t, err)
+		must(t, s.RecordOutcome(ctx, batch, Outcome{HTTPStatus: 200, Parts: []Part{{Status: Sent, Phones: []string{p}, IDs: []string{"dup"}}}}))
+	}
+	r := openReceiver(t, loc, t0.Add(time.Hour))
+	at := t0.Add(time.Minute)
+	got, err := r.Record(ctx, []Report{
+		{ProviderID: "dup", Delivery: Delivered, At: at},
+		{ProviderID: "dup", Phone: gb2, Delivery: Delivered, At: at},
+		{ProviderID: "dup", Phone: "+447400123499", Delivery: Undelivered, At: at},
+	}, nil)
+	must(t, err)
+	rs := got.Reports
+	if rs[0].Phone != "" || !strings.Contains(rs[0].Unmatched, "names 2 messages") {
+		t.Errorf("an id of two messages, no number: %+v", rs[0])
+	}
+	if rs[1].Phone != gb2 || rs[1].MatchedBy != "id" || rs[1].Unmatched != "" {
+		t.Errorf("an id of two messages and the number of one: %+v", rs[1])
+	}
+	if rs[2].Phone != "" || rs[2].Unmatched == "" {
+		t.Errorf("an id of two messages and the number of neither: %+v", rs[2])
+	}
+}

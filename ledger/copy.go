@@ -15,7 +15,6 @@ import (
 type Size struct {
 	OptOutSeq  int64 // the opt-out log's number: 0 when it holds no opt-out
 	CapNumbers int   // numbers in the frequency cap's index
-	Received   int   // replies, and delivery reports matched to no campaign
 }
 
 // Empty reports whether the state holds no ledger: it never was a
@@ -39,8 +38,8 @@ func size(ctx context.Context, loc state.Location) (Size, error) {
 	if l.OptOutSeq, err = v.optOutSeq(ctx); err != nil {
 		return l, err
 	}
-	n, err := counts(ctx, v.db, v.store.Schema)
-	l.CapNumbers, l.Received = n.capNumbers, n.replies+n.unmatched
+	n, err := counts(ctx, v.db)
+	l.CapNumbers = n.capNumbers
 	return l, err
 }
 
@@ -66,21 +65,18 @@ type ledgerTable struct {
 	pg, sqlite string
 	// rewrite, if set, changes a row read before it is written.
 	rewrite func(row []string)
-	// since is the schema version that has the table: an older source
-	// has none of its rows.
-	since int
 }
 
 var ledgerTables = []ledgerTable{
 	{"optouts", "id, phone, action, at, by_whom, reason, source",
 		`INSERT INTO optouts (id, phone, action, at, by_whom, reason, source) SELECT (r->>0)::bigint, r->>1, r->>2, r->>3, r->>4, r->>5, r->>6 FROM jsonb_array_elements($1::jsonb) r`,
-		`INSERT INTO optouts (id, phone, action, at, by_whom, reason, source) SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6 FROM json_each(?1)`, nil, 0},
+		`INSERT INTO optouts (id, phone, action, at, by_whom, reason, source) SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6 FROM json_each(?1)`, nil},
 	{"optouts_now", "phone, id, at, by_whom, reason, source",
 		`INSERT INTO optouts_now (phone, id, at, by_whom, reason, source) SELECT r->>0, (r->>1)::bigint, r->>2, r->>3, r->>4, r->>5 FROM jsonb_array_elements($1::jsonb) r`,
-		`INSERT INTO optouts_now (phone, id, at, by_whom, reason, source) SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5 FROM json_each(?1)`, nil, 0},
+		`INSERT INTO optouts_now (phone, id, at, by_whom, reason, source) SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5 FROM json_each(?1)`, nil},
 	{"caps", "phone, last_at",
 		`INSERT INTO caps (phone, last_at) SELECT r->>0, (r->>1)::bigint FROM jsonb_array_elements($1::jsonb) r`,
-		`INSERT INTO caps (phone, last_at) SELECT value->>0, value->>1 FROM json_each(?1)`, nil, 0},
+		`INSERT INTO caps (phone, last_at) SELECT value->>0, value->>1 FROM json_each(?1)`, nil},
 	{"cap_sends", "phone, at, attempt_id, marketing",
 		`INSERT INTO cap_sends (phone, at, attempt_id, marketing) SELECT r->>0, (r->>1)::bigint, (r->>2)::bigint, (r->>3)::boolean FROM jsonb_array_elements($1::jsonb) r`,
 		`INSERT INTO cap_sends (phone, at, attempt_id, marketing) SELECT value->>0, value->>1, value->>2, value->>3 = 'true' FROM json_each(?1)`,
@@ -95,47 +91,69 @@ var ledgerTables = []ledgerTable{
 			default:
 				row[3] = "false"
 			}
-		}, 6},
+		}},
+}
+
+// receivedTables are what arrived after the sends that belongs to the
+// project rather than to one campaign. They are merged rather than copied
+// onto an empty target: each row has its key, and a row the target holds
+// already is the same one (a receiver pointed at the target before the
+// migration, a migration run again). So a target that received something
+// first is not refused, and nothing is counted twice.
+var receivedTables = []ledgerTable{
 	// A reply names the campaign it answered by its id, which the target
 	// gives the campaign of that name (the campaigns are copied first);
 	// 0 when it answered none (no name: NULL, read as ""), or one the
 	// target does not hold.
 	{"replies r LEFT JOIN campaigns c ON c.id = r.campaign_id", "r.reply_key, r.phone, r.kind, r.word, c.name, r.at, r.received_at",
 		`INSERT INTO replies (reply_key, phone, kind, word, campaign_id, at, received_at)
-			SELECT r->>0, r->>1, r->>2, r->>3, coalesce((SELECT c.id FROM campaigns c WHERE c.name = r->>4), 0), r->>5, r->>6 FROM jsonb_array_elements($1::jsonb) r`,
+			SELECT r->>0, r->>1, r->>2, r->>3, coalesce((SELECT c.id FROM campaigns c WHERE c.name = r->>4), 0), r->>5, r->>6 FROM jsonb_array_elements($1::jsonb) r
+			ON CONFLICT (reply_key) DO NOTHING`,
 		`INSERT INTO replies (reply_key, phone, kind, word, campaign_id, at, received_at)
-			SELECT value->>0, value->>1, value->>2, value->>3, coalesce((SELECT c.id FROM campaigns c WHERE c.name = value->>4), 0), value->>5, value->>6 FROM json_each(?1)`, nil, receivedSince},
+			SELECT value->>0, value->>1, value->>2, value->>3, coalesce((SELECT c.id FROM campaigns c WHERE c.name = value->>4), 0), value->>5, value->>6 FROM json_each(?1)
+			WHERE true ON CONFLICT (reply_key) DO NOTHING`, nil},
 	// The reports matched to nobody: those of a campaign go with it.
 	{"reports WHERE campaign_id = 0", "report_key, phone, provider_id, delivery, provider_status, reason, at, received_at, matched_by, unmatched, anomaly",
 		`INSERT INTO reports (report_key, campaign_id, phone, provider_id, delivery, provider_status, reason, at, received_at, matched_by, unmatched, anomaly)
-			SELECT r->>0, 0, r->>1, r->>2, r->>3, r->>4, r->>5, r->>6, r->>7, r->>8, r->>9, r->>10 FROM jsonb_array_elements($1::jsonb) r`,
+			SELECT r->>0, 0, r->>1, r->>2, r->>3, r->>4, r->>5, r->>6, r->>7, r->>8, r->>9, r->>10 FROM jsonb_array_elements($1::jsonb) r
+			ON CONFLICT (report_key) DO NOTHING`,
 		`INSERT INTO reports (report_key, campaign_id, phone, provider_id, delivery, provider_status, reason, at, received_at, matched_by, unmatched, anomaly)
-			SELECT value->>0, 0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9, value->>10 FROM json_each(?1)`, nil, receivedSince},
+			SELECT value->>0, 0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9, value->>10 FROM json_each(?1)
+			WHERE true ON CONFLICT (report_key) DO NOTHING`, nil},
 }
 
 // Copy copies the project's ledger, the opt-out log with the numbers
 // opted out now and the frequency cap's index, from the state at from to
-// the state at to (created if missing), in one transaction. The log keeps
-// its numbers: a plan saved against the source names one, and is made
-// again the same against the target. The target's ledger must be empty,
-// or already this one (a migration run again after it stopped half-way).
-// The campaigns' records are [Copy]'s.
+// the state at to (created if missing), in one transaction, and merges the
+// replies and the reports matched to no campaign (receivedTables). The log
+// keeps its numbers: a plan saved against the source names one, and is
+// made again the same against the target. The target's ledger must be
+// empty, or already this one (a migration run again after it stopped
+// half-way). The campaigns' records are [state.Copy]'s. A source file of
+// an older schema is migrated first, as any command that writes does:
+// its cap history moved to another table at version 6.
 func Copy(ctx context.Context, from, to state.Location) (*Copied, error) {
-	src, err := Open(ctx, from)
+	st, err := state.OpenStore(ctx, from, false)
 	if err != nil {
 		return nil, err
 	}
+	src := newView(st)
 	defer src.Close()
 	out := &Copied{}
 	if src.db == nil {
 		return out, nil
 	}
-	want, err := counts(ctx, src.db, src.store.Schema)
+	want, err := counts(ctx, src.db)
 	if err != nil {
 		return nil, fmt.Errorf("read state %s: %w", src.shown, err)
 	}
-	out.OptOutChanges, out.OptedOut, out.CapNumbers, out.Replies, out.Unmatched = want.optouts, want.optedOut, want.capNumbers, want.replies, want.unmatched
-	if want == (tally{}) {
+	got, err := receivedCounts(ctx, src.db)
+	if err != nil {
+		return nil, fmt.Errorf("read state %s: %w", src.shown, err)
+	}
+	out.OptOutChanges, out.OptedOut, out.CapNumbers = want.optouts, want.optedOut, want.capNumbers
+	out.Replies, out.Unmatched = got[0], got[1]
+	if want == (tally{}) && got == [2]int{} {
 		return out, nil // nothing to copy, whatever the target holds
 	}
 	if out.Seq, err = src.optOutSeq(ctx); err != nil {
@@ -159,36 +177,32 @@ func Copy(ctx context.Context, from, to state.Location) (*Copied, error) {
 			return nil, fmt.Errorf("write state %s: %w", shown, err)
 		}
 	}
-	have, err := counts(ctx, tx, state.SchemaVersion)
+	have, err := counts(ctx, tx)
 	if err != nil {
 		return nil, fmt.Errorf("read state %s: %w", shown, err)
 	}
 	switch {
+	case want == (tally{}):
 	case have == want:
 		out.Already = true
-		return out, nil
 	case have != (tally{}):
 		return nil, notEmpty(shown, have)
-	}
-	for _, t := range ledgerTables {
-		if t.since > src.store.Schema {
-			continue
-		}
-		insert := t.sqlite
-		if pg {
-			insert = t.pg
-		}
-		if err := copyTable(ctx, src, tx, t, insert); err != nil {
+	default:
+		if err := copyTables(ctx, src, tx, ledgerTables, pg); err != nil {
 			return nil, fmt.Errorf("copy the ledger to %s: %w", shown, err)
 		}
-	}
-	if pg && out.Seq > 0 {
-		if _, err := tx.ExecContext(ctx, `SELECT setval(pg_get_serial_sequence('optouts', 'id'), $1)`, out.Seq); err != nil {
-			return nil, fmt.Errorf("write state %s: %w", shown, err)
+		if pg && out.Seq > 0 {
+			if _, err := tx.ExecContext(ctx, `SELECT setval(pg_get_serial_sequence('optouts', 'id'), $1)`, out.Seq); err != nil {
+				return nil, fmt.Errorf("write state %s: %w", shown, err)
+			}
+		}
+		if got, err := counts(ctx, tx); err != nil || got != want {
+			return nil, errors.Join(fmt.Errorf("copy the ledger to %s: read back %v, the source has %v", shown, got, want), err)
 		}
 	}
-	if got, err := counts(ctx, tx, state.SchemaVersion); err != nil || got != want {
-		return nil, errors.Join(fmt.Errorf("copy the ledger to %s: read back %v, the source has %v", shown, got, want), err)
+	// A ledger copied by an earlier smsform gets its replies now.
+	if err := copyTables(ctx, src, tx, receivedTables, pg); err != nil {
+		return nil, fmt.Errorf("copy the replies and reports to %s: %w", shown, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("write state %s: %w", shown, err)
@@ -196,9 +210,23 @@ func Copy(ctx context.Context, from, to state.Location) (*Copied, error) {
 	return out, nil
 }
 
+// copyTables copies each of tables from src into tx.
+func copyTables(ctx context.Context, src *View, tx *sql.Tx, tables []ledgerTable, pg bool) error {
+	for _, t := range tables {
+		insert := t.sqlite
+		if pg {
+			insert = t.pg
+		}
+		if err := copyTable(ctx, src, tx, t, insert); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func notEmpty(shown string, have tally) error {
-	return fmt.Errorf("copy the ledger to %s: it already holds a ledger of its own (opt-out log entries: %d; numbers in the frequency cap's index: %d; replies: %d; reports matched to no campaign: %d): %w",
-		shown, have.optouts, have.capNumbers, have.replies, have.unmatched, state.ErrTargetNotEmpty)
+	return fmt.Errorf("copy the ledger to %s: it already holds a ledger of its own (opt-out log entries: %d; numbers in the frequency cap's index: %d): %w",
+		shown, have.optouts, have.capNumbers, state.ErrTargetNotEmpty)
 }
 
 // CheckTarget tells, before anything is copied, whether [Copy]
@@ -228,7 +256,7 @@ func countsAt(ctx context.Context, loc state.Location) (tally, string, error) {
 	if v.db == nil {
 		return tally{}, v.shown, nil
 	}
-	n, err := counts(ctx, v.db, v.store.Schema)
+	n, err := counts(ctx, v.db)
 	return n, v.shown, err
 }
 
@@ -237,24 +265,23 @@ type querier interface {
 }
 
 // tally counts the rows of the ledger: the opt-out log, the numbers
-// opted out now, the numbers of the cap index, the replies and the
-// reports matched to nobody.
-type tally struct{ optouts, optedOut, capNumbers, replies, unmatched int }
+// opted out now, the numbers of the cap index.
+type tally struct{ optouts, optedOut, capNumbers int }
 
-// counts tallies the ledger of a state of schema version schema.
-func counts(ctx context.Context, db querier, schema int) (tally, error) {
+func counts(ctx context.Context, db querier) (tally, error) {
 	var n tally
-	q := `SELECT (SELECT count(*) FROM optouts), (SELECT count(*) FROM optouts_now), (SELECT count(*) FROM caps), 0, 0`
-	if schema >= receivedSince {
-		q = `SELECT (SELECT count(*) FROM optouts), (SELECT count(*) FROM optouts_now), (SELECT count(*) FROM caps),
-			(SELECT count(*) FROM replies), (SELECT count(*) FROM reports WHERE campaign_id = 0)`
-	}
-	err := db.QueryRowContext(ctx, q).Scan(&n.optouts, &n.optedOut, &n.capNumbers, &n.replies, &n.unmatched)
+	err := db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM optouts), (SELECT count(*) FROM optouts_now), (SELECT count(*) FROM caps)`).
+		Scan(&n.optouts, &n.optedOut, &n.capNumbers)
 	return n, err
 }
 
-// receivedSince is the schema version that has replies and reports.
-const receivedSince = 5
+// receivedCounts counts the replies and the reports matched to no
+// campaign of a state of this build's schema.
+func receivedCounts(ctx context.Context, db querier) ([2]int, error) {
+	var n [2]int
+	err := db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM replies), (SELECT count(*) FROM reports WHERE campaign_id = 0)`).Scan(&n[0], &n[1])
+	return n, err
+}
 
 // copyTable copies one table of src's ledger into tx, copyChunk rows a
 // statement, every value as text.

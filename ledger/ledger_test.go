@@ -765,6 +765,18 @@ func TestCopyReceived(t *testing.T) {
 		if !again.Replies[0].Duplicate || !again.Replies[1].Duplicate || !again.Reports[0].Duplicate {
 			t.Errorf("%s: posted again: %+v %+v", state.Redact(to), again.Replies, again.Reports)
 		}
+		// Run again (the target received since): the ledger is there
+		// already, the replies are merged, not doubled.
+		c, err = Copy(ctx, state.MustParseLocation(from), state.MustParseLocation(to))
+		must(t, err)
+		v, err = Open(ctx, state.MustParseLocation(to))
+		must(t, err)
+		var n int
+		must(t, v.db.QueryRowContext(ctx, `SELECT count(*) FROM replies`).Scan(&n))
+		must(t, v.Close())
+		if !c.Already || n != 2 {
+			t.Errorf("%s: copied again: %+v, %d replies", state.Redact(to), c, n)
+		}
 		from = to
 	}
 }

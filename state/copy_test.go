@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -185,5 +186,74 @@ func TestCopyReportsAndTestSends(t *testing.T) {
 		if sum != wantSum || !maps.Equal(counts, wantCounts) || last == nil || last.RequestID != "t1" || !last.At.Equal(t0) {
 			t.Errorf("%s: delivery %+v, counts %v, last test send %+v; want %+v, %v, %+v", Redact(hop.to), sum, counts, last, wantSum, wantCounts, wantTest)
 		}
+	}
+}
+
+// What the review of the copy of reports found: a report the target holds
+// for nobody refuses the copy whole (nothing committed, the source not
+// moved); a pause and the measured latency go along; migrating back keeps
+// the reports the old record received after it moved.
+func TestCopyReportsEdges(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	_, now := testClock(t0)
+	const gb1, gb2 = "+447400123401", "+447400123402"
+	a, b := filepath.Join(dir, "a.smsstate"), filepath.Join(dir, "b.smsstate")
+	s := openShared(t, a, "spring", now)
+	sentWithIDs(t, s, "b1", gb1, gb2)
+	must(t, s.RecordLatency(ctx, 250*time.Millisecond))
+	must(t, s.Close())
+	report := Report{ProviderID: "m-" + gb1, Phone: gb1, Delivery: Delivered, ProviderStatus: "DELIVERED", At: t0.Add(time.Minute)}
+	record := func(loc string, rs ...Report) {
+		t.Helper()
+		r := openReceiver(t, loc, t0.Add(time.Hour))
+		_, err := r.Record(ctx, rs, nil)
+		must(t, err)
+		must(t, r.Close())
+	}
+	record(a, report)
+	// b holds the same report matched to nobody (it holds no campaign).
+	o := openShared(t, b, "autumn", now)
+	sentWithIDs(t, o, "x1", "+447400123409")
+	must(t, o.Close())
+	record(b, report)
+	_, err := Copy(ctx, MustParseLocation(a), MustParseLocation(b), CopyOptions{Shared: true})
+	if err == nil || !strings.Contains(err.Error(), "recorded there already for another campaign or for none") {
+		t.Fatalf("copy onto a state that has the report for nobody: %v", err)
+	}
+	if cs, err := Campaigns(ctx, MustParseLocation(b)); err != nil || len(cs) != 1 || cs[0].Name != "autumn" {
+		t.Errorf("b after the refused copy records %+v, %v; want autumn alone", cs, err)
+	}
+	if st, err := Open(ctx, MustParseLocation(a), Options{Campaign: "spring", Shared: true}); err != nil {
+		t.Errorf("a after the refused copy: %v (must not be moved)", err)
+	} else {
+		must(t, st.Close())
+	}
+
+	// Paused, then moved to c: the pause and the latency go along.
+	c := filepath.Join(dir, "c.smsstate")
+	must(t, SetPause(ctx, MustParseLocation(a), "spring", true, &Pause{At: t0, By: "ann", Reason: "legal review"}))
+	_, err = Copy(ctx, MustParseLocation(a), MustParseLocation(c), CopyOptions{Shared: true})
+	must(t, err)
+	r, err := OpenSharedReadOnly(ctx, MustParseLocation(c), "spring")
+	must(t, err)
+	if p := r.Paused(); p == nil || p.By != "ann" || p.Reason != "legal review" || r.Latency() != 250*time.Millisecond {
+		t.Errorf("at c: pause %+v, latency %s", p, r.Latency())
+	}
+	must(t, r.Close())
+	// A receiver still pointed at a records one more report; migrating
+	// back from c keeps it.
+	record(a, Report{ProviderID: "m-" + gb2, Phone: gb2, Delivery: Undelivered, ProviderStatus: "UNDELIVERED", At: t0.Add(2 * time.Minute)})
+	must(t, SetPause(ctx, MustParseLocation(c), "spring", true, nil))
+	_, err = Copy(ctx, MustParseLocation(c), MustParseLocation(a), CopyOptions{Shared: true})
+	must(t, err)
+	r, err = OpenSharedReadOnly(ctx, MustParseLocation(a), "spring")
+	must(t, err)
+	defer r.Close()
+	sum, err := r.DeliverySummary(ctx)
+	must(t, err)
+	if sum.Delivered != 1 || sum.Undelivered != 1 || r.Paused() != nil {
+		t.Errorf("a after migrating back: %+v, paused %v", sum.DeliveryCounts, r.Paused())
 	}
 }

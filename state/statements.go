@@ -64,7 +64,6 @@ const (
 	qDropAttempts
 	qDropPlans
 	qDropTestSends
-	qDropReports
 	qClearMoved
 
 	// For Copy: every attempt whole, oldest first, and every applied plan
@@ -76,9 +75,11 @@ const (
 	qCopyReports
 	qCopyTestSends
 	qCountCopied
-	qPutAttempt // scope, batch, state, body hash, recipients, http status, request id, reason, started, finished, plan id, phones, provider status, provider ids; returns id. Marks the ids to index (see indexMessages), but a resolution's: it names the id of the part it resolves
-	qPutPlan    // scope, plan id, applied at, serial, done
-	qSetMeta    // lineage, serial, scope
+	qReportCampaign // report key; returns the campaign it is recorded for
+	qSetCopied      // scope, paused at, by, reason, latency ms
+	qPutAttempt     // scope, batch, state, body hash, recipients, http status, request id, reason, started, finished, plan id, phones, provider status, provider ids; returns id. Marks the ids to index (see indexMessages), but a resolution's: it names the id of the part it resolves
+	qPutPlan        // scope, plan id, applied at, serial, done
+	qSetMeta        // lineage, serial, scope
 
 	// What arrives after the send (receiver.go). The index of message ids
 	// (messages.go): the attempts whose ids are not in it yet, oldest
@@ -185,15 +186,16 @@ var postgresDialect = &dialect{
 	qDropAttempts:  `DELETE FROM attempts WHERE campaign_id = $1`,
 	qDropPlans:     `DELETE FROM plans_applied WHERE campaign_id = $1`,
 	qDropTestSends: `DELETE FROM test_sends WHERE campaign_id = $1`,
-	qDropReports:   `DELETE FROM reports WHERE campaign_id = $1`,
 	qClearMoved:    `UPDATE campaigns SET moved_to = '', moved_at = '', moved_by = '', moved_serial = 0 WHERE id = $1`,
 
 	qCopyAttempts: `SELECT batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, plan_id, phones, provider_status, provider_ids FROM attempts WHERE campaign_id = $1 ORDER BY id`,
 	qCopyPlans:    `SELECT plan_id, applied_at, serial, done FROM plans_applied WHERE campaign_id = $1 ORDER BY plan_id`,
 	qCopyReports: `SELECT report_key, phone, provider_id, delivery, provider_status, reason, at, received_at, matched_by, unmatched, anomaly
 		FROM reports WHERE campaign_id = $1 ORDER BY id`,
-	qCopyTestSends: `SELECT at, by_whom, body_hash, outcome, http_status, request_id, reason, phones FROM test_sends WHERE campaign_id = $1 ORDER BY id`,
-	qCountCopied:   `SELECT (SELECT count(*) FROM reports WHERE campaign_id = $1), (SELECT count(*) FROM test_sends WHERE campaign_id = $1)`,
+	qCopyTestSends:  `SELECT at, by_whom, body_hash, outcome, http_status, request_id, reason, phones FROM test_sends WHERE campaign_id = $1 ORDER BY id`,
+	qCountCopied:    `SELECT (SELECT count(*) FROM reports WHERE campaign_id = $1), (SELECT count(*) FROM test_sends WHERE campaign_id = $1)`,
+	qReportCampaign: `SELECT campaign_id FROM reports WHERE report_key = $1`,
+	qSetCopied:      `UPDATE campaigns SET paused_at = $2, paused_by = $3, paused_reason = $4, latency_ms = $5 WHERE id = $1`,
 	qPutAttempt: `INSERT INTO attempts (campaign_id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, plan_id, phones, provider_status, provider_ids, ids_pending)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, CASE WHEN $14 <> '' AND $3 <> 'resolved_sent' THEN 1 ELSE 0 END) RETURNING id`,
 	qPutPlan: `INSERT INTO plans_applied (campaign_id, plan_id, applied_at, serial, done) VALUES ($1, $2, $3, $4, $5)`,

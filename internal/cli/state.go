@@ -295,9 +295,6 @@ func (m migration) rest(ctx context.Context) {
 	l, _ := ledger.SizeOf(ctx, m.from)
 	if len(left) > 0 || !l.Empty() {
 		what := "the project's opt-outs and frequency-cap history"
-		if l.Received > 0 {
-			what = "the project's opt-outs, frequency-cap history, replies and delivery reports"
-		}
 		if len(left) > 0 {
 			what = fmt.Sprintf("%s (%s) and %s", words.N(len(left), "other campaign", "other campaigns"), strings.Join(left, ", "), what)
 		}
@@ -384,9 +381,11 @@ func (m migration) whole(ctx context.Context) error {
 		fmt.Fprintf(m.env.Stdout, "The project's ledger at %s is already the one at %s: nothing more to copy.\n", m.to, m.from)
 	case l.OptOutChanges+l.CapNumbers+l.Replies+l.Unmatched > 0:
 		received := ""
-		if l.Replies+l.Unmatched > 0 {
-			received = fmt.Sprintf(", %s, %s matched to no campaign", words.N(l.Replies, "reply", "replies"),
-				words.N(l.Unmatched, "delivery report", "delivery reports"))
+		if l.Replies > 0 {
+			received += ", " + words.N(l.Replies, "reply", "replies")
+		}
+		if l.Unmatched > 0 {
+			received += fmt.Sprintf(", %s matched to no campaign", words.N(l.Unmatched, "delivery report", "delivery reports"))
 		}
 		fmt.Fprintf(m.env.Stdout, "Copied the project's ledger from %s to %s: %s (%s opted out now), %s in the frequency cap's index%s; checked.\n",
 			m.from, m.to, words.N(l.OptOutChanges, "opt-out change", "opt-out changes"),

@@ -147,13 +147,13 @@ func Copy(ctx context.Context, from, to state.Location) (*Copied, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read state %s: %w", src.shown, err)
 	}
-	got, err := receivedCounts(ctx, src.db)
+	received, err := receivedCounts(ctx, src.db)
 	if err != nil {
 		return nil, fmt.Errorf("read state %s: %w", src.shown, err)
 	}
 	out.OptOutChanges, out.OptedOut, out.CapNumbers = want.optouts, want.optedOut, want.capNumbers
-	out.Replies, out.Unmatched = got[0], got[1]
-	if want == (tally{}) && got == [2]int{} {
+	out.Replies, out.Unmatched = received[0], received[1]
+	if want == (tally{}) && received == [2]int{} {
 		return out, nil // nothing to copy, whatever the target holds
 	}
 	if out.Seq, err = src.optOutSeq(ctx); err != nil {

@@ -915,14 +915,9 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// queryer is a transaction, or a connection in one.
-type queryer interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
-
 // insertKeyed inserts rows (a JSON array of arrays) with a statement that
 // returns the key of each row it inserted, and returns those keys.
-func insertKeyed(ctx context.Context, tx queryer, q string, rows [][]string) (map[string]bool, error) {
+func insertKeyed(ctx context.Context, tx querier, q string, rows [][]string) (map[string]bool, error) {
 	// Written into one buffer sized first: json.Marshal of a group of
 	// 50,000 reports grew its buffer by copies and took a tenth of an
 	// import's time.

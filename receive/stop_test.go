@@ -28,41 +28,65 @@ import (
 func TestStopDuringApply(t *testing.T) {
 	for _, backend := range backends {
 		t.Run(backend, func(t *testing.T) {
-			p := newProject(t, backend, 300)
-			autumn := reversedCampaign(t, p, "autumn")
-			rc := p.receiveInProcess(t)
-			p.startSandbox(t, rc.url, sandbox.Config{Latency: 20 * time.Millisecond})
-			var wg sync.WaitGroup
-			for _, c := range []string{p.campaign, autumn} {
-				wg.Go(func() { p.applyFile(t, c) })
+			// Whether a STOP lands while an apply still has its number
+			// ahead is a race the test sets up but a loaded machine can
+			// lose; a run that proved nothing is tried again, and only
+			// three such runs fail the test. Every run is checked.
+			for try := 1; ; try++ {
+				stopped, suppressed := stopDuringApply(t, backend)
+				if suppressed > 0 {
+					t.Logf("%d numbers replied STOP; %d of their messages were held back by the applies running", len(stopped), suppressed)
+					return
+				}
+				if try == 3 {
+					t.Fatalf("in %d runs no running apply met a number after its STOP (%d STOPs in the last): the test proved nothing", try, len(stopped))
+				}
+				t.Logf("run %d: no running apply met a number after its STOP (%d STOPs); again", try, len(stopped))
 			}
-			wg.Wait()
-			rs := p.sb.WaitReports(time.Minute)
-			stopped := stopsAcknowledged(rs)
-			if len(stopped) == 0 {
-				t.Fatalf("no STOP was acknowledged: %+v", rs.Counts)
-			}
-			suppressed := 0
-			for _, name := range []string{campaignName, "autumn"} {
-				suppressed += checkNothingAfterStop(t, p.loc, name, stopped)
-			}
-			if suppressed == 0 {
-				t.Errorf("no running apply met a number after its STOP (%d STOPs): the test proved nothing", len(stopped))
-			}
-			t.Logf("%d numbers replied STOP; %d of their messages were held back by the applies running", len(stopped), suppressed)
 		})
 	}
 }
 
+// stopDuringApply runs the scenario once and checks it: it returns the
+// STOPs acknowledged and how many messages to their numbers the applies
+// held back.
+func stopDuringApply(t *testing.T, backend string) (map[string]time.Time, int) {
+	t.Helper()
+	p := newProject(t, backend, 300)
+	autumn := reversedCampaign(t, p, "autumn")
+	rc := p.receiveInProcess(t)
+	p.startSandbox(t, rc.url, sandbox.Config{Latency: 50 * time.Millisecond})
+	var wg sync.WaitGroup
+	for _, c := range []string{p.campaign, autumn} {
+		wg.Go(func() { p.applyFile(t, c) })
+	}
+	wg.Wait()
+	rs := p.sb.WaitReports(time.Minute)
+	stopped := stopsAcknowledged(rs)
+	if len(stopped) == 0 {
+		t.Fatalf("no STOP was acknowledged: %+v", rs.Counts)
+	}
+	suppressed := 0
+	for _, name := range []string{campaignName, "autumn"} {
+		suppressed += checkNothingAfterStop(t, p.loc, name, stopped)
+	}
+	return stopped, suppressed
+}
+
 // reversedCampaign writes a campaign named name into a folder of p's
-// project, to p's numbers in the opposite order, and returns its file.
+// project, to p's numbers in the opposite order, and returns its file. It
+// sends one batch at a time, half as fast as p's campaign: the numbers
+// that campaign reaches first, this one reaches last and well after their
+// STOP was posted, however slowly a loaded machine records it (with both
+// at the same pace, a run under load once saw no STOP arrive before the
+// second campaign passed its number).
 func reversedCampaign(t *testing.T, p *project, name string) string {
 	t.Helper()
 	dir := filepath.Join(p.dir, name)
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	file, _ := testharness.WriteCampaign(t, dir, testharness.Campaign{Name: name, Recipients: len(p.phones), BatchSize: 10, Concurrency: 2})
+	file, _ := testharness.WriteCampaign(t, dir, testharness.Campaign{Name: name, Recipients: len(p.phones), BatchSize: 10, Concurrency: 1})
 	reversed := slices.Clone(p.phones)
 	slices.Reverse(reversed)
 	if err := os.WriteFile(filepath.Join(dir, "recipients.txt"), []byte(strings.Join(reversed, "\n")+"\n"), 0o600); err != nil {

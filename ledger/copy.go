@@ -15,11 +15,15 @@ import (
 type Size struct {
 	OptOutSeq  int64 // the opt-out log's number: 0 when it holds no opt-out
 	CapNumbers int   // numbers in the frequency cap's index
+	// Received counts the replies and the delivery reports matched to no
+	// campaign. A migration carries them with the ledger, but they are not
+	// a ledger of their own (a state that received first is merged into).
+	Received int
 }
 
 // Empty reports whether the state holds no ledger: it never was a
 // project's state, or one that never recorded anything of people.
-func (l Size) Empty() bool { return l == Size{} }
+func (l Size) Empty() bool { return l.OptOutSeq == 0 && l.CapNumbers == 0 }
 
 // SizeOf says how much of a project's ledger the state at loc holds;
 // nothing for a missing state or one of an older schema.
@@ -39,8 +43,16 @@ func size(ctx context.Context, loc state.Location) (Size, error) {
 		return l, err
 	}
 	n, err := counts(ctx, v.db)
+	if err != nil {
+		return l, err
+	}
 	l.CapNumbers = n.capNumbers
-	return l, err
+	if v.store.Schema >= 5 { // replies and reports came with schema 5
+		r, err := receivedCounts(ctx, v.db)
+		l.Received = r[0] + r[1]
+		return l, err
+	}
+	return l, nil
 }
 
 // Copied counts what [Copy] copied.

@@ -293,8 +293,11 @@ func (m migration) rest(ctx context.Context) {
 		}
 	}
 	l, _ := ledger.SizeOf(ctx, m.from)
-	if len(left) > 0 || !l.Empty() {
+	if len(left) > 0 || !l.Empty() || l.Received > 0 {
 		what := "the project's opt-outs and frequency-cap history"
+		if l.Received > 0 {
+			what = "the project's opt-outs, frequency-cap history, replies and delivery reports matched to no campaign"
+		}
 		if len(left) > 0 {
 			what = fmt.Sprintf("%s (%s) and %s", words.N(len(left), "other campaign", "other campaigns"), strings.Join(left, ", "), what)
 		}

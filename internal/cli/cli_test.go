@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/ledger"
 	"github.com/smsform/smsform/state"
 )
 
@@ -344,6 +345,28 @@ func TestColourErrors(t *testing.T) {
 			IsTerminal: func(any) bool { return tt.terminal }, ColourErrors: &got})
 		if got != tt.want {
 			t.Errorf("%q, terminal %v: colour %v, want %v", tt.args, tt.terminal, got, tt.want)
+		}
+	}
+}
+
+// TestLeftBehind: the hint after one campaign moved names each kind of
+// thing the source still holds, and only those.
+func TestLeftBehind(t *testing.T) {
+	for _, tc := range []struct {
+		campaigns []string
+		size      ledger.Size
+		want      string
+	}{
+		{nil, ledger.Size{}, ""},
+		{[]string{"b"}, ledger.Size{}, "1 other campaign (b)"},
+		{nil, ledger.Size{CapNumbers: 2}, "the project's opt-outs and frequency-cap history"},
+		{nil, ledger.Size{Received: 1}, "the replies and delivery reports matched to no campaign"},
+		{[]string{"b", "c"}, ledger.Size{OptOutSeq: 1}, "2 other campaigns (b, c), and the project's opt-outs and frequency-cap history"},
+		{[]string{"b"}, ledger.Size{OptOutSeq: 1, Received: 3},
+			"1 other campaign (b), the project's opt-outs and frequency-cap history, and the replies and delivery reports matched to no campaign"},
+	} {
+		if got := leftBehind(tc.campaigns, tc.size); got != tc.want {
+			t.Errorf("leftBehind(%v, %+v) = %q, want %q", tc.campaigns, tc.size, got, tc.want)
 		}
 	}
 }

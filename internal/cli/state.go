@@ -293,19 +293,34 @@ func (m migration) rest(ctx context.Context) {
 		}
 	}
 	l, _ := ledger.SizeOf(ctx, m.from)
-	if len(left) > 0 || !l.Empty() || l.Received > 0 {
-		what := "the project's opt-outs and frequency-cap history"
-		if l.Received > 0 {
-			what = "the project's opt-outs, frequency-cap history, replies and delivery reports matched to no campaign"
-		}
-		if len(left) > 0 {
-			what = fmt.Sprintf("%s (%s) and %s", words.N(len(left), "other campaign", "other campaigns"), strings.Join(left, ", "), what)
-		}
+	if what := leftBehind(left, l); what != "" {
 		fmt.Fprintf(m.env.Stderr, "hint: %s still holds %s: carry them over with smsform state migrate --from %s --to %s before the project file names the copy\n",
 			m.from, what, shellWord(m.from.String()), shellWord(m.to.String()))
 		return
 	}
 	m.useIt()
+}
+
+// leftBehind words what a state still holds after one campaign moved: its
+// campaigns not moved, the project's ledger, what it received; "" for
+// nothing.
+func leftBehind(campaigns []string, l ledger.Size) string {
+	var parts []string
+	if len(campaigns) > 0 {
+		parts = append(parts, fmt.Sprintf("%s (%s)", words.N(len(campaigns), "other campaign", "other campaigns"), strings.Join(campaigns, ", ")))
+	}
+	if !l.Empty() {
+		parts = append(parts, "the project's opt-outs and frequency-cap history")
+	}
+	if l.Received > 0 {
+		parts = append(parts, "the replies and delivery reports matched to no campaign")
+	}
+	switch n := len(parts); n {
+	case 0, 1:
+		return strings.Join(parts, "")
+	default:
+		return strings.Join(parts[:n-1], ", ") + ", and " + parts[n-1]
+	}
 }
 
 // migration is one state migrate: a campaign's record, or (no campaign

@@ -780,3 +780,49 @@ func TestCopyReceived(t *testing.T) {
 		from = to
 	}
 }
+
+// A project's ledger copied from a file of schema version 5 (before the
+// cap's index became rows) carries its cap history: Copy reads the source
+// migrated, as every writing command opens it, rather than skip a table
+// the file does not have yet.
+func TestCopyOfVersion5File(t *testing.T) {
+	for _, to := range backends {
+		t.Run("file-to-"+to.name, func(t *testing.T) {
+			ctx := context.Background()
+			src, dst := filepath.Join(t.TempDir(), "project.smsstate"), to.loc(t)
+			at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+			now := func() time.Time { return at }
+			c := &Cap{Max: 1, Per: 24 * time.Hour}
+			s := openShared(t, src, "spring", c, now)
+			_, err := s.AdmitIntent(ctx, intent("a1", "+443", "+444"))
+			must(t, err)
+			must(t, s.RecordOutcome(ctx, "a1", state.Outcome{Status: state.Sent}))
+			must(t, s.Close())
+
+			// Back to version 5: the cap's sends as a comma-joined column
+			// of caps ("at:attempt"), and nothing of versions 6 to 8.
+			db, err := sql.Open("sqlite", "file:"+src)
+			must(t, err)
+			_, err = db.Exec(`ALTER TABLE caps ADD COLUMN sends TEXT NOT NULL DEFAULT '';
+				UPDATE caps SET sends = (SELECT group_concat(at || ':' || attempt_id, ',') FROM cap_sends s WHERE s.phone = caps.phone);
+				DROP TABLE cap_sends;
+				DROP INDEX attempts_ids_pending; ALTER TABLE attempts DROP COLUMN ids_pending;
+				DELETE FROM schema_migrations WHERE version >= 6`)
+			must(t, err)
+			must(t, db.Close())
+
+			got, err := Copy(ctx, state.MustParseLocation(src), state.MustParseLocation(dst))
+			must(t, err)
+			if got.CapNumbers != 2 {
+				t.Errorf("copied %+v, want 2 numbers in the cap's index", got)
+			}
+			d := openShared(t, dst, "autumn", c, now)
+			adm, err := d.AdmitIntent(ctx, intent("b1", "+443", "+445"))
+			must(t, err)
+			if !slices.Equal(adm.Send, []string{"+445"}) || !slices.Equal(adm.Held, []string{"+443"}) {
+				t.Errorf("the copy's cap admits %+v: the version 5 file's history was not carried", adm)
+			}
+			must(t, d.Close())
+		})
+	}
+}

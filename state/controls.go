@@ -67,6 +67,13 @@ func (s *State) markMoved(ctx context.Context, to, by string, serial int64) erro
 	}
 	err := s.w.do(ctx, func(t *txn) error {
 		t.wrote = true
+		if s.q == postgresDialect {
+			// Waits for the receivers' transactions under way, and theirs
+			// for this one (see Receiver.refuseMoved).
+			if _, err := t.conn.ExecContext(t.ctx, `SELECT pg_advisory_xact_lock($1)`, movesLock); err != nil {
+				return err
+			}
+		}
 		_, err := t.conn.ExecContext(t.ctx, s.q[qSetMoved], s.args(m.To, formatTime(m.At), m.By, m.Serial)...)
 		return err
 	})

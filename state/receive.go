@@ -98,7 +98,14 @@ func OpenReceiver(ctx context.Context, l Location, o ReceiverOptions) (*Receiver
 	r := &Receiver{loc: Redact(loc), db: db, q: q, pg: q == postgresDialect, opts: o,
 		stop: wordSet(o.StopWords, DefaultStopWords), start: wordSet(o.StartWords, DefaultStartWords),
 		work: make(chan struct{}, 1), closed: make(chan struct{}), done: make(chan struct{})}
-	if err := r.reclaim(ctx); err != nil {
+	marks, total, err := movedMarks(ctx, db, q)
+	if err == nil {
+		err = r.vacated(marks, total)
+	}
+	if err == nil {
+		err = r.reclaim(ctx)
+	}
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open state %s: %w", r.loc, err)
 	}
@@ -296,16 +303,16 @@ func (r *Receiver) write(group []*recording) error {
 	ctx := context.Background()
 	now := r.opts.Now()
 	g := &grouped{}
-	for _, rec := range group {
+	for n, rec := range group {
 		rec.out = Recorded{Reports: make([]ReportResult, len(rec.reports)), Replies: make([]ReplyResult, len(rec.replies))}
 		for i := range rec.reports {
 			// The key is taken from the report as given, before a missing
 			// time is filled in: the same report posted again must have the
 			// same key, whenever it arrives.
-			g.reports = append(g.reports, reportAt{Report: rec.reports[i], key: reportKey(rec.reports[i]), out: &rec.out.Reports[i]})
+			g.reports = append(g.reports, reportAt{Report: rec.reports[i], key: reportKey(rec.reports[i]), out: &rec.out.Reports[i], owner: n})
 		}
 		for i := range rec.replies {
-			g.replies = append(g.replies, replyAt{Reply: rec.replies[i], key: replyKey(rec.replies[i]), out: &rec.out.Replies[i]})
+			g.replies = append(g.replies, replyAt{Reply: rec.replies[i], key: replyKey(rec.replies[i]), out: &rec.out.Replies[i], owner: n})
 		}
 	}
 	if err := r.match(ctx, g, now); err != nil {
@@ -329,6 +336,11 @@ func (r *Receiver) write(group []*recording) error {
 		// 9.6 -> 8.6 s). Durability is the WAL's, as before. The setting
 		// is the connection's: set on whichever the pool gives the group.
 		if _, err := tx.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 20000"); err != nil {
+			return err
+		}
+	}
+	if len(group) > 0 {
+		if g, err = r.refuseMoved(ctx, tx, g, group); err != nil {
 			return err
 		}
 	}
@@ -361,6 +373,118 @@ func (r *Receiver) write(group []*recording) error {
 		r.inFlight[flightKey{f.matched.attempt, f.matched.phone}] = f
 	}
 	return nil
+}
+
+// movesLock is the PostgreSQL advisory lock that orders the marks state
+// migrate leaves on the records it moved (held alone) and the receivers'
+// transactions (held shared).
+const movesLock = 0x736d73666f726d // "smsform"
+
+// MovedAwayError refuses to record in a state what belongs to one its
+// records moved to (state migrate): a campaign's reports, or, once every
+// campaign of the state moved (the whole state migrated, its ledger
+// with it), anything. Recorded there it would stay behind, a STOP with
+// it, unseen by the state in use. It wraps ErrMoved.
+type MovedAwayError struct {
+	Loc      string   // the state that refuses, a password masked
+	To       []string // where its campaigns went, passwords masked
+	Campaign string   // the moved campaign a report was matched to; "": every campaign moved
+}
+
+func (e *MovedAwayError) Error() string {
+	if e.Campaign != "" {
+		return fmt.Sprintf("campaign %q of the state at %s was moved to %s: its reports are recorded there; name that state in the project file and record them there",
+			e.Campaign, e.Loc, strings.Join(e.To, ", "))
+	}
+	return fmt.Sprintf("every campaign of the state at %s was moved to %s, with the project's opt-outs: what arrives is recorded there; name that state in the project file and record it there",
+		e.Loc, strings.Join(e.To, ", "))
+}
+func (e *MovedAwayError) Unwrap() error { return ErrMoved }
+
+// movedMarks reads where the state's campaigns moved (by id, those that
+// did) and how many it has.
+func movedMarks(ctx context.Context, db querier, q *dialect) (map[int64]string, int, error) {
+	rows, err := db.QueryContext(ctx, q[qMovedMarks])
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	marks, total := map[int64]string{}, 0
+	for rows.Next() {
+		var id int64
+		var to string
+		if err := rows.Scan(&id, &to); err != nil {
+			return nil, 0, err
+		}
+		total++
+		if to != "" {
+			marks[id] = to
+		}
+	}
+	return marks, total, rows.Err()
+}
+
+// vacated is the *MovedAwayError of marks when every campaign moved.
+func (r *Receiver) vacated(marks map[int64]string, total int) error {
+	if total == 0 || len(marks) < total {
+		return nil
+	}
+	var to []string
+	for _, t := range marks {
+		if !slices.Contains(to, t) {
+			to = append(to, t)
+		}
+	}
+	slices.Sort(to)
+	return &MovedAwayError{Loc: r.loc, To: to}
+}
+
+// refuseMoved takes out of the group, before anything of it is written,
+// the recordings that belong to a state a campaign moved to: each is
+// refused with a *MovedAwayError (the server answers 503, and the
+// provider posts it again, to the receiver of the state in use once it
+// serves). It returns what is left to write. In PostgreSQL the shared
+// advisory lock, held to the commit, keeps state migrate from marking a
+// campaign moved meanwhile: a reply written here before the mark is
+// there when the migration copies the ledger after it.
+func (r *Receiver) refuseMoved(ctx context.Context, tx *sql.Tx, g *grouped, group []*recording) (*grouped, error) {
+	if r.pg {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, movesLock); err != nil {
+			return nil, err
+		}
+	}
+	marks, total, err := movedMarks(ctx, tx, r.q)
+	if err != nil || len(marks) == 0 {
+		return g, err
+	}
+	if err := r.vacated(marks, total); err != nil {
+		for _, rec := range group {
+			rec.err = err
+		}
+		return &grouped{}, nil
+	}
+	refused := map[int]bool{}
+	for _, rp := range g.reports {
+		if to, ok := marks[rp.matched.campaign]; ok && rp.owner >= 0 && group[rp.owner].err == nil {
+			group[rp.owner].err = &MovedAwayError{Loc: r.loc, To: []string{to}, Campaign: r.names[rp.matched.campaign]}
+			refused[rp.owner] = true
+		}
+	}
+	if len(refused) == 0 {
+		return g, nil
+	}
+	kept := &grouped{}
+	for _, rp := range g.reports {
+		if rp.owner < 0 || !refused[rp.owner] {
+			kept.reports = append(kept.reports, rp)
+		}
+	}
+	for _, rp := range g.replies {
+		if !refused[rp.owner] {
+			kept.replies = append(kept.replies, rp)
+		}
+	}
+	return kept, nil
 }
 
 // landed are the inFlight reports whose attempts apply has since
@@ -439,6 +563,7 @@ type reportAt struct {
 	key     string // reportKey of the report as given
 	out     *ReportResult
 	matched matched // campaign 0: none
+	owner   int     // the recording of the group it came with; -1: none (reclaimed)
 }
 
 type replyAt struct {
@@ -446,6 +571,7 @@ type replyAt struct {
 	key      string // replyKey of the reply as given
 	out      *ReplyResult
 	campaign int64 // 0: none
+	owner    int   // as reportAt's
 }
 
 // matched is the recipient a report or reply was matched to: its

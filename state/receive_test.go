@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -458,5 +459,70 @@ func testReportIDOfSeveralMessages(t *testing.T, b backend) {
 	}
 	if rs[2].Phone != "" || rs[2].Unmatched == "" {
 		t.Errorf("an id of two messages and the number of neither: %+v", rs[2])
+	}
+}
+
+// A receiver records nothing that a migration left behind. Once campaign a
+// moved, a report of a is refused (ErrMoved, naming a) while a report of b
+// in the same group is recorded; once b moved too (the whole state), a
+// STOP is refused by the receiver opened before, and no receiver opens.
+// Nothing refused is in the state.
+func TestReceiverRefusesMoved(t *testing.T) { eachBackend(t, testReceiverRefusesMoved) }
+
+func testReceiverRefusesMoved(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	_, now := testClock(t0)
+	for c, phone := range map[string]string{"a": "+441", "b": "+442"} {
+		s := openShared(t, loc, c, now)
+		sentWithIDs(t, s, "b1", phone)
+		must(t, s.Close())
+	}
+	r := openReceiver(t, loc, t0.Add(time.Hour))
+	move := func(c string) {
+		t.Helper()
+		_, err := Copy(ctx, MustParseLocation(loc), MustParseLocation(b.loc(t)), CopyOptions{Campaign: c, Shared: true})
+		must(t, err)
+	}
+	move("a")
+
+	// Both reports in one group: queued together before the receiver's
+	// loop is woken.
+	at := t0.Add(time.Minute)
+	ofA := &recording{reports: []Report{{ProviderID: "m-+441", Phone: "+441", Delivery: Delivered, At: at}}, done: make(chan struct{})}
+	ofB := &recording{reports: []Report{{ProviderID: "m-+442", Phone: "+442", Delivery: Delivered, At: at}}, done: make(chan struct{})}
+	r.mu.Lock()
+	r.queue = append(r.queue, ofA, ofB)
+	r.mu.Unlock()
+	r.work <- struct{}{}
+	<-ofA.done
+	<-ofB.done
+	var moved *MovedAwayError
+	if !errors.As(ofA.err, &moved) || moved.Campaign != "a" || !errors.Is(ofA.err, ErrMoved) {
+		t.Errorf("a report of the moved campaign: %v", ofA.err)
+	}
+	if ofB.err != nil || ofB.out.Reports[0].Campaign != "b" || ofB.out.Reports[0].Duplicate {
+		t.Errorf("a report of the campaign still here: %+v, %v", ofB.out, ofB.err)
+	}
+
+	move("b")
+	_, err := r.Record(ctx, nil, []Reply{{Phone: "+442", Text: "STOP", At: at}})
+	if !errors.As(err, &moved) || moved.Campaign != "" || len(moved.To) != 2 {
+		t.Errorf("a STOP to a state whose campaigns all moved: %v", err)
+	}
+	if _, err := OpenReceiver(ctx, MustParseLocation(loc), ReceiverOptions{}); !errors.Is(err, ErrMoved) {
+		t.Errorf("a receiver opened on a state whose campaigns all moved: %v", err)
+	}
+	must(t, r.Close())
+
+	v, err := ViewStore(ctx, MustParseLocation(loc))
+	must(t, err)
+	defer v.Close()
+	var reports, ofMoved, replies int
+	must(t, v.DB.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM reports), (SELECT count(*) FROM reports WHERE phone = '+441'), (SELECT count(*) FROM replies)`).
+		Scan(&reports, &ofMoved, &replies))
+	if reports != 1 || ofMoved != 0 || replies != 0 {
+		t.Errorf("the state holds %d reports (%d of the moved campaign) and %d replies, want 1, 0, 0", reports, ofMoved, replies)
 	}
 }

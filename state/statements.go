@@ -47,6 +47,7 @@ const (
 	qMeta // scope; returns lineage, campaign, serial, the moved mark (to, at, by, serial), the pause (at, by, reason), latency (ms)
 
 	qPickCampaigns  // name, or "" for every one; returns id, name by name
+	qMovedMarks     // returns id, moved to ("": not moved) of every campaign
 	qInsertCampaign // creates a campaign's record unless it exists (name, lineage, created at)
 	qCampaignByName // name; returns id, lineage, serial
 
@@ -171,6 +172,7 @@ var postgresDialect = &dialect{
 		FROM campaigns WHERE id = $1`,
 
 	qPickCampaigns:  `SELECT id, name FROM campaigns WHERE ($1 = '' OR name = $1) ORDER BY name`,
+	qMovedMarks:     `SELECT id, moved_to FROM campaigns`,
 	qInsertCampaign: `INSERT INTO campaigns (name, lineage, serial, created_at) VALUES ($1, $2, 0, $3) ON CONFLICT (name) DO NOTHING`,
 	qCampaignByName: `SELECT id, lineage, serial FROM campaigns WHERE name = $1`,
 

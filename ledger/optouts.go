@@ -58,6 +58,11 @@ func ChangeOptOuts(ctx context.Context, loc state.Location, changes []OptOutChan
 	if err := lockOptOuts(ctx, tx, st.Postgres); err != nil {
 		return 0, fmt.Errorf("write state %s: %w", st.Shown, err)
 	}
+	if len(changes) > 0 {
+		if err := state.RefuseVacated(ctx, tx, st.Postgres, st.Shown); err != nil {
+			return 0, err
+		}
+	}
 	for _, c := range changes {
 		if _, err := change(ctx, tx, q, c); err != nil {
 			return 0, fmt.Errorf("write state %s: %w", st.Shown, err)

@@ -53,7 +53,9 @@ func stateReports(rs []mapping.Report) []state.Report {
 }
 
 func stateReport(r mapping.Report) state.Report {
-	return state.Report{ProviderID: r.ID, Phone: phone(r.Number), Delivery: deliveries[r.Delivery], ProviderStatus: r.Status, Reason: r.Reason, At: r.At}
+	p := phone(r.Number)
+	return state.Report{ProviderID: r.ID, Phone: p, Unreadable: p == "" && strings.TrimSpace(r.Number) != "",
+		Delivery: deliveries[r.Delivery], ProviderStatus: r.Status, Reason: r.Reason, At: r.At}
 }
 
 // stateReplies turns what the mapping read into what the state records. A

@@ -3,6 +3,8 @@ package receive
 import (
 	"strings"
 	"testing"
+
+	"github.com/smsform/smsform/internal/mapping"
 )
 
 // TestPhone: numbers are read in the international forms providers echo,
@@ -38,5 +40,16 @@ func TestCleaner(t *testing.T) {
 	got := c.Words("Absent subscriber +447400123456\r\nretry 2026-03-01")
 	if strings.Contains(got, "900123") || strings.ContainsAny(got, "\r\n") || !strings.Contains(got, "Absent subscriber") || !strings.Contains(got, "2026-03-01") {
 		t.Errorf("Words = %q", got)
+	}
+}
+
+// TestStateReportUnreadable: a report whose number cannot be read says so,
+// for the reason it is unmatched; one with no number does not.
+func TestStateReportUnreadable(t *testing.T) {
+	for number, want := range map[string]bool{"07400123456": true, "+447700": true, "": false, " ": false, "+447400123456": false} {
+		r := stateReport(mapping.Report{ID: "m-1", Number: number})
+		if r.Unreadable != want || (r.Phone == "") != (number != "+447400123456") {
+			t.Errorf("number %q: unreadable %v, phone %q; want unreadable %v", number, r.Unreadable, r.Phone, want)
+		}
 	}
 }

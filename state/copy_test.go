@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"maps"
 	"path/filepath"
@@ -242,9 +243,24 @@ func TestCopyReportsEdges(t *testing.T) {
 		t.Errorf("at c: pause %+v, latency %s", p, r.Latency())
 	}
 	must(t, r.Close())
-	// A receiver still pointed at a records one more report; migrating
-	// back from c keeps it.
-	record(a, Report{ProviderID: "m-" + gb2, Phone: gb2, Delivery: Undelivered, ProviderStatus: "UNDELIVERED", At: t0.Add(2 * time.Minute)})
+	// A receiver still pointed at a records nothing there now (the report
+	// is posted again, to c's); one of an earlier smsform did, which the
+	// moved mark taken off and put back stands for: migrating back from c
+	// keeps its report.
+	late := Report{ProviderID: "m-" + gb2, Phone: gb2, Delivery: Undelivered, ProviderStatus: "UNDELIVERED", At: t0.Add(2 * time.Minute)}
+	if _, err := OpenReceiver(ctx, MustParseLocation(a), ReceiverOptions{}); !errors.Is(err, ErrMoved) {
+		t.Fatalf("a receiver of a after its campaign moved: %v", err)
+	}
+	db, err := sql.Open("sqlite", "file:"+a)
+	must(t, err)
+	defer db.Close()
+	var movedTo string
+	must(t, db.QueryRow(`SELECT moved_to FROM campaigns WHERE name = 'spring'`).Scan(&movedTo))
+	_, err = db.Exec(`UPDATE campaigns SET moved_to = ''`)
+	must(t, err)
+	record(a, late)
+	_, err = db.Exec(`UPDATE campaigns SET moved_to = ?`, movedTo)
+	must(t, err)
 	must(t, SetPause(ctx, MustParseLocation(c), "spring", true, nil))
 	_, err = Copy(ctx, MustParseLocation(c), MustParseLocation(a), CopyOptions{Shared: true})
 	must(t, err)

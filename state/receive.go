@@ -100,7 +100,7 @@ func OpenReceiver(ctx context.Context, l Location, o ReceiverOptions) (*Receiver
 		work: make(chan struct{}, 1), closed: make(chan struct{}), done: make(chan struct{})}
 	marks, total, err := movedMarks(ctx, db, q)
 	if err == nil {
-		err = r.vacated(marks, total)
+		err = vacated(r.loc, marks, total)
 	}
 	if err == nil {
 		err = r.reclaim(ctx)
@@ -424,8 +424,38 @@ func movedMarks(ctx context.Context, db querier, q *dialect) (map[int64]string, 
 	return marks, total, rows.Err()
 }
 
-// vacated is the *MovedAwayError of marks when every campaign moved.
-func (r *Receiver) vacated(marks map[int64]string, total int) error {
+// lockMoves takes movesLock shared, to tx's end, in PostgreSQL.
+func lockMoves(ctx context.Context, tx *sql.Tx, pg bool) error {
+	if !pg {
+		return nil // a file's writing transaction holds its write lock already
+	}
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, movesLock)
+	return err
+}
+
+// RefuseVacated refuses, inside a writing transaction of the state shown
+// (its engine PostgreSQL or not), a state whose every campaign moved away:
+// the whole state was migrated, the project's opt-outs with it, and a
+// change recorded here would stay behind (a *MovedAwayError). No
+// migration marks its last campaign moved before tx ends.
+func RefuseVacated(ctx context.Context, tx *sql.Tx, postgres bool, shown string) error {
+	if err := lockMoves(ctx, tx, postgres); err != nil {
+		return err
+	}
+	q := sqliteDialect
+	if postgres {
+		q = postgresDialect
+	}
+	marks, total, err := movedMarks(ctx, tx, q)
+	if err != nil {
+		return err
+	}
+	return vacated(shown, marks, total)
+}
+
+// vacated is the *MovedAwayError of the state at loc when marks say every
+// one of its total campaigns moved.
+func vacated(loc string, marks map[int64]string, total int) error {
 	if total == 0 || len(marks) < total {
 		return nil
 	}
@@ -436,7 +466,7 @@ func (r *Receiver) vacated(marks map[int64]string, total int) error {
 		}
 	}
 	slices.Sort(to)
-	return &MovedAwayError{Loc: r.loc, To: to}
+	return &MovedAwayError{Loc: loc, To: to}
 }
 
 // refuseMoved takes out of the group, before anything of it is written,
@@ -448,16 +478,14 @@ func (r *Receiver) vacated(marks map[int64]string, total int) error {
 // campaign moved meanwhile: a reply written here before the mark is
 // there when the migration copies the ledger after it.
 func (r *Receiver) refuseMoved(ctx context.Context, tx *sql.Tx, g *grouped, group []*recording) (*grouped, error) {
-	if r.pg {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, movesLock); err != nil {
-			return nil, err
-		}
+	if err := lockMoves(ctx, tx, r.pg); err != nil {
+		return nil, err
 	}
 	marks, total, err := movedMarks(ctx, tx, r.q)
 	if err != nil || len(marks) == 0 {
 		return g, err
 	}
-	if err := r.vacated(marks, total); err != nil {
+	if err := vacated(r.loc, marks, total); err != nil {
 		for _, rec := range group {
 			rec.err = err
 		}
@@ -604,7 +632,7 @@ func (r *Receiver) match(ctx context.Context, g *grouped, now time.Time) error {
 		}
 		m, why := oneOf(byID[rp.ProviderID], rp.Phone)
 		if m.campaign == 0 && why == "" {
-			if m, why, err = r.byNumber(ctx, rp.Phone, rp.At, rp.ProviderID); err != nil {
+			if m, why, err = r.byNumber(ctx, rp.Report); err != nil {
 				return err
 			}
 		}
@@ -701,14 +729,19 @@ func oneOf(ms []matched, phone string) (matched, string) {
 // of the state went to that number in the window before the report (a
 // report's time may run a little ahead of ours). Anything else is
 // unmatched, with why: never guessed.
-func (r *Receiver) byNumber(ctx context.Context, phone string, at time.Time, id string) (matched, string, error) {
-	if phone == "" {
-		if id != "" {
-			return matched{}, "no message has the provider's id, and the report names no number", nil
-		}
+func (r *Receiver) byNumber(ctx context.Context, rp Report) (matched, string, error) {
+	switch {
+	case rp.Phone != "":
+	case rp.ProviderID != "" && rp.Unreadable:
+		return matched{}, "no message has the provider's id, and the report's number is not one in international form", nil
+	case rp.ProviderID != "":
+		return matched{}, "no message has the provider's id, and the report names no number", nil
+	case rp.Unreadable:
+		return matched{}, "the report names no message id, and its number is not one in international form", nil
+	default:
 		return matched{}, "the report names neither a message id nor a number", nil
 	}
-	cands, err := r.sendsTo(ctx, phone, at)
+	cands, err := r.sendsTo(ctx, rp.Phone, rp.At)
 	if err != nil {
 		return matched{}, "", err
 	}

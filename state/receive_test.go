@@ -526,3 +526,26 @@ func testReceiverRefusesMoved(t *testing.T, b backend) {
 		t.Errorf("the state holds %d reports (%d of the moved campaign) and %d replies, want 1, 0, 0", reports, ofMoved, replies)
 	}
 }
+
+// An unmatched report's reason tells a number that could not be read
+// from no number at all.
+func TestUnmatchedReasonOfUnreadableNumber(t *testing.T) {
+	loc := filepath.Join(t.TempDir(), "project.smsstate")
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	r := openReceiver(t, loc, t0)
+	rec, err := r.Record(context.Background(), []Report{
+		{ProviderID: "zz-1", Unreadable: true, Delivery: Delivered, At: t0},
+		{ProviderID: "zz-2", Delivery: Delivered, At: t0},
+		{Unreadable: true, Delivery: Delivered, At: t0},
+	}, nil)
+	must(t, err)
+	for i, want := range []string{
+		"no message has the provider's id, and the report's number is not one in international form",
+		"no message has the provider's id, and the report names no number",
+		"the report names no message id, and its number is not one in international form",
+	} {
+		if got := rec.Reports[i].Unmatched; got != want {
+			t.Errorf("report %d unmatched: %q, want %q", i, got, want)
+		}
+	}
+}

@@ -54,7 +54,10 @@ type Report struct {
 	ProviderID string
 	// Phone is the recipient in E.164; "" when the report names none that
 	// could be read.
-	Phone          string
+	Phone string
+	// Unreadable says the report named a number that is not one in
+	// international form (Phone is ""): for the reason it is unmatched.
+	Unreadable     bool
 	Delivery       Delivery // Pending for a status the mapping names neither delivered nor undelivered
 	ProviderStatus string   // the status as the provider wrote it
 	Reason         string   // the provider's words

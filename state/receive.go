@@ -493,7 +493,7 @@ func (r *Receiver) refuseMoved(ctx context.Context, tx *sql.Tx, g *grouped, grou
 	}
 	refused := map[int]bool{}
 	for _, rp := range g.reports {
-		if to, ok := marks[rp.matched.campaign]; ok && rp.owner >= 0 && group[rp.owner].err == nil {
+		if to, ok := marks[rp.matched.campaign]; ok && group[rp.owner].err == nil {
 			group[rp.owner].err = &MovedAwayError{Loc: r.loc, To: []string{to}, Campaign: r.names[rp.matched.campaign]}
 			refused[rp.owner] = true
 		}
@@ -503,7 +503,7 @@ func (r *Receiver) refuseMoved(ctx context.Context, tx *sql.Tx, g *grouped, grou
 	}
 	kept := &grouped{}
 	for _, rp := range g.reports {
-		if rp.owner < 0 || !refused[rp.owner] {
+		if !refused[rp.owner] {
 			kept.reports = append(kept.reports, rp)
 		}
 	}
@@ -591,7 +591,7 @@ type reportAt struct {
 	key     string // reportKey of the report as given
 	out     *ReportResult
 	matched matched // campaign 0: none
-	owner   int     // the recording of the group it came with; -1: none (reclaimed)
+	owner   int     // write: the index in its group of the recording it came with
 }
 
 type replyAt struct {

@@ -55,6 +55,29 @@ func (s *State) checkMoved() error {
 	return &MovedError{Loc: s.loc, Campaign: s.campaign, Moved: *s.moved}
 }
 
+// checkVacated refuses, when Open finds the campaign not recorded yet, a
+// state whose every campaign moved away (see Options.AllowMoved): it is
+// said before a plan is made, and birth says it again under the lock that
+// orders it with a migration's marks.
+func (s *State) checkVacated(ctx context.Context, db querier) error {
+	marks, total, err := movedMarks(ctx, db, s.q)
+	if err != nil {
+		return fmt.Errorf("open state %s: %w", s.loc, err)
+	}
+	return vacated(s.loc, marks, total)
+}
+
+// Vacated is, for a campaign the state does not record, the
+// *MovedAwayError of a state whose every campaign moved away (the
+// project's ledger with them): what apply would refuse, for a plan to
+// say first. Nil otherwise.
+func (s *State) Vacated(ctx context.Context) error {
+	if s.db == nil || s.unscoped || s.recorded() {
+		return nil
+	}
+	return s.checkVacated(ctx, s.db)
+}
+
 // markMoved marks the record moved, by whom, to the state at to, whose
 // copy has serial.
 func (s *State) markMoved(ctx context.Context, to, by string, serial int64) error {

@@ -54,7 +54,8 @@ func openFile(ctx context.Context, path string, opts Options) (_ *State, err err
 	if err != nil {
 		return nil, err
 	}
-	s := &State{loc: real, q: sqliteDialect, now: clock(opts), lock: lk, atClose: closeSQLite, campaign: opts.Campaign, shared: opts.Shared, gate: opts.Gate}
+	s := &State{loc: real, q: sqliteDialect, now: clock(opts), lock: lk, atClose: closeSQLite, campaign: opts.Campaign, shared: opts.Shared, gate: opts.Gate,
+		guardVacated: opts.Shared && !opts.AllowMoved}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -82,7 +83,11 @@ func openFile(ctx context.Context, path string, opts Options) (_ *State, err err
 		s.born = func() { lk.writeHolder(false) }
 	}
 	if !opts.AllowMoved {
-		if err := s.checkMoved(); err != nil {
+		err := s.checkMoved()
+		if err == nil && conn != nil && s.guardVacated && !s.recorded() {
+			err = s.checkVacated(ctx, conn)
+		}
+		if err != nil {
 			if conn != nil {
 				conn.Close()
 			}

@@ -403,7 +403,8 @@ func openPostgres(ctx context.Context, loc string, opts Options) (_ *State, err 
 	if opts.Campaign == "" {
 		return nil, fmt.Errorf("open state %s: a PostgreSQL state holds many campaigns: name one", t.shown)
 	}
-	s := &State{loc: t.shown, q: postgresDialect, now: clock(opts), schema: SchemaVersion, shared: opts.Shared, gate: opts.Gate}
+	s := &State{loc: t.shown, q: postgresDialect, now: clock(opts), schema: SchemaVersion, shared: opts.Shared, gate: opts.Gate,
+		guardVacated: opts.Shared && !opts.AllowMoved}
 	s.db = stdlib.OpenDB(*t.cfg)
 	s.db.SetMaxOpenConns(4)
 	defer func() {
@@ -442,6 +443,12 @@ func openPostgres(ctx context.Context, loc string, opts Options) (_ *State, err 
 			if signs := append(pgSigns(ctx, conn, t, lk.previous, opts.Campaign), opts.Signs...); len(signs) > 0 {
 				lk.release(false)
 				return nil, &EarlierStateError{Loc: t.shown, Campaign: opts.Campaign, Signs: signs}
+			}
+		}
+		if s.guardVacated {
+			if err := s.checkVacated(ctx, conn); err != nil {
+				lk.release(false)
+				return nil, err
 			}
 		}
 		// Until its first change, the holder's row says it is creating the

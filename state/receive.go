@@ -396,7 +396,7 @@ func (e *MovedAwayError) Error() string {
 		return fmt.Sprintf("campaign %q of the state at %s was moved to %s: its reports are recorded there; name that state in the project file and record them there",
 			e.Campaign, e.Loc, strings.Join(e.To, ", "))
 	}
-	return fmt.Sprintf("every campaign of the state at %s was moved to %s, with the project's opt-outs: what arrives is recorded there; name that state in the project file and record it there",
+	return fmt.Sprintf("every campaign of the state at %s was moved to %s, with the project's opt-outs: nothing more is recorded here; name that state in the project file and run this there",
 		e.Loc, strings.Join(e.To, ", "))
 }
 func (e *MovedAwayError) Unwrap() error { return ErrMoved }
@@ -424,13 +424,21 @@ func movedMarks(ctx context.Context, db querier, q *dialect) (map[int64]string, 
 	return marks, total, rows.Err()
 }
 
-// lockMoves takes movesLock shared, to tx's end, in PostgreSQL.
-func lockMoves(ctx context.Context, tx *sql.Tx, pg bool) error {
+// lockMoves takes movesLock shared, to the end of db's transaction, in
+// PostgreSQL.
+func lockMoves(ctx context.Context, db execQuerier, pg bool) error {
 	if !pg {
 		return nil // a file's writing transaction holds its write lock already
 	}
-	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, movesLock)
+	_, err := db.ExecContext(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, movesLock)
 	return err
+}
+
+// execQuerier is what reads and writes in a transaction: a *sql.Tx, or the
+// *sql.Conn of a transaction begun by a statement (the writer's).
+type execQuerier interface {
+	querier
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
 // RefuseVacated refuses, inside a writing transaction of the state shown
@@ -439,14 +447,18 @@ func lockMoves(ctx context.Context, tx *sql.Tx, pg bool) error {
 // change recorded here would stay behind (a *MovedAwayError). No
 // migration marks its last campaign moved before tx ends.
 func RefuseVacated(ctx context.Context, tx *sql.Tx, postgres bool, shown string) error {
-	if err := lockMoves(ctx, tx, postgres); err != nil {
-		return err
-	}
 	q := sqliteDialect
 	if postgres {
 		q = postgresDialect
 	}
-	marks, total, err := movedMarks(ctx, tx, q)
+	return refuseVacated(ctx, tx, q, shown)
+}
+
+func refuseVacated(ctx context.Context, db execQuerier, q *dialect, shown string) error {
+	if err := lockMoves(ctx, db, q == postgresDialect); err != nil {
+		return err
+	}
+	marks, total, err := movedMarks(ctx, db, q)
 	if err != nil {
 		return err
 	}

@@ -527,6 +527,56 @@ func testReceiverRefusesMoved(t *testing.T, b backend) {
 	}
 }
 
+// A campaign never recorded is not recorded in a state whose every
+// campaign moved (a project file still naming it): not when it is opened
+// after the migration, nor when it was opened before and its first
+// intent comes after (the project's ledger went with the last campaign).
+func TestNoRecordInVacatedState(t *testing.T) { eachBackend(t, testNoRecordInVacatedState) }
+
+func testNoRecordInVacatedState(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	_, now := testClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
+	for c, phone := range map[string]string{"a": "+441", "b": "+442"} {
+		s := openShared(t, loc, c, now)
+		sentWithIDs(t, s, "b1", phone)
+		must(t, s.Close())
+	}
+	early := openShared(t, loc, "c", now)
+	to := b.loc(t)
+	for _, c := range []string{"a", "b"} {
+		_, err := Copy(ctx, MustParseLocation(loc), MustParseLocation(to), CopyOptions{Campaign: c, Shared: true})
+		must(t, err)
+	}
+	var moved *MovedAwayError
+	if _, err := early.AdmitIntent(ctx, intent("c1", "+443")); !errors.As(err, &moved) || len(moved.To) != 1 || !errors.Is(err, ErrMoved) {
+		t.Errorf("the first intent of a campaign opened before the state was vacated: %v", err)
+	}
+	must(t, early.Close())
+	if _, err := Open(ctx, MustParseLocation(loc), Options{Campaign: "d", Shared: true, Now: now}); !errors.As(err, &moved) {
+		t.Errorf("a campaign opened in a vacated state: %v", err)
+	}
+	view, err := OpenSharedReadOnly(ctx, MustParseLocation(loc), "d")
+	must(t, err)
+	if err := view.Vacated(ctx); !errors.As(err, &moved) {
+		t.Errorf("a view of a campaign in a vacated state: %v", err)
+	}
+	must(t, view.Close())
+	// Where the campaigns moved, the new one is recorded as usual.
+	s := openShared(t, to, "c", now)
+	sentWithIDs(t, s, "c1", "+443")
+	must(t, s.Close())
+
+	v, err := ViewStore(ctx, MustParseLocation(loc))
+	must(t, err)
+	defer v.Close()
+	var campaigns, attempts int
+	must(t, v.DB.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM campaigns), (SELECT count(*) FROM attempts)`).Scan(&campaigns, &attempts))
+	if campaigns != 2 || attempts != 2 {
+		t.Errorf("the vacated state holds %d campaigns and %d attempts, want 2 and 2", campaigns, attempts)
+	}
+}
+
 // An unmatched report's reason tells a number that could not be read
 // from no number at all.
 func TestUnmatchedReasonOfUnreadableNumber(t *testing.T) {

@@ -203,6 +203,10 @@ type State struct {
 	id       atomic.Int64
 	unscoped bool
 	shared   bool // a project's file: it holds many campaigns
+	// guardVacated refuses to create the campaign's record in a state
+	// whose every campaign moved away (a project's, not copying back):
+	// the project's ledger moved with them.
+	guardVacated bool
 	schema   int  // the schema version: older ones only for read-only views
 
 	metaMu   sync.Mutex // guards lineage, set by the first change

@@ -134,6 +134,14 @@ func (w *writer) birth(t *txn) (lineage string, err error) {
 	if s.recorded() {
 		return "", nil // the file appeared meanwhile, recording the campaign (an older smsform's)
 	}
+	// A project file naming the state a migration left (its ledger moved
+	// with the last campaign) must not start a second ledger here.
+	if s.guardVacated {
+		if err := refuseVacated(t.ctx, w.conn, s.q, s.loc); err != nil {
+			w.stmts[qRollback].ExecContext(t.ctx)
+			return "", err
+		}
+	}
 	// The record may have been made meanwhile by a pause (SetPause takes
 	// no lock), which leaves it without any change: take it over.
 	var id, serial int64

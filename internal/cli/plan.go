@@ -261,6 +261,9 @@ func computePlan(ctx context.Context, env Env, f planFlags, campaignPath string,
 	if m := r.st.Moved(); m != nil {
 		return r, movedError(&state.MovedError{Loc: r.choice.shown(), Campaign: c.Name, Moved: *m})
 	}
+	if err := r.st.Vacated(ctx); err != nil {
+		return r, err
+	}
 	p, err := plan.ComputeWith(ctx, c, r.st, plan.Options{Now: at, Ledger: ledger.ViewOf(r.st)})
 	if p != nil {
 		if serr := p.ScheduleAt(at); serr != nil {

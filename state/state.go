@@ -207,7 +207,7 @@ type State struct {
 	// whose every campaign moved away (a project's, not copying back):
 	// the project's ledger moved with them.
 	guardVacated bool
-	schema   int  // the schema version: older ones only for read-only views
+	schema       int // the schema version: older ones only for read-only views
 
 	metaMu   sync.Mutex // guards lineage, set by the first change
 	lineage  string

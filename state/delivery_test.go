@@ -7,7 +7,7 @@ import (
 )
 
 // A campaign's delivery summary counts, on both engines, each recipient
-// once by its latest report: sent ones as delivered, undelivered or
+// once by its latest report (a pending one never over a final one): sent ones as delivered, undelivered or
 // pending (no report yet is pending), those in doubt apart (how many
 // with no report at all), anomalies and unmatched reports on their own,
 // by country, with the provider's reasons grouped.
@@ -47,6 +47,7 @@ func testDeliverySummary(t *testing.T, b backend) {
 		{ProviderID: "m-" + gb1, Delivery: Pending, ProviderStatus: "ENROUTE", At: at},
 		{ProviderID: "m-" + gb1, Delivery: Delivered, ProviderStatus: "DELIVERED", At: at.Add(time.Second)}, // the latest counts
 		{ProviderID: "m-" + gb2, Delivery: Undelivered, ProviderStatus: "UNDELIVERED", Reason: "absent subscriber", At: at},
+		{ProviderID: "m-" + gb2, Delivery: Pending, At: at.Add(time.Minute)}, // a late pending after a final answer: kept, not counted over it
 		{ProviderID: "m-" + us1, Delivery: Undelivered, ProviderStatus: "UNDELIVERED", Reason: "absent subscriber", At: at},
 		{Phone: us2, Delivery: Pending, ProviderStatus: "ENROUTE", At: at},     // in doubt, with a report that proves nothing
 		{Phone: fr1, Delivery: Delivered, ProviderStatus: "DELIVERED", At: at}, // recorded failed: an anomaly

@@ -169,7 +169,8 @@ func (s *State) Reported(ctx context.Context) (bool, error) {
 }
 
 // Deliveries is the latest report of each recipient of the campaign that
-// has one, by phone.
+// has one, by phone: the latest final one (delivered, undelivered) when
+// there is one, a pending report never superseding it.
 func (s *State) Deliveries(ctx context.Context) (map[string]DeliveryRecord, error) {
 	out := map[string]DeliveryRecord{}
 	if s.db == nil || s.unscoped || s.schema < 5 || !s.recorded() {
@@ -188,8 +189,15 @@ func (s *State) Deliveries(ctx context.Context) (map[string]DeliveryRecord, erro
 		}
 		d.Delivery, _ = ParseDelivery(delivery)
 		d.At = parseTime(at)
-		if prev := out[phone]; prev.Anomaly != "" && d.Anomaly == "" {
+		prev, seen := out[phone]
+		if prev.Anomaly != "" && d.Anomaly == "" {
 			d.Anomaly = prev.Anomaly // an anomaly stays shown
+		}
+		if seen && d.Delivery == Pending && prev.Delivery != Pending {
+			// A provider's late or repeated "pending" (an empty status
+			// reads as one) says nothing new after a final answer.
+			prev.Anomaly = d.Anomaly
+			d = prev
 		}
 		out[phone] = d
 	}

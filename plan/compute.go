@@ -261,8 +261,9 @@ type builder struct {
 	undeliveredSet map[string]bool
 	sampler        sampler
 
-	emptyAt []*campaign.Error // the first maxListed rows that print an empty variable
-	tooLong tooLong           // the rows whose body is longer than the provider takes
+	emptyAt  []*campaign.Error // the first maxListed rows that print an empty variable
+	emptyRef string            // how the body reads the first variable found empty, for the warning's example
+	tooLong  tooLong           // the rows whose body is longer than the provider takes
 
 	badExclusions []string // warnings, all of them counted, the first maxListed kept
 	fixedLines    []string

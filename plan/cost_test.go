@@ -154,27 +154,29 @@ func TestBudget(t *testing.T) {
 }
 
 func TestEmptyVariables(t *testing.T) {
-	list := "phone,name\n+447800123456,Ann\n+447400123459,\n+447400123564,  \n"
-	c := testharness.LoadCampaign(t, header+"recipients:\n  - file: l.csv\nbody: \"Hi {{ .name }}\"\n", map[string]string{"l.csv": list})
+	list := "phone,first_name\n+447800123456,Ann\n+447400123459,\n+447400123564,  \n"
+	c := testharness.LoadCampaign(t, header+"recipients:\n  - file: l.csv\nbody: \"Hi {{ .first_name }}\"\n", map[string]string{"l.csv": list})
 	p, err := Compute(context.Background(), c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ev := p.EmptyVariables
-	if ev.Recipients != 2 || len(ev.Rows) != 2 || !strings.HasSuffix(ev.Rows[0], "l.csv:3: name") || !strings.HasSuffix(ev.Rows[1], "l.csv:4: name") {
+	if ev.Recipients != 2 || len(ev.Rows) != 2 || !strings.HasSuffix(ev.Rows[0], "l.csv:3: first_name") || !strings.HasSuffix(ev.Rows[1], "l.csv:4: first_name") {
 		t.Errorf("empty variables = %+v, want rows 3 and 4", ev)
 	}
-	if !slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.HasPrefix(w, "2 recipients get a message with an empty variable") }) {
+	if !slices.ContainsFunc(p.Warnings, func(w string) bool {
+		return strings.HasPrefix(w, "2 recipients get a message with an empty variable") && strings.Contains(w, `{{ default "friend" .first_name }}`)
+	}) {
 		t.Errorf("no warning: %q", p.Warnings)
 	}
 	if len(p.Samples) == 0 || !slices.ContainsFunc(p.Samples, func(s Sample) bool { return slices.Contains(s.Why, "empty variable") && s.Body == "Hi " }) {
 		t.Errorf("samples %+v show no message with the empty variable", p.Samples)
 	}
 
-	c = testharness.LoadCampaign(t, header+"empty_variables: error\nrecipients:\n  - file: l.csv\nbody: \"Hi {{ .name }}\"\n", map[string]string{"l.csv": list})
+	c = testharness.LoadCampaign(t, header+"empty_variables: error\nrecipients:\n  - file: l.csv\nbody: \"Hi {{ .first_name }}\"\n", map[string]string{"l.csv": list})
 	_, err = Compute(context.Background(), c, nil)
 	var ce *campaign.Error
-	if !errors.As(err, &ce) || !strings.HasSuffix(ce.File, "l.csv") || ce.Line != 3 || ce.Field != "name" || !strings.Contains(err.Error(), "l.csv:4: name") {
+	if !errors.As(err, &ce) || !strings.HasSuffix(ce.File, "l.csv") || ce.Line != 3 || ce.Field != "first_name" || !strings.Contains(err.Error(), "l.csv:4: first_name") {
 		t.Fatalf("err = %v, want l.csv:3 and l.csv:4 named", err)
 	}
 }

@@ -266,7 +266,7 @@ func (s StateStamp) FirstSendNotice(campaign string) string {
 	if !s.FirstSend {
 		return ""
 	}
-	where := "no record at " + s.Location
+	where := "no record of this campaign at " + s.Location
 	if s.Lineage != "" {
 		where = "the state at " + s.Location + " records nothing yet"
 	}

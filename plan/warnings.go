@@ -39,8 +39,8 @@ func (b *builder) noteEmpty() error {
 		more = fmt.Sprintf(" and %s more", words.Count(n))
 	}
 	b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
-		"%s %s a message with an empty variable (\"Hi , …\"): %s%s; fill the lists in, use {{ default \"friend\" .name }}, or set empty_variables: error to refuse them",
-		words.Count(ev.Recipients), words.Plural(ev.Recipients, "recipient gets", "recipients get"), strings.Join(shown, ", "), more))
+		"%s %s a message with an empty variable (\"Hi , …\"): %s%s; fill the lists in, give it a default ({{ default \"friend\" %s }}), or set empty_variables: error to refuse them",
+		words.Count(ev.Recipients), words.Plural(ev.Recipients, "recipient gets", "recipients get"), strings.Join(shown, ", "), more, b.emptyRef))
 	return nil
 }
 
@@ -49,6 +49,9 @@ func (b *builder) noteEmpty() error {
 func (b *builder) noteBlank(it *item) {
 	ev := &b.p.EmptyVariables
 	ev.Recipients++
+	if b.emptyRef == "" {
+		b.emptyRef = fieldRef(it.empty[0])
+	}
 	if len(ev.Rows) >= maxListed {
 		return
 	}

@@ -157,6 +157,7 @@ func (l *loader) dlt(v *yaml.Node, path string) *DLT {
 		case "template_id":
 			if val.Kind == yaml.ScalarNode && (val.ShortTag() == "!!int" || val.ShortTag() == "!!float") {
 				l.add(val.Line, p, fmt.Sprintf("quote it: template_id: %q (a long number loses digits)", val.Value), "the template id is written as a YAML number")
+				d.TemplateID = val.Value // given, if misspelt: not "needs template_id" too
 				continue
 			}
 			l.str(val, p, &d.TemplateID)

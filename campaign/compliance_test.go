@@ -65,6 +65,7 @@ func TestComplianceErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, project, keys string
 		want                []string
+		not                 string // a message that must not come with them
 	}{
 		{name: "unknown set", keys: "compliance: [us, fr]\n", want: []string{`c.yaml:6: compliance[1]: unknown rule set "fr": the rule sets are gsm7, in, uk, us`}},
 		{name: "set twice", keys: "compliance: [us, us]\n", want: []string{`rule set "us" is named twice`}},
@@ -74,7 +75,7 @@ func TestComplianceErrors(t *testing.T) {
 		{name: "dlt without in", keys: "compliance: [us]\ndlt: {template_id: \"1\", template: \"Hi {#var#}\"}\n", want: []string{"c.yaml:7: dlt: a DLT template is checked by the in rule set"}},
 		{name: "dlt without sets", keys: "dlt: {template_id: \"1\", template: \"Hi {#var#}\"}\n", want: []string{"c.yaml:6: dlt: a DLT template is checked by the in rule set"}},
 		{name: "template id a number", keys: "compliance: [in]\ndlt: {template_id: 1107161234567890123, template: \"Hi {#var#}\"}\n",
-			want: []string{"dlt.template_id: the template id is written as a YAML number", `quote it: template_id: "1107161234567890123"`}},
+			want: []string{"dlt.template_id: the template id is written as a YAML number", `quote it: template_id: "1107161234567890123"`}, not: "needs template_id"},
 		{name: "no template", keys: "compliance: [in]\ndlt: {template_id: \"1\"}\n", want: []string{"dlt: needs template_id and template"}},
 		{name: "bad placeholder", keys: "compliance: [in]\ndlt:\n  template_id: \"1\"\n  template: \"Dear {#name#}\"\n",
 			want: []string{"c.yaml:9: dlt.template: placeholder {#name#} is not one smsform knows"}},
@@ -101,6 +102,9 @@ func TestComplianceErrors(t *testing.T) {
 				if !strings.Contains(msg, w) {
 					t.Errorf("error %q lacks %q", msg, w)
 				}
+			}
+			if tc.not != "" && strings.Contains(msg, tc.not) {
+				t.Errorf("error %q says %q too", msg, tc.not)
 			}
 		})
 	}

@@ -32,8 +32,12 @@ func parseLimit(s string) (limitFlag, error) {
 		"write --limit 500 (recipients) or --limit 1%% (of what is left to send)")
 	if p, ok := strings.CutSuffix(s, "%"); ok {
 		v, err := strconv.ParseFloat(p, 64)
-		if err != nil || math.IsNaN(v) || v <= 0 || v > 100 {
+		if err != nil || math.IsNaN(v) {
 			return limitFlag{}, bad
+		}
+		if v <= 0 || v > 100 {
+			return limitFlag{}, withHint(fmt.Errorf("%w: --limit %q is not a share of what is left to send: a percentage is more than 0 and at most 100", ErrUsage, s),
+				"write --limit 100%% to send everything left, or a number of recipients (--limit 500)")
 		}
 		return limitFlag{percent: v}, nil
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -23,6 +24,7 @@ func TestParseLimit(t *testing.T) {
 		{"-3", 0, 0, true},
 		{"0%", 0, 0, true},
 		{"101%", 0, 0, true},
+		{"150%", 0, 0, true},
 		{"NaN%", 0, 0, true},
 		{"ten", 0, 0, true},
 		{"5%%", 0, 0, true},
@@ -36,5 +38,10 @@ func TestParseLimit(t *testing.T) {
 		case !tc.bad && l.of(tc.toSend) != tc.want:
 			t.Errorf("--limit %q of %d: %d, want %d", tc.flag, tc.toSend, l.of(tc.toSend), tc.want)
 		}
+	}
+	// A percentage out of range is not called "neither a number nor a
+	// percentage".
+	if _, err := parseLimit("150%"); err == nil || !strings.Contains(err.Error(), "at most 100") {
+		t.Errorf("--limit 150%%: %v", err)
 	}
 }

@@ -52,7 +52,7 @@ func run() int {
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	var interrupt cli.Interrupt
 	go func() {
-		<-signals
+		sig := <-signals
 		// On a terminal the line starts afresh: a progress bar or ^C may
 		// be on the current one.
 		nl := ""
@@ -62,7 +62,7 @@ func run() int {
 		// At a prompt nothing is in flight: the command ends at once and
 		// says so itself.
 		if !interrupt.Prompting() {
-			fmt.Fprintf(os.Stderr, "%ssmsform: interrupted: finishing what is in flight (interrupt again to quit at once)\n", nl)
+			fmt.Fprintf(os.Stderr, "%ssmsform: %s\n", nl, stopping(sig))
 		}
 		cancel()
 		<-signals
@@ -99,6 +99,16 @@ func run() int {
 		stderr = colourTerminal{os.Stderr}
 	}
 	return exitCode(err, stderr)
+}
+
+// stopping is what the first signal does, in words: SIGTERM is how a
+// service manager or a CI runner stops a process (receive, sandbox), no
+// interruption.
+func stopping(sig os.Signal) string {
+	if sig == syscall.SIGTERM {
+		return "stopping (SIGTERM): finishing what is in flight (signal again to quit at once)"
+	}
+	return "interrupted: finishing what is in flight (interrupt again to quit at once)"
 }
 
 // exitCode is the one place that turns an error into words and a code; the

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -219,5 +220,36 @@ func TestTerminalInterruptAtPrompt(t *testing.T) {
 		if strings.Contains(e.Name(), "smsstate") {
 			t.Errorf("Ctrl-C at the prompt left %s behind", e.Name())
 		}
+	}
+}
+
+// TestTermStops: SIGTERM, how a service manager or a CI runner stops a
+// server (receive, sandbox), is said as a stop, not an interruption, and
+// the server ends cleanly (exit 0).
+func TestTermStops(t *testing.T) {
+	bin, err := exec.LookPath("smsform")
+	if err != nil {
+		t.Fatalf("smsform is not on PATH (testscript.Main puts it there): %v", err)
+	}
+	cmd := exec.Command(bin, "sandbox", "--addr", "127.0.0.1:0", "--client-id", "c", "--client-secret", "s")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil { // listening on …
+		t.Fatalf("sandbox did not start: %v", err)
+	}
+	go io.Copy(io.Discard, out)
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("sandbox after SIGTERM: %v\n%s", err, stderr.String())
+	}
+	if s := stderr.String(); !strings.Contains(s, "smsform: stopping (SIGTERM): finishing what is in flight") || strings.Contains(s, "interrupted") {
+		t.Errorf("stderr after SIGTERM:\n%s", s)
 	}
 }

@@ -99,23 +99,28 @@ func WriteStateTable(w io.Writer, l StateList, walk Recipients, o Output) error 
 		fmt.Fprintf(w, ", %s suppressed (opted out)", words.Count(suppressed))
 	}
 	fmt.Fprint(w, "\n\n")
-	const row = "%-16s  %-10s  %-18s  %-20s"
 	// The delivery column is there only when the campaign has reports:
-	// without any, "pending" everywhere would say nothing.
-	const delivery = "  %-11s"
+	// without any, "pending" everywhere would say nothing. It stands
+	// beside the status, and its columns are one space apart, so that a
+	// line still fits 80 columns (79 before a reason).
+	row, cols := "%-16s  %-10s  %-18s  %-20s", []any{"PHONE", "STATUS", "BATCH", "AT"}
+	if l.Deliveries != nil {
+		row, cols = "%-16s %-10s %-11s %-18s %-20s", []any{"PHONE", "STATUS", "DELIVERY", "BATCH", "AT"}
+	}
 	if sent+failed+inDoubt+suppressed > 0 {
-		head := fmt.Sprintf(row, "PHONE", "STATUS", "BATCH", "AT")
-		if l.Deliveries != nil {
-			head += fmt.Sprintf(delivery, "DELIVERY")
+		head := fmt.Sprintf(row, cols...) + "  REASON"
+		if o.Width > 0 && displaywidth.String(head) > o.Width {
+			head = fmt.Sprintf(row, cols...) // a reason then goes on a line of its own
 		}
-		fmt.Fprintln(w, cutLine(strings.TrimRight(head+"  REASON", " "), o.Width))
+		fmt.Fprintln(w, cutLine(strings.TrimRight(head, " "), o.Width))
 	}
 	return walk(func(r state.Recipient) error {
 		d, why := l.delivery(r)
 		r = o.recipient(r)
-		line := fmt.Sprintf(row, r.Phone, r.Status, r.BatchID, r.At.UTC().Format(time.RFC3339))
+		at := r.At.UTC().Format(time.RFC3339)
+		line := fmt.Sprintf(row, r.Phone, r.Status, r.BatchID, at)
 		if l.Deliveries != nil {
-			line += fmt.Sprintf(delivery, d)
+			line = fmt.Sprintf(row, r.Phone, r.Status, d, r.BatchID, at)
 		}
 		line = strings.TrimRight(line, " ")
 		reason := r.Reason

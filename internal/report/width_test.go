@@ -124,6 +124,31 @@ func TestStateListFitsWidth(t *testing.T) {
 	}
 }
 
+// TestStateListDeliveryFits80: with delivery reports, the DELIVERY column
+// and its values are whole on a terminal of 80 columns, the provider's
+// reason on a line of its own.
+func TestStateListDeliveryFits80(t *testing.T) {
+	const phone = "+447400123459"
+	walk := func(fn func(state.Recipient) error) error {
+		return fn(state.Recipient{Phone: phone, Status: state.Sent, BatchID: "b-2c1f7987e613aa50", At: time.Unix(0, 0)})
+	}
+	l := StateList{Path: "s.smsstate", Campaign: "t", Lineage: "l", Counts: map[state.Status]int{state.Sent: 1},
+		Deliveries: map[string]state.DeliveryRecord{phone: {Delivery: state.Undelivered, ProviderStatus: "UNDELIVERED", Reason: "absent subscriber"}}}
+	var b bytes.Buffer
+	if err := WriteStateTable(&b, l, walk, Output{Width: 80, ShowNumbers: true}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for line := range strings.Lines(out) {
+		if w := displaywidth.String(strings.TrimRight(line, "\n")); w > 80 {
+			t.Errorf("a line is %d wide: %s", w, line)
+		}
+	}
+	if !strings.Contains(out, " DELIVERY ") || !strings.Contains(out, " undelivered ") || !strings.Contains(out, "1970-01-01T00:00:00Z\n    absent subscriber\n") {
+		t.Errorf("at 80 columns:\n%s", out)
+	}
+}
+
 // TestProseWrapsAtTheWidth: the table output's prose (the headline, the
 // cost, the estimate, a note, the schedule, the warnings) wraps at the
 // width as its tables fit it; a line runs over only where it holds a word

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 
 	"github.com/smsform/smsform/state"
 )
@@ -31,7 +30,7 @@ func (replyOptOuts) FromReply(ctx context.Context, tx *sql.Tx, postgres bool, r 
 	if err := lockOptOuts(ctx, tx, postgres); err != nil {
 		return err
 	}
-	word := strings.ToUpper(strings.TrimSpace(r.Text))
+	word := state.ReplyWord(r.Text)
 	_, err := change(ctx, tx, q, OptOutChange{Phone: r.Phone, Remove: !stop, At: r.At, By: "a reply", Reason: fmt.Sprintf("replied %s", word), Source: "reply"})
 	return err
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/smsform/smsform/state"
 )
 
-// A STOP reply opts the number out of every campaign of the state (source
-// reply), START opts it back in, another reply is counted against the
+// A STOP reply (any case, the spaces and punctuation around it set aside)
+// opts the number out of every campaign of the state (source reply), START opts it back in, another reply is counted against the
 // campaign that messaged it last and its text is not kept; each reply is
 // recorded once.
 func TestReceiverReplies(t *testing.T) { eachBackend(t, testReceiverReplies) }
@@ -29,7 +29,7 @@ func testReceiverReplies(t *testing.T, b backend) {
 	defer r.Close()
 	at := t0.Add(time.Minute)
 	got, err := r.Record(ctx, nil, []state.Reply{{Phone: "+441", Text: " stop ", At: at}, {Phone: "+442", Text: "Thanks, see you there", At: at},
-		{Phone: "+443", Text: "UNSUBSCRIBE", At: at}})
+		{Phone: "+443", Text: "Unsubscribe!", At: at}})
 	must(t, err)
 	if k := got.Replies; k[0].Kind != "stop" || k[0].Campaign != "spring" || k[1].Kind != "other" || k[1].Campaign != "spring" || k[2].Kind != "stop" || k[2].Campaign != "" {
 		t.Errorf("replies %+v", k)

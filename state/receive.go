@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/smsform/smsform/internal/rawjson"
 )
@@ -199,7 +200,7 @@ func wordSet(words, defaults []string) map[string]bool {
 	}
 	set := map[string]bool{}
 	for _, w := range words {
-		set[strings.ToUpper(strings.TrimSpace(w))] = true
+		set[ReplyWord(w)] = true
 	}
 	return set
 }
@@ -971,9 +972,16 @@ func (r *Receiver) named(ctx context.Context, id int64) error {
 	return rows.Err()
 }
 
+// ReplyWord is a reply's text as compared with the stop and start words:
+// upper case, without the spaces and punctuation around it ("Stop." and
+// "stop!" ask what STOP does: a person who wrote them wants no more).
+func ReplyWord(text string) string {
+	return strings.ToUpper(strings.TrimFunc(text, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }))
+}
+
 // kindOf is what a reply's text asks: stop, start, or nothing (other).
 func (r *Receiver) kindOf(text string) string {
-	w := strings.ToUpper(strings.TrimSpace(text))
+	w := ReplyWord(text)
 	switch {
 	case r.stop[w]:
 		return "stop"
@@ -1165,7 +1173,7 @@ func (r *Receiver) writeReplies(ctx context.Context, tx *sql.Tx, g *grouped, now
 		keys[i] = rp.key
 		word := ""
 		if rp.out.Kind != "other" {
-			word = strings.ToUpper(strings.TrimSpace(rp.Text)) // only a stop or start word is kept
+			word = ReplyWord(rp.Text) // only a stop or start word is kept
 		}
 		rows = append(rows, []string{keys[i], rp.Phone, rp.out.Kind, word, strconv.FormatInt(rp.campaign, 10), formatTime(rp.At), formatTime(now)})
 	}

@@ -64,7 +64,7 @@ cd delivery
 pids="$pids $!"
 recv=$(listening receive.out) || { cat receive.log >&2; exit 1; }
 "$smsform" sandbox --addr 127.0.0.1:0 --outbox outbox.jsonl --report-delay 200ms --undelivered-rate 0.1 \
-	--reports-to "$recv/reports" --replies-to "$recv/replies" --stop-rate 0.05 >sandbox.out 2>sandbox.log &
+	--reports-to "$recv/reports" --replies-to "$recv/replies" --stop-rate 0.1 --seed 1 >sandbox.out 2>sandbox.log &
 pids="$pids $!"
 SMSFORM_BASE_URL=$(listening sandbox.out) || { cat sandbox.log >&2; exit 1; }
 export SMSFORM_BASE_URL SMSFORM_TOKEN_DIR=$PWD/tokens
@@ -80,6 +80,13 @@ for _ in $(seq 300); do
 done
 [ "${got:-0}" -ge "$sent" ] || { echo "demo: only ${got:-0} of $sent reports arrived" >&2; cat receive.log >&2; exit 1; }
 step reports show announcement/announcement.yaml
+# The sandbox's seed makes two of the recipients reached reply STOP; their
+# replies come with the reports. Wait (at most 10 s) for both.
+for _ in $(seq 100); do
+	stops=$("$smsform" optout list --json | grep -c '"source": "reply"')
+	[ "$stops" -ge 2 ] && break
+	sleep 0.1
+done
 step optout list
 cd ..
 echo

@@ -297,7 +297,7 @@ func ResolveFile(path string) (string, error) {
 	dir, err := filepath.EvalSymlinks(folder)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("folder %s does not exist", folder)
+			return "", fmt.Errorf("folder %s does not exist: smsform makes no folder for a state named on the command line (a typo would start an empty ledger); create it if the state is to go there", folder)
 		}
 		return "", err
 	}

@@ -42,8 +42,12 @@ func parseLimit(s string) (limitFlag, error) {
 		return limitFlag{percent: v}, nil
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
+	if err != nil {
 		return limitFlag{}, bad
+	}
+	if n < 1 {
+		return limitFlag{}, withHint(fmt.Errorf("%w: --limit %q sends nobody: a number of recipients is at least 1", ErrUsage, s),
+			"write --limit 1 for a canary of one recipient, or leave --limit out to send everything left")
 	}
 	return limitFlag{n: n}, nil
 }

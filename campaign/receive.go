@@ -9,6 +9,7 @@ import (
 
 	"github.com/smsform/smsform/internal/mapping"
 	"github.com/smsform/smsform/internal/rawjson"
+	"github.com/smsform/smsform/internal/words"
 )
 
 // What happens after the send is a project's, not a campaign's: `smsform
@@ -241,15 +242,16 @@ func (l *loader) checkReceive(v *yaml.Node, path string, r *Receive, seen map[st
 	}
 	for _, w := range r.StopWords {
 		for _, s := range r.StartWords {
-			if strings.EqualFold(strings.TrimSpace(w), strings.TrimSpace(s)) {
+			if words.ReplyWord(w) == words.ReplyWord(s) {
 				l.add(seen["start_words"], join(path, "start_words"), "list each word under one meaning only", "%s is both a stop word and a start word", Quote(w))
 			}
 		}
 	}
 }
 
-// words reads a list of reply words: non-empty text, each once (case and
-// surrounding space aside, as replies are compared).
+// words reads a list of reply words: each a word once case, spaces and
+// punctuation around it are set aside, as replies are compared
+// (words.ReplyWord), and listed once in that form.
 func (l *loader) words(v *yaml.Node, path string) []string {
 	if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
 		l.add(v.Line, path, "write a list of words, e.g. [STOP, UNSUBSCRIBE]", "must be a non-empty list of words, not %s", kindWords(v))
@@ -258,13 +260,13 @@ func (l *loader) words(v *yaml.Node, path string) []string {
 	out := []string{}
 	for i, item := range v.Content {
 		p := fmt.Sprintf("%s[%d]", path, i)
-		if item.Kind != yaml.ScalarNode || item.ShortTag() != "!!str" || strings.TrimSpace(item.Value) == "" {
+		if item.Kind != yaml.ScalarNode || item.ShortTag() != "!!str" || words.ReplyWord(item.Value) == "" {
 			l.add(item.Line, p, "write a word as recipients would reply it, e.g. STOP (quoted if YAML reads it otherwise)", "must be a word, not %s", kindWords(item))
 			continue
 		}
 		s := item.Value
-		if slices.ContainsFunc(out, func(w string) bool { return strings.EqualFold(strings.TrimSpace(w), strings.TrimSpace(s)) }) {
-			l.add(item.Line, p, "remove one of them", "%s is listed twice (case aside)", Quote(s))
+		if slices.ContainsFunc(out, func(w string) bool { return words.ReplyWord(w) == words.ReplyWord(s) }) {
+			l.add(item.Line, p, "remove one of them", "%s is listed twice (case and punctuation aside)", Quote(s))
 			continue
 		}
 		out = append(out, s)

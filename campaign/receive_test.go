@@ -115,11 +115,12 @@ func TestProjectReceiveErrors(t *testing.T) {
 			"smsform.yaml:6: receive.header: header is read with auth: hmac-sha256 only"}},
 		{"a header that is not one", "provider:\n  replies: {number: /f, text: /t}\nreceive:\n  auth: hmac-sha256\n  header: \"X Sig\"\n", []string{
 			`smsform.yaml:6: receive.header: "X Sig" is not a header name`}},
-		{"a word both ways", "provider:\n  replies: {number: /f, text: /t}\nreceive:\n  auth: query\n  stop_words: [STOP, stop]\n  start_words: [\" Stop \"]\n", []string{
-			`smsform.yaml:6: receive.stop_words[1]: "stop" is listed twice (case aside)`,
+		{"a word both ways", "provider:\n  replies: {number: /f, text: /t}\nreceive:\n  auth: query\n  stop_words: [STOP, stop]\n  start_words: [\" Stop! \"]\n", []string{
+			`smsform.yaml:6: receive.stop_words[1]: "stop" is listed twice (case and punctuation aside)`,
 			`smsform.yaml:7: receive.start_words: "STOP" is both a stop word and a start word`}},
-		{"words that are not", "provider:\n  replies: {number: /f, text: /t}\nreceive:\n  auth: query\n  stop_words: [1, \"\"]\n  start_words: []\n", []string{
+		{"words that are not", "provider:\n  replies: {number: /f, text: /t}\nreceive:\n  auth: query\n  stop_words: [1, \"\", \"?!\"]\n  start_words: []\n", []string{
 			"smsform.yaml:6: receive.stop_words[0]: must be a word, not a number (1)", `receive.stop_words[1]: must be a word, not the text ""`,
+			`receive.stop_words[2]: must be a word, not the text "?!"`,
 			"smsform.yaml:7: receive.start_words: must be a non-empty list of words, not a list"}},
 		{"receive with nothing to receive", "receive:\n  auth: query\n", []string{
 			"smsform.yaml:2: receive: receive has nothing to receive: the provider block maps no reports and no replies"}},

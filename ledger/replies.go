@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/state"
 )
 
@@ -30,7 +31,7 @@ func (replyOptOuts) FromReply(ctx context.Context, tx *sql.Tx, postgres bool, r 
 	if err := lockOptOuts(ctx, tx, postgres); err != nil {
 		return err
 	}
-	word := state.ReplyWord(r.Text)
+	word := words.ReplyWord(r.Text)
 	_, err := change(ctx, tx, q, OptOutChange{Phone: r.Phone, Remove: !stop, At: r.At, By: "a reply", Reason: fmt.Sprintf("replied %s", word), Source: "reply"})
 	return err
 }

@@ -7,8 +7,8 @@ import (
 )
 
 // A campaign's delivery summary counts, on both engines, each recipient
-// once by its latest report (a pending one never over a final one): sent ones as delivered, undelivered or
-// pending (no report yet is pending), those in doubt apart (how many
+// once by its latest report (a pending one never over a final one): sent
+// ones as delivered, undelivered or pending (no report yet is pending), those in doubt apart (how many
 // with no report at all), anomalies and unmatched reports on their own,
 // by country, with the provider's reasons grouped.
 func TestDeliverySummary(t *testing.T) { eachBackend(t, testDeliverySummary) }

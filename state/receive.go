@@ -11,9 +11,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/smsform/smsform/internal/rawjson"
+	"github.com/smsform/smsform/internal/words"
 )
 
 // Receiver records delivery reports and replies in a project's state. It
@@ -193,14 +193,15 @@ func (r *Receiver) proofsOf(ctx context.Context, campaign int64, phone string) (
 	return out, rows.Err()
 }
 
-// wordSet is words, or else defaults, upper-cased.
-func wordSet(words, defaults []string) map[string]bool {
-	if words == nil {
-		words = defaults
+// wordSet is list, or else defaults, in the form replies are compared in
+// (see words.ReplyWord).
+func wordSet(list, defaults []string) map[string]bool {
+	if list == nil {
+		list = defaults
 	}
 	set := map[string]bool{}
-	for _, w := range words {
-		set[ReplyWord(w)] = true
+	for _, w := range list {
+		set[words.ReplyWord(w)] = true
 	}
 	return set
 }
@@ -972,16 +973,9 @@ func (r *Receiver) named(ctx context.Context, id int64) error {
 	return rows.Err()
 }
 
-// ReplyWord is a reply's text as compared with the stop and start words:
-// upper case, without the spaces and punctuation around it ("Stop." and
-// "stop!" ask what STOP does: a person who wrote them wants no more).
-func ReplyWord(text string) string {
-	return strings.ToUpper(strings.TrimFunc(text, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }))
-}
-
 // kindOf is what a reply's text asks: stop, start, or nothing (other).
 func (r *Receiver) kindOf(text string) string {
-	w := ReplyWord(text)
+	w := words.ReplyWord(text)
 	switch {
 	case r.stop[w]:
 		return "stop"
@@ -1173,7 +1167,7 @@ func (r *Receiver) writeReplies(ctx context.Context, tx *sql.Tx, g *grouped, now
 		keys[i] = rp.key
 		word := ""
 		if rp.out.Kind != "other" {
-			word = ReplyWord(rp.Text) // only a stop or start word is kept
+			word = words.ReplyWord(rp.Text) // only a stop or start word is kept
 		}
 		rows = append(rows, []string{keys[i], rp.Phone, rp.out.Kind, word, strconv.FormatInt(rp.campaign, 10), formatTime(rp.At), formatTime(now)})
 	}

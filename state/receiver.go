@@ -75,8 +75,8 @@ type Reply struct {
 // ReceiverOptions are how a Receiver reads replies and matches reports.
 type ReceiverOptions struct {
 	// StopWords and StartWords are the replies that opt a number out of
-	// every campaign of the state, and that re-consent, compared without
-	// case and surrounding space; nil: the defaults (DefaultStopWords,
+	// every campaign of the state, and that re-consent, compared as
+	// words.ReplyWord puts them; nil: the defaults (DefaultStopWords,
 	// DefaultStartWords).
 	StopWords, StartWords []string
 	// MatchWindow is how far before a report a message to its number is

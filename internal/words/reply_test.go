@@ -1,0 +1,14 @@
+package words
+
+import "testing"
+
+func TestReplyWord(t *testing.T) {
+	for text, want := range map[string]string{
+		"STOP": "STOP", " stop ": "STOP", "Stop.": "STOP", "stop!": "STOP", `"STOP"`: "STOP", "¡Stop!": "STOP",
+		"stop please": "STOP PLEASE", "STOP-ALL": "STOP-ALL", "?": "", "": "", "Ünsubscribe": "ÜNSUBSCRIBE",
+	} {
+		if got := ReplyWord(text); got != want {
+			t.Errorf("ReplyWord(%q) = %q, want %q", text, got, want)
+		}
+	}
+}

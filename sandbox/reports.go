@@ -139,10 +139,10 @@ var undeliveredReasons = []string{
 // checkReports checks the report and reply settings of c.
 func (c Config) checkReports() error {
 	if c.ReportsTo == "" && c.UndeliveredRate != 0 {
-		return errors.New("sandbox: undelivered-rate needs reports-to: only a report can say a message was not delivered")
+		return errors.New("sandbox: --undelivered-rate needs --reports-to: only a report can say a message was not delivered")
 	}
 	if c.RepliesTo == "" && c.StopRate != 0 {
-		return errors.New("sandbox: stop-rate needs replies-to, the URL the replies are posted to")
+		return errors.New("sandbox: --stop-rate needs --replies-to, the URL the replies are posted to")
 	}
 	if c.ReportsTo == "" && c.RepliesTo == "" {
 		return nil
@@ -155,7 +155,7 @@ func (c Config) checkReports() error {
 		}
 	}
 	if c.ReportsSecret == "" {
-		return fmt.Errorf("sandbox: %w (reports-secret, or %s): every post is signed with it, and a receiver refuses what is not", ErrNoReportsSecret, ReportsSecretEnv)
+		return fmt.Errorf("sandbox: %w (--reports-secret, or %s): every post is signed with it, and a receiver refuses what is not", ErrNoReportsSecret, ReportsSecretEnv)
 	}
 	return nil
 }

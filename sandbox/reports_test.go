@@ -482,9 +482,9 @@ func TestCallbackURLs(t *testing.T) {
 		{name: "no scheme", cfg: sandbox.Config{ReportsTo: "127.0.0.1:8089/reports"}, says: "not an absolute http URL"},
 		{name: "ftp", cfg: sandbox.Config{ReportsTo: "ftp://127.0.0.1/reports"}, says: "not an absolute http URL"},
 		{name: "no secret", cfg: sandbox.Config{ReportsTo: "http://127.0.0.1:8089/reports"}, says: "SMSFORM_SANDBOX_REPORTS_SECRET"},
-		{name: "stop rate alone", cfg: sandbox.Config{StopRate: 0.1}, says: "stop-rate needs replies-to"},
-		{name: "stop rate with reports only", cfg: sandbox.Config{StopRate: 0.1, ReportsTo: "http://127.0.0.1:1/"}, says: "stop-rate needs replies-to"},
-		{name: "undelivered rate alone", cfg: sandbox.Config{UndeliveredRate: 0.1, RepliesTo: "http://127.0.0.1:1/"}, says: "undelivered-rate needs reports-to"},
+		{name: "stop rate alone", cfg: sandbox.Config{StopRate: 0.1}, says: "--stop-rate needs --replies-to"},
+		{name: "stop rate with reports only", cfg: sandbox.Config{StopRate: 0.1, ReportsTo: "http://127.0.0.1:1/"}, says: "--stop-rate needs --replies-to"},
+		{name: "undelivered rate alone", cfg: sandbox.Config{UndeliveredRate: 0.1, RepliesTo: "http://127.0.0.1:1/"}, says: "--undelivered-rate needs --reports-to"},
 		{name: "rate above 1", cfg: sandbox.Config{ReportsTo: "http://127.0.0.1:1/", DuplicateRate: 1.5}, says: "duplicate rate 1.5"},
 		{name: "negative delay", cfg: sandbox.Config{ReportsTo: "http://127.0.0.1:1/", ReportDelay: -time.Second}, says: "report delay"},
 	}

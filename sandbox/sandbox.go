@@ -147,7 +147,7 @@ func (c Config) Check() error {
 		}
 	}
 	if (c.RejectRate != 0 || c.ThrottleRate != 0) && c.SuccessBody != "results" {
-		return errors.New("sandbox: reject-rate and throttle-rate need success-body results: no other answer can say which recipients were refused")
+		return errors.New("sandbox: --reject-rate and --throttle-rate need --success-body results: no other answer can say which recipients were refused")
 	}
 	return c.checkReports()
 }

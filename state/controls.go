@@ -67,17 +67,6 @@ func (s *State) checkVacated(ctx context.Context, db querier) error {
 	return vacated(s.loc, marks, total)
 }
 
-// Vacated is, for a campaign the state does not record, the
-// *MovedAwayError of a state whose every campaign moved away (the
-// project's ledger with them): what apply would refuse, for a plan to
-// say first. Nil otherwise.
-func (s *State) Vacated(ctx context.Context) error {
-	if s.db == nil || s.unscoped || s.recorded() {
-		return nil
-	}
-	return s.checkVacated(ctx, s.db)
-}
-
 // markMoved marks the record moved, by whom, to the state at to, whose
 // copy has serial.
 func (s *State) markMoved(ctx context.Context, to, by string, serial int64) error {

@@ -36,8 +36,11 @@ func parseLimit(s string) (limitFlag, error) {
 			return limitFlag{}, bad
 		}
 		if v <= 0 || v > 100 {
-			return limitFlag{}, withHint(fmt.Errorf("%w: --limit %q is not a share of what is left to send: a percentage is more than 0 and at most 100", ErrUsage, s),
-				"write --limit 100%% to send everything left, or a number of recipients (--limit 500)")
+			hint := "write --limit 100% to send everything left, or a number of recipients (--limit 500)"
+			if v <= 0 {
+				hint = "write --limit 1% for a canary of a hundredth of what is left, or a number of recipients (--limit 500)"
+			}
+			return limitFlag{}, withHint(fmt.Errorf("%w: --limit %q is not a share of what is left to send: a percentage is more than 0 and at most 100", ErrUsage, s), "%s", hint)
 		}
 		return limitFlag{percent: v}, nil
 	}

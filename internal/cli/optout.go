@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -229,6 +230,9 @@ func newOptOutListCmd(env Env) *cobra.Command {
 		}
 		if err := proj.projectSplit(ctx); err != nil {
 			warnf(env, "%v", err)
+		}
+		if err := state.Vacated(ctx, proj.loc); errors.Is(err, state.ErrMoved) {
+			warnf(env, "%v; the opt-outs below are as they were when it moved", err)
 		}
 		l := report.OptOutList{Project: proj.project.Path, State: proj.shown()}
 		walk := func(fn func(ledger.OptOut) error) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -77,6 +78,10 @@ func deliveryOf(ctx context.Context, env Env, path string, flag *pflag.Flag) (re
 	defer st.Close()
 	if st.Lineage() == "" {
 		return report.Delivery{}, choice.noRecord(ctx, c.Name)
+	}
+	if m := st.Moved(); m != nil {
+		warnf(env, "the record of campaign %s at %s was moved to %s on %s: what follows is what it held then; its reports since are recorded there (name that state with --state or in the project file)",
+			c.Name, choice.shown(), m.To, m.At.UTC().Format(time.RFC3339))
 	}
 	sum, err := st.DeliverySummary(ctx)
 	if err != nil {

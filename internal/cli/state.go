@@ -355,21 +355,6 @@ func (m migration) campaign(ctx context.Context) error {
 	return nil
 }
 
-// vacated reports whether every campaign the state at l records moved
-// away from it (false when that cannot be read).
-func vacated(ctx context.Context, l state.Location) bool {
-	cs, err := state.Campaigns(ctx, l)
-	if err != nil || len(cs) == 0 {
-		return false
-	}
-	for _, c := range cs {
-		if !c.Moved {
-			return false
-		}
-	}
-	return true
-}
-
 // whole copies every campaign the source records (those moved away before
 // are passed over) and then the project's ledger: what a project's state
 // moving to PostgreSQL needs, so that nobody is messaged again and every
@@ -380,13 +365,15 @@ func (m migration) whole(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Refused whole, before any campaign is copied and marked moved.
+	// Refused whole, before any campaign is copied and marked moved. A
+	// state a whole migration left (back to where it came from, say)
+	// keeps the project's ledger as it was then: whatever its counts, it
+	// is not the source's (sends since are missing from its cap history).
+	if errors.Is(state.Vacated(ctx, m.to), state.ErrMoved) {
+		return withHint(fmt.Errorf("state migrate: every campaign of %s moved away from it, and it keeps the project's ledger as it was then: %w", m.to, state.ErrTargetNotEmpty),
+			"nothing was copied; migrate into a new state (another file, or another schema) and name that in the project file")
+	}
 	if err := ledger.CheckTarget(ctx, m.from, m.to); errors.Is(err, state.ErrTargetNotEmpty) {
-		if vacated(ctx, m.to) {
-			// Migrating a whole state back to where it came from: the
-			// ledger there is the one that moved, as it was then.
-			return withHint(err, "nothing was copied; every campaign of %s moved away from it, and its ledger is the one it had then, which the source's has replaced: migrate into a new state (another file, or another schema) and name that in the project file", m.to)
-		}
 		return withHint(err, "nothing was copied; migrate into a state whose ledger is empty (opt-outs recorded there since would be lost to the source's)")
 	} else if err != nil {
 		return err

@@ -363,6 +363,9 @@ func (c stateChoice) noRecord(ctx context.Context, name string) error {
 	if !found {
 		return withHint(fmt.Errorf("no state at %s", c.shown()), hint)
 	}
+	if err := state.Vacated(ctx, c.loc); errors.Is(err, state.ErrMoved) {
+		return err // applying it here would be refused too
+	}
 	what := "campaign " + name
 	if name == "" {
 		what = "any campaign"
@@ -378,7 +381,7 @@ func (c stateChoice) noRecord(ctx context.Context, name string) error {
 func movedError(err error) error {
 	var me *state.MovedError
 	if errors.As(err, &me) {
-		return withHint(err, "use %s: as the state of the project file (%s) in a project, else with --state or %s; the old one is kept only to read", me.To, campaign.ProjectFile, envState)
+		return withHint(err, "use %s instead: as state: in the project file (%s), or else with --state or %s; the old one is kept only to read", me.To, campaign.ProjectFile, envState)
 	}
 	return err
 }

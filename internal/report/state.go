@@ -118,11 +118,11 @@ func WriteStateTable(w io.Writer, l StateList, walk Recipients, o Output) error 
 		d, why := l.delivery(r)
 		r = o.recipient(r)
 		at := r.At.UTC().Format(time.RFC3339)
-		line := fmt.Sprintf(row, r.Phone, r.Status, r.BatchID, at)
+		cells := []any{r.Phone, r.Status, r.BatchID, at}
 		if l.Deliveries != nil {
-			line = fmt.Sprintf(row, r.Phone, r.Status, d, r.BatchID, at)
+			cells = []any{r.Phone, r.Status, d, r.BatchID, at}
 		}
-		line = strings.TrimRight(line, " ")
+		line := strings.TrimRight(fmt.Sprintf(row, cells...), " ")
 		reason := r.Reason
 		if reason == "" {
 			reason = e164.MaskAny(why) // the provider's words, from outside

@@ -67,6 +67,15 @@ func (s *State) checkVacated(ctx context.Context, db querier) error {
 	return vacated(s.loc, marks, total)
 }
 
+// Vacated is [Vacated] of the state s views, read through s: what a
+// command that holds a view asks, without opening the state again.
+func (s *State) Vacated(ctx context.Context) error {
+	if s.db == nil || s.unscoped {
+		return nil // no state, or one of a single campaign (see Moved)
+	}
+	return s.checkVacated(ctx, s.db)
+}
+
 // markMoved marks the record moved, by whom, to the state at to, whose
 // copy has serial.
 func (s *State) markMoved(ctx context.Context, to, by string, serial int64) error {

@@ -562,6 +562,12 @@ func testNoRecordInVacatedState(t *testing.T, b backend) {
 	if err := Vacated(ctx, MustParseLocation(to)); err != nil {
 		t.Errorf("Vacated of the state they moved to: %v", err)
 	}
+	view, err := OpenSharedReadOnly(ctx, MustParseLocation(loc), "d")
+	must(t, err)
+	if err := view.Vacated(ctx); !errors.As(err, &moved) || len(moved.To) != 1 {
+		t.Errorf("Vacated through a view of the state every campaign left: %v", err)
+	}
+	must(t, view.Close())
 	// Where the campaigns moved, the new one is recorded as usual.
 	s := openShared(t, to, "c", now)
 	sentWithIDs(t, s, "c1", "+443")

@@ -261,7 +261,7 @@ func computePlan(ctx context.Context, env Env, f planFlags, campaignPath string,
 	if m := r.st.Moved(); m != nil {
 		return r, movedError(&state.MovedError{Loc: r.choice.shown(), Campaign: c.Name, Moved: *m})
 	}
-	if err := state.Vacated(ctx, r.choice.loc); err != nil {
+	if err := r.st.Vacated(ctx); err != nil {
 		return r, err // not recorded here, nor anything more
 	}
 	p, err := plan.ComputeWith(ctx, c, r.st, plan.Options{Now: at, Ledger: ledger.ViewOf(r.st)})

@@ -146,6 +146,17 @@ func SetPause(ctx context.Context, l Location, campaign string, shared bool, p *
 		return err
 	}
 	defer db.Close()
+	if p != nil {
+		// No apply would read a pause in a state every campaign left, and
+		// the record it makes would have the state look in use again.
+		marks, total, err := movedMarks(ctx, db, q)
+		if err != nil {
+			return fmt.Errorf("read state %s: %w", l, err)
+		}
+		if err := vacated(l.String(), marks, total); err != nil {
+			return err
+		}
+	}
 	if p == nil {
 		_, err = db.ExecContext(ctx, q[qResume], campaign)
 	} else {

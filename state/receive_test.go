@@ -568,6 +568,10 @@ func testNoRecordInVacatedState(t *testing.T, b backend) {
 		t.Errorf("Vacated through a view of the state every campaign left: %v", err)
 	}
 	must(t, view.Close())
+	// Nor does a pause make a record there: no apply would read it.
+	if err := SetPause(ctx, MustParseLocation(loc), "e", true, &Pause{At: now(), By: "ann"}); !errors.As(err, &moved) {
+		t.Errorf("a pause of a campaign in a vacated state: %v", err)
+	}
 	// Where the campaigns moved, the new one is recorded as usual.
 	s := openShared(t, to, "c", now)
 	sentWithIDs(t, s, "c1", "+443")

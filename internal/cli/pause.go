@@ -104,9 +104,6 @@ func controlTarget(ctx context.Context, env Env, path string, cmd *cobra.Command
 	if m := st.Moved(); m != nil {
 		return nil, stateChoice{}, nil, movedError(&state.MovedError{Loc: choice.shown(), Campaign: c.Name, Moved: *m})
 	}
-	if err := st.Vacated(ctx); err != nil {
-		return nil, stateChoice{}, nil, err // the campaign's apply reads its pause where the state moved
-	}
 	return c, choice, st.Paused(), nil
 }
 

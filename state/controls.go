@@ -60,11 +60,11 @@ func (s *State) checkMoved() error {
 // said before a plan is made, and birth says it again under the lock that
 // orders it with a migration's marks.
 func (s *State) checkVacated(ctx context.Context, db querier) error {
-	marks, total, err := movedMarks(ctx, db, s.q)
-	if err != nil {
+	err := readVacated(ctx, db, s.q, s.loc)
+	if err != nil && !errors.Is(err, ErrMoved) {
 		return fmt.Errorf("open state %s: %w", s.loc, err)
 	}
-	return vacated(s.loc, marks, total)
+	return err
 }
 
 // Vacated is [Vacated] of the state s views, read through s: what a
@@ -149,12 +149,10 @@ func SetPause(ctx context.Context, l Location, campaign string, shared bool, p *
 	if p != nil {
 		// No apply would read a pause in a state every campaign left, and
 		// the record it makes would have the state look in use again.
-		marks, total, err := movedMarks(ctx, db, q)
-		if err != nil {
-			return fmt.Errorf("read state %s: %w", l, err)
-		}
-		if err := vacated(l.String(), marks, total); err != nil {
+		if err := readVacated(ctx, db, q, l.String()); errors.Is(err, ErrMoved) {
 			return err
+		} else if err != nil {
+			return fmt.Errorf("read state %s: %w", l, err)
 		}
 	}
 	if p == nil {

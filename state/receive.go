@@ -99,10 +99,7 @@ func OpenReceiver(ctx context.Context, l Location, o ReceiverOptions) (*Receiver
 	r := &Receiver{loc: Redact(loc), db: db, q: q, pg: q == postgresDialect, opts: o,
 		stop: wordSet(o.StopWords, DefaultStopWords), start: wordSet(o.StartWords, DefaultStartWords),
 		work: make(chan struct{}, 1), closed: make(chan struct{}), done: make(chan struct{})}
-	marks, total, err := movedMarks(ctx, db, q)
-	if err == nil {
-		err = vacated(r.loc, marks, total)
-	}
+	err = readVacated(ctx, db, q, r.loc)
 	if err == nil {
 		err = r.reclaim(ctx)
 	}
@@ -460,11 +457,18 @@ func refuseVacated(ctx context.Context, db execQuerier, q *dialect, shown string
 	if err := lockMoves(ctx, db, q == postgresDialect); err != nil {
 		return err
 	}
+	return readVacated(ctx, db, q, shown)
+}
+
+// readVacated reads the moved marks of the state at loc (shown) through
+// db: the *MovedAwayError of a state whose every campaign moved away,
+// else nil, or the error of the read.
+func readVacated(ctx context.Context, db querier, q *dialect, loc string) error {
 	marks, total, err := movedMarks(ctx, db, q)
 	if err != nil {
 		return err
 	}
-	return vacated(shown, marks, total)
+	return vacated(loc, marks, total)
 }
 
 // vacated is the *MovedAwayError of the state at loc when marks say every

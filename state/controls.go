@@ -76,10 +76,14 @@ func (s *State) Vacated(ctx context.Context) error {
 	return s.checkVacated(ctx, s.db)
 }
 
-// markMoved marks the record moved, by whom, to the state at to, whose
-// copy has serial.
-func (s *State) markMoved(ctx context.Context, to, by string, serial int64) error {
-	m := Moved{To: WithoutPassword(to), At: s.now().UTC(), By: by, Serial: serial}
+// markMoved marks the record moved, by whom, to the state at to, where c
+// is its copy (nil: a copy read back while the source changed). A receiver
+// may have written to the record since the copy was read (a report, a
+// recipient in doubt it settled): then recopy copies it again, under the
+// lock that keeps receivers out until the mark commits, so that nothing a
+// receiver wrote here is left behind. It returns the copy marked.
+func (s *State) markMoved(ctx context.Context, to, by string, c *copiedAt, recopy func() (*copiedAt, error)) (*copiedAt, error) {
+	m := Moved{To: WithoutPassword(to), At: s.now().UTC(), By: by}
 	switch real, err := ResolveFile(to); {
 	case !IsPostgres(to) && err == nil:
 		m.To = real
@@ -87,21 +91,38 @@ func (s *State) markMoved(ctx context.Context, to, by string, serial int64) erro
 		m.To = Redact(to)
 	}
 	err := s.w.do(ctx, func(t *txn) error {
-		t.wrote = true
 		if s.q == postgresDialect {
 			// Waits for the receivers' transactions under way, and theirs
-			// for this one (see Receiver.refuseMoved).
+			// for this one (see Receiver.refuseMoved). A file's writing
+			// transaction holds its write lock already.
 			if _, err := t.conn.ExecContext(t.ctx, `SELECT pg_advisory_xact_lock($1)`, movesLock); err != nil {
 				return err
 			}
 		}
+		changed := c == nil
+		if !changed {
+			var err error
+			if changed, err = s.changedSince(t.ctx, t.conn, c.serial, c.reports); err != nil {
+				return err
+			}
+		}
+		if changed {
+			again, err := recopy()
+			if err != nil {
+				return refusal{fmt.Errorf("copy again (a receiver wrote to the record while it was copied): %w", err)}
+			}
+			c = again
+		}
+		m.Serial = c.Serial
+		t.wrote = true
 		_, err := t.conn.ExecContext(t.ctx, s.q[qSetMoved], s.args(m.To, formatTime(m.At), m.By, m.Serial)...)
 		return err
 	})
-	if err == nil {
-		s.moved = &m
+	if err != nil {
+		return nil, err
 	}
-	return err
+	s.moved = &m
+	return c, nil
 }
 
 // Pause is a campaign's pause: while it is set no intent is recorded.

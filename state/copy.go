@@ -71,15 +71,54 @@ func Copy(ctx context.Context, from, to Location, opts CopyOptions) (*Copied, er
 		return nil, fmt.Errorf("copy state to %s: it already records campaign %q (serial %d, %d attempts, lineage %s): %w",
 			dst.loc, name, dst.Serial(), n, dst.Lineage(), ErrTargetNotEmpty)
 	}
+	// A receiver of the source may write to the record while it is
+	// copied (a delivery report, a recipient in doubt it settles): the
+	// mark then copies it again, keeping receivers out until it commits.
+	got, err := copyOnce(ctx, src, dst, to, name, false)
+	if err != nil && !errors.Is(err, errChangedWhileCopied) {
+		return nil, err
+	}
+	// The source stays readable, but nothing writes or plans against it
+	// any more: a forgotten variable must not make it a second ledger.
+	got, err = src.markMoved(ctx, to.Unmasked(), opts.By, got, func() (*copiedAt, error) {
+		return copyOnce(ctx, src, dst, to, name, true)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("copy state: the source %s could not be marked moved: %w", src.loc, err)
+	}
+	if err := dst.Close(); err != nil {
+		return nil, err
+	}
+	return got.Copied, nil
+}
+
+// errChangedWhileCopied says that the source's record changed between the
+// copy's first read and its mark.
+var errChangedWhileCopied = errors.New("the record changed while it was copied")
+
+// copiedAt is a copy as read back, with what it was read at in the source:
+// its serial, read first, and how many delivery reports were copied.
+type copiedAt struct {
+	*Copied
+	serial  int64
+	reports int
+}
+
+// copyOnce copies src's record into dst in one transaction (again: over
+// the copy an earlier try left there) and reads it back from a view of its
+// own. errChangedWhileCopied when what was read back differs from the
+// source because the source changed meanwhile.
+func copyOnce(ctx context.Context, src, dst *State, to Location, name string, again bool) (*copiedAt, error) {
 	want, err := src.summary(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := dst.w.do(ctx, func(t *txn) error { return t.copyFrom(src) }); err != nil {
+	var reports int
+	if err := dst.w.do(ctx, func(t *txn) (err error) {
+		reports, err = t.copyFrom(src, want.Serial, again)
+		return err
+	}); err != nil {
 		return nil, fmt.Errorf("copy state to %s: %w", dst.loc, err)
-	}
-	if err := dst.Close(); err != nil {
-		return nil, err
 	}
 	check, err := OpenReadOnly(ctx, to, name)
 	if err != nil {
@@ -90,19 +129,42 @@ func Copy(ctx context.Context, from, to Location, opts CopyOptions) (*Copied, er
 	if err != nil {
 		return nil, err
 	}
-	// The target may hold more reports than were read here: those that
+	// The target may hold more reports than were counted here: those that
 	// came to the source meanwhile, or, migrating back, to the record that
 	// had moved away. copyReports checked that each one copied is there.
 	if got.Lineage != want.Lineage || got.Serial != want.Serial || got.Attempts != want.Attempts ||
 		got.Plans != want.Plans || got.Reports < want.Reports || got.Tests != want.Tests || !maps.Equal(got.Counts, want.Counts) {
+		if changed, err := src.changedSince(ctx, src.db, want.Serial, reports); err == nil && changed {
+			return nil, errChangedWhileCopied
+		}
 		return nil, fmt.Errorf("copy state to %s: read back %+v, the source has %+v", check.loc, *got, *want)
 	}
-	// The source stays readable, but nothing writes or plans against it
-	// any more: a forgotten variable must not make it a second ledger.
-	if err := src.markMoved(ctx, to.Unmasked(), opts.By, got.Serial); err != nil {
-		return nil, fmt.Errorf("copy state: copied and checked, but the source %s could not be marked moved: %w", src.loc, err)
+	return &copiedAt{Copied: got, serial: want.Serial, reports: reports}, nil
+}
+
+// changedSince reports whether the campaign's record in s changed since it
+// was read at serial with reports delivery reports, as db reads it now.
+func (s *State) changedSince(ctx context.Context, db querier, serial int64, reports int) (bool, error) {
+	now, err := s.serialNow(ctx, db)
+	if err != nil {
+		return false, err
 	}
-	return got, nil
+	var n, tests int
+	if err := db.QueryRowContext(ctx, s.q[qCountCopied], s.args()...).Scan(&n, &tests); err != nil {
+		return false, fmt.Errorf("read state %s: %w", s.loc, err)
+	}
+	return now != serial || n != reports, nil
+}
+
+// serialNow is the serial of the campaign's record as db reads it now:
+// a receiver's writes move it while s is open.
+func (s *State) serialNow(ctx context.Context, db querier) (int64, error) {
+	var id, serial int64
+	var lineage string
+	if err := db.QueryRowContext(ctx, s.q[qCampaignByName], s.campaign).Scan(&id, &lineage, &serial); err != nil {
+		return 0, fmt.Errorf("read state %s: %w", s.loc, err)
+	}
+	return serial, nil
 }
 
 // rows counts the campaign's attempts, applied plans, reports and test
@@ -118,6 +180,13 @@ func (s *State) rows(ctx context.Context) (int, error) {
 func (s *State) summary(ctx context.Context) (*Copied, error) {
 	c := &Copied{Campaign: s.campaign, Lineage: s.lineage, Serial: s.Serial()}
 	var err error
+	if s.db != nil && !s.unscoped && s.recorded() {
+		// Read first, and not as it was at open: a receiver's write since
+		// shows as a serial the copy was not read at (changedSince).
+		if c.Serial, err = s.serialNow(ctx, s.db); err != nil {
+			return nil, err
+		}
+	}
 	if c.Counts, err = s.Counts(ctx); err != nil {
 		return nil, err
 	}
@@ -148,48 +217,50 @@ func (s *State) summary(ctx context.Context) (*Copied, error) {
 }
 
 // copyFrom writes every row of src into this transaction's state, in
-// order, and takes src's lineage and serial.
-func (t *txn) copyFrom(src *State) error {
+// order, and takes src's lineage and its serial atSerial (read before the rows); again,
+// over the copy of an earlier try. It returns how many delivery reports it
+// read from src.
+func (t *txn) copyFrom(src *State, atSerial int64, again bool) (int, error) {
 	dst := t.w.s
 	t.wrote = true
-	if dst.Moved() != nil {
-		// Migrating back: the record that moved away goes, mark and all,
-		// but for its delivery reports: a receiver still pointed at it
-		// may have recorded some the other side never saw (copyReports
-		// merges the others').
+	if dst.Moved() != nil || again {
+		// Migrating back, or copying again: the record that moved away (or
+		// the earlier copy) goes, mark and all, but for its delivery
+		// reports: a receiver still pointed at it may have recorded some
+		// the other side never saw (copyReports merges the others').
 		for _, q := range []string{dst.q[qDropAttempts], dst.q[qDropPlans], dst.q[qDropTestSends], dst.q[qClearMoved]} {
 			if _, err := t.conn.ExecContext(t.ctx, q, dst.args()...); err != nil {
-				return err
+				return 0, err
 			}
 		}
 	}
 	put, err := t.conn.PrepareContext(t.ctx, dst.q[qPutAttempt])
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer put.Close()
 	rows, err := src.db.QueryContext(t.ctx, src.q[qCopyAttempts], src.args()...)
 	if err != nil {
-		return fmt.Errorf("read state %s: %w", src.loc, err)
+		return 0, fmt.Errorf("read state %s: %w", src.loc, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var batch, state, bodyHash, requestID, reason, started, finished, planID, phones, providerStatus, providerIDs string
 		var recipients, httpStatus int
 		if err := rows.Scan(&batch, &state, &bodyHash, &recipients, &httpStatus, &requestID, &reason, &started, &finished, &planID, &phones, &providerStatus, &providerIDs); err != nil {
-			return fmt.Errorf("read state %s: %w", src.loc, err)
+			return 0, fmt.Errorf("read state %s: %w", src.loc, err)
 		}
 		var id int64
 		if err := put.QueryRowContext(t.ctx, dst.args(batch, state, bodyHash, recipients, httpStatus, requestID, reason, started, finished, planID, phones, providerStatus, providerIDs)...).Scan(&id); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read state %s: %w", src.loc, err)
+		return 0, fmt.Errorf("read state %s: %w", src.loc, err)
 	}
 	plans, err := src.db.QueryContext(t.ctx, src.q[qCopyPlans], src.args()...)
 	if err != nil {
-		return fmt.Errorf("read state %s: %w", src.loc, err)
+		return 0, fmt.Errorf("read state %s: %w", src.loc, err)
 	}
 	defer plans.Close()
 	for plans.Next() {
@@ -197,33 +268,34 @@ func (t *txn) copyFrom(src *State) error {
 		var serial int64
 		var done int
 		if err := plans.Scan(&id, &at, &serial, &done); err != nil {
-			return fmt.Errorf("read state %s: %w", src.loc, err)
+			return 0, fmt.Errorf("read state %s: %w", src.loc, err)
 		}
 		if _, err := t.conn.ExecContext(t.ctx, dst.q[qPutPlan], dst.args(id, at, serial, done)...); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if err := plans.Err(); err != nil {
-		return fmt.Errorf("read state %s: %w", src.loc, err)
+		return 0, fmt.Errorf("read state %s: %w", src.loc, err)
 	}
-	if err := t.copyReports(src); err != nil {
-		return err
+	reports, err := t.copyReports(src)
+	if err != nil {
+		return 0, err
 	}
 	if err := t.copyTestSends(src); err != nil {
-		return err
+		return 0, err
 	}
 	// The serial is set, not bumped: the copy is the same state. A pause
 	// goes along (a paused campaign must not become sendable by moving),
 	// read now: it is set without the campaign's lock.
-	if _, err := t.conn.ExecContext(t.ctx, dst.q[qSetMeta], src.Lineage(), src.Serial(), dst.id.Load()); err != nil {
-		return err
+	if _, err := t.conn.ExecContext(t.ctx, dst.q[qSetMeta], src.Lineage(), atSerial, dst.id.Load()); err != nil {
+		return 0, err
 	}
 	var pausedAt, pausedBy, pausedReason string
 	if err := src.db.QueryRowContext(t.ctx, src.q[qPausedNow], src.args()...).Scan(&pausedAt, &pausedBy, &pausedReason); err != nil {
-		return fmt.Errorf("read state %s: %w", src.loc, err)
+		return 0, fmt.Errorf("read state %s: %w", src.loc, err)
 	}
 	_, err = t.conn.ExecContext(t.ctx, dst.q[qSetCopied], dst.args(pausedAt, pausedBy, pausedReason, src.latency.Milliseconds())...)
-	return err
+	return reports, err
 }
 
 // copyReports copies the campaign's delivery reports, the evidence that
@@ -232,13 +304,14 @@ func (t *txn) copyFrom(src *State) error {
 // it is the campaign's there too (migrating back); under another campaign,
 // or matched to none, the copy is refused whole, before anything is
 // committed.
-func (t *txn) copyReports(src *State) error {
+func (t *txn) copyReports(src *State) (int, error) {
 	dst := t.w.s
 	rows, err := src.db.QueryContext(t.ctx, src.q[qCopyReports], src.args()...)
 	if err != nil {
-		return fmt.Errorf("read state %s: %w", src.loc, err)
+		return 0, fmt.Errorf("read state %s: %w", src.loc, err)
 	}
 	defer rows.Close()
+	n := 0
 	campaign := strconv.FormatInt(dst.id.Load(), 10)
 	var chunk [][]string
 	flush := func() error {
@@ -271,19 +344,20 @@ func (t *txn) copyReports(src *State) error {
 		// The target's row: the campaign's id there, then the source's
 		// columns as they are.
 		if err := rows.Scan(&r[0], &r[2], &r[3], &r[4], &r[5], &r[6], &r[7], &r[8], &r[9], &r[10], &r[11]); err != nil {
-			return fmt.Errorf("read state %s: %w", src.loc, err)
+			return 0, fmt.Errorf("read state %s: %w", src.loc, err)
 		}
 		r[1] = campaign
+		n++
 		if chunk = append(chunk, r); len(chunk) == copyChunk {
 			if err := flush(); err != nil {
-				return err
+				return 0, err
 			}
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read state %s: %w", src.loc, err)
+		return 0, fmt.Errorf("read state %s: %w", src.loc, err)
 	}
-	return flush()
+	return n, flush()
 }
 
 // copyChunk is how many reports one statement of copyReports writes.

@@ -527,6 +527,102 @@ func testReceiverRefusesMoved(t *testing.T, b backend) {
 	}
 }
 
+// A migration of a campaign while a receiver keeps recording its reports
+// (some settling recipients in doubt) leaves nothing behind: every report
+// the receiver said was recorded is in the target, the target's record is
+// the source's as it was marked (serial, attempts), and once marked the
+// receiver refuses the campaign. A report that landed between the copy's
+// read and the mark used to stay in the old state alone.
+func TestMigrateWhileReceiving(t *testing.T) { eachBackend(t, testMigrateWhileReceiving) }
+
+func testMigrateWhileReceiving(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc, target := b.loc(t), b.loc(t)
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	_, now := testClock(t0)
+	s := openShared(t, loc, "a", now)
+	var sent, doubt []string
+	for i := range 200 {
+		sent = append(sent, fmt.Sprintf("+4477009%05d", i))
+	}
+	for i := range 50 {
+		doubt = append(doubt, fmt.Sprintf("+4477008%05d", i))
+	}
+	sentWithIDs(t, s, "b1", sent...)
+	_, err := s.AdmitIntent(ctx, intent("b2", doubt...))
+	must(t, err)
+	must(t, s.RecordOutcome(ctx, "b2", Outcome{Status: InDoubt, Reason: "timeout"}))
+	must(t, s.Close())
+
+	// One report a call, each of its own key: the numbers in doubt first
+	// (a delivered report settles each, a write to the campaign's record),
+	// then a pending report of each sent message, over and over.
+	var reports []Report
+	for i, p := range doubt {
+		reports = append(reports, Report{Phone: p, Delivery: Delivered, At: t0.Add(time.Duration(i) * time.Second)})
+	}
+	for round := range 5 {
+		for i, p := range sent {
+			reports = append(reports, Report{ProviderID: "m-" + p, Phone: p, Delivery: Pending, ProviderStatus: "ENROUTE",
+				At: t0.Add(time.Duration(round*1000+i) * time.Millisecond)})
+		}
+	}
+	r := openReceiver(t, loc, t0.Add(time.Hour))
+	var recorded atomic.Int64
+	refusedAt := -1
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i, rp := range reports {
+			_, err := r.Record(ctx, []Report{rp}, nil)
+			if errors.Is(err, ErrMoved) {
+				refusedAt = i
+				return
+			}
+			if err != nil {
+				t.Errorf("report %d: %v", i, err)
+				return
+			}
+			recorded.Add(1)
+		}
+	}()
+	for recorded.Load() < 20 {
+		time.Sleep(time.Millisecond)
+	}
+	_, err = Copy(ctx, MustParseLocation(loc), MustParseLocation(target), CopyOptions{Campaign: "a", Shared: true})
+	must(t, err)
+	<-done
+	if refusedAt < 0 {
+		t.Fatalf("the receiver recorded all %d reports, the last after the migration", len(reports))
+	}
+	n := int(recorded.Load())
+	if n != refusedAt {
+		t.Fatalf("recorded %d of the first %d reports", n, refusedAt)
+	}
+
+	count := func(at string) (reports, attempts int, serial int64) {
+		t.Helper()
+		v, err := OpenReadOnly(ctx, MustParseLocation(at), "a")
+		must(t, err)
+		defer v.Close()
+		c, err := v.summary(ctx)
+		must(t, err)
+		return c.Reports, c.Attempts, c.Serial
+	}
+	srcReports, srcAttempts, srcSerial := count(loc)
+	dstReports, dstAttempts, dstSerial := count(target)
+	if srcReports != n || dstReports != n {
+		t.Errorf("the receiver recorded %d reports; the source holds %d, the target %d", n, srcReports, dstReports)
+	}
+	if dstAttempts != srcAttempts || dstSerial != srcSerial {
+		t.Errorf("the target has %d attempts at serial %d, the source %d at %d", dstAttempts, dstSerial, srcAttempts, srcSerial)
+	}
+	if want := 2 + min(n, len(doubt)); srcAttempts != want {
+		t.Errorf("the source has %d attempts, want %d (a resolution of each number in doubt reported)", srcAttempts, want)
+	}
+	t.Logf("%d reports recorded before the mark, %d attempts", n, srcAttempts)
+}
+
 // A campaign never recorded is not recorded in a state whose every
 // campaign moved (a project file still naming it): not when it is opened
 // after the migration, nor when it was opened before and its first

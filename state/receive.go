@@ -338,11 +338,24 @@ func (r *Receiver) write(group []*recording) error {
 			return err
 		}
 	}
-	if len(group) > 0 {
-		if g, err = r.refuseMoved(ctx, tx, g, group); err != nil {
-			return err
-		}
+	// In PostgreSQL the shared advisory lock, held to the commit, keeps
+	// state migrate from marking a campaign moved meanwhile: what is
+	// written here before the mark is there when the migration checks
+	// the record under the lock, and copies it again if it changed.
+	if err := lockMoves(ctx, tx, r.pg); err != nil {
+		return err
 	}
+	marks, total, err := movedMarks(ctx, tx, r.q)
+	if err != nil {
+		return err
+	}
+	if len(group) > 0 {
+		g = r.refuseMoved(g, group, marks, total)
+	}
+	// A recipient of a campaign that moved away is settled where it went:
+	// its report went with the record, and the receiver there finds it
+	// again when it starts (reclaim).
+	landed, gone = leaveMoved(landed, gone, marks)
 	resolved := map[flightKey]bool{}
 	for _, f := range landed {
 		if _, err := r.resolveOnce(ctx, tx, f.matched, f.report, now, resolved); err != nil {
@@ -488,26 +501,20 @@ func vacated(loc string, marks map[int64]string, total int) error {
 }
 
 // refuseMoved takes out of the group, before anything of it is written,
-// the recordings that belong to a state a campaign moved to: each is
-// refused with a *MovedAwayError (the server answers 503, and the
-// provider posts it again, to the receiver of the state in use once it
-// serves). It returns what is left to write. In PostgreSQL the shared
-// advisory lock, held to the commit, keeps state migrate from marking a
-// campaign moved meanwhile: a reply written here before the mark is
-// there when the migration copies the ledger after it.
-func (r *Receiver) refuseMoved(ctx context.Context, tx *sql.Tx, g *grouped, group []*recording) (*grouped, error) {
-	if err := lockMoves(ctx, tx, r.pg); err != nil {
-		return nil, err
-	}
-	marks, total, err := movedMarks(ctx, tx, r.q)
-	if err != nil || len(marks) == 0 {
-		return g, err
+// the recordings that belong to a state a campaign moved to (marks, of the
+// total campaigns: read under the lock write holds): each is refused with
+// a *MovedAwayError (the server answers 503, and the provider posts it
+// again, to the receiver of the state in use once it serves). It returns
+// what is left to write.
+func (r *Receiver) refuseMoved(g *grouped, group []*recording, marks map[int64]string, total int) *grouped {
+	if len(marks) == 0 {
+		return g
 	}
 	if err := vacated(r.loc, marks, total); err != nil {
 		for _, rec := range group {
 			rec.err = err
 		}
-		return &grouped{}, nil
+		return &grouped{}
 	}
 	refused := map[int]bool{}
 	for _, rp := range g.reports {
@@ -517,7 +524,7 @@ func (r *Receiver) refuseMoved(ctx context.Context, tx *sql.Tx, g *grouped, grou
 		}
 	}
 	if len(refused) == 0 {
-		return g, nil
+		return g
 	}
 	kept := &grouped{}
 	for _, rp := range g.reports {
@@ -530,7 +537,24 @@ func (r *Receiver) refuseMoved(ctx context.Context, tx *sql.Tx, g *grouped, grou
 			kept.replies = append(kept.replies, rp)
 		}
 	}
-	return kept, nil
+	return kept
+}
+
+// leaveMoved takes out of landed the reports of campaigns that moved
+// away (marks), adding their keys to gone: the receiver lets them go.
+func leaveMoved(landed []flight, gone []flightKey, marks map[int64]string) ([]flight, []flightKey) {
+	if len(marks) == 0 {
+		return landed, gone
+	}
+	kept := landed[:0:0]
+	for _, f := range landed {
+		if _, moved := marks[f.matched.campaign]; moved {
+			gone = append(gone, flightKey{f.matched.attempt, f.matched.phone})
+			continue
+		}
+		kept = append(kept, f)
+	}
+	return kept, gone
 }
 
 // landed are the inFlight reports whose attempts apply has since

@@ -623,6 +623,59 @@ func testMigrateWhileReceiving(t *testing.T, b backend) {
 	t.Logf("%d reports recorded before the mark, %d attempts", n, srcAttempts)
 }
 
+// A report that waited for its attempt (in flight when it came) is not
+// settled in the state its campaign moved away from: the receiver there
+// lets it go, and the receiver of the state it moved to settles it from
+// the report the migration copied.
+func TestReceiverLeavesMovedToTheirState(t *testing.T) {
+	eachBackend(t, testReceiverLeavesMovedToTheirState)
+}
+
+func testReceiverLeavesMovedToTheirState(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc, target := b.loc(t), b.loc(t)
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	_, now := testClock(t0)
+	other := openShared(t, loc, "other", now) // so that the state is not vacated
+	sentWithIDs(t, other, "b1", "+449")
+	must(t, other.Close())
+	s := openShared(t, loc, "spring", now)
+	_, err := s.AdmitIntent(ctx, intent("b1", "+441"))
+	must(t, err)
+	first := openReceiver(t, loc, t0)
+	got, err := first.Record(ctx, []Report{{Phone: "+441", Delivery: Delivered, At: t0}}, nil)
+	must(t, err)
+	if got.Reports[0].Resolved {
+		t.Fatalf("a report while the send is in flight: %+v", got.Reports[0])
+	}
+	must(t, first.Close())
+	must(t, s.RecordOutcome(ctx, "b1", Outcome{Status: InDoubt, Reason: "timeout"}))
+	must(t, s.Close())
+	_, err = Copy(ctx, MustParseLocation(loc), MustParseLocation(target), CopyOptions{Campaign: "spring", Shared: true})
+	must(t, err)
+
+	// The old state's receiver finds the report again, and leaves it.
+	r := openReceiver(t, loc, t0)
+	must(t, r.Close())
+	statusOf := func(at string) (Status, int) {
+		t.Helper()
+		ro, err := OpenSharedReadOnly(ctx, MustParseLocation(at), "spring")
+		must(t, err)
+		defer ro.Close()
+		n := 0
+		must(t, ro.Attempts(ctx, func(Attempt) error { n++; return nil }))
+		return recipients(t, ro)["+441"].Status, n
+	}
+	if st, n := statusOf(loc); st != InDoubt || n != 1 {
+		t.Errorf("in the state the campaign left, +441 is %s with %d attempts, want in doubt with 1 (as copied)", st, n)
+	}
+	r = openReceiver(t, target, t0)
+	must(t, r.Close())
+	if st, n := statusOf(target); st != Sent || n != 2 {
+		t.Errorf("in the state the campaign moved to, +441 is %s with %d attempts, want sent with 2 (its resolution)", st, n)
+	}
+}
+
 // A campaign never recorded is not recorded in a state whose every
 // campaign moved (a project file still naming it): not when it is opened
 // after the migration, nor when it was opened before and its first

@@ -77,7 +77,8 @@ func (s *State) Vacated(ctx context.Context) error {
 }
 
 // markMoved marks the record moved, by whom, to the state at to, where c
-// is its copy (nil: a copy read back while the source changed). A receiver
+// is its copy (nil: the copy's read-back differed because the source
+// changed meanwhile: it is made again). A receiver
 // may have written to the record since the copy was read (a report, a
 // recipient in doubt it settled): then recopy copies it again, under the
 // lock that keeps receivers out until the mark commits, so that nothing a

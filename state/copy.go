@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"maps"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/smsform/smsform/internal/e164"
+	"github.com/smsform/smsform/internal/rawjson"
 )
 
 // ErrTargetNotEmpty is returned by Copy when the target already records something.
@@ -75,6 +77,20 @@ func Copy(ctx context.Context, from, to Location, opts CopyOptions) (*Copied, er
 	// copied (a delivery report, a recipient in doubt it settles): the
 	// mark then copies it again, keeping receivers out until it commits.
 	got, err := copyOnce(ctx, src, dst, to, name, false)
+	// The copy under the lock holds up every receiver of the state (of
+	// the database, in PostgreSQL) for as long as it takes: first a few
+	// copies without it, while what they read changes meanwhile.
+	for try := 0; try < unlockedCopies; try++ {
+		if err == nil {
+			var changed bool
+			if changed, err = src.changedSince(ctx, src.db, got.serial, got.reports); err != nil || !changed {
+				break
+			}
+		} else if !errors.Is(err, errChangedWhileCopied) {
+			break
+		}
+		got, err = copyOnce(ctx, src, dst, to, name, true)
+	}
 	if err != nil && !errors.Is(err, errChangedWhileCopied) {
 		return nil, err
 	}
@@ -92,6 +108,10 @@ func Copy(ctx context.Context, from, to Location, opts CopyOptions) (*Copied, er
 	return got.Copied, nil
 }
 
+// unlockedCopies is how many times Copy copies again, without the lock,
+// a record that changed while it was copied.
+const unlockedCopies = 2
+
 // errChangedWhileCopied says that the source's record changed between the
 // copy's first read and its mark.
 var errChangedWhileCopied = errors.New("the record changed while it was copied")
@@ -107,7 +127,12 @@ type copiedAt struct {
 // copyOnce copies src's record into dst in one transaction (again: over
 // the copy an earlier try left there) and reads it back from a view of its
 // own. errChangedWhileCopied when what was read back differs from the
-// source because the source changed meanwhile.
+// source because the source changed meanwhile. The mark calls it holding
+// the moves lock (PostgreSQL's advisory lock, one key for the database):
+// nothing on its way may ask for that lock, which a target in another
+// schema of the same database shares, or it would wait for itself unseen.
+// It asks none: the target's record exists by then (birth, which does,
+// has run) and the target is opened with AllowMoved.
 func copyOnce(ctx context.Context, src, dst *State, to Location, name string, again bool) (*copiedAt, error) {
 	want, err := src.summary(ctx)
 	if err != nil {
@@ -322,22 +347,30 @@ func (t *txn) copyReports(src *State) (int, error) {
 		if err != nil {
 			return err
 		}
+		// The keys the target held already: one question for the chunk
+		// (a copy made again holds them all).
+		var held []string
+		phoneOf := map[string]string{}
 		for _, r := range chunk {
-			if inserted[r[0]] {
-				continue
-			}
-			var there int64
-			if err := t.conn.QueryRowContext(t.ctx, dst.q[qReportCampaign], r[0]).Scan(&there); err != nil {
-				return err
-			}
-			if there != dst.id.Load() {
-				return fmt.Errorf("a delivery report of campaign %q (%s, key %s) is recorded there already for another campaign or for none: "+
-					"nothing was copied; the two states have received the same report, and which campaign it is about needs a look (smsform reports show)",
-					dst.campaign, e164.Mask(r[2]), r[0])
+			if !inserted[r[0]] {
+				held = append(held, r[0])
+				phoneOf[r[0]] = r[2]
 			}
 		}
 		chunk = chunk[:0]
-		return nil
+		if len(held) == 0 {
+			return nil
+		}
+		var key string
+		switch err := t.conn.QueryRowContext(t.ctx, dst.q[qReportElsewhere], string(rawjson.AppendStrings(nil, held)), dst.id.Load()).Scan(&key); {
+		case errors.Is(err, sql.ErrNoRows):
+			return nil
+		case err != nil:
+			return err
+		}
+		return fmt.Errorf("a delivery report of campaign %q (%s, key %s) is recorded there already for another campaign or for none: "+
+			"nothing was copied; the two states have received the same report, and which campaign it is about needs a look (smsform reports show)",
+			dst.campaign, e164.Mask(phoneOf[key]), key)
 	}
 	for rows.Next() {
 		r := make([]string, 12)

@@ -587,7 +587,11 @@ func testMigrateWhileReceiving(t *testing.T, b backend) {
 		}
 	}()
 	for recorded.Load() < 20 {
-		time.Sleep(time.Millisecond)
+		select {
+		case <-done:
+			t.Fatalf("the receiver stopped after %d reports, before the migration", recorded.Load())
+		case <-time.After(time.Millisecond):
+		}
 	}
 	_, err = Copy(ctx, MustParseLocation(loc), MustParseLocation(target), CopyOptions{Campaign: "a", Shared: true})
 	must(t, err)

@@ -76,11 +76,11 @@ const (
 	qCopyReports
 	qCopyTestSends
 	qCountCopied
-	qReportCampaign // report key; returns the campaign it is recorded for
-	qSetCopied      // scope, paused at, by, reason, latency ms
-	qPutAttempt     // scope, batch, state, body hash, recipients, http status, request id, reason, started, finished, plan id, phones, provider status, provider ids; returns id. Marks the ids to index (see indexMessages), but a resolution's: it names the id of the part it resolves
-	qPutPlan        // scope, plan id, applied at, serial, done
-	qSetMeta        // lineage, serial, scope
+	qReportElsewhere // report keys (a JSON array), campaign id; returns one recorded for another campaign or none
+	qSetCopied       // scope, paused at, by, reason, latency ms
+	qPutAttempt      // scope, batch, state, body hash, recipients, http status, request id, reason, started, finished, plan id, phones, provider status, provider ids; returns id. Marks the ids to index (see indexMessages), but a resolution's: it names the id of the part it resolves
+	qPutPlan         // scope, plan id, applied at, serial, done
+	qSetMeta         // lineage, serial, scope
 
 	// What arrives after the send (receiver.go). The index of message ids
 	// (messages.go): the attempts whose ids are not in it yet, oldest
@@ -194,10 +194,10 @@ var postgresDialect = &dialect{
 	qCopyPlans:    `SELECT plan_id, applied_at, serial, done FROM plans_applied WHERE campaign_id = $1 ORDER BY plan_id`,
 	qCopyReports: `SELECT report_key, phone, provider_id, delivery, provider_status, reason, at, received_at, matched_by, unmatched, anomaly
 		FROM reports WHERE campaign_id = $1 ORDER BY id`,
-	qCopyTestSends:  `SELECT at, by_whom, body_hash, outcome, http_status, request_id, reason, phones FROM test_sends WHERE campaign_id = $1 ORDER BY id`,
-	qCountCopied:    `SELECT (SELECT count(*) FROM reports WHERE campaign_id = $1), (SELECT count(*) FROM test_sends WHERE campaign_id = $1)`,
-	qReportCampaign: `SELECT campaign_id FROM reports WHERE report_key = $1`,
-	qSetCopied:      `UPDATE campaigns SET paused_at = $2, paused_by = $3, paused_reason = $4, latency_ms = $5 WHERE id = $1`,
+	qCopyTestSends:   `SELECT at, by_whom, body_hash, outcome, http_status, request_id, reason, phones FROM test_sends WHERE campaign_id = $1 ORDER BY id`,
+	qCountCopied:     `SELECT (SELECT count(*) FROM reports WHERE campaign_id = $1), (SELECT count(*) FROM test_sends WHERE campaign_id = $1)`,
+	qReportElsewhere: `SELECT report_key FROM reports WHERE report_key IN (SELECT jsonb_array_elements_text($1::jsonb)) AND campaign_id <> $2 LIMIT 1`,
+	qSetCopied:       `UPDATE campaigns SET paused_at = $2, paused_by = $3, paused_reason = $4, latency_ms = $5 WHERE id = $1`,
 	qPutAttempt: `INSERT INTO attempts (campaign_id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at, plan_id, phones, provider_status, provider_ids, ids_pending)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, CASE WHEN $14 <> '' AND $3 <> 'resolved_sent' THEN 1 ELSE 0 END) RETURNING id`,
 	qPutPlan: `INSERT INTO plans_applied (campaign_id, plan_id, applied_at, serial, done) VALUES ($1, $2, $3, $4, $5)`,
@@ -241,8 +241,9 @@ var sqliteOwn = map[stmt]string{
 	qIDsIndexed: `UPDATE attempts SET ids_pending = 0 WHERE id IN (SELECT value FROM json_each(?1))`,
 	qMessagesFor: `SELECT m.provider_id, m.campaign_id, m.phone, m.attempt_id, a.state FROM messages m JOIN attempts a ON a.id = m.attempt_id
 		WHERE m.provider_id IN (SELECT value FROM json_each(?1))`,
-	qAttemptsByID: `SELECT id, campaign_id, state, batch_id, body_hash, plan_id FROM attempts WHERE id IN (SELECT value FROM json_each(?1))`,
-	qAttemptsIn:   `SELECT id, campaign_id, state, phones, started_at, finished_at FROM attempts WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY id`,
+	qAttemptsByID:    `SELECT id, campaign_id, state, batch_id, body_hash, plan_id FROM attempts WHERE id IN (SELECT value FROM json_each(?1))`,
+	qReportElsewhere: `SELECT report_key FROM reports WHERE report_key IN (SELECT value FROM json_each(?1)) AND campaign_id <> ?2 LIMIT 1`,
+	qAttemptsIn:      `SELECT id, campaign_id, state, phones, started_at, finished_at FROM attempts WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY id`,
 	qInsertReports: `INSERT INTO reports (report_key, campaign_id, phone, provider_id, delivery, provider_status, reason, at, received_at, matched_by, unmatched, anomaly)
 		SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9, value->>10, value->>11
 		FROM json_each(?1) WHERE true ON CONFLICT (report_key) DO NOTHING RETURNING report_key`,

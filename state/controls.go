@@ -103,7 +103,7 @@ func (s *State) markMoved(ctx context.Context, to, by string, c *copiedAt, recop
 		changed := c == nil
 		if !changed {
 			var err error
-			if changed, err = s.changedSince(t.ctx, t.conn, c.serial, c.reports); err != nil {
+			if changed, err = s.changedSince(t.ctx, t.conn, c.readAt); err != nil {
 				return err
 			}
 		}

@@ -83,7 +83,7 @@ func Copy(ctx context.Context, from, to Location, opts CopyOptions) (*Copied, er
 	for try := 0; try < unlockedCopies; try++ {
 		if err == nil {
 			var changed bool
-			if changed, err = src.changedSince(ctx, src.db, got.serial, got.reports); err != nil || !changed {
+			if changed, err = src.changedSince(ctx, src.db, got.readAt); err != nil || !changed {
 				break
 			}
 		} else if !errors.Is(err, errChangedWhileCopied) {
@@ -116,12 +116,20 @@ const unlockedCopies = 2
 // copy's first read and its mark.
 var errChangedWhileCopied = errors.New("the record changed while it was copied")
 
-// copiedAt is a copy as read back, with what it was read at in the source:
-// its serial, read first, and how many delivery reports were copied.
+// copiedAt is a copy as read back, with what it was read at.
 type copiedAt struct {
 	*Copied
+	readAt
+}
+
+// readAt is what a copy read of the source's record that may change
+// while it is copied, the campaign's lock held: its serial (read first),
+// which a receiver's settling of a recipient moves; how many delivery
+// reports it has; its pause, which is set without the lock.
+type readAt struct {
 	serial  int64
 	reports int
+	pause   [3]string // at, by, reason
 }
 
 // copyOnce copies src's record into dst in one transaction (again: over
@@ -138,11 +146,8 @@ func copyOnce(ctx context.Context, src, dst *State, to Location, name string, ag
 	if err != nil {
 		return nil, err
 	}
-	var reports int
-	if err := dst.w.do(ctx, func(t *txn) (err error) {
-		reports, err = t.copyFrom(src, want.Serial, again)
-		return err
-	}); err != nil {
+	at := readAt{serial: want.Serial}
+	if err := dst.w.do(ctx, func(t *txn) error { return t.copyFrom(src, &at, again) }); err != nil {
 		return nil, fmt.Errorf("copy state to %s: %w", dst.loc, err)
 	}
 	check, err := OpenReadOnly(ctx, to, name)
@@ -159,26 +164,30 @@ func copyOnce(ctx context.Context, src, dst *State, to Location, name string, ag
 	// had moved away. copyReports checked that each one copied is there.
 	if got.Lineage != want.Lineage || got.Serial != want.Serial || got.Attempts != want.Attempts ||
 		got.Plans != want.Plans || got.Reports < want.Reports || got.Tests != want.Tests || !maps.Equal(got.Counts, want.Counts) {
-		if changed, err := src.changedSince(ctx, src.db, want.Serial, reports); err == nil && changed {
+		if changed, err := src.changedSince(ctx, src.db, at); err == nil && changed {
 			return nil, errChangedWhileCopied
 		}
 		return nil, fmt.Errorf("copy state to %s: read back %+v, the source has %+v", check.loc, *got, *want)
 	}
-	return &copiedAt{Copied: got, serial: want.Serial, reports: reports}, nil
+	return &copiedAt{Copied: got, readAt: at}, nil
 }
 
-// changedSince reports whether the campaign's record in s changed since it
-// was read at serial with reports delivery reports, as db reads it now.
-func (s *State) changedSince(ctx context.Context, db querier, serial int64, reports int) (bool, error) {
-	now, err := s.serialNow(ctx, db)
-	if err != nil {
+// changedSince reports whether the campaign's record in s changed since a
+// copy read it at at, as db reads it now.
+func (s *State) changedSince(ctx context.Context, db querier, at readAt) (bool, error) {
+	now := readAt{}
+	var err error
+	if now.serial, err = s.serialNow(ctx, db); err != nil {
 		return false, err
 	}
-	var n, tests int
-	if err := db.QueryRowContext(ctx, s.q[qCountCopied], s.args()...).Scan(&n, &tests); err != nil {
+	var tests int
+	if err := db.QueryRowContext(ctx, s.q[qCountCopied], s.args()...).Scan(&now.reports, &tests); err != nil {
 		return false, fmt.Errorf("read state %s: %w", s.loc, err)
 	}
-	return now != serial || n != reports, nil
+	if err := db.QueryRowContext(ctx, s.q[qPausedNow], s.args()...).Scan(&now.pause[0], &now.pause[1], &now.pause[2]); err != nil {
+		return false, fmt.Errorf("read state %s: %w", s.loc, err)
+	}
+	return now != at, nil
 }
 
 // serialNow is the serial of the campaign's record as db reads it now:
@@ -242,10 +251,10 @@ func (s *State) summary(ctx context.Context) (*Copied, error) {
 }
 
 // copyFrom writes every row of src into this transaction's state, in
-// order, and takes src's lineage and its serial atSerial (read before the rows); again,
-// over the copy of an earlier try. It returns how many delivery reports it
-// read from src.
-func (t *txn) copyFrom(src *State, atSerial int64, again bool) (int, error) {
+// order, and takes src's lineage and its serial at.serial (read before the
+// rows); again, over the copy of an earlier try. It fills in at what else
+// it read.
+func (t *txn) copyFrom(src *State, at *readAt, again bool) error {
 	dst := t.w.s
 	t.wrote = true
 	if dst.Moved() != nil || again {
@@ -255,37 +264,37 @@ func (t *txn) copyFrom(src *State, atSerial int64, again bool) (int, error) {
 		// the other side never saw (copyReports merges the others').
 		for _, q := range []string{dst.q[qDropAttempts], dst.q[qDropPlans], dst.q[qDropTestSends], dst.q[qClearMoved]} {
 			if _, err := t.conn.ExecContext(t.ctx, q, dst.args()...); err != nil {
-				return 0, err
+				return err
 			}
 		}
 	}
 	put, err := t.conn.PrepareContext(t.ctx, dst.q[qPutAttempt])
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer put.Close()
 	rows, err := src.db.QueryContext(t.ctx, src.q[qCopyAttempts], src.args()...)
 	if err != nil {
-		return 0, fmt.Errorf("read state %s: %w", src.loc, err)
+		return fmt.Errorf("read state %s: %w", src.loc, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var batch, state, bodyHash, requestID, reason, started, finished, planID, phones, providerStatus, providerIDs string
 		var recipients, httpStatus int
 		if err := rows.Scan(&batch, &state, &bodyHash, &recipients, &httpStatus, &requestID, &reason, &started, &finished, &planID, &phones, &providerStatus, &providerIDs); err != nil {
-			return 0, fmt.Errorf("read state %s: %w", src.loc, err)
+			return fmt.Errorf("read state %s: %w", src.loc, err)
 		}
 		var id int64
 		if err := put.QueryRowContext(t.ctx, dst.args(batch, state, bodyHash, recipients, httpStatus, requestID, reason, started, finished, planID, phones, providerStatus, providerIDs)...).Scan(&id); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("read state %s: %w", src.loc, err)
+		return fmt.Errorf("read state %s: %w", src.loc, err)
 	}
 	plans, err := src.db.QueryContext(t.ctx, src.q[qCopyPlans], src.args()...)
 	if err != nil {
-		return 0, fmt.Errorf("read state %s: %w", src.loc, err)
+		return fmt.Errorf("read state %s: %w", src.loc, err)
 	}
 	defer plans.Close()
 	for plans.Next() {
@@ -293,34 +302,33 @@ func (t *txn) copyFrom(src *State, atSerial int64, again bool) (int, error) {
 		var serial int64
 		var done int
 		if err := plans.Scan(&id, &at, &serial, &done); err != nil {
-			return 0, fmt.Errorf("read state %s: %w", src.loc, err)
+			return fmt.Errorf("read state %s: %w", src.loc, err)
 		}
 		if _, err := t.conn.ExecContext(t.ctx, dst.q[qPutPlan], dst.args(id, at, serial, done)...); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	if err := plans.Err(); err != nil {
-		return 0, fmt.Errorf("read state %s: %w", src.loc, err)
+		return fmt.Errorf("read state %s: %w", src.loc, err)
 	}
-	reports, err := t.copyReports(src)
-	if err != nil {
-		return 0, err
+	if at.reports, err = t.copyReports(src); err != nil {
+		return err
 	}
 	if err := t.copyTestSends(src); err != nil {
-		return 0, err
+		return err
 	}
 	// The serial is set, not bumped: the copy is the same state. A pause
 	// goes along (a paused campaign must not become sendable by moving),
 	// read now: it is set without the campaign's lock.
-	if _, err := t.conn.ExecContext(t.ctx, dst.q[qSetMeta], src.Lineage(), atSerial, dst.id.Load()); err != nil {
-		return 0, err
+	if _, err := t.conn.ExecContext(t.ctx, dst.q[qSetMeta], src.Lineage(), at.serial, dst.id.Load()); err != nil {
+		return err
 	}
-	var pausedAt, pausedBy, pausedReason string
-	if err := src.db.QueryRowContext(t.ctx, src.q[qPausedNow], src.args()...).Scan(&pausedAt, &pausedBy, &pausedReason); err != nil {
-		return 0, fmt.Errorf("read state %s: %w", src.loc, err)
+	p := &at.pause
+	if err := src.db.QueryRowContext(t.ctx, src.q[qPausedNow], src.args()...).Scan(&p[0], &p[1], &p[2]); err != nil {
+		return fmt.Errorf("read state %s: %w", src.loc, err)
 	}
-	_, err = t.conn.ExecContext(t.ctx, dst.q[qSetCopied], dst.args(pausedAt, pausedBy, pausedReason, src.latency.Milliseconds())...)
-	return reports, err
+	_, err = t.conn.ExecContext(t.ctx, dst.q[qSetCopied], dst.args(p[0], p[1], p[2], src.latency.Milliseconds())...)
+	return err
 }
 
 // copyReports copies the campaign's delivery reports, the evidence that

@@ -273,3 +273,42 @@ func TestCopyReportsEdges(t *testing.T) {
 		t.Errorf("a after migrating back: %+v, paused %v", sum.DeliveryCounts, r.Paused())
 	}
 }
+
+// A pause set on the source while its record is copied (a pause takes no
+// campaign's lock) is not lost: the mark sees the record changed and
+// copies it again, pause and all. A paused campaign must not become
+// sendable by moving.
+func TestMarkSeesAPauseSetMeanwhile(t *testing.T) { eachBackend(t, testMarkSeesAPauseSetMeanwhile) }
+
+func testMarkSeesAPauseSetMeanwhile(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc, target := b.loc(t), b.loc(t)
+	s := openShared(t, loc, "spring", time.Now)
+	sentWithIDs(t, s, "b1", "+441")
+	must(t, s.Close())
+	src, err := Open(ctx, MustParseLocation(loc), Options{Campaign: "spring", Shared: true})
+	must(t, err)
+	defer src.Close()
+	dst, err := Open(ctx, MustParseLocation(target), Options{Campaign: "spring", NewState: true, Shared: true, AllowMoved: true})
+	must(t, err)
+	defer dst.Close()
+	again := func() (*copiedAt, error) { return copyOnce(ctx, src, dst, MustParseLocation(target), "spring", true) }
+	c, err := copyOnce(ctx, src, dst, MustParseLocation(target), "spring", false)
+	must(t, err)
+	if c.pause != [3]string{} {
+		t.Fatalf("copied a pause that was never set: %q", c.pause)
+	}
+	must(t, SetPause(ctx, MustParseLocation(loc), "spring", true, &Pause{At: time.Now(), By: "ann@laptop", Reason: "wrong link"}))
+	marked, err := src.markMoved(ctx, target, "bob", c, again)
+	must(t, err)
+	if marked.pause[2] != "wrong link" {
+		t.Errorf("the copy marked has pause %q, want the one set meanwhile", marked.pause)
+	}
+	must(t, dst.Close())
+	ro, err := OpenSharedReadOnly(ctx, MustParseLocation(target), "spring")
+	must(t, err)
+	defer ro.Close()
+	if p := ro.Paused(); p == nil || p.Reason != "wrong link" {
+		t.Errorf("the target's pause: %+v, want the one set while the record was copied", p)
+	}
+}

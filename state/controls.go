@@ -78,11 +78,11 @@ func (s *State) Vacated(ctx context.Context) error {
 
 // markMoved marks the record moved, by whom, to the state at to, where c
 // is its copy (nil: the copy's read-back differed because the source
-// changed meanwhile: it is made again). A receiver
-// may have written to the record since the copy was read (a report, a
-// recipient in doubt it settled): then recopy copies it again, under the
-// lock that keeps receivers out until the mark commits, so that nothing a
-// receiver wrote here is left behind. It returns the copy marked.
+// changed meanwhile). The record may have changed since the copy read it
+// (a receiver's report, a recipient in doubt it settled, a pause): then
+// recopy copies it again, under the lock that keeps receivers out until
+// the mark commits, so that nothing written here is left behind. It
+// returns the copy marked.
 func (s *State) markMoved(ctx context.Context, to, by string, c *copiedAt, recopy func() (*copiedAt, error)) (*copiedAt, error) {
 	m := Moved{To: WithoutPassword(to), At: s.now().UTC(), By: by}
 	switch real, err := ResolveFile(to); {
@@ -110,7 +110,7 @@ func (s *State) markMoved(ctx context.Context, to, by string, c *copiedAt, recop
 		if changed {
 			again, err := recopy()
 			if err != nil {
-				return refusal{fmt.Errorf("copy again (a receiver wrote to the record while it was copied): %w", err)}
+				return refusal{fmt.Errorf("copy again (the record changed while it was copied): %w", err)}
 			}
 			c = again
 		}

@@ -74,12 +74,12 @@ func Copy(ctx context.Context, from, to Location, opts CopyOptions) (*Copied, er
 			dst.loc, name, dst.Serial(), n, dst.Lineage(), ErrTargetNotEmpty)
 	}
 	// A receiver of the source may write to the record while it is
-	// copied (a delivery report, a recipient in doubt it settles): the
-	// mark then copies it again, keeping receivers out until it commits.
+	// copied (a delivery report, a recipient in doubt it settles), and a
+	// pause may be set: the record is then copied again, a few times
+	// without the lock, then by the mark under it, which holds up every
+	// receiver of the state (of the database, in PostgreSQL) for as long
+	// as the copy takes.
 	got, err := copyOnce(ctx, src, dst, to, name, false)
-	// The copy under the lock holds up every receiver of the state (of
-	// the database, in PostgreSQL) for as long as it takes: first a few
-	// copies without it, while what they read changes meanwhile.
 	for try := 0; try < unlockedCopies; try++ {
 		if err == nil {
 			var changed bool

@@ -339,9 +339,10 @@ func (r *Receiver) write(group []*recording) error {
 		}
 	}
 	// In PostgreSQL the shared advisory lock, held to the commit, keeps
-	// state migrate from marking a campaign moved meanwhile: what is
-	// written here before the mark is there when the migration checks
-	// the record under the lock, and copies it again if it changed.
+	// state migrate from marking a campaign moved meanwhile: a report
+	// written here before the mark is in the copy (the mark checks the
+	// record under the lock, and copies it again if it changed), a reply
+	// in the ledger the migration copies after the last mark.
 	if err := lockMoves(ctx, tx, r.pg); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -131,5 +132,56 @@ func TestRedactEncodedForms(t *testing.T) {
 		if !strings.Contains(err.Error(), "is not valid for account 42") {
 			t.Errorf("echo %d: error %q lost the provider's words", i, err)
 		}
+	}
+}
+
+// TestIDPrefilter: the look that lets an id pass without redacting it
+// never lets through an id that redact would change. Each id is random
+// text with, most of the time, a piece of a secret's forms inside it (whole
+// or cut), at a random place; ID of it is "[redacted]" exactly when redact
+// changes it.
+func TestIDPrefilter(t *testing.T) {
+	c := &Client{ClientID: "acct-7", ClientSecret: "s3cr3t-Secret-Value"}
+	token := "tok_" + strings.Repeat("Zq9", 8)
+	r := c.redactor(token)
+	pieces := append(secretForms(c.ClientID, c.ClientSecret, token), "Basic x", "bearer Zq9", "a&amp;b", "50%25", "a+b")
+	rng := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_:/="
+	text := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	passed, hidden := 0, 0
+	for range 200_000 {
+		id := text(rng.IntN(40))
+		if rng.IntN(4) > 0 {
+			p := pieces[rng.IntN(len(pieces))]
+			lo := rng.IntN(len(p))
+			hi := lo + rng.IntN(len(p)-lo+1)
+			if rng.IntN(2) == 0 {
+				lo, hi = 0, len(p)
+			}
+			at := rng.IntN(len(id) + 1)
+			id = id[:at] + p[lo:hi] + id[at:]
+		}
+		changes := r.redact(id) != id
+		if changes && !r.mayHoldSecret(id) {
+			t.Fatalf("%q: redact changes it, the prefilter lets it pass", id)
+		}
+		if got := r.ID(id); (got == redacted) != changes {
+			t.Fatalf("ID(%q) = %q; redact changes it: %v", id, got, changes)
+		}
+		if changes {
+			hidden++
+		} else if !r.mayHoldSecret(id) {
+			passed++
+		}
+	}
+	// Both ways were tried: ids the look passes, ids it redacts.
+	if passed < 10_000 || hidden < 10_000 {
+		t.Errorf("passed %d, redacted %d of 200,000: the test no longer tries both ways", passed, hidden)
 	}
 }

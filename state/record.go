@@ -318,8 +318,10 @@ func (t *txn) whole(batchID string, o Outcome) (bool, error) {
 	}
 	t.w.buf = rawjson.AppendStrings(t.w.buf[:0], p.Phones)
 	wrote := t.wrote
-	var phones string
-	err := t.queryRow(qFinishWhole, string(p.Status.attempt()), o.HTTPStatus, o.RequestID, p.Reason, t.now, p.ProviderStatus, ids, id, string(t.w.buf)).Scan(&phones)
+	var n int
+	// The row is the intent's only if its phones are the part's, in order:
+	// what is kept in memory after is the part's, not read back.
+	err := t.queryRow(qFinishWhole, string(p.Status.attempt()), o.HTTPStatus, o.RequestID, p.Reason, t.now, p.ProviderStatus, ids, id, string(t.w.buf)).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
 		t.wrote = wrote // it changed nothing
 		return false, nil
@@ -328,7 +330,10 @@ func (t *txn) whole(batchID string, o Outcome) (bool, error) {
 		return false, err
 	}
 	t.changed = true
-	return true, t.setAll(phones, p.Status)
+	for _, ph := range p.Phones {
+		t.w.known.set(ph, p.Status)
+	}
+	return true, nil
 }
 
 // checkParts refuses parts that do not hold the intent's recipients

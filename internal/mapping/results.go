@@ -242,12 +242,14 @@ func (rd *reader) list(a *Answer, at int, l *List, list []byte, n int) bool {
 // status is the value of a status's JSON text raw, its cleaned text, and
 // what stood there when it is no usable status.
 func (rd *reader) status(raw []byte) (Value, string, string) {
+	// Looked up before it is read: reading it is most of the cost of an
+	// element whose status repeats.
+	if t, ok := rd.texts[string(raw)]; ok {
+		return rd.statuses[string(raw)], t, ""
+	}
 	v, kind := ValueOfJSON(raw)
 	if kind != "" {
 		return v, "", kind
-	}
-	if t, ok := rd.texts[string(raw)]; ok {
-		return rd.statuses[string(raw)], t, ""
 	}
 	t := words.Clip(rd.clean.ID(v.written(raw)), 64)
 	if len(rd.statuses) < 64 {

@@ -3,6 +3,7 @@ package rawjson
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -192,7 +193,11 @@ func AppendStrings(b []byte, ss []string) []byte {
 			return append(b, j...)
 		}
 	}
-	b = append(b, '[')
+	n := 2 + 3*len(ss)
+	for _, s := range ss {
+		n += len(s)
+	}
+	b = append(slices.Grow(b, n), '[')
 	for i, s := range ss {
 		if i > 0 {
 			b = append(b, ',')

@@ -2,7 +2,9 @@ package ledger
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -193,9 +195,15 @@ func Copy(ctx context.Context, from, to state.Location) (*Copied, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read state %s: %w", shown, err)
 	}
+	same := false
+	if want != (tally{}) && have == want {
+		if same, err = sameLedger(ctx, src.db, tx); err != nil {
+			return nil, fmt.Errorf("compare the ledgers of %s and %s: %w", src.shown, shown, err)
+		}
+	}
 	switch {
 	case want == (tally{}):
-	case have == want:
+	case same:
 		out.Already = true
 	case have != (tally{}):
 		return nil, notEmpty(shown, have)
@@ -251,10 +259,92 @@ func CheckTarget(ctx context.Context, from, to state.Location) error {
 		return err
 	}
 	have, shown, err := countsAt(ctx, to)
-	if err != nil || have == (tally{}) || have == want {
+	if err != nil || have == (tally{}) {
 		return err
 	}
+	if have == want {
+		src, err := Open(ctx, from)
+		if err != nil {
+			return err
+		}
+		defer src.Close()
+		dst, err := Open(ctx, to)
+		if err != nil {
+			return err
+		}
+		defer dst.Close()
+		if same, err := sameLedger(ctx, src.db, dst.db); err != nil || same {
+			return err
+		}
+	}
 	return notEmpty(shown, have)
+}
+
+// rowQuerier is a database or a transaction.
+type rowQuerier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// ledgerKeys are the columns that make two ledgers the same one: the
+// opt-out log's entries with their numbers, the numbers opted out now, the
+// numbers of the cap's index. Equal counts are not enough: two projects
+// that each opted out one person hold as many rows, and a copy taken for
+// "already there" would leave the source's person free to be messaged.
+var ledgerKeys = []string{
+	`SELECT id, phone, action FROM optouts`,
+	`SELECT phone, id FROM optouts_now`,
+	`SELECT phone FROM caps`,
+}
+
+// sameLedger reports whether a and b hold the same rows under ledgerKeys.
+// Each side is summed as a multiset (a hash of each row, added), so that
+// neither engine's order or collation matters.
+func sameLedger(ctx context.Context, a, b rowQuerier) (bool, error) {
+	for _, q := range ledgerKeys {
+		ha, err := rowsSum(ctx, a, q)
+		if err != nil {
+			return false, err
+		}
+		hb, err := rowsSum(ctx, b, q)
+		if err != nil || ha != hb {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// rowsSum is the sum of a 128-bit hash of each row q reads, its values as
+// text.
+func rowsSum(ctx context.Context, db rowQuerier, q string) ([2]uint64, error) {
+	var sum [2]uint64
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return sum, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return sum, err
+	}
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	var buf []byte
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return sum, err
+		}
+		buf = buf[:0]
+		for _, v := range vals {
+			buf = append(append(buf, v.String...), 0)
+		}
+		h := sha256.Sum256(buf)
+		sum[0] += binary.LittleEndian.Uint64(h[:8])
+		sum[1] += binary.LittleEndian.Uint64(h[8:16])
+	}
+	return sum, rows.Err()
 }
 
 // countsAt is ledgerCounts of the state at loc, and the state as messages

@@ -440,6 +440,26 @@ func testCopy(t *testing.T, from, to backend) {
 	if got, err := Copy(ctx, state.MustParseLocation(src), state.MustParseLocation(again)); err != nil || !got.Already {
 		t.Errorf("copying the same ledger twice: %+v, %v", got, err)
 	}
+	// A target holding another project's ledger of the very same counts
+	// (its own person opted out, its own numbers capped) is no copy of
+	// this one: refused, not taken for "already there", which would leave
+	// +441 free to be messaged from the target.
+	twin := to.loc(t)
+	_, err = ChangeOptOuts(ctx, state.MustParseLocation(twin), []OptOutChange{{Phone: "+451", At: at}, {Phone: "+442", At: at}})
+	must(t, err)
+	_, err = ChangeOptOuts(ctx, state.MustParseLocation(twin), []OptOutChange{{Phone: "+442", Remove: true, At: at}})
+	must(t, err)
+	s = openShared(t, twin, "winter", c, now)
+	_, err = s.AdmitIntent(ctx, intent("w1", "+443", "+444"))
+	must(t, err)
+	must(t, s.RecordOutcome(ctx, "w1", state.Outcome{Status: state.Sent}))
+	must(t, s.Close())
+	if err := CheckTarget(ctx, state.MustParseLocation(src), state.MustParseLocation(twin)); !errors.Is(err, state.ErrTargetNotEmpty) {
+		t.Errorf("check of a target with a ledger of the same counts: %v", err)
+	}
+	if got, err := Copy(ctx, state.MustParseLocation(src), state.MustParseLocation(twin)); !errors.Is(err, state.ErrTargetNotEmpty) {
+		t.Errorf("a copy onto a ledger of the same counts: %+v, %v", got, err)
+	}
 }
 
 // An intent the ledger trims keeps only the recipients sent: the attempt

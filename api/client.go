@@ -326,7 +326,7 @@ func (c *Client) post(ctx context.Context, op, path, auth, token string, v any) 
 	}
 	if readErr == nil && !tooLarge {
 		code, msg := errorReason(body)
-		e.Code = c.scrub(words.Clip(code, 64), token)
+		e.Code = words.Clip(c.scrub(code, token), 64) // clipped after: a secret cut short would pass
 		e.Message = c.scrub(msg, token)
 	}
 	if e.Message == "" && e.Code == "" {
@@ -502,29 +502,34 @@ func (r *redactor) redactForms(s string) string {
 // Words is redact, and no phone number, no control characters, and not
 // too long.
 func (r *redactor) Words(s string) string {
-	s = r.redact(s)
+	// Control characters go first: a secret split by one ("TOP\x00SECRET")
+	// would pass the search and then be joined by taking them out. And
+	// again after, since a layer redact decoded may hold some.
+	s = r.redact(strings.Map(controlToSpace, s))
 	s = phoneLike.ReplaceAllString(s, "+[number]")
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
-	return words.Clip(s, 300)
+	return words.Clip(strings.Map(controlToSpace, s), 300)
+}
+
+func controlToSpace(r rune) rune {
+	if r < 0x20 || r == 0x7f {
+		return ' '
+	}
+	return r
 }
 
 // ID is an id or a status word, "[redacted]" when it holds a secret,
-// without control characters, not too long.
+// without control characters, not too long. The control characters are
+// taken out before the secrets are looked for, as in Words.
 func (r *redactor) ID(id string) string {
-	if r.mayHoldSecret(id) && r.redact(id) != id {
-		return redacted
-	}
 	id = strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
 			return -1
 		}
 		return r
 	}, id)
+	if r.mayHoldSecret(id) && r.redact(id) != id {
+		return redacted
+	}
 	return words.Clip(id, 128)
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -137,51 +138,85 @@ func TestRedactEncodedForms(t *testing.T) {
 
 // TestIDPrefilter: the look that lets an id pass without redacting it
 // never lets through an id that redact would change. Each id is random
-// text with, most of the time, a piece of a secret's forms inside it (whole
-// or cut), at a random place; ID of it is "[redacted]" exactly when redact
-// changes it.
+// text (letters, digits, and the characters that escape or decode: & % +
+// ; # \ < > spaces, non-ASCII) with, most of the time, a piece of a
+// secret inside it (whole or cut) in one of the ways redact knows it: the
+// redactor's own forms and base64 cores, HTML entities, URL-encoded twice,
+// after "Bearer". ID of it is "[redacted]" exactly when redact changes it.
 func TestIDPrefilter(t *testing.T) {
-	c := &Client{ClientID: "acct-7", ClientSecret: "s3cr3t-Secret-Value"}
-	token := "tok_" + strings.Repeat("Zq9", 8)
-	r := c.redactor(token)
-	pieces := append(secretForms(c.ClientID, c.ClientSecret, token), "Basic x", "bearer Zq9", "a&amp;b", "50%25", "a+b")
-	rng := rand.New(rand.NewPCG(1, 2))
-	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_:/="
-	text := func(n int) string {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = alphabet[rng.IntN(len(alphabet))]
+	for _, secret := range []string{"s3cr3t-Secret-Value", "TOP SECRET/+?=x&<é>"} {
+		c := &Client{ClientID: "acct-7", ClientSecret: secret}
+		token := "tok_" + strings.Repeat("Zq9", 8)
+		r := c.redactor(token)
+		var entities strings.Builder
+		for _, ch := range secret {
+			fmt.Fprintf(&entities, "&#%d;", ch)
 		}
-		return string(b)
-	}
-	passed, hidden := 0, 0
-	for range 200_000 {
-		id := text(rng.IntN(40))
-		if rng.IntN(4) > 0 {
-			p := pieces[rng.IntN(len(pieces))]
-			lo := rng.IntN(len(p))
-			hi := lo + rng.IntN(len(p)-lo+1)
-			if rng.IntN(2) == 0 {
-				lo, hi = 0, len(p)
+		pieces := append(slices.Concat(r.forms, r.cores, secretForms(c.ClientID, secret, token)),
+			entities.String(), url.QueryEscape(url.QueryEscape(secret)), "Bearer "+token, "basic%20"+token, "Basic x", "a&amp;b", "50%25", "a+b")
+		rng := rand.New(rand.NewPCG(1, 2))
+		alphabet := []rune("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_:/=&%+;#\\<> é€")
+		text := func(n int) string {
+			b := make([]rune, n)
+			for i := range b {
+				b[i] = alphabet[rng.IntN(len(alphabet))]
 			}
-			at := rng.IntN(len(id) + 1)
-			id = id[:at] + p[lo:hi] + id[at:]
+			return string(b)
 		}
-		changes := r.redact(id) != id
-		if changes && !r.mayHoldSecret(id) {
-			t.Fatalf("%q: redact changes it, the prefilter lets it pass", id)
+		passed, hidden := 0, 0
+		for range 200_000 {
+			id := text(rng.IntN(40))
+			if rng.IntN(4) > 0 {
+				p := pieces[rng.IntN(len(pieces))]
+				lo := rng.IntN(len(p))
+				hi := lo + rng.IntN(len(p)-lo+1)
+				if rng.IntN(2) == 0 {
+					lo, hi = 0, len(p)
+				}
+				at := rng.IntN(len(id) + 1)
+				id = id[:at] + p[lo:hi] + id[at:]
+			}
+			changes := r.redact(id) != id
+			if changes && !r.mayHoldSecret(id) {
+				t.Fatalf("%q: redact changes it, the prefilter lets it pass", id)
+			}
+			if got := r.ID(id); (got == redacted) != changes {
+				t.Fatalf("ID(%q) = %q; redact changes it: %v", id, got, changes)
+			}
+			if changes {
+				hidden++
+			} else if !r.mayHoldSecret(id) {
+				passed++
+			}
 		}
-		if got := r.ID(id); (got == redacted) != changes {
-			t.Fatalf("ID(%q) = %q; redact changes it: %v", id, got, changes)
-		}
-		if changes {
-			hidden++
-		} else if !r.mayHoldSecret(id) {
-			passed++
+		// Both ways were tried: ids the look passes, ids it redacts.
+		if passed < 10_000 || hidden < 10_000 {
+			t.Errorf("secret %q: passed %d, redacted %d of 200,000: the test no longer tries both ways", secret, passed, hidden)
 		}
 	}
-	// Both ways were tried: ids the look passes, ids it redacts.
-	if passed < 10_000 || hidden < 10_000 {
-		t.Errorf("passed %d, redacted %d of 200,000: the test no longer tries both ways", passed, hidden)
+}
+
+// TestControlCharactersHideNoSecret: a secret split by a control
+// character is found in an id and in the provider's words, whose control
+// characters are taken out (or made spaces) before the secrets are looked
+// for: it comes out whole in neither.
+func TestControlCharactersHideNoSecret(t *testing.T) {
+	for _, secret := range []string{"s3cr3t-Secret-Value", "TOP SECRET/+?=x"} {
+		r := (&Client{ClientID: "me", ClientSecret: secret}).redactor("")
+		for at := 1; at < len(secret); at++ {
+			for _, ctl := range []string{"\x00", "\t", "\n", "\x7f"} {
+				split := secret[:at] + ctl + secret[at:]
+				if secret[at] == ' ' { // "TOP\x00SECRET": a control character for the space
+					split = secret[:at] + ctl + secret[at+1:]
+				}
+				in := "id " + split + " end"
+				if got := r.ID(in); strings.Contains(got, secret) {
+					t.Errorf("ID(%q) = %q", in, got)
+				}
+				if got := r.Words(in); strings.Contains(got, secret) {
+					t.Errorf("Words(%q) = %q", in, got)
+				}
+			}
+		}
 	}
 }

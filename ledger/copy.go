@@ -254,30 +254,47 @@ func notEmpty(shown string, have tally) error {
 // its own: a migration of a whole state checks it first, so that it is
 // refused whole rather than half-done.
 func CheckTarget(ctx context.Context, from, to state.Location) error {
-	want, _, err := countsAt(ctx, from)
+	src, err := Open(ctx, from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	want, err := src.counts(ctx)
 	if err != nil || want == (tally{}) {
 		return err
 	}
-	have, shown, err := countsAt(ctx, to)
+	dst, err := Open(ctx, to)
+	if err != nil {
+		return err
+	}
+	defer dst.Close()
+	have, err := dst.counts(ctx)
 	if err != nil || have == (tally{}) {
 		return err
 	}
 	if have == want {
-		src, err := Open(ctx, from)
+		same, err := sameLedger(ctx, src.db, dst.db)
 		if err != nil {
-			return err
+			return fmt.Errorf("compare the ledgers of %s and %s: %w", src.shown, dst.shown, err)
 		}
-		defer src.Close()
-		dst, err := Open(ctx, to)
-		if err != nil {
-			return err
-		}
-		defer dst.Close()
-		if same, err := sameLedger(ctx, src.db, dst.db); err != nil || same {
-			return err
+		if same {
+			return nil
 		}
 	}
-	return notEmpty(shown, have)
+	return notEmpty(dst.shown, have)
+}
+
+// counts is the tally of the view's ledger: nothing for a missing state or
+// one of an older schema.
+func (v *View) counts(ctx context.Context) (tally, error) {
+	if v.db == nil {
+		return tally{}, nil
+	}
+	n, err := counts(ctx, v.db)
+	if err != nil {
+		return n, fmt.Errorf("read state %s: %w", v.shown, err)
+	}
+	return n, nil
 }
 
 // rowQuerier is a database or a transaction.
@@ -345,21 +362,6 @@ func rowsSum(ctx context.Context, db rowQuerier, q string) ([2]uint64, error) {
 		sum[1] += binary.LittleEndian.Uint64(h[8:16])
 	}
 	return sum, rows.Err()
-}
-
-// countsAt is ledgerCounts of the state at loc, and the state as messages
-// show it: nothing for a missing state or one of an older schema.
-func countsAt(ctx context.Context, loc state.Location) (tally, string, error) {
-	v, err := Open(ctx, loc)
-	if err != nil {
-		return tally{}, loc.String(), err
-	}
-	defer v.Close()
-	if v.db == nil {
-		return tally{}, v.shown, nil
-	}
-	n, err := counts(ctx, v.db)
-	return n, v.shown, err
 }
 
 type querier interface {

@@ -318,10 +318,10 @@ func (t *txn) whole(batchID string, o Outcome) (bool, error) {
 	}
 	t.w.buf = rawjson.AppendStrings(t.w.buf[:0], p.Phones)
 	wrote := t.wrote
-	var n int
 	// The row is the intent's only if its phones are the part's, in order:
 	// what is kept in memory after is the part's, not read back.
-	err := t.queryRow(qFinishWhole, string(p.Status.attempt()), o.HTTPStatus, o.RequestID, p.Reason, t.now, p.ProviderStatus, ids, id, string(t.w.buf)).Scan(&n)
+	var one int
+	err := t.queryRow(qFinishWhole, string(p.Status.attempt()), o.HTTPStatus, o.RequestID, p.Reason, t.now, p.ProviderStatus, ids, id, string(t.w.buf)).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		t.wrote = wrote // it changed nothing
 		return false, nil

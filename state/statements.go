@@ -150,7 +150,7 @@ var postgresDialect = &dialect{
 	qAttempt:       `SELECT state, phones FROM attempts WHERE id = $1`,
 	qFinishAttempt: `UPDATE attempts SET state = $1, http_status = $2, request_id = $3, reason = $4, finished_at = $5 WHERE id = $6 AND state = 'intent' RETURNING phones, body_hash, plan_id`,
 	qFinishWhole: `UPDATE attempts SET state = $1, http_status = $2, request_id = $3, reason = $4, finished_at = $5, provider_status = $6, provider_ids = $7,
-		ids_pending = CASE WHEN $7 <> '' THEN 1 ELSE 0 END WHERE id = $8 AND state = 'intent' AND phones = $9 RETURNING recipients`,
+		ids_pending = CASE WHEN $7 <> '' THEN 1 ELSE 0 END WHERE id = $8 AND state = 'intent' AND phones = $9 RETURNING 1`,
 	qBumpSerial: `UPDATE campaigns SET serial = serial + $2 WHERE id = $1`,
 	qEachRecord: `SELECT batch_id, state, body_hash, phones, reason, started_at, finished_at, plan_id, request_id, provider_status, provider_ids FROM attempts WHERE campaign_id = $1 ORDER BY id`,
 	qAttempts:   `SELECT id, batch_id, state, body_hash, recipients, http_status, request_id, reason, started_at, finished_at FROM attempts WHERE campaign_id = $1 ORDER BY id`,

@@ -517,16 +517,18 @@ func controlToSpace(r rune) rune {
 	return r
 }
 
+func dropControl(r rune) rune {
+	if r < 0x20 || r == 0x7f {
+		return -1
+	}
+	return r
+}
+
 // ID is an id or a status word, "[redacted]" when it holds a secret,
 // without control characters, not too long. The control characters are
 // taken out before the secrets are looked for, as in Words.
 func (r *redactor) ID(id string) string {
-	id = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return -1
-		}
-		return r
-	}, id)
+	id = strings.Map(dropControl, id)
 	if r.mayHoldSecret(id) && r.redact(id) != id {
 		return redacted
 	}

@@ -157,21 +157,38 @@ func (r *Results) Read(doc []byte, n int, clean Cleaner) Answer {
 	rd := reader{clean: clean, statuses: map[string]Value{}}
 	for i := range r.Lists {
 		l := &r.Lists[i]
-		list, err := l.List.Lookup(doc)
-		absent := err != nil || string(list) == "null"
+		// The list is read as it is found (a key written twice: its last
+		// value is read last), not found first and then read again.
+		mark := len(a.Elements)
+		var found []byte // the value, up to the start of a list
+		read := true
+		err := l.List.Visit(doc, func(v []byte) int {
+			a.Elements = a.Elements[:mark]
+			if v[0] != '[' {
+				end := rawjson.SkipValue(v, 0)
+				found = v[:end]
+				return end
+			}
+			found = v[:1]
+			end, whole := rd.list(&a, i, l, v, n)
+			read = whole
+			return end
+		})
+		absent := err != nil || string(found) == "null"
 		switch {
 		case absent && l.Optional:
+			a.Elements = a.Elements[:mark]
 			continue
 		case err != nil:
 			a.Problem = "the answer has no list of recipients at " + l.List.String() + ": " + err.Error()
-		case list[0] != '[':
-			a.Problem = fmt.Sprintf("the answer holds %s at %s, not a list of recipients", rawjson.Kind(list), l.List.String())
+		case found[0] != '[':
+			a.Problem = fmt.Sprintf("the answer holds %s at %s, not a list of recipients", rawjson.Kind(found), l.List.String())
 		}
 		if a.Problem != "" {
 			a.Elements, a.Complete = nil, false
 			return a
 		}
-		if !rd.list(&a, i, l, list, n) {
+		if !read {
 			a.Complete = false
 		}
 	}
@@ -187,10 +204,12 @@ type reader struct {
 	texts    map[string]string
 }
 
-// list appends the elements of list (JSON text of an array) that name a
-// number (any element, in the answer to one recipient), up to
-// MaxElements(n); it reports whether it read the list to its end.
-func (rd *reader) list(a *Answer, at int, l *List, list []byte, n int) bool {
+// list appends the elements of the list at the start of list (JSON text
+// of an array, and what follows it in the answer) that name a number (any
+// element, in the answer to one recipient), up to MaxElements(n); it
+// returns the index just past the list, and whether it read the list to
+// its end.
+func (rd *reader) list(a *Answer, at int, l *List, list []byte, n int) (int, bool) {
 	limit := MaxElements(n)
 	// The picker's slots: the number first, then each pointer the list
 	// has (-1: none).
@@ -208,7 +227,7 @@ func (rd *reader) list(a *Answer, at int, l *List, list []byte, n int) bool {
 	i := rawjson.SkipSpace(list, 1)
 	for read := 0; i < len(list) && list[i] != ']'; read++ {
 		if read == limit {
-			return false
+			return rawjson.SkipValue(list, 0), false
 		}
 		i = pk.Pick(list, i, found)
 		if i < len(list) && list[i] == ',' {
@@ -236,7 +255,7 @@ func (rd *reader) list(a *Answer, at int, l *List, list []byte, n int) bool {
 		}
 		a.Elements = append(a.Elements, e)
 	}
-	return true
+	return i + 1, true // past the ]
 }
 
 // status is the value of a status's JSON text raw, its cleaned text, and

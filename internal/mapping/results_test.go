@@ -181,6 +181,10 @@ func FuzzResults(f *testing.F) {
 		`{"messages":[{"to":1,"status":{"name":["PENDING"]}}]}`, `{"messages":[[]]}`, `{"messages":"PENDING"}`, `{"errors":null}`,
 		`{"messages":[` + strings.Repeat(`{"to":"1","status":{"name":true}},`, 100) + `{}]}`,
 		strings.Repeat(`{"messages":[`, 200), `[]`, `null`, `["447700900123"]`, `{"messages":[{"to":"2","status":{"name":1.0}}]}`,
+		// Keys written twice: the last value is the list.
+		`{"messages":[{"to":"1","status":{"name":"PENDING"}}],"messages":[{"to":"2","status":{"name":"REJECTED"}}]}`,
+		`{"messages":[{"to":"1"}],"errors":[{"number":"2"}],"messages":null,"errors":7}`,
+		`{"messages":[{"to":"1"}] , "messages" : "x" }`, ` [ {"to":"3"} ] `,
 	} {
 		f.Add([]byte(s), 2, uint8(0))
 	}
@@ -200,6 +204,10 @@ func FuzzResults(f *testing.F) {
 			return
 		}
 		a := r.Read(doc, n, plain{})
+		// The same as finding each list first and reading it after.
+		if b := readByLookup(r, doc, n); show(a) != show(b) || a.Problem != b.Problem || a.Complete != b.Complete {
+			t.Fatalf("read %q (%q, complete %v); by Lookup %q (%q, complete %v)", show(a), a.Problem, a.Complete, show(b), b.Problem, b.Complete)
+		}
 		if a.Problem != "" && (a.Elements != nil || a.Complete) {
 			t.Fatalf("elements %q with problem %q", show(a), a.Problem)
 		}
@@ -225,6 +233,36 @@ func FuzzResults(f *testing.F) {
 			}
 		}
 	})
+}
+
+// readByLookup is Read as it was before lists were read as they are
+// found: each list looked up whole first, then read.
+func readByLookup(r *Results, doc []byte, n int) Answer {
+	a := Answer{Complete: true, Elements: make([]Element, 0, n+slack)}
+	rd := reader{clean: plain{}, statuses: map[string]Value{}}
+	for i := range r.Lists {
+		l := &r.Lists[i]
+		list, err := l.List.Lookup(doc)
+		absent := err != nil || string(list) == "null"
+		switch {
+		case absent && l.Optional:
+			continue
+		case err != nil:
+			a.Problem = "the answer has no list of recipients at " + l.List.String() + ": " + err.Error()
+		case list[0] != '[':
+			a.Problem = fmt.Sprintf("the answer holds %s at %s, not a list of recipients", rawjson.Kind(list), l.List.String())
+		}
+		if a.Problem != "" {
+			a.Elements, a.Complete = nil, false
+			return a
+		}
+		if end, whole := rd.list(&a, i, l, list, n); !whole {
+			a.Complete = false
+		} else if end != len(list) {
+			panic(fmt.Sprintf("the list %q read to %d", list, end))
+		}
+	}
+	return a
 }
 
 // rawStatus is a status's value as the answer wrote it (a number or a

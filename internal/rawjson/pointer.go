@@ -136,3 +136,76 @@ func (p Pointer) Lookup(doc []byte) ([]byte, error) {
 	}
 	return v, nil
 }
+
+// Visit is Lookup for a value that its reader walks anyway (a long list of
+// recipients): rather than scanning past the value to find its end and
+// then handing it over to be walked a second time, Visit calls read with
+// doc from the value's first byte, and read returns the index just past
+// the value it read. A key written twice names its last value, as for
+// Lookup: read may be called for an earlier one too, and when Visit
+// returns nil the last call is the value Lookup returns. Its errors are
+// Lookup's.
+func (p Pointer) Visit(doc []byte, read func(v []byte) int) error {
+	_, err := p.visit(doc[SkipSpace(doc, 0):], 0, read)
+	return err
+}
+
+// visit looks up the tokens from k on in the value at v[0] (v runs to the
+// end of the document) and returns the index just past that value, with
+// the error of its last occurrence of the token, if any.
+func (p Pointer) visit(v []byte, k int, read func(v []byte) int) (int, error) {
+	if k == len(p.tokens) {
+		return read(v), nil
+	}
+	tok := p.tokens[k]
+	miss := func(format string, args ...any) error {
+		return &PointerError{Pointer: p.raw, Token: tok, Why: fmt.Sprintf(format, args...)}
+	}
+	switch v[0] {
+	case '{':
+		err := miss("no such key")
+		i := SkipSpace(v, 1)
+		for i < len(v) && v[i] == '"' {
+			kend := SkipValue(v, i)
+			key := v[i:kend]
+			i = SkipSpace(v, SkipSpace(v, kend)+1) // past the colon
+			end := 0
+			if KeyIs(key, tok) {
+				var n int
+				n, err = p.visit(v[i:], k+1, read)
+				end = i + n
+			} else {
+				end = SkipValue(v, i)
+			}
+			if i = SkipSpace(v, end); i < len(v) && v[i] == ',' {
+				i = SkipSpace(v, i+1)
+			}
+		}
+		return i + 1, err // past the }
+	case '[':
+		want, ok := arrayIndex(tok)
+		if !ok {
+			return SkipValue(v, 0), miss("not an array index")
+		}
+		var err error
+		n, i := 0, SkipSpace(v, 1)
+		for ; i < len(v) && v[i] != ']'; n++ {
+			end := 0
+			if n == want {
+				var m int
+				m, err = p.visit(v[i:], k+1, read)
+				end = i + m
+			} else {
+				end = SkipValue(v, i)
+			}
+			if i = SkipSpace(v, end); i < len(v) && v[i] == ',' {
+				i = SkipSpace(v, i+1)
+			}
+		}
+		if want >= n {
+			err = miss("index out of range (%d elements)", n)
+		}
+		return i + 1, err // past the ]
+	}
+	return SkipValue(v, 0), miss("%s holds no keys", Kind(v))
+}

@@ -91,6 +91,16 @@ func FuzzPointer(f *testing.F) {
 		if (err == nil) != (rerr == nil) || err != nil && err.Error() != rerr.Error() {
 			t.Fatalf("Lookup: %v, Lookup: %v", err, rerr)
 		}
+		// And so does Visit: its last call is Lookup's value.
+		var visited []byte
+		verr := p.Visit([]byte(doc), func(v []byte) int {
+			end := SkipValue(v, 0)
+			visited = v[:end]
+			return end
+		})
+		if (verr == nil) != (rerr == nil) || verr != nil && verr.Error() != rerr.Error() || verr == nil && !bytes.Equal(visited, raw) {
+			t.Fatalf("Visit: %q, %v; Lookup: %q, %v", visited, verr, raw, rerr)
+		}
 		if err != nil {
 			return
 		}

@@ -161,7 +161,7 @@ func (r *Results) Read(doc []byte, n int, clean Cleaner) Answer {
 		// value is read last), not found first and then read again.
 		mark := len(a.Elements)
 		var found []byte // the value, up to the start of a list
-		read := true
+		whole := true // the list read to its end
 		err := l.List.Visit(doc, func(v []byte) int {
 			a.Elements = a.Elements[:mark]
 			if v[0] != '[' {
@@ -170,8 +170,8 @@ func (r *Results) Read(doc []byte, n int, clean Cleaner) Answer {
 				return end
 			}
 			found = v[:1]
-			end, whole := rd.list(&a, i, l, v, n)
-			read = whole
+			var end int
+			end, whole = rd.list(&a, i, l, v, n)
 			return end
 		})
 		absent := err != nil || string(found) == "null"
@@ -188,7 +188,7 @@ func (r *Results) Read(doc []byte, n int, clean Cleaner) Answer {
 			a.Elements, a.Complete = nil, false
 			return a
 		}
-		if !read {
+		if !whole {
 			a.Complete = false
 		}
 	}

@@ -161,7 +161,7 @@ func (r *Results) Read(doc []byte, n int, clean Cleaner) Answer {
 		// value is read last), not found first and then read again.
 		mark := len(a.Elements)
 		var found []byte // the value, up to the start of a list
-		whole := true // the list read to its end
+		whole := true    // the list read to its end
 		err := l.List.Visit(doc, func(v []byte) int {
 			a.Elements = a.Elements[:mark]
 			if v[0] != '[' {

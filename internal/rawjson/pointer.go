@@ -161,25 +161,32 @@ func (p Pointer) visit(v []byte, k int, read func(v []byte) int) (int, error) {
 	miss := func(format string, args ...any) error {
 		return &PointerError{Pointer: p.raw, Token: tok, Why: fmt.Sprintf(format, args...)}
 	}
+	var err error
+	// next visits the value at v[i] when it is the one tok names (keeping
+	// the error of its lookup: the last one named counts), skips it
+	// otherwise, and returns the index of what follows it and its comma.
+	next := func(i int, named bool) int {
+		end := 0
+		if named {
+			var n int
+			n, err = p.visit(v[i:], k+1, read)
+			end = i + n
+		} else {
+			end = SkipValue(v, i)
+		}
+		if i = SkipSpace(v, end); i < len(v) && v[i] == ',' {
+			i = SkipSpace(v, i+1)
+		}
+		return i
+	}
 	switch v[0] {
 	case '{':
-		err := miss("no such key")
+		err = miss("no such key")
 		i := SkipSpace(v, 1)
 		for i < len(v) && v[i] == '"' {
 			kend := SkipValue(v, i)
 			key := v[i:kend]
-			i = SkipSpace(v, SkipSpace(v, kend)+1) // past the colon
-			end := 0
-			if KeyIs(key, tok) {
-				var n int
-				n, err = p.visit(v[i:], k+1, read)
-				end = i + n
-			} else {
-				end = SkipValue(v, i)
-			}
-			if i = SkipSpace(v, end); i < len(v) && v[i] == ',' {
-				i = SkipSpace(v, i+1)
-			}
+			i = next(SkipSpace(v, SkipSpace(v, kend)+1), KeyIs(key, tok)) // past the colon
 		}
 		return i + 1, err // past the }
 	case '[':
@@ -187,20 +194,9 @@ func (p Pointer) visit(v []byte, k int, read func(v []byte) int) (int, error) {
 		if !ok {
 			return SkipValue(v, 0), miss("not an array index")
 		}
-		var err error
 		n, i := 0, SkipSpace(v, 1)
 		for ; i < len(v) && v[i] != ']'; n++ {
-			end := 0
-			if n == want {
-				var m int
-				m, err = p.visit(v[i:], k+1, read)
-				end = i + m
-			} else {
-				end = SkipValue(v, i)
-			}
-			if i = SkipSpace(v, end); i < len(v) && v[i] == ',' {
-				i = SkipSpace(v, i+1)
-			}
+			i = next(i, n == want)
 		}
 		if want >= n {
 			err = miss("index out of range (%d elements)", n)

@@ -630,29 +630,57 @@ func testCapHoldsByKind(t *testing.T, b backend) {
 	_, now := testClock(t0)
 	plain := Cap{Max: 1, Per: 24 * time.Hour}
 	// openShared's campaigns are transactional: their sends do not count
-	// for a marketing cap.
+	// for a marketing cap; +443's is a marketing campaign's.
 	s := openShared(t, loc, "receipts", &plain, now)
 	_, err := s.AdmitIntent(ctx, intent("r1", "+441", "+442"))
 	must(t, err)
 	must(t, s.RecordOutcome(ctx, "r1", state.Outcome{Status: state.Sent}))
+	open := func(campaign string, caps *Caps) *state.State {
+		t.Helper()
+		s, err := state.Open(ctx, state.MustParseLocation(loc), state.Options{Campaign: campaign, Shared: true, Gate: NewGate(caps), Now: now, LockTimeout: 10 * time.Second})
+		must(t, err)
+		return s
+	}
+	offers := open("offers", &Caps{All: []Cap{plain}, Marketing: true})
+	_, err = offers.AdmitIntent(ctx, intent("o1", "+443"))
+	must(t, err)
+	must(t, offers.RecordOutcome(ctx, "o1", state.Outcome{Status: state.Sent}))
+	must(t, offers.Close())
 	marketing := Cap{Max: 1, Per: 24 * time.Hour, Marketing: true}
+	everyone := []string{"+441", "+442", "+443"}
 	for _, c := range []struct {
 		name string
 		caps *Caps
-		held int
+		held []string
 	}{
-		{"plain cap", &Caps{All: []Cap{plain}}, 2},
-		{"marketing cap", &Caps{All: []Cap{marketing}}, 0},
-		{"a number's marketing cap", &Caps{PerNumber: func(string) []Cap { return []Cap{marketing} }, PerNumberLongest: 24 * time.Hour}, 0},
-		{"plain and a number's marketing cap", &Caps{All: []Cap{plain}, PerNumber: func(string) []Cap { return []Cap{marketing} }, PerNumberLongest: 24 * time.Hour}, 2},
+		{"plain cap", &Caps{All: []Cap{plain}}, everyone},
+		{"marketing cap", &Caps{All: []Cap{marketing}}, []string{"+443"}},
+		{"a number's marketing cap", &Caps{PerNumber: func(string) []Cap { return []Cap{marketing} }, PerNumberLongest: 24 * time.Hour}, []string{"+443"}},
+		{"plain and a number's marketing cap", &Caps{All: []Cap{plain}, PerNumber: func(string) []Cap { return []Cap{marketing} }, PerNumberLongest: 24 * time.Hour}, everyone},
 	} {
 		holds, err := ViewOf(s).CapHolds(ctx, c.caps, now())
 		must(t, err)
-		if holds.Len() != c.held {
-			t.Errorf("%s: %d numbers held, want %d", c.name, holds.Len(), c.held)
+		var held []string
+		for _, p := range everyone {
+			if until, ok := holds.Get(p); ok {
+				held = append(held, p)
+				if !until.Equal(t0.Add(24 * time.Hour)) {
+					t.Errorf("%s: %s held until %v, want %v", c.name, p, until, t0.Add(24*time.Hour))
+				}
+			}
 		}
-		if until, ok := holds.Get("+441"); c.held > 0 && (!ok || !until.Equal(t0.Add(24*time.Hour))) {
-			t.Errorf("%s: +441 held until %v (%v), want %v", c.name, until, ok, t0.Add(24*time.Hour))
+		if !slices.Equal(held, c.held) || holds.Len() != len(c.held) {
+			t.Errorf("%s: the plan holds %v (%d), want %v", c.name, held, holds.Len(), c.held)
+		}
+		// An intent's gate must hold the same numbers as the plan. One
+		// that sends claims them again, as transactional sends, which
+		// changes no later case.
+		g := open("gate "+c.name, c.caps)
+		adm, err := g.AdmitIntent(ctx, intent("g", everyone...))
+		must(t, err)
+		must(t, g.Close())
+		if slices.Sort(adm.Held); !slices.Equal(adm.Held, c.held) || !adm.HeldUntil.Equal(t0.Add(24*time.Hour)) {
+			t.Errorf("%s: the gate held %v until %v, want %v until a day on", c.name, adm.Held, adm.HeldUntil, c.held)
 		}
 	}
 }

@@ -301,7 +301,14 @@ func (r *Receiver) Close() error {
 func (r *Receiver) write(group []*recording) error {
 	ctx := context.Background()
 	now := r.opts.Now()
-	g := &grouped{}
+	// Sized first: an import's group of 50,000 reports grew the slice by
+	// copies, a twelfth of the import's CPU.
+	var nReports, nReplies int
+	for _, rec := range group {
+		nReports += len(rec.reports)
+		nReplies += len(rec.replies)
+	}
+	g := &grouped{reports: make([]reportAt, 0, nReports), replies: make([]replyAt, 0, nReplies)}
 	for n, rec := range group {
 		rec.out = Recorded{Reports: make([]ReportResult, len(rec.reports)), Replies: make([]ReplyResult, len(rec.replies))}
 		for i := range rec.reports {

@@ -639,6 +639,7 @@ func testCapHoldsByKind(t *testing.T, b backend) {
 		t.Helper()
 		s, err := state.Open(ctx, state.MustParseLocation(loc), state.Options{Campaign: campaign, Shared: true, Gate: NewGate(caps), Now: now, LockTimeout: 10 * time.Second})
 		must(t, err)
+		t.Cleanup(func() { s.Close() }) // closed before, unless a check stopped the test
 		return s
 	}
 	offers := open("offers", &Caps{All: []Cap{plain}, Marketing: true})

@@ -510,15 +510,17 @@ func (r *redactor) Words(s string) string {
 	return words.Clip(strings.Map(controlToSpace, s), 300)
 }
 
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
 func controlToSpace(r rune) rune {
-	if r < 0x20 || r == 0x7f {
+	if isControl(r) {
 		return ' '
 	}
 	return r
 }
 
 func dropControl(r rune) rune {
-	if r < 0x20 || r == 0x7f {
+	if isControl(r) {
 		return -1
 	}
 	return r

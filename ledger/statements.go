@@ -45,10 +45,6 @@ const (
 	qPruneSends
 	qPruneNumbers
 
-	// Replies from a JSON array of rows, each once: returns the keys of
-	// those inserted.
-	qInsertReplies
-
 	numStmts
 )
 
@@ -85,10 +81,6 @@ var postgres = &dialect{
 	qSendsSince:   `SELECT phone, at, marketing FROM cap_sends WHERE at > $1`,
 	qPruneSends:   `DELETE FROM cap_sends WHERE at < $1`,
 	qPruneNumbers: `DELETE FROM caps WHERE last_at < $1 AND NOT EXISTS (SELECT 1 FROM cap_sends s WHERE s.phone = caps.phone)`,
-
-	qInsertReplies: `INSERT INTO replies (reply_key, phone, kind, word, campaign_id, at, received_at)
-		SELECT r->>0, r->>1, r->>2, r->>3, CAST(r->>4 AS bigint), r->>5, r->>6 FROM jsonb_array_elements($1::jsonb) AS r
-		ON CONFLICT (reply_key) DO NOTHING RETURNING reply_key`,
 }
 
 // sqliteOwn are the statements SQLite says in words of its own (a file's
@@ -101,9 +93,6 @@ var sqliteOwn = map[stmt]string{
 	qRecent:  `SELECT s.phone, s.at, s.marketing FROM cap_sends s WHERE s.phone IN (SELECT value FROM json_each(?1)) AND s.at > ?2`,
 	qClaim:   `INSERT INTO cap_sends (phone, at, attempt_id, marketing) SELECT value, ?2, ?3, ?4 FROM json_each(?1)`,
 	qRelease: `DELETE FROM cap_sends WHERE attempt_id = ?1 AND phone IN (SELECT value FROM json_each(?2))`,
-	qInsertReplies: `INSERT INTO replies (reply_key, phone, kind, word, campaign_id, at, received_at)
-		SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6
-		FROM json_each(?1) WHERE true ON CONFLICT (reply_key) DO NOTHING RETURNING reply_key`,
 }
 
 var sqlite = sqliteOf(postgres, sqliteOwn)

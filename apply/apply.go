@@ -36,16 +36,25 @@ type IncompleteError struct {
 	Failed, InDoubt int
 	Owed            Owed
 	Duplicates      int
+	// Later: what else stopped the run, when recipients wait for their
+	// send window, not_before or the frequency cap (nil when none do).
+	Later *ClosedError
 }
 
 func (e *IncompleteError) Error() string {
 	total := fmt.Sprintf("the state records %s failed and %s in doubt", words.N(e.Owed.Failed, "recipient", "recipients"), words.Count(e.Owed.InDoubt))
-	if e.Failed == 0 && e.InDoubt == 0 {
-		return "nothing failed in this run, but " + total + ": the campaign is not finished"
+	var msg string
+	switch {
+	case e.Failed == 0 && e.InDoubt == 0:
+		msg = "nothing failed in this run, but " + total + ": the campaign is not finished"
+	default:
+		msg = fmt.Sprintf("%s failed and %s in doubt", words.N(e.Failed, "recipient", "recipients"), words.Plural(e.InDoubt, "1 is", words.Count(e.InDoubt)+" are"))
+		if e.Owed.Failed > e.Failed || e.Owed.InDoubt > e.InDoubt {
+			msg += "; in all, " + total
+		}
 	}
-	msg := fmt.Sprintf("%s failed and %s in doubt", words.N(e.Failed, "recipient", "recipients"), words.Plural(e.InDoubt, "1 is", words.Count(e.InDoubt)+" are"))
-	if e.Owed.Failed > e.Failed || e.Owed.InDoubt > e.InDoubt {
-		msg += "; in all, " + total
+	if e.Later != nil {
+		msg += "; and " + e.Later.Error()
 	}
 	return msg
 }

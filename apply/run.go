@@ -316,11 +316,21 @@ func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Re
 	case ctx.Err() != nil:
 		return r.res, ErrInterrupted
 	case r.res.Failed > 0 || r.res.InDoubt > 0:
-		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt, Owed: r.owed(), Duplicates: r.res.Duplicates, Unrecognised: r.res.Unrecognised}
-	case windowErr == nil && r.res.Owed != nil && r.res.Owed.Any():
-		return r.res, &IncompleteError{Owed: *r.res.Owed}
+		return r.res, &IncompleteError{Failed: r.res.Failed, InDoubt: r.res.InDoubt, Owed: r.owed(), Duplicates: r.res.Duplicates, Unrecognised: r.res.Unrecognised, Later: closedOf(windowErr)}
+	case r.res.Owed != nil && r.res.Owed.Any() && !errors.As(windowErr, new(*ExpiredError)):
+		// Owed from earlier runs outranks what waits (exit 3, not 5): a
+		// run that could send nothing now must not hide recipients in
+		// doubt from a CI that reruns on 5.
+		return r.res, &IncompleteError{Owed: *r.res.Owed, Later: closedOf(windowErr)}
 	}
 	return r.res, windowErr
+}
+
+// closedOf is err as a *ClosedError, nil when it is not one.
+func closedOf(err error) *ClosedError {
+	var closed *ClosedError
+	errors.As(err, &closed)
+	return closed
 }
 
 // batchRef is a batch by its place in the plan, with its recipient count:

@@ -137,6 +137,37 @@ var (
 	idaho    = []string{"+12085550100"} // America/Boise and America/Los_Angeles
 )
 
+// TestRunOwedOutranksClosed: a run that finds every window closed while the
+// state records recipients in doubt from an earlier run ends with an
+// IncompleteError (exit 3) that also says what waits, not a ClosedError
+// (exit 5), which a CI reruns later without looking: nobody in doubt may be
+// hidden behind a closed window.
+func TestRunOwedOutranksClosed(t *testing.T) {
+	srv := testharness.Start(t, sandbox.Config{})
+	r := newWindowRig(t, srv, "owed-closed", tokyo, "send_window: {from: \"09:00\", to: \"20:00\"}\n", 2)
+	clock := &fakeClock{}
+	clock.Set(time.Date(2026, 11, 23, 11, 30, 0, 0, time.UTC)) // 20:30 in Tokyo
+	owed := func() apply.Owed { return apply.Owed{InDoubt: 3} }
+	res, err := r.run(t, context.Background(), r.plan(t), nil, apply.Options{Clock: clock, Owed: owed})
+	var incomplete *apply.IncompleteError
+	if !errors.As(err, &incomplete) || errors.As(err, new(*apply.ClosedError)) {
+		t.Fatalf("err = %v (%T), want an IncompleteError that is not a ClosedError", err, err)
+	}
+	if incomplete.Later == nil || incomplete.Later.Waiting != 2 || res.Waiting != 2 || res.Sent != 0 {
+		t.Fatalf("result %+v, later %+v: want both Tokyo numbers waiting, said in the error", res, incomplete.Later)
+	}
+	for _, want := range []string{"3 in doubt", "nothing more may be sent now: 2 recipients wait"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	// Nothing owed: the same run is a ClosedError again.
+	_, err = r.run(t, context.Background(), r.plan(t), nil, apply.Options{Clock: clock, Owed: func() apply.Owed { return apply.Owed{} }})
+	if !errors.As(err, new(*apply.ClosedError)) {
+		t.Fatalf("nothing owed: err = %v, want a ClosedError", err)
+	}
+}
+
 // TestRunSendsOnlyOpenWindows applies a campaign with recipients in Europe,
 // the Americas and Asia at a fixed moment: exactly those whose window is
 // open are sent, the run stops with a ClosedError that says when the next

@@ -66,3 +66,65 @@ func testReceiverReplies(t *testing.T, b backend) {
 		t.Errorf("%d other replies without their text, want 1", kept)
 	}
 }
+
+// Replies change the opt-outs in the order they were sent, not received: a
+// START older than the STOP it follows in the post changes nothing, nor a
+// STOP older than a re-consent; at the same second a STOP wins. A START
+// never lifts an opt-out a person recorded (optout add): only optout
+// remove does, with its reason. Each reply is recorded all the same.
+func TestRepliesInTheirOrder(t *testing.T) { eachBackend(t, testRepliesInTheirOrder) }
+
+func testRepliesInTheirOrder(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := state.MustParseLocation(b.loc(t))
+	t0 := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	r, err := state.OpenReceiver(ctx, loc, state.ReceiverOptions{Now: func() time.Time { return t0.Add(time.Hour) }, OptOuts: ReplyOptOuts()})
+	must(t, err)
+	defer r.Close()
+	optedOut := func() string {
+		t.Helper()
+		var out []string
+		_, err := OptOuts(ctx, loc, func(o OptOut) error { out = append(out, o.Phone); return nil })
+		must(t, err)
+		return strings.Join(out, " ")
+	}
+	reply := func(phone, text string, at time.Time) {
+		t.Helper()
+		got, err := r.Record(ctx, nil, []state.Reply{{Phone: phone, Text: text, At: at}})
+		must(t, err)
+		if got.Replies[0].Duplicate || got.Replies[0].Kind == "other" {
+			t.Fatalf("%s at %s: %+v, want a new stop or start", text, at, got.Replies[0])
+		}
+	}
+
+	reply("+441", "STOP", t0)
+	reply("+441", "START", t0.Add(-time.Hour)) // sent before the STOP
+	reply("+441", "START", t0)                 // the same second: the STOP wins
+	if got := optedOut(); got != "+441" {
+		t.Fatalf("after a STOP and older STARTs: opted out %q, want +441", got)
+	}
+	reply("+441", "START", t0.Add(time.Minute))
+	reply("+441", "STOP", t0.Add(-time.Minute)) // older than the START
+	if got := optedOut(); got != "" {
+		t.Fatalf("after a newer START and an older STOP: opted out %q, want nobody", got)
+	}
+
+	// A person's opt-out stays until a person lifts it.
+	_, err = ChangeOptOuts(ctx, loc, []OptOutChange{{Phone: "+442", At: t0, By: "alice", Reason: "asked by email"}})
+	must(t, err)
+	reply("+442", "START", t0.Add(time.Hour))
+	if got := optedOut(); got != "+442" {
+		t.Fatalf("a START after a person's opt-out: opted out %q, want +442", got)
+	}
+	// Once lifted by a person, a later STOP opts the number out again.
+	_, err = ChangeOptOuts(ctx, loc, []OptOutChange{{Phone: "+442", Remove: true, At: t0.Add(2 * time.Hour), By: "alice", Reason: "opted in on the web form"}})
+	must(t, err)
+	reply("+442", "STOP", t0.Add(time.Hour)) // before the re-consent
+	if got := optedOut(); got != "" {
+		t.Fatalf("a STOP older than a re-consent: opted out %q, want nobody", got)
+	}
+	reply("+442", "STOP", t0.Add(3*time.Hour))
+	if got := optedOut(); got != "+442" {
+		t.Fatalf("a STOP after the re-consent: opted out %q, want +442", got)
+	}
+}

@@ -35,6 +35,7 @@ const (
 	qOptOutsAfter
 	qOptOutAsOf
 	qOptedOut
+	qLatestChange
 	qOptOutSeq
 
 	// The caps' index as a plan reads it (phone, at, marketing after a
@@ -76,6 +77,8 @@ var postgres = &dialect{
 	qOptOutsAfter: `SELECT phone FROM optouts WHERE id > $1`,
 	qOptOutAsOf:   `SELECT action FROM optouts WHERE phone = $1 AND id <= $2 ORDER BY id DESC LIMIT 1`,
 	qOptedOut:     `SELECT count(*) FROM optouts_now WHERE phone = $1`,
+	// The number's latest change: what it did, when and where from.
+	qLatestChange: `SELECT action, at, source FROM optouts WHERE phone = $1 ORDER BY id DESC LIMIT 1`,
 	qOptOutSeq:    `SELECT coalesce(max(id), 0) FROM optouts`,
 
 	qSendsSince:   `SELECT phone, at, marketing FROM cap_sends WHERE at > $1`,

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -755,11 +756,13 @@ func (r *Receiver) byIDs(ctx context.Context, reports []reportAt) (map[string][]
 // that tells them apart leaves the report unmatched, with why: a report
 // settles a recipient in doubt, and must never settle the wrong one.
 func oneOf(ms []matched, phone string) (matched, string) {
-	switch len(ms) {
-	case 0:
+	switch {
+	case len(ms) == 0:
 		return matched{}, ""
-	case 1:
+	case len(ms) == 1 && (phone == "" || ms[0].phone == phone):
 		return ms[0], ""
+	case len(ms) == 1:
+		return matched{}, "the provider's message id names a message to another number than the report's"
 	}
 	var one matched
 	n := 0
@@ -802,9 +805,40 @@ func (r *Receiver) byNumber(ctx context.Context, rp Report) (matched, string, er
 	case 1:
 		m := cands[0]
 		m.by = "number"
-		return m, "", nil
+		// A report that names an id is about that message: when the one
+		// message to the number has another id, the report is about a
+		// message smsform did not send (another tool's, on the same
+		// account), and must not settle this one.
+		if rp.ProviderID == "" {
+			return m, "", nil
+		}
+		known, err := r.providerIDOf(ctx, m.attempt, m.phone)
+		if err != nil || known == "" {
+			return m, "", err
+		}
+		return matched{}, "no message has the provider's id, and the one message to that number has another id: not guessed", nil
 	}
 	return matched{}, fmt.Sprintf("%d messages went to that number in the %d days before the report, and its id names none of them: not guessed", len(cands), days), nil
+}
+
+// providerIDOf is the id the provider gave the message of attempt to
+// phone, "" when its answer gave none.
+func (r *Receiver) providerIDOf(ctx context.Context, attempt int64, phone string) (string, error) {
+	var phones, ids string
+	if err := r.db.QueryRowContext(ctx, r.q[qAttemptIDs], attempt).Scan(&phones, &ids); err != nil || ids == "" {
+		return "", err
+	}
+	var ps, is []string
+	if err := json.Unmarshal([]byte(phones), &ps); err != nil {
+		return "", err
+	}
+	if err := json.Unmarshal([]byte(ids), &is); err != nil {
+		return "", err
+	}
+	if i := slices.Index(ps, phone); i >= 0 && i < len(is) {
+		return is[i], nil
+	}
+	return "", nil
 }
 
 // latestTo is the latest message to phone before at, in the window: the

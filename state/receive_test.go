@@ -462,6 +462,68 @@ func testReportIDOfSeveralMessages(t *testing.T, b backend) {
 	}
 }
 
+// A report settles only the message it is about. One whose id the state
+// does not know, for a number whose one message has another id, is about
+// a message smsform did not send (another tool's, on the same account);
+// one whose id names a message to another number contradicts itself. Both
+// are unmatched, with why, and the recipient stays in doubt. Matched by
+// number stays where the message has no id to compare (a batch that got
+// no answer), and by id where the numbers agree.
+func TestReportAboutAnotherMessage(t *testing.T) { eachBackend(t, testReportAboutAnotherMessage) }
+
+func testReportAboutAnotherMessage(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	_, now := testClock(t0)
+	const withID, noID, sent = "+447400123401", "+447400123402", "+447400123403"
+	s := openShared(t, loc, "spring", now)
+	_, err := s.AdmitIntent(ctx, intent("b1", withID))
+	must(t, err)
+	must(t, s.RecordOutcome(ctx, "b1", Outcome{HTTPStatus: 200, Parts: []Part{{Status: InDoubt, Phones: []string{withID}, IDs: []string{"m-1"}}}}))
+	_, err = s.AdmitIntent(ctx, intent("b2", noID))
+	must(t, err)
+	must(t, s.RecordOutcome(ctx, "b2", Outcome{Status: InDoubt, HTTPStatus: 502}))
+	_, err = s.AdmitIntent(ctx, intent("b3", sent))
+	must(t, err)
+	must(t, s.RecordOutcome(ctx, "b3", Outcome{HTTPStatus: 200, Parts: []Part{{Status: Sent, Phones: []string{sent}, IDs: []string{"m-3"}}}}))
+
+	r := openReceiver(t, loc, t0.Add(time.Hour))
+	at := t0.Add(time.Minute)
+	got, err := r.Record(ctx, []Report{
+		{ProviderID: "otp-1", Phone: withID, Delivery: Delivered, At: at},
+		{ProviderID: "m-3", Phone: "+447400123499", Delivery: Delivered, At: at},
+	}, nil)
+	must(t, err)
+	rs := got.Reports
+	if rs[0].Phone != "" || !strings.Contains(rs[0].Unmatched, "has another id") {
+		t.Errorf("an unknown id, the number of a message with another id: %+v", rs[0])
+	}
+	if rs[1].Phone != "" || !strings.Contains(rs[1].Unmatched, "another number") {
+		t.Errorf("a known id, another number: %+v", rs[1])
+	}
+	counts, err := s.Counts(ctx)
+	must(t, err)
+	if counts[InDoubt] != 2 || counts[Sent] != 1 {
+		t.Fatalf("after reports about other messages: %v, want 2 in doubt and 1 sent", counts)
+	}
+
+	got, err = r.Record(ctx, []Report{
+		{ProviderID: "x-2", Phone: noID, Delivery: Delivered, At: at},
+		{ProviderID: "m-1", Phone: withID, Delivery: Delivered, At: at},
+	}, nil)
+	must(t, err)
+	rs = got.Reports
+	if rs[0].Phone != noID || rs[0].MatchedBy != "number" || rs[1].Phone != withID || rs[1].MatchedBy != "id" {
+		t.Errorf("by number where the message has no id, by id where the numbers agree: %+v", rs)
+	}
+	counts, err = s.Counts(ctx)
+	must(t, err)
+	if counts[InDoubt] != 0 || counts[Sent] != 3 {
+		t.Errorf("after their own reports: %v, want 3 sent", counts)
+	}
+}
+
 // A receiver records nothing that a migration left behind. Once campaign a
 // moved, a report of a is refused (ErrMoved, naming a) while a report of b
 // in the same group is recorded; once b moved too (the whole state), a

@@ -115,6 +115,9 @@ const (
 	// The delivered and undelivered reports of one recipient (campaign,
 	// phone): provider id, delivery, provider status, reason, at.
 	qProofsOf
+	// One attempt's phones and provider ids, as JSON arrays ("" for no
+	// ids): the id the provider gave one of its messages.
+	qAttemptIDs
 	// Reports and replies from a JSON array of rows, each once: returns
 	// the keys of those inserted (the others were there).
 	qInsertReports
@@ -217,6 +220,7 @@ var postgresDialect = &dialect{
 		WHERE id IN (SELECT CAST(jsonb_array_elements_text($1::jsonb) AS bigint)) ORDER BY id`,
 	qLaterWith:    `SELECT count(*) FROM attempts WHERE campaign_id = $1 AND id > $2 AND phones LIKE $3`,
 	qOpenAttempts: `SELECT id, campaign_id, phones FROM attempts WHERE state IN ('intent', 'in_doubt') ORDER BY id`,
+	qAttemptIDs: `SELECT phones, provider_ids FROM attempts WHERE id = $1`,
 	qProofsOf: `SELECT provider_id, delivery, provider_status, reason, at FROM reports
 		WHERE campaign_id = $1 AND phone = $2 AND delivery IN ('delivered', 'undelivered') ORDER BY id`,
 	qInsertReports: `INSERT INTO reports (report_key, campaign_id, phone, provider_id, delivery, provider_status, reason, at, received_at, matched_by, unmatched, anomaly)

@@ -234,7 +234,8 @@ func TestRunFaults(t *testing.T) {
 				r.rerunSendsNothing(t)
 				// The operator decides they were not sent: the next run sends exactly those.
 				doubt := 10 * st.Dropped
-				n, err := r.st.Resolve(context.Background(), "", false)
+				resolved, err := r.st.Resolve(context.Background(), "", false)
+				n := resolved.Moved
 				if err != nil || n != doubt {
 					t.Fatalf("resolve unsent: %d, %v; want %d", n, err, doubt)
 				}
@@ -262,7 +263,8 @@ func TestRunFaults(t *testing.T) {
 				if st.Status[500] == 0 || st.SendRequests != 10 {
 					t.Errorf("%d answered 500 of %d requests, want some of 10", st.Status[500], st.SendRequests)
 				}
-				n, err := r.st.Resolve(context.Background(), "", true)
+				resolved, err := r.st.Resolve(context.Background(), "", true)
+				n := resolved.Moved
 				if err != nil || n != 10*st.Status[500] {
 					t.Fatalf("resolve sent: %d, %v", n, err)
 				}

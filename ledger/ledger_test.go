@@ -607,8 +607,8 @@ func testResolveFreesTheCap(t *testing.T, b backend) {
 	must(t, err)
 	_, err = s.ResolveFailed(ctx, "b3")
 	must(t, err)
-	if got := held(); n != 2 || !slices.Equal(got, []string{"+4421", "+4422"}) {
-		t.Errorf("held after resolving b1 and b3 as unsent, b2 as sent: %v (%d resolved)", got, n)
+	if got := held(); n.Moved != 2 || !slices.Equal(got, []string{"+4421", "+4422"}) {
+		t.Errorf("held after resolving b1 and b3 as unsent, b2 as sent: %v (%d resolved)", got, n.Moved)
 	}
 	// Freed, they may be sent again now.
 	adm, err := s.AdmitIntent(ctx, intent("b4", "+4411", "+4431"))

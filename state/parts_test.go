@@ -48,8 +48,8 @@ func testOutcomeParts(t *testing.T, b backend) {
 	}
 	// Resolving the batch's in-doubt recipients touches the in-doubt part only.
 	n, err := s.Resolve(ctx, "b1", false)
-	if err != nil || n != 1 {
-		t.Errorf("Resolve = %d, %v; want 1", n, err)
+	if err != nil || n.Moved != 1 {
+		t.Errorf("Resolve = %+v, %v; want 1", n, err)
 	}
 	delete(want, "+444")
 	must(t, s.Close())

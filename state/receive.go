@@ -172,16 +172,20 @@ func (r *Receiver) reclaim(ctx context.Context) error {
 // proofsOf reads the delivered and undelivered reports recorded for one
 // recipient of a campaign.
 func (r *Receiver) proofsOf(ctx context.Context, campaign int64, phone string) ([]Report, error) {
-	rows, err := r.db.QueryContext(ctx, r.q[qProofsOf], campaign, phone)
+	return readProofs(r.db.QueryContext(ctx, r.q[qProofsOf], campaign, phone))
+}
+
+// readProofs reads the rows of qProofsOf for one recipient.
+func readProofs(rows *sql.Rows, err error) ([]Report, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []Report
 	for rows.Next() {
-		rp := Report{Phone: phone}
+		var rp Report
 		var delivery, at string
-		if err := rows.Scan(&rp.ProviderID, &delivery, &rp.ProviderStatus, &rp.Reason, &at); err != nil {
+		if err := rows.Scan(&rp.Phone, &rp.ProviderID, &delivery, &rp.ProviderStatus, &rp.Reason, &at); err != nil {
 			return nil, err
 		}
 		rp.Delivery, _ = ParseDelivery(delivery)

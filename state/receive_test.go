@@ -524,6 +524,59 @@ func testReportAboutAnotherMessage(t *testing.T, b backend) {
 	}
 }
 
+// An operator's resolve --as unsent never sends again to a recipient a
+// report in the state proves was messaged: a failed one delivered after
+// all (the provider's answer was wrong), one in doubt that a report
+// reached before apply's answer did (undelivered: the provider acted).
+// Each is recorded sent, resolved by its report; the others are unsent.
+func TestResolveUnsentHeedsReports(t *testing.T) { eachBackend(t, testResolveUnsentHeedsReports) }
+
+func testResolveUnsentHeedsReports(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	_, now := testClock(t0)
+	const delivered, refused, reached, unknown = "+447400123401", "+447400123402", "+447400123403", "+447400123404"
+	s := openShared(t, loc, "spring", now)
+	_, err := s.AdmitIntent(ctx, intent("b1", delivered, refused))
+	must(t, err)
+	must(t, s.RecordOutcome(ctx, "b1", Outcome{Status: Failed, HTTPStatus: 400}))
+	_, err = s.AdmitIntent(ctx, intent("b2", reached, unknown)) // no answer yet: in doubt
+	must(t, err)
+	r := openReceiver(t, loc, t0.Add(time.Hour))
+	at := t0.Add(time.Minute)
+	_, err = r.Record(ctx, []Report{
+		{Phone: delivered, Delivery: Delivered, At: at},
+		{Phone: refused, Delivery: Undelivered, At: at}, // failed, and not delivered: may go again
+		{Phone: reached, Delivery: Undelivered, At: at},
+	}, nil)
+	must(t, err)
+
+	got, err := s.ResolveFailed(ctx, "b1")
+	must(t, err)
+	if got != (Resolved{Moved: 1, ByReport: 1}) {
+		t.Errorf("resolve failed as unsent: %+v, want 1 moved and 1 by its report", got)
+	}
+	got, err = s.Resolve(ctx, "b2", false)
+	must(t, err)
+	if got != (Resolved{Moved: 1, ByReport: 1}) {
+		t.Errorf("resolve in doubt as unsent: %+v, want 1 moved and 1 by its report", got)
+	}
+	want := map[string]Status{delivered: Sent, reached: Sent}
+	if st := statuses(t, s); !mapsEqual(st, want) {
+		t.Errorf("statuses %v, want %v (the others unsent)", st, want)
+	}
+	// The next apply may message only those without proof.
+	adm, err := s.AdmitIntent(ctx, intent("b3", refused, unknown))
+	must(t, err)
+	if len(adm.Suppressed) != 0 {
+		t.Errorf("admission of the unsent: %+v", adm)
+	}
+	if err := s.RecordIntent(ctx, intent("b4", delivered)); err == nil {
+		t.Error("a recipient resolved sent by its report was given a new intent")
+	}
+}
+
 // A receiver records nothing that a migration left behind. Once campaign a
 // moved, a report of a is refused (ErrMoved, naming a) while a report of b
 // in the same group is recorded; once b moved too (the whole state), a

@@ -97,47 +97,70 @@ func (s *State) ForgetIntent(ctx context.Context, batchID string) error {
 	return nil
 }
 
+// Resolved is what a resolve changed.
+type Resolved struct {
+	// Moved counts the recipients moved as asked.
+	Moved int
+	// ByReport counts those asked to be unsent whom a delivery report
+	// proves the provider acted on: recorded sent, resolved by that
+	// report, rather than sent again (see State.resolve).
+	ByReport int
+}
+
 // Resolve records the operator's decision on in-doubt recipients: asSent
 // marks them sent, otherwise they are forgotten so the next apply sends them
 // again, and in a project's state their places in the frequency cap are
-// given back. batchID "" means every in-doubt batch. It returns how many
-// recipients changed.
-func (s *State) Resolve(ctx context.Context, batchID string, asSent bool) (int, error) {
+// given back. batchID "" means every in-doubt batch.
+func (s *State) Resolve(ctx context.Context, batchID string, asSent bool) (Resolved, error) {
 	to, attemptState := Unsent, AttemptResolvedUnsent
 	if asSent {
 		to, attemptState = Sent, AttemptResolvedSent
 	}
 	// In-doubt recipients belong to attempts still open (no outcome) or
 	// recorded as in doubt.
-	n, err := s.resolve(ctx, batchID, qResolveInDoubt, qResolveInDoubtBatch, InDoubt, to, attemptState)
+	r, err := s.resolve(ctx, batchID, qResolveInDoubt, qResolveInDoubtBatch, InDoubt, to, attemptState)
 	if err != nil {
-		return 0, fmt.Errorf("resolve in-doubt recipients: %w", err)
+		return Resolved{}, fmt.Errorf("resolve in-doubt recipients: %w", err)
 	}
-	return n, nil
+	return r, nil
 }
 
 // ResolveFailed records the operator's decision to send failed recipients
 // again (the cause of the API's refusal was fixed, say): the next apply
-// plans them, and their places in the frequency cap are given back. batchID "" means every failed batch. It returns how many
-// recipients changed.
-func (s *State) ResolveFailed(ctx context.Context, batchID string) (int, error) {
-	n, err := s.resolve(ctx, batchID, qResolveFailed, qResolveFailedBatch, Failed, Unsent, AttemptResolvedUnsent)
+// plans them, and their places in the frequency cap are given back.
+// batchID "" means every failed batch.
+func (s *State) ResolveFailed(ctx context.Context, batchID string) (Resolved, error) {
+	r, err := s.resolve(ctx, batchID, qResolveFailed, qResolveFailedBatch, Failed, Unsent, AttemptResolvedUnsent)
 	if err != nil {
-		return 0, fmt.Errorf("resolve failed recipients: %w", err)
+		return Resolved{}, fmt.Errorf("resolve failed recipients: %w", err)
 	}
-	return n, nil
+	return r, nil
+}
+
+// resolveAttempt is an attempt a resolve moves.
+type resolveAttempt struct {
+	id                  int64
+	phones              string
+	batch, body, planID string
 }
 
 // resolve moves the recipients whose status is from, in the attempts that
 // all (or byBatch, of batchID) reads, to the status to, and finishes those
 // attempts as attemptState.
-func (s *State) resolve(ctx context.Context, batchID string, all, byBatch stmt, from, to Status, attemptState AttemptState) (int, error) {
+//
+// Unsent means the next apply messages them again; a recipient that a
+// delivery report recorded in the state proves was messaged (delivered;
+// for one in doubt, undelivered too, which the provider could only say of
+// a message it acted on, as receive settles it) is not: it is recorded
+// sent, resolved by that report, in an attempt of its own after the one
+// resolved, as receive does.
+func (s *State) resolve(ctx context.Context, batchID string, all, byBatch stmt, from, to Status, attemptState AttemptState) (Resolved, error) {
 	if s.w == nil {
-		return 0, ErrClosed
+		return Resolved{}, ErrClosed
 	}
-	var n int
+	var res Resolved
 	err := s.w.do(ctx, func(t *txn) error {
-		n = 0
+		res = Resolved{}
 		q, args := all, []any{}
 		if batchID != "" {
 			if _, ok := t.w.known.batches[batchID]; !ok {
@@ -149,16 +172,14 @@ func (s *State) resolve(ctx context.Context, batchID string, all, byBatch stmt, 
 		if err != nil {
 			return err
 		}
-		var ids []int64
-		var lists []string
+		var attempts []resolveAttempt
 		for rows.Next() {
-			var id int64
-			var phones string
-			if err := rows.Scan(&id, &phones); err != nil {
+			var a resolveAttempt
+			if err := rows.Scan(&a.id, &a.phones, &a.batch, &a.body, &a.planID); err != nil {
 				rows.Close()
 				return err
 			}
-			ids, lists = append(ids, id), append(lists, phones)
+			attempts = append(attempts, a)
 		}
 		if err := rows.Close(); err != nil {
 			return err
@@ -166,41 +187,94 @@ func (s *State) resolve(ctx context.Context, batchID string, all, byBatch stmt, 
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		if len(lists) == 0 {
+		if len(attempts) == 0 {
 			return nil
 		}
 		k := t.w.known
-		for i, phones := range lists {
+		for _, a := range attempts {
 			var moved []string
-			if err := eachPhone(phones, func(p string) {
+			if err := eachPhone(a.phones, func(p string) {
 				if k.get(p) == from {
-					k.set(p, to)
 					moved = append(moved, p)
 				}
 			}); err != nil {
 				return err
 			}
-			n += len(moved)
+			if to == Unsent {
+				var proven int
+				if moved, proven, err = t.sentByReport(a, moved, from == InDoubt); err != nil {
+					return err
+				}
+				res.ByReport += proven
+			}
+			for _, p := range moved {
+				k.set(p, to)
+			}
+			res.Moved += len(moved)
 			// Resolved as not sent: the operator says nobody was messaged,
 			// so their places in the frequency cap go back (as sent, they
 			// keep them).
 			if to == Unsent {
-				if err := t.releaseClaims(moved, ids[i]); err != nil {
+				if err := t.releaseClaims(moved, a.id); err != nil {
 					return err
 				}
 			}
 		}
 		// One update per attempt, by its key: resolve is rare, and the
 		// attempts need no index on their state.
-		for _, id := range ids {
-			if _, err := t.exec(qSetAttempt, string(attemptState), t.now, id); err != nil {
+		for _, a := range attempts {
+			if _, err := t.exec(qSetAttempt, string(attemptState), t.now, a.id); err != nil {
 				return err
 			}
 		}
 		t.changed = true
 		return nil
 	})
-	return n, err
+	return res, err
+}
+
+// sentByReport records sent, each resolved by its report, the recipients
+// of phones (of attempt a) that a delivered report of the campaign proves
+// were messaged (undelivered too when undelivered counts), and returns the
+// others and how many it recorded. A state without reports has none.
+func (t *txn) sentByReport(a resolveAttempt, phones []string, undelivered bool) ([]string, int, error) {
+	s := t.w.s
+	if s.unscoped || s.schema < 5 || len(phones) == 0 {
+		return phones, 0, nil
+	}
+	left := phones[:0:0]
+	n := 0
+	for _, p := range phones {
+		proof, err := t.proofOf(p, undelivered)
+		if err != nil {
+			return nil, 0, err
+		}
+		if proof == nil {
+			left = append(left, p)
+			continue
+		}
+		reason := fmt.Sprintf("resolved as sent by a delivery report: %s at %s", proof.Delivery, formatTime(proof.At))
+		if proof.ProviderID != "" {
+			reason += ", message " + proof.ProviderID
+		}
+		if err := t.putFinished(a.batch, AttemptResolvedSent, a.body, a.planID, []string{p}, reason); err != nil {
+			return nil, 0, err
+		}
+		n++
+	}
+	return left, n, nil
+}
+
+// proofOf is the first delivered (or, with undelivered, undelivered)
+// report of the campaign's recipient p, nil when it has none.
+func (t *txn) proofOf(p string, undelivered bool) (*Report, error) {
+	proofs, err := readProofs(t.conn.QueryContext(t.ctx, t.w.s.q[qProofsOf], t.w.s.args(p)...))
+	for _, rp := range proofs {
+		if rp.Delivery == Delivered || (undelivered && rp.Delivery == Undelivered) {
+			return &rp, err
+		}
+	}
+	return nil, err
 }
 
 func checkIntent(in Intent) error {

@@ -270,7 +270,8 @@ func testResolve(t *testing.T, b backend) {
 			must(t, s.RecordIntent(ctx, intent("b3", "+444")))
 			must(t, s.RecordOutcome(ctx, "b3", Outcome{Status: Sent}))
 			serial := s.Serial()
-			n, err := s.Resolve(ctx, tc.batch, tc.asSent)
+			resolved, err := s.Resolve(ctx, tc.batch, tc.asSent)
+			n := resolved.Moved
 			if (err != nil) != tc.err {
 				t.Fatalf("err %v", err)
 			}
@@ -304,14 +305,14 @@ func testResolveFailed(t *testing.T, b backend) {
 	must(t, s.RecordIntent(ctx, intent("b3", "+444")))
 	must(t, s.RecordOutcome(ctx, "b3", Outcome{Status: Failed, HTTPStatus: 400}))
 	// In-doubt resolution leaves failed recipients alone, and the other way round.
-	if n, err := s.Resolve(ctx, "b1", false); err != nil || n != 0 {
-		t.Fatalf("resolve in doubt in a failed batch: %d, %v", n, err)
+	if n, err := s.Resolve(ctx, "b1", false); err != nil || n.Moved != 0 {
+		t.Fatalf("resolve in doubt in a failed batch: %+v, %v", n, err)
 	}
-	if n, err := s.ResolveFailed(ctx, "b2"); err != nil || n != 0 {
-		t.Fatalf("resolve failed in an in-doubt batch: %d, %v", n, err)
+	if n, err := s.ResolveFailed(ctx, "b2"); err != nil || n.Moved != 0 {
+		t.Fatalf("resolve failed in an in-doubt batch: %+v, %v", n, err)
 	}
-	if n, err := s.ResolveFailed(ctx, "b1"); err != nil || n != 2 {
-		t.Fatalf("resolve failed b1: %d, %v; want 2", n, err)
+	if n, err := s.ResolveFailed(ctx, "b1"); err != nil || n.Moved != 2 {
+		t.Fatalf("resolve failed b1: %+v, %v; want 2", n, err)
 	}
 	want := map[string]Status{"+443": InDoubt, "+444": Failed}
 	if st := statuses(t, s); !mapsEqual(st, want) {
@@ -327,8 +328,8 @@ func testResolveFailed(t *testing.T, b backend) {
 		t.Errorf("after reopening: got %v, want %v", st, want)
 	}
 	must(t, s.RecordIntent(ctx, intent("b4", "+441", "+442")))
-	if n, err := s.ResolveFailed(ctx, ""); err != nil || n != 1 {
-		t.Errorf("resolve every failed batch: %d, %v; want 1", n, err)
+	if n, err := s.ResolveFailed(ctx, ""); err != nil || n.Moved != 1 {
+		t.Errorf("resolve every failed batch: %+v, %v; want 1", n, err)
 	}
 }
 

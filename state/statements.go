@@ -33,7 +33,7 @@ const (
 	qKnownSize  // how many recipients have a record
 	qKnownRows  // id, batch, state, phones
 
-	// The id and phones of the attempts a resolve moves (scope, and the
+	// The id, phones, batch, body hash and plan of the attempts a resolve moves (scope, and the
 	// batch for the ...Batch ones).
 	qResolveInDoubt
 	qResolveInDoubtBatch
@@ -113,7 +113,7 @@ const (
 	// phones.
 	qOpenAttempts
 	// The delivered and undelivered reports of one recipient (campaign,
-	// phone): provider id, delivery, provider status, reason, at.
+	// phone): phone, provider id, delivery, provider status, reason, at.
 	qProofsOf
 	// One attempt's phones and provider ids, as JSON arrays ("" for no
 	// ids): the id the provider gave one of its messages.
@@ -162,10 +162,10 @@ var postgresDialect = &dialect{
 
 	// In-doubt recipients belong to attempts still open (no outcome) or
 	// recorded as in doubt.
-	qResolveInDoubt:      `SELECT id, phones FROM attempts WHERE campaign_id = $1 AND state IN ('intent', 'in_doubt') ORDER BY id`,
-	qResolveInDoubtBatch: `SELECT id, phones FROM attempts WHERE campaign_id = $1 AND state IN ('intent', 'in_doubt') AND batch_id = $2 ORDER BY id`,
-	qResolveFailed:       `SELECT id, phones FROM attempts WHERE campaign_id = $1 AND state = 'failed' ORDER BY id`,
-	qResolveFailedBatch:  `SELECT id, phones FROM attempts WHERE campaign_id = $1 AND state = 'failed' AND batch_id = $2 ORDER BY id`,
+	qResolveInDoubt:      `SELECT id, phones, batch_id, body_hash, plan_id FROM attempts WHERE campaign_id = $1 AND state IN ('intent', 'in_doubt') ORDER BY id`,
+	qResolveInDoubtBatch: `SELECT id, phones, batch_id, body_hash, plan_id FROM attempts WHERE campaign_id = $1 AND state IN ('intent', 'in_doubt') AND batch_id = $2 ORDER BY id`,
+	qResolveFailed:       `SELECT id, phones, batch_id, body_hash, plan_id FROM attempts WHERE campaign_id = $1 AND state = 'failed' ORDER BY id`,
+	qResolveFailedBatch:  `SELECT id, phones, batch_id, body_hash, plan_id FROM attempts WHERE campaign_id = $1 AND state = 'failed' AND batch_id = $2 ORDER BY id`,
 	qSetAttempt:          `UPDATE attempts SET state = $1, finished_at = $2 WHERE id = $3`,
 
 	qPlanApplied: `SELECT serial, done FROM plans_applied WHERE campaign_id = $1 AND plan_id = $2`,
@@ -220,8 +220,8 @@ var postgresDialect = &dialect{
 		WHERE id IN (SELECT CAST(jsonb_array_elements_text($1::jsonb) AS bigint)) ORDER BY id`,
 	qLaterWith:    `SELECT count(*) FROM attempts WHERE campaign_id = $1 AND id > $2 AND phones LIKE $3`,
 	qOpenAttempts: `SELECT id, campaign_id, phones FROM attempts WHERE state IN ('intent', 'in_doubt') ORDER BY id`,
-	qAttemptIDs: `SELECT phones, provider_ids FROM attempts WHERE id = $1`,
-	qProofsOf: `SELECT provider_id, delivery, provider_status, reason, at FROM reports
+	qAttemptIDs:   `SELECT phones, provider_ids FROM attempts WHERE id = $1`,
+	qProofsOf: `SELECT phone, provider_id, delivery, provider_status, reason, at FROM reports
 		WHERE campaign_id = $1 AND phone = $2 AND delivery IN ('delivered', 'undelivered') ORDER BY id`,
 	qInsertReports: `INSERT INTO reports (report_key, campaign_id, phone, provider_id, delivery, provider_status, reason, at, received_at, matched_by, unmatched, anomaly)
 		SELECT r->>0, CAST(r->>1 AS bigint), r->>2, r->>3, r->>4, r->>5, r->>6, r->>7, r->>8, r->>9, r->>10, r->>11 FROM jsonb_array_elements($1::jsonb) AS r

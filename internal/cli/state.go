@@ -215,21 +215,28 @@ func newStateResolveCmd(env Env) *cobra.Command {
 			return movedError(err)
 		}
 		defer st.Close()
-		kind, resolve := "in-doubt", func() (int, error) { return st.Resolve(ctx, *batch, *as == "sent") }
+		kind, resolve := "in-doubt", func() (state.Resolved, error) { return st.Resolve(ctx, *batch, *as == "sent") }
 		if *failed {
-			kind, resolve = "failed", func() (int, error) { return st.ResolveFailed(ctx, *batch) }
+			kind, resolve = "failed", func() (state.Resolved, error) { return st.ResolveFailed(ctx, *batch) }
 		}
-		n, err := resolve()
+		res, err := resolve()
 		if err != nil {
 			return err
 		}
-		if n == 0 && *batch != "" {
+		n := res.Moved
+		if n+res.ByReport == 0 && *batch != "" {
 			return fmt.Errorf("no %s recipient to resolve in batch %s", kind, *batch)
 		}
-		if n == 0 {
+		if n+res.ByReport == 0 {
 			return fmt.Errorf("no %s recipient to resolve", kind)
 		}
-		fmt.Fprintf(env.Stdout, "%s %s resolved as %s%s.\n", words.Count(n), kind+" "+words.Plural(n, "recipient", "recipients"), *as, capWords(choice.shared, *as, n))
+		if n > 0 {
+			fmt.Fprintf(env.Stdout, "%s %s resolved as %s%s.\n", words.Count(n), kind+" "+words.Plural(n, "recipient", "recipients"), *as, capWords(choice.shared, *as, n))
+		}
+		if res.ByReport > 0 {
+			fmt.Fprintf(env.Stdout, "%s recorded sent, not %s: a delivery report in the state shows the provider acted on %s, so the next apply will not message %s again.\n",
+				words.N(res.ByReport, kind+" recipient", kind+" recipients"), *as, words.Plural(res.ByReport, "its message", "their messages"), words.Plural(res.ByReport, "it", "them"))
+		}
 		return nil
 	}
 	return cmd

@@ -304,7 +304,7 @@ func resolveByOutbox(t *testing.T, p *project) int {
 			t.Fatal(err)
 		}
 		if v.in == 0 {
-			unsent += n
+			unsent += n.Moved
 		}
 	}
 	return unsent

@@ -506,7 +506,7 @@ func (r *redactor) Words(s string) string {
 	// would pass the search and then be joined by taking them out. And
 	// again after, since a layer redact decoded may hold some.
 	s = r.redact(strings.Map(controlToSpace, s))
-	s = phoneLike.ReplaceAllString(s, "+[number]")
+	s = phoneLike.ReplaceAllString(s, numberMask)
 	return words.Clip(strings.Map(controlToSpace, s), 300)
 }
 
@@ -607,15 +607,89 @@ func base64Cores(secret string) []string {
 	return cores
 }
 
-// redactURL is a redirect's Location as an error quotes it: its scheme,
-// host and path, since its query or user information might carry
-// something that should not be printed.
+// redactURL is a URL from the provider (a redirect's Location) as an
+// error quotes it: its scheme, host and path, since its query or user
+// information might carry something that should not be printed, and the
+// path with what may be a phone number masked, since a provider may name
+// the recipient in it (/send/%2B447700900123).
 func redactURL(loc string) string {
 	bare, ok := redact.Bare(loc)
 	if !ok {
 		return "an unparsable location"
 	}
-	return strconv.Quote(words.Clip(bare, 200))
+	head, path := splitHost(bare)
+	return strconv.Quote(words.Clip(head+maskPathNumbers(path), 200))
+}
+
+// splitHost cuts bare, a URL as [redact.Bare] writes it, after its host:
+// "https://sms.example.com:8443" and "/v2/send/…". The host is kept as it
+// is, digits and all: it says where smsform was sent, and an address
+// (127.0.0.1) must stay readable. A URL without a host ("tel:+44…",
+// "/send/…") is path whole, and so is one whose host is not written as
+// parsed: masking too much is the safe way.
+func splitHost(bare string) (head, path string) {
+	u, err := url.Parse(bare)
+	if err != nil || u.Host == "" {
+		return "", bare
+	}
+	i := strings.Index(bare, "//")
+	if i < 0 || !strings.HasPrefix(bare[i+2:], u.Host) {
+		return "", bare
+	}
+	end := i + 2 + len(u.Host)
+	return bare[:end], bare[end:]
+}
+
+// pathNumber is what may be a phone number in a URL's path, once
+// percent-decoded: 7 digits or more, maybe after a +, with up to 3
+// separators between two of them ("+44 (0) 7700"). Unlike [phoneLike] it
+// never runs across a slash, since segments are separate things, and it
+// takes more digits, so that a version or a short id stays readable.
+var pathNumber = regexp.MustCompile(`\+?[0-9](?:[ ().-]{0,3}[0-9]){6,}`)
+
+// numberMask is what a masked phone number is written as.
+const numberMask = "+[number]"
+
+// maskPathNumbers is path, percent-encoded as a URL writes it, with each
+// run [pathNumber] finds replaced by numberMask. The runs are looked for
+// in the decoded path, so that "%2B447700900123" and
+// "+44%207700%20900123" are found as surely as "+447700900123"; the rest of
+// the path is left as it was written.
+func maskPathNumbers(path string) string {
+	decoded, at := percentDecode(path)
+	runs := pathNumber.FindAllIndex(decoded, -1)
+	if runs == nil {
+		return path
+	}
+	var b strings.Builder
+	last := 0
+	for _, r := range runs {
+		b.WriteString(path[at[last]:at[r[0]]])
+		b.WriteString(numberMask)
+		last = r[1]
+	}
+	b.WriteString(path[at[last]:])
+	return b.String()
+}
+
+// percentDecode decodes s's %XX escapes, leaving a malformed one as it is
+// written, and says where in s each byte of the result was written: at[i]
+// for byte i, and at[len(decoded)] == len(s).
+func percentDecode(s string) (decoded []byte, at []int) {
+	decoded, at = make([]byte, 0, len(s)), make([]int, 0, len(s)+1)
+	for i := 0; i < len(s); {
+		at = append(at, i)
+		if s[i] == '%' && i+2 < len(s) {
+			if c, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+				decoded = append(decoded, byte(c))
+				i += 3
+				continue
+			}
+		}
+		decoded = append(decoded, s[i])
+		i++
+	}
+	return decoded, append(at, len(s))
 }
 
 // parseRetryAfter reads Retry-After as seconds or an HTTP date; absent or

@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -393,6 +395,65 @@ func TestRedirectIsNotFollowed(t *testing.T) {
 	defer mu.Unlock()
 	if len(leaked) != 0 {
 		t.Errorf("the other host received %d requests (Authorization %q)", len(leaked), leaked)
+	}
+}
+
+// TestRedirectMasksNumbers: a Location naming the recipient, in any form
+// a URL may write a number in, is quoted with the number masked and the
+// host and the rest of the path as they were.
+func TestRedirectMasksNumbers(t *testing.T) {
+	for _, tt := range []struct{ loc, want string }{
+		{"https://sms.example.com/v2/send/%2B447400123564/+447400123459", "https://sms.example.com/v2/send/+[number]/+[number]"},
+		{"https://sms.example.com/v2/send/447400123459?to=%2B447400123564#447400123459", "https://sms.example.com/v2/send/+[number]"},
+		{"https://sms.example.com/v2/send/+44%207400%20123459/status", "https://sms.example.com/v2/send/+[number]/status"},
+		{"https://sms.example.com/v2/send/%34%34%37%34%30%30%31%32%33%34%35%39", "https://sms.example.com/v2/send/+[number]"},
+		{"https://sms.example.com/v2/to/(07400)%20123-459", "https://sms.example.com/v2/to/(+[number]"},
+		{"https://sms.example.com/v2/to/0044.7400.123459.json", "https://sms.example.com/v2/to/+[number].json"},
+		{"https://me:447400123459@sms.example.com:8443/v2/send/%2b447400123459", "https://sms.example.com:8443/v2/send/+[number]"},
+		{"http://192.168.100.200:8080/send/447400123459", "http://192.168.100.200:8080/send/+[number]"},
+		{"/v2/send/%2B447400123459", "/v2/send/+[number]"},
+		{"tel:+447400123459", "tel:+[number]"},
+		// Nothing that may be a number: the path as it was written.
+		{"https://sms.example.com/api/v2.1/batch/12345/status%20now", "https://sms.example.com/api/v2.1/batch/12345/status%20now"},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Location", tt.loc)
+			w.WriteHeader(http.StatusFound)
+		}))
+		_, err := (&Client{BaseURL: srv.URL}).Send(context.Background(), testToken, testReq)
+		srv.Close()
+		if e := asError(t, err); e.Status != http.StatusFound {
+			t.Errorf("%s: got %v, want HTTP 302", tt.loc, err)
+			continue
+		}
+		if want := "asks for " + strconv.Quote(tt.want) + ";"; !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %q does not say %s", tt.loc, err, want)
+		}
+		u, _ := url.Parse(tt.want)
+		checkNoNumber(t, err.Error(), u.Host)
+	}
+	// A malformed escape (which Go's client would not let through) is left
+	// as it is, and does not hide a number after it.
+	if got, want := maskPathNumbers("/a%2/%zz/100%/%2B447400123459%"), "/a%2/%zz/100%/+[number]%"; got != want {
+		t.Errorf("maskPathNumbers = %q, want %q", got, want)
+	}
+}
+
+// checkNoNumber fails when msg, or msg percent-decoded, holds 7 digits
+// joined by nothing but separators (what might be someone's number)
+// anywhere but in host, which is quoted as it is.
+func checkNoNumber(t *testing.T, msg, host string) {
+	t.Helper()
+	rest := msg
+	if host != "" {
+		rest = strings.ReplaceAll(msg, host, "")
+	}
+	decoded, _ := percentDecode(rest)
+	digits := regexp.MustCompile(`[0-9](?:[^0-9a-zA-Z]{0,3}[0-9]){6,}`)
+	for _, s := range []string{rest, string(decoded)} {
+		if m := digits.FindString(s); m != "" {
+			t.Errorf("error %q holds %q", msg, m)
+		}
 	}
 }
 

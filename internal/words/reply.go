@@ -3,19 +3,35 @@ package words
 import (
 	"strings"
 	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // ReplyWord is a reply's text as it is compared with the stop and start
-// words, and a configured word as it is listed: upper case, without the
-// spaces, punctuation and symbols around it (an emoji: a symbol, perhaps
-// with a variation selector or joiners). "Stop.", " stop!" and "STOP 🛑"
-// ask what STOP does (a person who wrote them wants no more); "stop
-// please" is not a word. A text of those alone is "", which no word is.
+// words, and a configured word as it is listed: upper case, in Unicode's
+// compatibility form (NFKC), without the spaces, punctuation, symbols and
+// control characters around it (an emoji: a symbol, perhaps with a
+// variation selector or joiners). "Stop.", " stop!" and "STOP 🛑" ask what
+// STOP does (a person who wrote them wants no more); so do "ＳＴＯＰ" and
+// "ｓｔｏｐ", the full-width letters some phones' keyboards send, and
+// "STOP\x00", a gateway's stray byte. "stop please" is not a word. A text
+// of those alone is "", which no word is.
+//
+// NFKC folds only what Unicode holds to be the same letters written
+// another way (full-width, ligatures, mathematical styles); a lookalike
+// from another script, the Cyrillic "ЅТОР", stays itself and is no STOP.
 func ReplyWord(text string) string {
-	return strings.ToUpper(strings.TrimFunc(text, aside))
+	// What is set aside goes before the folding too: NFKC writes some
+	// symbols as letters ("™" is "TM"), and "STOP™" is STOP as it always
+	// was. And after: a folded character may leave a space at an edge.
+	text = strings.TrimFunc(text, aside)
+	return strings.ToUpper(strings.TrimFunc(norm.NFKC.String(text), aside))
 }
 
-// aside is what ReplyWord sets aside around a word.
+// aside is what ReplyWord sets aside around a word. Control characters
+// (C0, DEL, C1) are among it: no person types them, a gateway or a
+// phone's encoding leaves them, and they would make STOP another word.
 func aside(r rune) bool {
-	return unicode.IsSpace(r) || unicode.IsPunct(r) || unicode.IsSymbol(r) || unicode.IsMark(r) || unicode.Is(unicode.Cf, r)
+	return unicode.IsSpace(r) || unicode.IsPunct(r) || unicode.IsSymbol(r) || unicode.IsMark(r) ||
+		unicode.Is(unicode.Cf, r) || unicode.IsControl(r)
 }

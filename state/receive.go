@@ -816,9 +816,15 @@ func (r *Receiver) byNumber(ctx context.Context, rp Report) (matched, string, er
 		if rp.ProviderID == "" {
 			return m, "", nil
 		}
+		// The answer with the ids may have been recorded since the index
+		// was read: the same id is the message's.
 		known, err := r.providerIDOf(ctx, m.attempt, m.phone)
-		if err != nil || known == "" {
+		switch {
+		case err != nil || known == "":
 			return m, "", err
+		case known == rp.ProviderID:
+			m.by = "id"
+			return m, "", nil
 		}
 		return matched{}, "no message has the provider's id, and the one message to that number has another id: not guessed", nil
 	}

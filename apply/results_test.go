@@ -141,7 +141,7 @@ func TestOthers(t *testing.T) {
 	for _, tt := range []struct {
 		complete bool
 		want     string
-	}{{true, "sent: "}, {false, "in_doubt: " + reasonNotListed}} {
+	}{{true, "sent: "}, {false, "in_doubt: " + reasonOthersHeld}} {
 		got := byPhone(StatusOfResults(m, phones, mapping.Answer{Complete: tt.complete, Elements: []mapping.Element{refused}}).Parts)
 		if got["+447400900001"] != tt.want || got["+447400900002"] != "failed: refused by the provider: listed at /invalid_number" {
 			t.Errorf("complete %v: %q", tt.complete, got)
@@ -250,5 +250,74 @@ func BenchmarkStatusOfResults(b *testing.B) {
 		if v := StatusOfResults(m, phones, a); len(v.Parts) != 1 || v.Parts[0].Status != state.Sent {
 			b.Fatalf("%+v", v.Parts)
 		}
+	}
+}
+
+// TestNamesNobody: an element of the answer that names no recipient of
+// the batch (a number that does not read as one, a recipient of another
+// batch, a national number two of the batch read as) may be about any
+// recipient the answer does not name, so others: sent does not hold for
+// them: they are in doubt. Those it names keep their outcome. A recipient
+// listed twice is sent only when both say sent.
+func TestNamesNobody(t *testing.T) {
+	phones := []string{"+447400123459", "+447400123564", "+447400123670"}
+	plivo := &mapping.Results{Others: mapping.Sent, Lists: []mapping.List{{List: rawjson.MustPointer("/invalid_number"), Number: rawjson.Pointer{},
+		Outcome: mapping.Failed, Optional: true}}}
+	// Two lists, the accepted and the refused, and the rest sent.
+	two := &mapping.Results{Others: mapping.Sent, Lists: []mapping.List{
+		{List: rawjson.MustPointer("/messages"), Number: rawjson.MustPointer("/to"), Outcome: mapping.Sent},
+		{List: rawjson.MustPointer("/errors"), Number: rawjson.MustPointer("/number"), Outcome: mapping.Failed, Optional: true}}}
+	status := bulk()
+	status.Others = mapping.Sent
+	refused := func(number string) mapping.Element { return mapping.Element{Number: number, Outcome: mapping.Failed} }
+	el := func(number, s string) mapping.Element {
+		return mapping.Element{Number: number, Status: s, Outcome: status.Lists[0].OutcomeOf(mapping.StringValue(s))}
+	}
+	const (
+		sent     = "sent: "
+		failed   = "failed: refused by the provider: listed at /invalid_number"
+		held     = "in_doubt: " + reasonOthersHeld
+		conflict = "in_doubt: " + reasonConflicting
+	)
+	for _, tt := range []struct {
+		name     string
+		m        *mapping.Results
+		phones   []string
+		elements []mapping.Element
+		want     []string // per phone
+	}{
+		{"a clean answer: the others sent", plivo, phones, []mapping.Element{refused("447400123564")}, []string{sent, failed, sent}},
+		{"a number with words in it", plivo, phones, []mapping.Element{refused("447400123564 (invalid)")}, []string{held, held, held}},
+		{"one named, one not", plivo, phones, []mapping.Element{refused("447400123564"), refused("447400123670 (invalid)")},
+			[]string{held, failed, held}},
+		{"a recipient of another batch", plivo, phones, []mapping.Element{refused("447400123999")}, []string{held, held, held}},
+		{"a national number two recipients read as", plivo, []string{"+447400123459", "+497400123459", "+447400123670"},
+			[]mapping.Element{refused("07400123459")}, []string{held, held, held}},
+		{"a request of one: a number not its own", plivo, phones[:1], []mapping.Element{refused("447400123999")}, []string{held}},
+		{"a request of one: no number is its own", plivo, phones[:1], []mapping.Element{refused("")}, []string{failed}},
+		{"refused twice: failed", plivo, phones, []mapping.Element{refused("447400123564"), refused("+447400123564")}, []string{sent, failed, sent}},
+		{"accepted and refused: in doubt", two, phones, []mapping.Element{
+			{Number: "447400123459", Outcome: mapping.Sent}, {List: 1, Number: "447400123459", Outcome: mapping.Failed}},
+			[]string{conflict, sent, sent}},
+		{"sent and retry: in doubt, never sent again", status, phones, []mapping.Element{el("447400123459", "PENDING"), el("447400123459", "THROTTLED")},
+			[]string{conflict, sent, sent}},
+		{"retry and sent: in doubt", status, phones, []mapping.Element{el("447400123459", "THROTTLED"), el("447400123459", "PENDING")},
+			[]string{conflict, sent, sent}},
+		{"sent and a status nobody named: in doubt", status, phones, []mapping.Element{el("447400123459", "PENDING"), el("447400123459", "Pending")},
+			[]string{conflict, sent, sent}},
+		{"sent twice: sent", status, phones, []mapping.Element{el("447400123459", "PENDING"), el("447400123459", "ACCEPTED")},
+			[]string{sent, sent, sent}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := byPhone(StatusOfResults(tt.m, tt.phones, mapping.Answer{Complete: true, Elements: tt.elements}).Parts)
+			for i, ph := range tt.phones {
+				if got[ph] != tt.want[i] {
+					t.Errorf("%s: %q, want %q", ph, got[ph], tt.want[i])
+				}
+			}
+			if len(got) != len(tt.phones) {
+				t.Errorf("%d phones in parts, want %d", len(got), len(tt.phones))
+			}
+		})
 	}
 }

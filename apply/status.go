@@ -69,6 +69,9 @@ const (
 	reasonNotListed   = "the provider's answer does not mention this recipient"
 	reasonNoStatus    = "the provider's answer gives no status for this recipient"
 	reasonConflicting = "the provider's answer lists this recipient more than once, with statuses that disagree"
+	// reasonOthersHeld: provider.others is sent, but the answer cannot say
+	// that it names nobody else.
+	reasonOthersHeld = reasonNotListed + ", and provider.others: sent holds only for an answer read whole whose every element names a recipient of the request"
 )
 
 // UnknownStatus is a status the provider answered that the mapping does
@@ -97,8 +100,12 @@ type Verdict struct {
 //   - duplicate, or a list whose outcome is in_doubt: [state.InDoubt];
 //   - a status that no list names, no usable status, a recipient listed
 //     twice with different meanings: [state.InDoubt], the status kept;
-//   - a recipient no list names: [state.Sent] when m.Others is sent and
-//     the answer was read whole, else [state.InDoubt];
+//   - a recipient no list names: [state.Sent] when m.Others is sent, the
+//     answer was read whole and every element of it names a recipient of
+//     phones, else [state.InDoubt]. An element that names none (a number
+//     that reads as none of them, or as two, a recipient of another batch,
+//     no number at all) may be about any recipient the answer does not
+//     name;
 //   - an answer that cannot be read as m says: everyone [state.InDoubt].
 //
 // Nothing is ever sent or failed by default. The provider's numbers are
@@ -110,19 +117,24 @@ func StatusOfResults(m *mapping.Results, phones []string, a mapping.Answer) Verd
 	}
 	verdicts := make([]verdict, len(phones))
 	match := matchNumbers(phones)
+	whole := a.Complete // read whole, and every element names a recipient of phones
 	for at, e := range a.Elements {
 		i, ok := match(at, e.Number)
 		if e.Number == "" {
 			i, ok = 0, len(phones) == 1 // an element of the answer to one recipient that names none
 		}
 		if !ok {
+			whole = false // names nobody: it may be about anyone not named
 			continue
 		}
 		verdicts[i].add(elementVerdict(m, e))
 	}
 	others := verdict{status: state.InDoubt, reason: reasonNotListed, seen: true}
-	if m.Others == mapping.Sent && a.Complete {
+	switch {
+	case m.Others == mapping.Sent && whole:
 		others = verdict{status: state.Sent, seen: true}
+	case m.Others == mapping.Sent:
+		others.reason = reasonOthersHeld
 	}
 	return collect(phones, verdicts, others)
 }

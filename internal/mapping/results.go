@@ -125,7 +125,10 @@ type Answer struct {
 	// list missing or not a list): then nothing in it settles anyone.
 	Problem string
 	// Complete: every list was found (or optional and absent) and read to
-	// its end, so a recipient none names is named by none.
+	// its end, and every element read names a number (any element, in the
+	// answer to one recipient), so a recipient none names is named by none.
+	// An element without a number may be about any recipient of the
+	// request: it leaves the answer not complete.
 	Complete bool
 }
 
@@ -161,7 +164,7 @@ func (r *Results) Read(doc []byte, n int, clean Cleaner) Answer {
 		// value is read last), not found first and then read again.
 		mark := len(a.Elements)
 		var found []byte // the value, up to the start of a list
-		whole := true    // the list read to its end
+		whole := true    // the list read to its end, each element naming a number
 		err := l.List.Visit(doc, func(v []byte) int {
 			a.Elements = a.Elements[:mark]
 			if v[0] != '[' {
@@ -208,7 +211,7 @@ type reader struct {
 // of an array, and what follows it in the answer) that name a number (any
 // element, in the answer to one recipient), up to MaxElements(n); it
 // returns the index just past the list, and whether it read the list to
-// its end.
+// its end with every element naming a number (see [Answer.Complete]).
 func (rd *reader) list(a *Answer, at int, l *List, list []byte, n int) (int, bool) {
 	limit := MaxElements(n)
 	// The picker's slots: the number first, then each pointer the list
@@ -224,6 +227,7 @@ func (rd *reader) list(a *Answer, at int, l *List, list []byte, n int) (int, boo
 	status, id, reason := slot(l.Status), slot(l.ID), slot(l.Reason)
 	pk := rawjson.NewPicker(ptrs...)
 	found := make([][]byte, len(ptrs))
+	named := true // every element read names a number
 	i := rawjson.SkipSpace(list, 1)
 	for read := 0; i < len(list) && list[i] != ']'; read++ {
 		if read == limit {
@@ -235,7 +239,10 @@ func (rd *reader) list(a *Answer, at int, l *List, list []byte, n int) (int, boo
 		}
 		num := rawjson.Text(found[0])
 		if num == "" && n != 1 {
-			continue // names nobody: says nothing of any recipient
+			// Names nobody: it may be about any recipient of the request,
+			// so those the answer does not name are not named by none.
+			named = false
+			continue
 		}
 		e := Element{List: at, Number: words.Clip(num, 40)}
 		if l.Status == nil {
@@ -255,7 +262,7 @@ func (rd *reader) list(a *Answer, at int, l *List, list []byte, n int) (int, boo
 		}
 		a.Elements = append(a.Elements, e)
 	}
-	return i + 1, true // past the ]
+	return i + 1, named // past the ]
 }
 
 // status is the value of a status's JSON text raw, its cleaned text, and

@@ -140,6 +140,27 @@ func TestReadShapes(t *testing.T) {
 			want: "1=sent(1.0) 2=sent(1) 3=unrecognised(0)", complete: true,
 		},
 		{
+			name: "a refusal that names no number (Plivo, several recipients): not complete",
+			doc:  `{"api_id":"a1","invalid_number":["447400123564",null,{"number":"447400123670"},"",true]}`,
+			r:    Results{Others: Sent, Lists: []List{{List: rawjson.MustPointer("/invalid_number"), Number: rawjson.Pointer{}, Outcome: Failed, Optional: true}}},
+			want: "447400123564=failed", complete: false,
+		},
+		{
+			name: "an element without its number field: not complete",
+			doc:  `{"messages":[{"to":"447400123459","status":"PENDING"},{"status":"REJECTED"}]}`,
+			r: Results{Lists: []List{{List: rawjson.MustPointer("/messages"), Number: rawjson.MustPointer("/to"), Status: ptr("/status"),
+				Sent: statuses("PENDING"), Failed: statuses("REJECTED")}}},
+			want: "447400123459=sent(PENDING)", complete: false,
+		},
+		{
+			// Whether a number names a recipient of the request is apply's
+			// to say: the element is kept as the provider wrote it.
+			name: "a number with words in it is kept as written",
+			doc:  `{"api_id":"a1","invalid_number":["447400123564 (invalid)"]}`,
+			r:    Results{Others: Sent, Lists: []List{{List: rawjson.MustPointer("/invalid_number"), Number: rawjson.Pointer{}, Outcome: Failed, Optional: true}}},
+			want: "447400123564 (invalid)=failed", complete: true,
+		},
+		{
 			name: "a required list missing: nobody settled",
 			doc:  `{"messages":[{"id":"1","recipient":"447400123459"}]}`,
 			r: Results{Lists: []List{
@@ -284,7 +305,12 @@ func TestReadOneRecipient(t *testing.T) {
 	if got := show(r.Read(doc, 1, plain{})); got != "=failed(6)" {
 		t.Errorf("one recipient: %q", got)
 	}
-	if got := show(r.Read(doc, 2, plain{})); got != "" {
-		t.Errorf("two recipients: %q", got)
+	if a := r.Read(doc, 1, plain{}); !a.Complete {
+		t.Errorf("one recipient: not complete")
+	}
+	// To two, it may be about either: the answer is not whole for the
+	// recipients it names by number.
+	if a := r.Read(doc, 2, plain{}); show(a) != "" || a.Complete {
+		t.Errorf("two recipients: %q, complete %v; want nothing, not complete", show(a), a.Complete)
 	}
 }

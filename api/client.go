@@ -321,7 +321,7 @@ func (c *Client) post(ctx context.Context, op, path, auth, token string, v any) 
 	e := &Error{Op: op, Status: status, Reached: true}
 	if status >= 300 && status < 400 {
 		e.Message = fmt.Sprintf("the provider answered %d %s and asks for %s; smsform does not follow redirects (the credentials must not go elsewhere)",
-			status, http.StatusText(status), redactURL(resp.Header.Get("Location")))
+			status, http.StatusText(status), redactURL(resp.Header.Get(locationHeader)))
 		return nil, e
 	}
 	if readErr == nil && !tooLarge {
@@ -357,6 +357,29 @@ func (c *Client) endpoint(path string) (string, error) {
 	return u.String(), nil
 }
 
+// locationHeader holds a redirect's Location once hiddenLocation took it
+// out of the answer's header.
+const locationHeader = "X-Smsform-Location"
+
+// hiddenLocation moves a redirect's Location out of net/http's sight: its
+// client parses the Location before CheckRedirect is asked, and one it
+// cannot parse ends the request with an error that quotes it whole (a
+// number, a key in its query) and reads as if no answer had come. smsform
+// never follows a redirect; it says where the provider asked to go, masked
+// (see redactURL).
+type hiddenLocation struct{ rt http.RoundTripper }
+
+func (h hiddenLocation) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := h.rt.RoundTrip(req)
+	if err == nil && resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		if loc := resp.Header.Values("Location"); len(loc) > 0 {
+			resp.Header.Del("Location")
+			resp.Header[locationHeader] = loc
+		}
+	}
+	return resp, err
+}
+
 // httpClient returns a copy of the configured client that never follows
 // redirects and has a timeout.
 func (c *Client) httpClient() *http.Client {
@@ -365,6 +388,11 @@ func (c *Client) httpClient() *http.Client {
 		hc = *c.HTTP
 	}
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	rt := hc.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	hc.Transport = hiddenLocation{rt}
 	switch {
 	case c.Timeout > 0:
 		hc.Timeout = c.Timeout

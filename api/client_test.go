@@ -432,6 +432,19 @@ func TestRedirectMasksNumbers(t *testing.T) {
 		u, _ := url.Parse(tt.want)
 		checkNoNumber(t, err.Error(), u.Host)
 	}
+	// A Location Go's client cannot parse: the answer is still a redirect
+	// that came back (not "no response"), and neither the number nor the
+	// key in its query shows.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "https://sms.example.com/send/+447400123459/%zz?key=s3cr3t-k3y")
+		w.WriteHeader(http.StatusFound)
+	}))
+	_, err := (&Client{BaseURL: srv.URL}).Send(context.Background(), testToken, testReq)
+	srv.Close()
+	if e := asError(t, err); e.Status != http.StatusFound || !e.Reached || strings.Contains(err.Error(), "s3cr3t") {
+		t.Errorf("an unparsable Location: %v (%+v), want HTTP 302 without the key", err, e)
+	}
+	checkNoNumber(t, err.Error(), "")
 	// A malformed escape (which Go's client would not let through) is left
 	// as it is, and does not hide a number after it.
 	if got, want := maskPathNumbers("/a%2/%zz/100%/%2B447400123459%"), "/a%2/%zz/100%/+[number]%"; got != want {

@@ -135,10 +135,15 @@ func LoadProject(path string) (*Project, error) {
 }
 
 // ProjectOfFile finds and loads the project of the file at path (a
-// campaign file): the project of the folder the system finds it in, even
-// when path goes through a link and up again ("link/../spring.yaml").
+// campaign file): the project of the folder the file really sits in, even
+// when path goes through a link and up again ("link/../spring.yaml") or
+// is itself a link: a campaign reached through a link keeps its project,
+// and so its ledger.
 func ProjectOfFile(path string) (*Project, error) {
-	dir, _ := realpath.Split(path)
+	dir, err := realpath.Dir(path)
+	if err != nil {
+		return nil, fmt.Errorf("find %s: %w", ProjectFile, err)
+	}
 	return ProjectFor(dir)
 }
 

@@ -232,3 +232,41 @@ func hints(err error) string {
 	walk(err)
 	return b.String()
 }
+
+// A campaign file that is a link belongs to the project it really sits in,
+// not to the project of the folder the link is in.
+func TestProjectOfLinkedFile(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, map[string]string{
+		"p4/.git/HEAD":          "",
+		"p4/smsform.yaml":       "version: 1\nstate: .smsform/\n",
+		"p4/campaigns/abs.yaml": tinyCampaign,
+		"other/.git/HEAD":       "",
+		"other/smsform.yaml":    "version: 1\nstate: .other/\n",
+	})
+	if err := os.Symlink(filepath.Join(root, "p4/campaigns/abs.yaml"), filepath.Join(root, "other/abs.yaml")); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	if err := os.Symlink("../p4/campaigns/abs.yaml", filepath.Join(root, "other/rel.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"other/abs.yaml", "other/rel.yaml"} {
+		p, err := ProjectOfFile(filepath.Join(root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p == nil || p.Path != filepath.Join(root, "p4/smsform.yaml") || p.State != ".smsform/" {
+			t.Errorf("ProjectOfFile(%s) = %+v, want the project of p4", name, p)
+		}
+		c, err := Load(filepath.Join(root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Project == nil || c.Project.Dir != filepath.Join(root, "p4") {
+			t.Errorf("Load(%s).Project = %+v", name, c.Project)
+		}
+	}
+}

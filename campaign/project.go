@@ -118,7 +118,7 @@ func FindProject(dir string) (string, error) {
 				}
 				found = p
 			case err == nil:
-				return "", fmt.Errorf("find %s: %s is not a regular file", ProjectFile, p)
+				return "", fmt.Errorf("find %s: %s is not a regular file", ProjectFile, Plain(p))
 			case !errors.Is(err, fs.ErrNotExist):
 				return "", fmt.Errorf("find %s: %w", ProjectFile, err)
 			}
@@ -220,7 +220,7 @@ func EnclosingProjects(dir string) ([]string, error) {
 		case err == nil && fi.Mode().IsRegular():
 			found = append(found, p)
 		case err == nil:
-			return found, fmt.Errorf("find %s: %s is not a regular file", ProjectFile, p)
+			return found, fmt.Errorf("find %s: %s is not a regular file", ProjectFile, Plain(p))
 		case !errors.Is(err, fs.ErrNotExist):
 			return found, fmt.Errorf("find %s: %w", ProjectFile, err)
 		}

@@ -234,13 +234,17 @@ type Error struct {
 
 // Error formats the problem as "file:line: field: msg", leaving out the parts
 // that are empty. The hint is not part of it: the CLI prints it on its own line.
+// The file and the field come from outside (a folder's name, a key as
+// written) and are shown with [Plain]: a line break in them is escaped
+// and quoted, so that it cannot start a line of its own, one that would
+// read as smsform's (a hint).
 func (e *Error) Error() string {
-	loc := e.File
+	loc := Plain(e.File)
 	if e.Line > 0 {
 		loc = fmt.Sprintf("%s:%d", loc, e.Line)
 	}
 	if e.Field != "" {
-		return loc + ": " + e.Field + ": " + e.Msg
+		return loc + ": " + Plain(e.Field) + ": " + e.Msg
 	}
 	return loc + ": " + e.Msg
 }

@@ -3,6 +3,7 @@ package campaign
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -84,8 +85,14 @@ const MaxCapWindow = 90 * 24 * time.Hour
 var projectKeys = []string{"version", "state", "provider", "frequency_cap", "test_recipients", "campaigns", "kind", "compliance", "opt_out_words", "receive"}
 
 // FindProject returns the project file that governs files in dir: in dir or
-// the nearest folder above it, stopping at the folder that holds .git (a
-// repository's root) or the file system's root. "" when there is none.
+// the nearest folder above it, up to the top of the git repository dir is
+// in (which is looked at too) or the file system's root. The top is the
+// outermost repository's root: a repository nested in another (a
+// submodule, a clone, a git init in a project's folder) is part of it, and
+// a .git that is no repository (an empty folder) is nothing; either would
+// otherwise hide the project, and give its campaigns a fresh ledger. A
+// project file above a repository that no other holds does not govern
+// it. "" when there is none.
 func FindProject(dir string) (string, error) {
 	dir, err := realpath.Abs(dir)
 	if err != nil {
@@ -98,18 +105,29 @@ func FindProject(dir string) (string, error) {
 	} else {
 		dir = filepath.Clean(dir)
 	}
+	// found is a project file above a repository's root: it governs only
+	// if a repository holds its folder too.
+	found, crossed := "", false
 	for {
-		p := filepath.Join(dir, ProjectFile)
-		switch fi, err := os.Stat(p); {
-		case err == nil && fi.Mode().IsRegular():
-			return p, nil
-		case err == nil:
-			return "", fmt.Errorf("find %s: %s is not a regular file", ProjectFile, p)
-		case !errors.Is(err, fs.ErrNotExist):
-			return "", fmt.Errorf("find %s: %w", ProjectFile, err)
+		if found == "" {
+			p := filepath.Join(dir, ProjectFile)
+			switch fi, err := os.Stat(p); {
+			case err == nil && fi.Mode().IsRegular():
+				if !crossed {
+					return p, nil
+				}
+				found = p
+			case err == nil:
+				return "", fmt.Errorf("find %s: %s is not a regular file", ProjectFile, Plain(p))
+			case !errors.Is(err, fs.ErrNotExist):
+				return "", fmt.Errorf("find %s: %w", ProjectFile, err)
+			}
 		}
-		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
-			return "", nil
+		if isRepository(dir) {
+			if found != "" {
+				return found, nil
+			}
+			crossed = true
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -117,6 +135,32 @@ func FindProject(dir string) (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// isRepository reports whether dir is a git repository's root: its .git
+// is a folder holding HEAD, or a file naming the repository's folder
+// elsewhere ("gitdir: …", a submodule's or a worktree's). Git itself
+// looks further up from any other .git, and so does [FindProject].
+func isRepository(dir string) bool {
+	git := filepath.Join(dir, ".git")
+	fi, err := os.Stat(git)
+	switch {
+	case err != nil:
+		return false
+	case fi.IsDir():
+		_, err := os.Stat(filepath.Join(git, "HEAD"))
+		return err == nil
+	case !fi.Mode().IsRegular():
+		return false
+	}
+	f, err := os.Open(git)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, len("gitdir:"))
+	n, _ := io.ReadFull(f, b)
+	return string(b[:n]) == "gitdir:"
 }
 
 // LoadProject reads and checks the project file at path. Like [Load], every
@@ -135,10 +179,15 @@ func LoadProject(path string) (*Project, error) {
 }
 
 // ProjectOfFile finds and loads the project of the file at path (a
-// campaign file): the project of the folder the system finds it in, even
-// when path goes through a link and up again ("link/../spring.yaml").
+// campaign file): the project of the folder the file really sits in, even
+// when path goes through a link and up again ("link/../spring.yaml") or
+// is itself a link: a campaign reached through a link keeps its project,
+// and so its ledger.
 func ProjectOfFile(path string) (*Project, error) {
-	dir, _ := realpath.Split(path)
+	dir, err := realpath.Dir(path)
+	if err != nil {
+		return nil, fmt.Errorf("find %s: %w", ProjectFile, err)
+	}
 	return ProjectFor(dir)
 }
 
@@ -153,26 +202,28 @@ func ProjectFor(dir string) (*Project, error) {
 }
 
 // EnclosingProjects are the project files above the project whose folder
-// is dir, nearest first, up to the repository's root (the folder holding
-// .git) or the file system's: a project nested in another may hold a
-// campaign the outer one once sent, whose ledger is then the outer
-// project's state. None when dir's project is the outermost.
+// is dir, nearest first, up to the file system's root: a project nested in
+// another may hold a campaign the outer one once sent, whose ledger is
+// then the outer project's state. Unlike [FindProject], no .git stops the
+// search: a repository between the two (a submodule, a clone, a git init)
+// hides no ledger. None when dir's project is the outermost.
 func EnclosingProjects(dir string) ([]string, error) {
 	var found []string
 	for {
-		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
-			return found, nil
-		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
 			return found, nil
 		}
-		p, err := FindProject(parent)
-		if err != nil || p == "" {
-			return found, err
+		dir = parent
+		p := filepath.Join(dir, ProjectFile)
+		switch fi, err := os.Stat(p); {
+		case err == nil && fi.Mode().IsRegular():
+			found = append(found, p)
+		case err == nil:
+			return found, fmt.Errorf("find %s: %s is not a regular file", ProjectFile, Plain(p))
+		case !errors.Is(err, fs.ErrNotExist):
+			return found, fmt.Errorf("find %s: %w", ProjectFile, err)
 		}
-		found = append(found, p)
-		dir = filepath.Dir(p)
 	}
 }
 

@@ -46,6 +46,20 @@ func TestFindProject(t *testing.T) {
 		"above/inner/campaigns/c.yaml":    tinyCampaign,
 		"above/inner/campaigns/x/d.yaml":  tinyCampaign,
 		"above/inner/campaigns/x/e/f.yml": tinyCampaign,
+		// A .git inside a project hides it not: an empty folder is no
+		// repository, and a repository nested in the project's is part
+		// of it.
+		"repo/empty/.git/.keep":      "",
+		"repo/empty/c.yaml":          tinyCampaign,
+		"repo/module/.git":           "gitdir: ../.git/modules/module\n",
+		"repo/module/c.yaml":         tinyCampaign,
+		"repo/clone/.git/HEAD":       "ref: refs/heads/main\n",
+		"repo/clone/deep/c.yaml":     tinyCampaign,
+		"plain/smsform.yaml":         "version: 1\n",
+		"plain/campaigns/.git/.keep": "",
+		"plain/campaigns/c.yaml":     tinyCampaign,
+		"plain/notgit/.git":          "not a repository\n",
+		"plain/notgit/c.yaml":        tinyCampaign,
 	})
 	for _, tc := range []struct{ dir, want string }{
 		{"repo/campaigns/deep", "repo/smsform.yaml"},
@@ -55,6 +69,11 @@ func TestFindProject(t *testing.T) {
 		{"above/inner/campaigns/x/e", ""}, // never above .git
 		{"above", "above/smsform.yaml"},   // outside the repository
 		{"above/nonexistent/..", "above/smsform.yaml"},
+		{"repo/empty", "repo/smsform.yaml"},      // an empty .git folder is no repository
+		{"repo/module", "repo/smsform.yaml"},     // a submodule is part of its superproject
+		{"repo/clone/deep", "repo/smsform.yaml"}, // so is a repository inside another
+		{"plain/campaigns", "plain/smsform.yaml"},
+		{"plain/notgit", "plain/smsform.yaml"},
 	} {
 		got, err := FindProject(filepath.Join(root, tc.dir))
 		if err != nil {
@@ -231,4 +250,81 @@ func hints(err error) string {
 	}
 	walk(err)
 	return b.String()
+}
+
+// A campaign file that is a link belongs to the project it really sits in,
+// not to the project of the folder the link is in.
+func TestProjectOfLinkedFile(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, map[string]string{
+		"p4/.git/HEAD":          "",
+		"p4/smsform.yaml":       "version: 1\nstate: .smsform/\n",
+		"p4/campaigns/abs.yaml": tinyCampaign,
+		"other/.git/HEAD":       "",
+		"other/smsform.yaml":    "version: 1\nstate: .other/\n",
+	})
+	if err := os.Symlink(filepath.Join(root, "p4/campaigns/abs.yaml"), filepath.Join(root, "other/abs.yaml")); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	if err := os.Symlink("../p4/campaigns/abs.yaml", filepath.Join(root, "other/rel.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"other/abs.yaml", "other/rel.yaml"} {
+		p, err := ProjectOfFile(filepath.Join(root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p == nil || p.Path != filepath.Join(root, "p4/smsform.yaml") || p.State != ".smsform/" {
+			t.Errorf("ProjectOfFile(%s) = %+v, want the project of p4", name, p)
+		}
+		c, err := Load(filepath.Join(root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Project == nil || c.Project.Dir != filepath.Join(root, "p4") {
+			t.Errorf("Load(%s).Project = %+v", name, c.Project)
+		}
+	}
+}
+
+// An enclosing project is found past any .git: a submodule or a clone
+// between two project files hides no ledger from the check.
+func TestEnclosingProjects(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, root, map[string]string{
+		"top/smsform.yaml":                       "version: 1\n",
+		"top/repo/.git/HEAD":                     "",
+		"top/repo/smsform.yaml":                  "version: 1\n",
+		"top/repo/a/b/module/.git":               "gitdir: ../../../.git/modules/module\n",
+		"top/repo/a/b/module/smsform.yaml":       "version: 1\n",
+		"top/repo/a/b/module/clone/.git/HEAD":    "",
+		"top/repo/a/b/module/clone/smsform.yaml": "version: 1\n",
+	})
+	for _, tc := range []struct {
+		dir  string
+		want []string
+	}{
+		{"top/repo/a/b/module/clone", []string{"top/repo/a/b/module/smsform.yaml", "top/repo/smsform.yaml", "top/smsform.yaml"}},
+		{"top/repo/a/b/module", []string{"top/repo/smsform.yaml", "top/smsform.yaml"}},
+		{"top/repo", []string{"top/smsform.yaml"}},
+		{"top", nil},
+	} {
+		got, err := EnclosingProjects(filepath.Join(root, tc.dir))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.dir, err)
+		}
+		var want []string
+		for _, w := range tc.want {
+			want = append(want, filepath.Join(root, w))
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("EnclosingProjects(%s) = %v, want %v", tc.dir, got, want)
+		}
+	}
 }

@@ -50,4 +50,22 @@ func Split(path string) (dir, file string) {
 	return path[:i], path[i+1:]
 }
 
+// Dir is the folder the file at path really sits in: path made absolute
+// and its links resolved, the file's own included, so that a file reached
+// through a link (itself one, or in a linked folder) is where the link
+// leads. A file that does not resolve (missing, or a link to nothing)
+// gives the folder part of path, as [Split] does, for the caller to
+// resolve as a folder.
+func Dir(path string) (string, error) {
+	abs, err := Abs(path)
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return filepath.Dir(real), nil
+	}
+	dir, _ := Split(abs)
+	return dir, nil
+}
+
 func isSeparator(r rune) bool { return os.IsPathSeparator(uint8(r)) }

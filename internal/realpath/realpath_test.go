@@ -49,3 +49,41 @@ func TestDotDotAfterALink(t *testing.T) {
 		t.Errorf("Join without ..: %s", got)
 	}
 }
+
+// A file that is itself a link sits where the link leads: Dir resolves the
+// file, not only the folder the link is in.
+func TestDirOfALinkedFile(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"y", "p4/campaigns"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	real := filepath.Join(root, "p4/campaigns/abs.yaml")
+	if err := os.WriteFile(real, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, filepath.Join(root, "y/abs.yaml")); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	if err := os.Symlink("../p4/campaigns/abs.yaml", filepath.Join(root, "y/rel.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "p4/campaigns"), filepath.Join(root, "y/link")); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(root)
+	want := filepath.Join(root, "p4/campaigns")
+	for _, p := range []string{"y/abs.yaml", "y/rel.yaml", filepath.Join(root, "y/abs.yaml"), "y/link/abs.yaml", "y/link/../campaigns/abs.yaml", "p4/campaigns/abs.yaml"} {
+		if got, err := Dir(p); err != nil || got != want {
+			t.Errorf("Dir(%s) = %s, %v; want %s", p, got, err, want)
+		}
+	}
+	// A file that does not resolve gives the folder part, ".." kept.
+	if got, err := Dir("y/link/../missing.yaml"); err != nil || got != filepath.Join(root, "y/link")+string(filepath.Separator)+".." {
+		t.Errorf("Dir of a missing file = %s, %v", got, err)
+	}
+}

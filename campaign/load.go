@@ -691,7 +691,7 @@ func (l *loader) bool(v *yaml.Node, path string, dst *bool) bool {
 func (l *loader) build(rc *rawCampaign) *Campaign {
 	c := &Campaign{
 		Path:           l.file,
-		Dir:            filepath.Dir(l.file),
+		Dir:            filepath.Dir(Followed(l.file)),
 		Version:        rc.Version,
 		Name:           rc.Name,
 		Sender:         rc.Sender,

@@ -191,6 +191,20 @@ func ProjectOfFile(path string) (*Project, error) {
 	return ProjectFor(dir)
 }
 
+// Followed is the campaign file at path where it really is when path
+// names a link to it, else path as given (so that messages show it as it
+// was written): a linked campaign's lists and its state next to it are
+// those beside its target, as its project is.
+func Followed(path string) string {
+	if fi, err := os.Lstat(path); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return path
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	return path
+}
+
 // ProjectFor finds and loads the project of the files in dir; nil when
 // there is none.
 func ProjectFor(dir string) (*Project, error) {

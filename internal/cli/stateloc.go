@@ -72,7 +72,7 @@ func chooseState(env Env, campaignPath string, flag *pflag.Flag) (stateChoice, e
 	if err != nil {
 		return stateChoice{}, err
 	}
-	c := stateChoice{project: proj, beside: statePath(campaignPath, ""), source: fromDefault}
+	c := stateChoice{project: proj, beside: statePath(campaign.Followed(campaignPath), ""), source: fromDefault}
 	raw := c.beside
 	var declared state.Location
 	if proj != nil && proj.State != "" {

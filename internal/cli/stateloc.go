@@ -217,10 +217,19 @@ func (c stateChoice) openView(ctx context.Context, name string) (*state.State, e
 // ("" for the project's ledger alone) whose state is c.
 func (c stateChoice) ledgers(name string) ledger.Ledgers {
 	l := ledger.Ledgers{InUse: c.loc, Campaign: name, Beside: c.beside, ProjectFile: campaign.ProjectFile}
-	if c.project != nil {
+	switch {
+	case c.project != nil:
 		l.ProjectDir = c.project.Dir
 		if name != "" {
 			l.Enclosing = enclosingStates(c.project.Dir)
+		}
+	case name != "":
+		// Outside a project too: discovery stops at a repository's root,
+		// and a repository made inside a project's folder (git init, a
+		// clone) leaves its campaigns without the project whose state may
+		// record them.
+		if dir, err := realpath.Dir(c.beside); err == nil {
+			l.Enclosing = enclosingStates(dir)
 		}
 	}
 	return l

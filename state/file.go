@@ -15,8 +15,10 @@ import (
 // A state file holds the records of any number of campaigns (a project's
 // campaigns share one). It is identified by the file itself, never by the
 // spelling of its path: Open resolves symbolic links, and each campaign's
-// lock file is named after the real file. A file with a second name (a
-// hard link) is refused (see oneName): SQLite's journal follows the name.
+// lock file is named after the real file; on Linux each holder also locks
+// its campaign's byte of the file itself, so one file mounted at two paths
+// is one lock (see lockInode). A file with a second name (a hard link) is
+// refused (see oneName): SQLite's journal follows the name.
 
 // lockPath is the lock file of a campaign in the state file real.
 func lockPath(real, campaign string) string { return real + "." + campaign + ".lock" }
@@ -50,7 +52,7 @@ func openFile(ctx context.Context, path string, opts Options) (_ *State, err err
 	if !opts.NewState {
 		signs = append(fileSigns(real, opts.Campaign, exists), opts.Signs...)
 	}
-	lk, err := acquireLock(ctx, lockPath(real, opts.Campaign), opts)
+	lk, err := acquireLock(ctx, real, opts.Campaign, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -183,6 +185,16 @@ func walMode(ctx context.Context, db *sql.DB) error {
 func (s *State) createFile(ctx context.Context) (*sql.Conn, error) {
 	if err := create(ctx, s.loc, s.now()); err != nil {
 		return nil, fmt.Errorf("create state %s: %w", s.loc, err)
+	}
+	// The file did not exist when the lock was taken, so its byte was not
+	// locked: another path to it (mounted since) must not take it now.
+	if lk, ok := s.lock.(*lockFile); ok {
+		if held, err := lk.lockInode(); err != nil || !held {
+			if err == nil {
+				err = &LockedError{Path: s.loc + ", through another path to the same file (mounted twice?)"}
+			}
+			return nil, fmt.Errorf("create state %s: %w", s.loc, err)
+		}
 	}
 	return s.attachFile(ctx)
 }

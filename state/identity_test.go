@@ -5,8 +5,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // One state, many spellings: a symbolic link, "..", relative and absolute
@@ -43,6 +45,65 @@ func TestOneLockWhateverTheSpelling(t *testing.T) {
 		must(t, err)
 		must(t, s.Close())
 	}
+}
+
+// One file reached at two paths that resolving cannot join (a file
+// bind-mounted at a second place, or mounted into two containers: one
+// inode, one name each, so no second link either) is one lock: the lock
+// file is named after the path, but each holder also locks its campaign's
+// byte of the file itself. A test cannot bind mount; a hard link in
+// another folder is the same inode at another path, and the lock is taken
+// here below Open, which would refuse the link for itself.
+func TestOneLockWhateverThePath(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the lock on the state file itself is Linux's (lock_inode_linux.go)")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	real := filepath.Join(dir, "a", "s.smsstate")
+	other := filepath.Join(dir, "b", "s.smsstate")
+	must(t, os.MkdirAll(filepath.Dir(real), 0o755))
+	must(t, os.MkdirAll(filepath.Dir(other), 0o755))
+	s := openTest(t, real) // no file yet: made by the first change, then locked
+	recordOne(t, s)
+	must(t, os.Link(real, other))
+	refused := func(what string, err error) {
+		t.Helper()
+		var le *LockedError
+		if !errors.As(err, &le) || !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "another path to the same file") {
+			t.Errorf("%s: %v, want locked through another path", what, err)
+		}
+		if _, err := os.Stat(lockPath(other, "spring")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: the refused lock file is left: %v", what, err)
+		}
+	}
+	_, err := acquireLock(ctx, other, "spring", Options{})
+	refused("the file made while locked", err)
+	must(t, s.Close())
+
+	lk, err := acquireLock(ctx, real, "spring", Options{})
+	must(t, err)
+	_, err = acquireLock(ctx, other, "spring", Options{})
+	refused("the file locked at its other path", err)
+	// Another campaign of the file is not held up.
+	autumn, err := acquireLock(ctx, other, "autumn", Options{})
+	must(t, err)
+	must(t, autumn.release(true))
+	// Waited for within the timeout, and taken once released.
+	go func() { time.Sleep(100 * time.Millisecond); lk.release(false) }()
+	lk2, err := acquireLock(ctx, other, "spring", Options{LockTimeout: 5 * time.Second})
+	must(t, err)
+	must(t, lk2.release(true))
+
+	// Another process (another container) holds it through the first path.
+	must(t, os.Remove(other)) // the child's Open refuses a second link
+	_, out := startHelper(t, "lock", real)
+	if !out.Scan() || out.Text() != "locked" {
+		t.Fatalf("child: %q %v", out.Text(), out.Err())
+	}
+	must(t, os.Link(real, other))
+	_, err = acquireLock(ctx, other, "spring", Options{})
+	refused("held by another process", err)
 }
 
 // A state file with a second name (a hard link) is refused through either

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/smsform/smsform/internal/realpath"
 	"github.com/smsform/smsform/internal/redact"
 )
@@ -48,15 +50,16 @@ var schemeless = regexp.MustCompile(`^[^/\\:@\s]+:[^/\\@\s]*@`)
 var ErrLocation = errors.New("not a state location")
 
 // CheckLocation refuses a location that is neither a PostgreSQL URL, nor a
-// keyword string that names a database, nor a plausible path. Its errors
-// show the location with any password masked.
+// keyword string that names a database, nor a plausible path, and a
+// PostgreSQL location that leaves its database to the role (see
+// namesDatabase). Its errors show the location with any password masked.
 func CheckLocation(loc string) error {
 	shown := Redact(loc)
 	switch {
 	case strings.TrimSpace(loc) == "":
 		return fmt.Errorf("%w: empty", ErrLocation)
 	case isURL(loc):
-		return nil
+		return namesDatabase(loc, shown)
 	case isKeywords(loc):
 		pairs, err := redact.ParseKeywords(loc)
 		if err != nil {
@@ -65,7 +68,7 @@ func CheckLocation(loc string) error {
 		for _, p := range pairs {
 			switch p.Key {
 			case "host", "hostaddr", "dbname", "user", "service", "port":
-				return nil
+				return namesDatabase(loc, shown)
 			}
 		}
 		return fmt.Errorf("%w: %s looks like a PostgreSQL connection string but names no host, dbname, user or service", ErrLocation, shown)
@@ -79,6 +82,26 @@ func CheckLocation(loc string) error {
 		return fmt.Errorf("%w: %s is neither a file path nor a PostgreSQL keyword string (host=… dbname=…)", ErrLocation, shown)
 	}
 	return nil
+}
+
+// namesDatabase refuses a PostgreSQL location that names no database, in
+// itself, its service or PGDATABASE. The server then takes the role's name
+// for the database (libpq's rule; the role is the OS user when none is
+// given either): postgres://smsform@db/ and postgres://reader@db/ would be
+// two ledgers, as would one such location used with two PGUSERs, and every
+// recipient would be messaged once from each. A state's database must not
+// depend on who connects, so it is named, never derived. A location pgx
+// cannot read is left to the opening of the state, which says why.
+func namesDatabase(loc, shown string) error {
+	cfg, err := pgx.ParseConfig(loc)
+	if err != nil || cfg.Database != "" {
+		return nil
+	}
+	role := "the role"
+	if cfg.User != "" {
+		role = "the role, " + cfg.User
+	}
+	return fmt.Errorf("%w: %s names no database, so PostgreSQL would use the one named after %s, and each role would keep a ledger of its own: name the database (postgres://HOST/DBNAME, dbname=DBNAME or PGDATABASE)", ErrLocation, shown, role)
 }
 
 // Location is where a state lives: a file path, or a PostgreSQL database
@@ -98,7 +121,8 @@ type Location struct {
 
 // ParseLocation reads a state location, refusing what [CheckLocation]
 // refuses. What pgx reads of a PostgreSQL location (the environment's PG…
-// variables, ~/.pgpass) is read when the state is opened.
+// variables, ~/.pgpass) is read again when the state is opened: here it
+// only tells which database the location names.
 func ParseLocation(s string) (Location, error) {
 	if err := CheckLocation(s); err != nil {
 		return Location{}, err
@@ -307,6 +331,9 @@ func ResolveFile(path string) (string, error) {
 // SameState reports whether a and b name the same state: the same file
 // (whatever the spelling of its path, hard links included), or the same
 // PostgreSQL database and schema (whatever the role and other options).
+// The database compared is the one each names; one that names none, which
+// the server would take from its role, is refused (see namesDatabase), so
+// two roles never compare equal by both leaving it out.
 func SameState(la, lb Location) (bool, error) {
 	a, b := la.Unmasked(), lb.Unmasked()
 	if IsPostgres(a) != IsPostgres(b) {

@@ -1,7 +1,9 @@
 package state
 
 import (
+	"context"
 	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,6 +65,7 @@ func TestKeywordLocation(t *testing.T) {
 }
 
 func TestSameState(t *testing.T) {
+	t.Setenv("PGDATABASE", "") // the locations below say their database
 	dir := t.TempDir()
 	real := filepath.Join(dir, "sub", "real.smsstate")
 	os.MkdirAll(filepath.Dir(real), 0o755)
@@ -81,10 +84,26 @@ func TestSameState(t *testing.T) {
 		{"postgres://a@db/x", "postgres://a@db/x?schema=other", false},
 		{"postgres://a@db/x", "postgres://a@db/y", false},
 		{"postgres://a@db/x", real, false},
+		// A plan job's reader role, for the database the project names.
+		{"postgres://smsform@127.0.0.1:55432/campaigns?sslmode=disable", "postgres://reader@127.0.0.1:55432/campaigns?sslmode=disable", true},
+		{"postgres://smsform@127.0.0.1:55432/campaigns?sslmode=disable", "host=127.0.0.1 port=55432 user=reader dbname=campaigns", true},
 	} {
 		got, err := SameState(MustParseLocation(tc.a), MustParseLocation(tc.b))
 		if err != nil || got != tc.same {
 			t.Errorf("SameState(%s, %s) = %v, %v; want %v", tc.a, tc.b, got, err, tc.same)
+		}
+	}
+	// Without a database, the server takes the role's name for it: these
+	// are two databases, and smsform, which cannot tell which one the
+	// project meant, refuses both rather than keep two ledgers.
+	for _, tc := range [][2]string{
+		{"postgres://smsform@127.0.0.1:55432/?sslmode=disable", "postgres://reader@127.0.0.1:55432/?sslmode=disable"},
+		{"postgres://smsform@127.0.0.1:55432/?sslmode=disable", "host=127.0.0.1 port=55432 user=reader"},
+		{"postgres://smsform@127.0.0.1:55432/?sslmode=disable", "postgres://smsform@127.0.0.1:55432/smsform?sslmode=disable"},
+	} {
+		same, err := SameState(newLocation(tc[0]), newLocation(tc[1]))
+		if err == nil || !strings.Contains(err.Error(), "names no database") {
+			t.Errorf("SameState(%s, %s) = %v, %v; want refused: names no database", tc[0], tc[1], same, err)
 		}
 	}
 	if _, err := ResolveFile(filepath.Join(dir, "dangling")); err != nil {
@@ -93,6 +112,80 @@ func TestSameState(t *testing.T) {
 	os.Symlink("nowhere.smsstate", filepath.Join(dir, "dangling.smsstate"))
 	if _, err := ResolveFile(filepath.Join(dir, "dangling.smsstate")); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("dangling link: %v", err)
+	}
+}
+
+// TestLocationNamesDatabase proves that a PostgreSQL location must name
+// its database: PostgreSQL would otherwise use the one named after the
+// role, and two roles (a plan job's reader, the applying role; or one
+// location under two PGUSERs) would each keep a ledger.
+func TestLocationNamesDatabase(t *testing.T) {
+	t.Setenv("PGDATABASE", "")
+	t.Setenv("PGUSER", "")
+	t.Setenv("PGSERVICE", "")
+	for _, tc := range []struct {
+		loc  string
+		ok   bool
+		role string // named in the refusal
+	}{
+		{"postgres://smsform@127.0.0.1:55432/?sslmode=disable", false, "smsform"},
+		{"postgres://reader@127.0.0.1:55432?sslmode=disable", false, "reader"},
+		{"postgresql://reader:hunter2@db", false, "reader"},
+		{"host=127.0.0.1 port=55432 user=reader", false, "reader"},
+		{"host=db password=hunter2", false, ""}, // the OS user's name
+		{"postgres://reader@db/campaigns", true, ""},
+		{"postgres://reader@db/?dbname=campaigns", true, ""},
+		{"host=db user=reader dbname=campaigns", true, ""},
+	} {
+		err := CheckLocation(tc.loc)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: CheckLocation = %v, want ok %v", Redact(tc.loc), err, tc.ok)
+			continue
+		}
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, ErrLocation) || !strings.Contains(err.Error(), "names no database") || !strings.Contains(err.Error(), "postgres://HOST/DBNAME") ||
+			!strings.Contains(err.Error(), tc.role) || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%s: %v; want ErrLocation naming the role %q and the fix, no password", Redact(tc.loc), err, tc.role)
+		}
+		if _, err := ParseLocation(tc.loc); err == nil {
+			t.Errorf("%s: ParseLocation accepts it", Redact(tc.loc))
+		}
+	}
+	// PGDATABASE names it for every role alike.
+	t.Setenv("PGDATABASE", "campaigns")
+	a, b := "postgres://smsform@db/?sslmode=disable", "host=db user=reader"
+	if same, err := SameState(MustParseLocation(a), MustParseLocation(b)); err != nil || !same {
+		t.Errorf("PGDATABASE=campaigns: SameState(%s, %s) = %v, %v; want the same", a, b, same, err)
+	}
+	if same, err := SameState(MustParseLocation(a), MustParseLocation("postgres://reader@db/other")); err != nil || same {
+		t.Errorf("PGDATABASE=campaigns: the database other is another: %v, %v", same, err)
+	}
+}
+
+// TestPostgresNamesDatabase opens, against the real server, the test's
+// database with its name left out: the server would take the database of
+// the role's name (which exists: the test server's postgres). Neither a
+// write nor a read goes there.
+func TestPostgresNamesDatabase(t *testing.T) {
+	t.Setenv("PGDATABASE", "")
+	db := pg.Database(t)
+	u, err := url.Parse(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/"
+	loc := newLocation(u.String()) // past ParseLocation, which refuses it
+	ctx := context.Background()
+	if _, err := OpenReadOnly(ctx, loc, "spring"); err == nil || !strings.Contains(err.Error(), "names no database") {
+		t.Errorf("OpenReadOnly %s: %v; want refused", loc, err)
+	}
+	if s, err := Open(ctx, loc, Options{Campaign: "spring"}); err == nil || !strings.Contains(err.Error(), "names no database") {
+		if err == nil {
+			s.Close()
+		}
+		t.Errorf("Open %s: %v; want refused", loc, err)
 	}
 }
 

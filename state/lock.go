@@ -25,10 +25,19 @@ const holderWait = time.Second
 // regular file: a link planted there must not make smsform write into
 // whatever it points to. It is never the state file itself: SQLite puts
 // POSIX locks on that, and closing any descriptor of a file drops them.
+//
+// The lock file is named after the state's path; where the kernel allows
+// (lockInode), the holder also locks the campaign's byte of the state
+// file itself, so that one file reached at two paths (a bind mount) is
+// one lock too.
 type lockFile struct {
 	path   string
 	f      *os.File
 	runURL string
+	// state and campaign name the byte lockInode locked, through inode
+	// (nil when none is held: no file yet, or no such lock here).
+	state, campaign string
+	inode           *os.File
 	// sign: the lock file said, before it was taken, that a state had been
 	// used here; it is never removed then (see release).
 	sign bool
@@ -91,7 +100,13 @@ func openLockFile(path string) (*os.File, error) {
 	return f, nil
 }
 
-func acquireLock(ctx context.Context, path string, opts Options) (*lockFile, error) {
+// acquireLock takes campaign's lock of the state file real: its lock file,
+// then its byte of the file itself (see lockInode). A byte held through
+// another path to the same file is a held lock like the other, waited for
+// within opts.LockTimeout; its holder's lock file is beside that other
+// path, so the error cannot name the holder.
+func acquireLock(ctx context.Context, real, campaign string, opts Options) (*lockFile, error) {
+	path := lockPath(real, campaign)
 	timeout, runURL := opts.LockTimeout, opts.RunURL
 	deadline := time.Now().Add(timeout)
 	for waited := false; ; waited = true {
@@ -100,15 +115,31 @@ func acquireLock(ctx context.Context, path string, opts Options) (*lockFile, err
 		if err != nil {
 			return nil, fmt.Errorf("lock state: %w", err)
 		}
+		elsewhere := false
 		if ok {
-			lk := &lockFile{path: path, f: f, runURL: runURL, sign: sign}
-			if err := lk.writeHolder(false); err != nil {
-				lk.release(false)
-				return nil, fmt.Errorf("lock state: %w", err)
+			lk := &lockFile{path: path, f: f, runURL: runURL, sign: sign, state: real, campaign: campaign}
+			held, err := lk.lockInode()
+			if err != nil || !held {
+				// Taken only to be given back: a lock file this made is
+				// removed, so it is no sign of a state used here.
+				lk.release(true)
+				if err != nil {
+					return nil, fmt.Errorf("lock state: %w", err)
+				}
+				ok, elsewhere = false, true
 			}
-			return lk, nil
+			if ok {
+				if err := lk.writeHolder(false); err != nil {
+					lk.release(false)
+					return nil, fmt.Errorf("lock state: %w", err)
+				}
+				return lk, nil
+			}
 		}
 		if timeout <= 0 || !time.Now().Before(deadline) {
+			if elsewhere {
+				return nil, &LockedError{Path: real + ", through another path to the same file (mounted twice?)"}
+			}
 			return nil, lockedError(path, holderWait)
 		}
 		if !waited && opts.LockWait != nil {
@@ -122,6 +153,19 @@ func acquireLock(ctx context.Context, path string, opts Options) (*lockFile, err
 		case <-t.C:
 		}
 	}
+}
+
+// lockInode locks the campaign's byte of the state file, unless it is held
+// already. It reports false when another holds it (through another path,
+// since this path's lock file is held). A state file made after the lock
+// was taken (State.createFile) is locked then.
+func (lk *lockFile) lockInode() (bool, error) {
+	if lk.inode != nil {
+		return true, nil
+	}
+	f, ok, err := lockInode(lk.state, lk.campaign)
+	lk.inode = f
+	return ok, err
 }
 
 // writeHolder says, in the held lock file, who holds it.
@@ -161,6 +205,10 @@ func (lk *lockFile) release(remove bool) error {
 	} else {
 		b, _ := json.Marshal(holder{Released: time.Now().UTC().Truncate(time.Second)})
 		err = lk.rewrite(b)
+	}
+	if lk.inode != nil {
+		err = errors.Join(err, unlockInode(lk.inode, lk.campaign))
+		lk.inode = nil
 	}
 	err = errors.Join(err, flockRelease(lk.f), lk.f.Close())
 	lk.f = nil

@@ -72,6 +72,11 @@ type Imported struct {
 	Duplicates, Unmatched, Resolved, Anomalies int
 	// UnmatchedWhy counts the unmatched by the state's reason.
 	UnmatchedWhy map[string]int
+	// PendingStatuses counts the new reports that are pending by the
+	// provider's status (at most 20 of them): a status the mapping names
+	// neither delivered nor undelivered, a slip of the mapping's as often
+	// as a step the provider has not finished.
+	PendingStatuses map[string]int
 }
 
 // LineError is the line of a file that stopped an import: every report
@@ -118,7 +123,7 @@ func (im *Import) Check(path string, f Format) error {
 	}
 	defer file.Close()
 	// A batch that is never recorded: reading stops at its first report.
-	b := &batcher{im: im, name: path, size: 1, probe: true, out: Imported{UnmatchedWhy: map[string]int{}}}
+	b := &batcher{im: im, name: path, size: 1, probe: true, out: Imported{UnmatchedWhy: map[string]int{}, PendingStatuses: map[string]int{}}}
 	switch f {
 	case CSV:
 		err = b.csv(file)
@@ -139,7 +144,7 @@ var errProbed = errors.New("probed")
 // Read imports the reports r holds, written in format f; name is the
 // file's name for messages.
 func (im *Import) Read(ctx context.Context, r io.Reader, name string, f Format) (Imported, error) {
-	b := &batcher{im: im, ctx: ctx, name: name, out: Imported{UnmatchedWhy: map[string]int{}}}
+	b := &batcher{im: im, ctx: ctx, name: name, out: Imported{UnmatchedWhy: map[string]int{}, PendingStatuses: map[string]int{}}}
 	if b.size = im.Batch; b.size <= 0 {
 		b.size = DefaultBatch
 	}
@@ -201,15 +206,16 @@ func (b *batcher) flush() error {
 		return fmt.Errorf("record the reports of %s up to line %d: %w", b.name, b.line, err)
 	}
 	b.out.Reports += len(b.pending)
-	for _, x := range rec.Reports {
+	for i, x := range rec.Reports {
 		switch {
 		case x.Duplicate:
 			b.out.Duplicates++
 		case x.Unmatched != "":
 			b.out.Unmatched++
-			if len(b.out.UnmatchedWhy) < 20 || b.out.UnmatchedWhy[x.Unmatched] > 0 {
-				b.out.UnmatchedWhy[x.Unmatched]++
-			}
+			countUpTo20(b.out.UnmatchedWhy, x.Unmatched)
+		}
+		if !x.Duplicate && b.pending[i].Delivery == state.Pending {
+			countUpTo20(b.out.PendingStatuses, b.pending[i].ProviderStatus)
 		}
 		if x.Resolved {
 			b.out.Resolved++
@@ -220,6 +226,13 @@ func (b *batcher) flush() error {
 	}
 	b.pending = b.pending[:0]
 	return nil
+}
+
+// countUpTo20 counts key in m, which keeps 20 keys at the most.
+func countUpTo20(m map[string]int, key string) {
+	if len(m) < 20 || m[key] > 0 {
+		m[key]++
+	}
 }
 
 // csv reads a CSV export: a header row, then a report a row.

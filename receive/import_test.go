@@ -48,6 +48,11 @@ func TestImportFiles(t *testing.T) {
 	if got.Lines != 5 || got.Reports != 5 || got.Duplicates != 0 || o.calls != 3 {
 		t.Errorf("imported %+v in %d calls", got, o.calls)
 	}
+	// A status the mapping names neither way is counted by its name, to
+	// be seen (a slip of the mapping leaves every report pending).
+	if len(got.PendingStatuses) != 1 || got.PendingStatuses["ENROUTE"] != 1 {
+		t.Errorf("pending by status %v, want ENROUTE once", got.PendingStatuses)
+	}
 	want := []string{"m1 +33612340001 delivered", "m2 +33612340002 undelivered", "m3  pending", "m4 +33612340004 delivered", "m5 +33612340005 delivered"}
 	for i, r := range o.reports {
 		if s := fmt.Sprintf("%s %s %s", r.ProviderID, r.Phone, r.Delivery); s != want[i] {
@@ -56,7 +61,7 @@ func TestImportFiles(t *testing.T) {
 	}
 	// Imported again, every report is a duplicate: those without a time
 	// (m3, m5) too, as a provider that gives none (Twilio) posts them again.
-	if again, err := importFile(t, o, dir, "dlr.csv", csv, 1000); err != nil || again.Duplicates != 5 || again.Reports != 5 {
+	if again, err := importFile(t, o, dir, "dlr.csv", csv, 1000); err != nil || again.Duplicates != 5 || again.Reports != 5 || len(again.PendingStatuses) != 0 {
 		t.Errorf("imported again: %+v, %v", again, err)
 	}
 

@@ -6,6 +6,8 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/words"
@@ -27,19 +29,27 @@ type importedJSON struct {
 	Duplicates    int            `json:"duplicates"`
 	Unmatched     int            `json:"unmatched"`
 	UnmatchedWhy  map[string]int `json:"unmatched_by_reason"`
+	Pending       map[string]int `json:"pending_by_status"`
 	Resolved      int            `json:"resolved"`
 	Anomalies     int            `json:"anomalies"`
 }
 
 // WriteImportedJSON writes what an import recorded as one JSON document.
 func WriteImportedJSON(w io.Writer, im Imported) error {
-	why := map[string]int{}
-	for reason, n := range im.UnmatchedWhy {
-		why[e164.MaskAny(reason)] += n
-	}
 	enc := json.NewEncoder(w)
 	return enc.Encode(importedJSON{FormatVersion: "1", File: im.File, Lines: im.Lines, Reports: im.Reports, New: im.Reports - im.Duplicates,
-		Duplicates: im.Duplicates, Unmatched: im.Unmatched, UnmatchedWhy: why, Resolved: im.Resolved, Anomalies: im.Anomalies})
+		Duplicates: im.Duplicates, Unmatched: im.Unmatched, UnmatchedWhy: masked(im.UnmatchedWhy), Pending: masked(im.PendingStatuses),
+		Resolved: im.Resolved, Anomalies: im.Anomalies})
+}
+
+// masked is counts with any number in their keys masked (a provider's
+// words may quote one).
+func masked(counts map[string]int) map[string]int {
+	out := map[string]int{}
+	for key, n := range counts {
+		out[e164.MaskAny(key)] += n
+	}
+	return out
 }
 
 // WriteImported writes what an import recorded, for a person: what was
@@ -56,6 +66,20 @@ func WriteImported(w io.Writer, im Imported) error {
 		for _, reason := range slices.Sorted(maps.Keys(im.UnmatchedWhy)) {
 			fmt.Fprintf(w, "    %s: %s\n", words.Visible(e164.MaskAny(reason)), words.Count(im.UnmatchedWhy[reason]))
 		}
+	}
+	if pending := masked(im.PendingStatuses); len(pending) > 0 {
+		var each []string
+		n := 0
+		for _, status := range slices.Sorted(maps.Keys(pending)) {
+			name := strconv.Quote(words.Clip(status, 40))
+			if status == "" {
+				name = "no status"
+			}
+			each = append(each, fmt.Sprintf("%s %s", words.Visible(name), words.Count(pending[status])))
+			n += pending[status]
+		}
+		fmt.Fprintf(w, "  %s pending, by the provider's status: %s. A status neither provider.reports.delivered nor .undelivered names is pending: if one of these means delivered or undelivered, name it there.\n",
+			words.N(n, "new report", "new reports"), strings.Join(each, ", "))
 	}
 	if im.Resolved > 0 {
 		fmt.Fprintf(w, "  %s in doubt resolved as sent by %s.\n", words.N(im.Resolved, "recipient", "recipients"), words.Plural(im.Resolved, "its report", "their reports"))

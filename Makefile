@@ -95,7 +95,7 @@ FUZZ_TARGETS := ./campaign:FuzzLoad ./campaign:FuzzPrices ./campaign:FuzzReadCSV
 	./plan/planfile:FuzzDecodeSaved ./plan/planfile:FuzzOpenBounded ./plan/planfile:FuzzFastBatch ./plan/planfile:FuzzReadManifest ./api:FuzzFindRequestID ./api:FuzzErrorReason \
 	./api:FuzzParseToken ./internal/rawjson:FuzzPointer ./internal/rawjson:FuzzPick ./internal/mapping:FuzzResults ./apply:FuzzStatusOfResults ./internal/sms:FuzzAnalyze \
 	./internal/rawjson:FuzzEachString ./internal/report:FuzzMarkdown ./internal/e164:FuzzMaskIn \
-	./internal/words:FuzzVisible ./internal/words:FuzzClip ./internal/mapping:FuzzReports ./internal/redact:FuzzParseKeywords
+	./internal/words:FuzzVisible ./internal/words:FuzzClip ./internal/words:FuzzReplyWord ./internal/mapping:FuzzReports ./internal/redact:FuzzParseKeywords
 fuzz:
 	$(GO) test -count=1 -run '^TestDifferential$$' ./internal/e164
 	@for t in $(FUZZ_TARGETS); do \

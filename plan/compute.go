@@ -416,8 +416,7 @@ func (b *builder) add(it *item) error {
 	}
 	if it.renderErr != nil {
 		return &campaign.Error{File: campaign.Plain(it.entry.File), Line: it.entry.Line, Field: "body",
-			Msg:  it.renderErr.Error(),
-			Hint: "add the column to the list, or give it a default: {{ default \"friend\" .name }}"}
+			Msg: it.renderErr.Error(), Hint: b.c.MissingHint(it.renderErr)}
 	}
 	if it.empty != nil {
 		b.noteBlank(it)

@@ -174,6 +174,9 @@ func runPlan(ctx context.Context, env Env, f planFlags, campaignPath string) err
 		// Before the work: --out writes a new file or over a plan file,
 		// nothing else (a state, the campaign, a list).
 		if err := planfile.CheckOverwrite(f.outFile); err != nil {
+			if !errors.Is(err, planfile.ErrNotOverwritable) {
+				return err // a missing folder, whose error says what to do
+			}
 			return withHint(err, "give --out a new file name (e.g. %s.plan), or the path of an earlier plan file to replace", strings.TrimSuffix(filepath.Base(campaignPath), filepath.Ext(campaignPath)))
 		}
 	}

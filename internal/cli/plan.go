@@ -448,6 +448,10 @@ func newShowCmd(env Env) *cobra.Command {
 			if cmd.Context().Err() != nil {
 				return err
 			}
+			if fi, serr := os.Stat(pos[0]); serr == nil && !fi.Mode().IsRegular() {
+				// A folder or a device (/dev/null): no plan is written there.
+				return withHint(err, "give show the path of a plan file saved with smsform plan CAMPAIGN.yaml --out NAME.plan")
+			}
 			return withHint(err, "make a new one with smsform plan CAMPAIGN.yaml --out %s", pos[0])
 		}
 		defer saved.Close()

@@ -119,8 +119,12 @@ func (b *builder) read(ctx context.Context) error {
 		if src.Kind == campaign.KindInline {
 			b.sources[len(b.sources)-1].file = b.c.Path
 		}
+		before := b.rowsRead()
 		if err := scan(ctx, src, b.prepare, b.add); err != nil {
 			return err
+		}
+		if b.rowsRead() == before {
+			b.warnEmptyList(src)
 		}
 	}
 	b.noteSkipped("fixed-line", b.fixedLines)

@@ -20,7 +20,7 @@ func TestMissingHint(t *testing.T) {
 	}
 	tests := []struct {
 		name, campaign, body string
-		want               string
+		want                 string
 	}{
 		{"one list lacks it", "  - file: all.csv\n  - file: vip.csv\n  - file: vip.csv\n", `{{ default "none" .code }}`,
 			`add the column "code" to every recipient list that lacks it (vip.csv); its values may be empty (default fills an empty value, never a missing column)`},

@@ -346,7 +346,7 @@ func missingVariables(t *template.Template, data map[string]string, first string
 	if len(guesses) > 0 {
 		msg += "; did you mean " + strings.Join(guesses, ", ") + "? (names are case-sensitive)"
 	}
-	return errors.New(msg)
+	return &MissingError{Names: missing, guessed: len(guesses) > 0, msg: msg}
 }
 
 // closestName is the variable of have that name most likely meant: the

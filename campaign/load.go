@@ -627,7 +627,7 @@ func (l *loader) numbers(n *yaml.Node, path string) ([]string, []int) {
 	for i, item := range n.Content {
 		p := fmt.Sprintf("%s[%d]", path, i)
 		if item.Kind == yaml.ScalarNode && (item.ShortTag() == "!!int" || item.ShortTag() == "!!float") {
-			l.add(item.Line, p, fmt.Sprintf("quote it with its leading + or 0: \"+%s\"", strings.TrimPrefix(item.Value, "+")),
+			l.add(item.Line, p, "quote it with its leading + or 0: "+quotedNumber(item.Value),
 				"phone number %s is written as a YAML number, which loses a leading + or 0", item.Value)
 			continue
 		}
@@ -638,6 +638,17 @@ func (l *loader) numbers(n *yaml.Node, path string) ([]string, []int) {
 		}
 	}
 	return nums, lines
+}
+
+// quotedNumber is how to write a phone number that YAML read as a number,
+// from its text as written (the node keeps it): quoted as it stands when
+// it starts with + or 0 (a national number such as 0740012345 stays one),
+// with a + in front otherwise.
+func quotedNumber(written string) string {
+	if strings.HasPrefix(written, "+") || strings.HasPrefix(written, "0") {
+		return `"` + written + `"`
+	}
+	return `"+` + written + `"`
 }
 
 func (l *loader) str(v *yaml.Node, path string, dst *string) bool {

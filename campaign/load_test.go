@@ -139,6 +139,8 @@ func TestBadInput(t *testing.T) {
 		{name: "neither numbers nor file", file: "source_neither.yaml", want: []string{"source_neither.yaml:5: recipients[0]: source needs numbers: or file:"}},
 		{name: "source as text", file: "source_string.yaml", want: []string{`source_string.yaml:5: recipients[0]: each source must be a mapping`}, hint: `- file: lists/customers.csv`},
 		{name: "number as YAML int", file: "numbers_int.yaml", want: []string{"numbers_int.yaml:7: recipients[0].numbers[1]: phone number +14155550102 is written as a YAML number"}, hint: `"+14155550102"`},
+		{name: "national number as YAML int", setup: withCampaign([]byte(okHead + "recipients:\n  - numbers: [0740012345]\n")), want: []string{"campaign.yaml:6: recipients[0].numbers[0]: phone number 0740012345 is written as a YAML number"}, hint: `quote it with its leading + or 0: "0740012345"`},
+		{name: "international number without +", setup: withCampaign([]byte(okHead + "recipients:\n  - numbers: [447400123459]\n")), want: []string{"recipients[0].numbers[0]: phone number 447400123459"}, hint: `quote it with its leading + or 0: "+447400123459"`},
 		{name: "empty numbers", file: "numbers_empty.yaml", want: []string{"numbers_empty.yaml:5: recipients[0].numbers: list is empty"}},
 		{name: "phone_column on numbers", file: "numbers_column.yaml", want: []string{"numbers_column.yaml:6: recipients[0].phone_column: phone_column applies only to CSV files"}},
 		{name: "phone_column on txt", file: "phone_column_txt.yaml", want: []string{"phone_column_txt.yaml:9: exclude[0].phone_column: phone_column applies only to CSV files"}},
@@ -225,6 +227,23 @@ func TestBadInput(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNumberAsYAMLNumberHint: the hint quotes a number YAML read as a number
+// as it was written, so a national number keeps its leading 0 and gains no
+// +; only a number written without a leading 0 gets the +.
+func TestNumberAsYAMLNumberHint(t *testing.T) {
+	p := writeCase(t, okHead+"recipients:\n  - numbers: [0740012345, 07400123456, 07400123459, 447400123459, +447400123458]\n", nil)
+	errs := allErrors(t, loadAndRead(p))
+	want := []string{`"0740012345"`, `"07400123456"`, `"07400123459"`, `"+447400123459"`, `"+447400123458"`}
+	if len(errs) != len(want) {
+		t.Fatalf("%d errors, want %d: %v", len(errs), len(want), errs)
+	}
+	for i, e := range errs {
+		if h := "quote it with its leading + or 0: " + want[i]; e.Hint != h {
+			t.Errorf("%s: hint %q, want %q", e.Field, e.Hint, h)
+		}
 	}
 }
 

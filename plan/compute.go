@@ -119,8 +119,12 @@ func (b *builder) read(ctx context.Context) error {
 		if src.Kind == campaign.KindInline {
 			b.sources[len(b.sources)-1].file = b.c.Path
 		}
+		before := b.rowsRead()
 		if err := scan(ctx, src, b.prepare, b.add); err != nil {
 			return err
+		}
+		if b.rowsRead() == before {
+			b.warnEmptyList(src)
 		}
 	}
 	b.noteSkipped("fixed-line", b.fixedLines)
@@ -416,8 +420,7 @@ func (b *builder) add(it *item) error {
 	}
 	if it.renderErr != nil {
 		return &campaign.Error{File: campaign.Plain(it.entry.File), Line: it.entry.Line, Field: "body",
-			Msg:  it.renderErr.Error(),
-			Hint: "add the column to the list, or give it a default: {{ default \"friend\" .name }}"}
+			Msg: it.renderErr.Error(), Hint: b.c.MissingHint(it.renderErr)}
 	}
 	if it.empty != nil {
 		b.noteBlank(it)

@@ -213,3 +213,37 @@ func TestComputeEmptyState(t *testing.T) {
 type emptyState struct{ testharness.Recorded }
 
 func (emptyState) Serial() int64 { return 0 }
+
+// TestComputeWarnsOfEmptyList: a list of recipients that holds none (a CSV
+// header row only, a text file of comments) is a warning that names it, not
+// an error; a list with rows, invalid or duplicate ones too, is not empty.
+func TestComputeWarnsOfEmptyList(t *testing.T) {
+	files := map[string]string{
+		"empty.csv": "phone,name\n",
+		"blank.csv": "phone,name\n,\n",
+		"notes.txt": "# nobody yet\n\n",
+		"full.csv":  "phone,name\n+447400123401,Ann\n",
+		"dups.csv":  "phone,name\n+447400123401,Ann\n",
+		"bad.csv":   "phone,name\nnot a number,Bob\n",
+	}
+	c := testharness.LoadCampaign(t, header+"recipients:\n  - file: empty.csv\n  - file: full.csv\n  - file: blank.csv\n  - file: notes.txt\n  - file: dups.csv\n  - file: bad.csv\nbody: hi\n", files)
+	p, err := Compute(context.Background(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var empty []string
+	for _, w := range p.Warnings {
+		if strings.Contains(w, "nobody in it gets a message") {
+			empty = append(empty, w)
+		}
+	}
+	want := []string{"empty.csv: the list has a header row and no rows", "blank.csv: the list has a header row and no rows", "notes.txt: the list holds no numbers"}
+	if len(empty) != len(want) {
+		t.Fatalf("warnings of empty lists %q, want %d", empty, len(want))
+	}
+	for i, w := range want {
+		if !strings.Contains(empty[i], w) {
+			t.Errorf("warning %q lacks %q", empty[i], w)
+		}
+	}
+}

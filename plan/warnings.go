@@ -203,6 +203,30 @@ func (b *builder) warnEscape(field string, src campaign.Source) {
 	}
 }
 
+// rowsRead is how many recipient rows add was handed: each one is a
+// recipient, an invalid number or a duplicate.
+func (b *builder) rowsRead() int {
+	s := &b.p.Summary
+	return s.Recipients + s.Invalid + s.Duplicates
+}
+
+// warnEmptyList warns of a list of recipients that holds none: a CSV file
+// with a header row only, a text file of comments and blank lines. It is
+// likely a mistake (an export before the list was filled, the wrong file),
+// though not an error: the other lists may be the campaign.
+func (b *builder) warnEmptyList(src campaign.Source) {
+	what := "holds no numbers, only comments or blank lines"
+	switch {
+	case src.Kind == campaign.KindInline:
+		return // numbers: [] is refused when the campaign loads
+	case src.Kind == campaign.KindCSV:
+		what = "has a header row and no rows"
+	}
+	b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
+		"%s: the list %s, so nobody in it gets a message: check that it was exported whole, and that the campaign names the right file",
+		campaign.Plain(src.Path), what))
+}
+
 // noteSkipped adds the first maxListed lines of one kind of warning and a
 // count of the rest.
 func (b *builder) noteSkipped(kind string, lines []string) {

@@ -174,6 +174,9 @@ func runPlan(ctx context.Context, env Env, f planFlags, campaignPath string) err
 		// Before the work: --out writes a new file or over a plan file,
 		// nothing else (a state, the campaign, a list).
 		if err := planfile.CheckOverwrite(f.outFile); err != nil {
+			if !errors.Is(err, planfile.ErrNotOverwritable) {
+				return err // a missing folder, whose error says what to do
+			}
 			return withHint(err, "give --out a new file name (e.g. %s.plan), or the path of an earlier plan file to replace", strings.TrimSuffix(filepath.Base(campaignPath), filepath.Ext(campaignPath)))
 		}
 	}
@@ -444,6 +447,10 @@ func newShowCmd(env Env) *cobra.Command {
 		if err != nil {
 			if cmd.Context().Err() != nil {
 				return err
+			}
+			if fi, serr := os.Stat(pos[0]); serr == nil && !fi.Mode().IsRegular() {
+				// A folder or a device (/dev/null): no plan is written there.
+				return withHint(err, "give show the path of a plan file saved with smsform plan CAMPAIGN.yaml --out NAME.plan")
 			}
 			return withHint(err, "make a new one with smsform plan CAMPAIGN.yaml --out %s", pos[0])
 		}

@@ -39,7 +39,7 @@ func newTokenCmd(env Env) *cobra.Command {
 			if herr, ok := tokenTrouble(err, a.Client.BaseURL, baseURLSource(c, env), a.Hours, "nothing was stored"); ok {
 				return herr
 			}
-			return err
+			return credentialsRefused(err, a.Client.BaseURL, baseURLSource(c, env), c.Provider.BasicAuth)
 		}
 		fmt.Fprintf(env.Stdout, "token stored for %s, valid till %s\n", a.Client.BaseURL, t.Format(time.RFC3339))
 		return nil
@@ -90,4 +90,26 @@ func reachTrouble(ae *api.Error, base, from string) (string, bool) {
 			ae.Host, base, from), true
 	}
 	return "", false
+}
+
+// credentialsRefused adds what to do to a token endpoint's refusal of the
+// client credentials (401, invalid_client): where they come from, and
+// that the secret is never shown, so that nobody looks for it in the
+// output. basicAuth is provider.basic_auth: auto has tried both Basic
+// forms already, base64 or literal may be the wrong one. Any other error
+// is returned as it is.
+func credentialsRefused(err error, base, from, basicAuth string) error {
+	var ae *api.Error
+	if !errors.As(err, &ae) || ae.Status != http.StatusUnauthorized {
+		return err
+	}
+	other := ""
+	switch basicAuth {
+	case "base64":
+		other = "; if they are right, the provider may want the other Basic form: set provider.basic_auth: literal"
+	case "literal":
+		other = "; if they are right, the provider may want the other Basic form: set provider.basic_auth: base64"
+	}
+	return withHint(err, "the provider at %s (base URL from %s) refused the client credentials: check %s and %s in the environment "+
+		"(smsform never prints the secret, so compare it where it is set)%s; nothing was stored", base, from, envClientID, envClientSecret, other)
 }

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -86,9 +87,15 @@ var ErrNotOverwritable = errors.New("refusing to write the plan over a file that
 // existing file that is not an smsform plan file (a state, a campaign, a
 // list, anything else), or something that is not a regular file. It judges
 // by content, not by name: a plan file is gzip whose JSON begins as Save
-// writes it. A path that does not exist is fine.
+// writes it. A path that does not exist is fine, in a folder that does (a
+// missing folder is a [*WriteFolderError]).
 func CheckOverwrite(path string) error {
 	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		if ferr := checkFolder(path); ferr != nil {
+			return fmt.Errorf("save plan %s: %w", path, ferr)
+		}
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

@@ -74,7 +74,7 @@ func WriteManifest(dir, version string, plans []ManifestPlan) error {
 		return enc.Encode(&m)
 	})
 	if err != nil {
-		return fmt.Errorf("write %s: %w", file, err)
+		return fmt.Errorf("write %s: %w", file, writeError(file, err))
 	}
 	return nil
 }

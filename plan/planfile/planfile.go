@@ -159,7 +159,7 @@ func SaveSum(path string, s *Saved) (string, error) {
 		return zw.Close()
 	})
 	if err != nil {
-		return "", fmt.Errorf("save plan %s: %w", path, err)
+		return "", fmt.Errorf("save plan %s: %w", path, writeError(path, err))
 	}
 	s.ID = frame.ID
 	return hex.EncodeToString(h.Sum(nil)), nil

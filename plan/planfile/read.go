@@ -74,9 +74,9 @@ func Open(ctx context.Context, path string) (*Saved, error) {
 // it once that way, comparing each batch with the campaign's as it goes.
 // ctx governs every read of the file, as for [Open]. Close releases the file.
 func OpenHeader(ctx context.Context, path string) (*Saved, error) {
-	f, err := os.Open(path)
+	f, err := openFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("open plan: %w", err)
+		return nil, err
 	}
 	src := &source{ctx: ctx, path: path, r: f, lim: defaultLimits}
 	s, err := src.header()
@@ -122,9 +122,9 @@ func (s *Saved) readPlan(fn func(int, plan.Batch) error, checkIDs bool) error {
 // Load reads a plan file whole, its batches in Plan.Batches (for show's
 // markdown comment), with the checks of [Open].
 func Load(ctx context.Context, path string) (*Saved, error) {
-	f, err := os.Open(path)
+	f, err := openFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("open plan: %w", err)
+		return nil, err
 	}
 	defer f.Close()
 	var batches []plan.Batch
@@ -137,6 +137,20 @@ func Load(ctx context.Context, path string) (*Saved, error) {
 	}
 	s.Plan.Batches, s.Plan.Stream = batches, nil
 	return s, nil
+}
+
+// openFile opens the plan file at path, refusing anything but a regular
+// file (a folder, a device such as /dev/null, a named pipe, whose opening
+// would wait for a writer): no plan is there.
+func openFile(path string) (*os.File, error) {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, (&source{path: path}).bad(fmt.Sprintf("it is a %s, not a plan file", kind(fi.Mode())))
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open plan: %w", err)
+	}
+	return f, nil
 }
 
 // Close releases the file of a plan read by Open.
@@ -258,7 +272,8 @@ func (src *source) read(mode readMode, fn func(int, plan.Batch) error) (*Saved, 
 		return nil, err
 	}
 	defer in.Close()
-	d := &decoder{src: src, in: in, mode: mode, fn: fn, js: &jsonScan{r: bufio.NewReaderSize(in, 64<<10)},
+	counted := &countReader{r: in}
+	d := &decoder{src: src, in: in, mode: mode, fn: fn, js: &jsonScan{r: bufio.NewReaderSize(counted, 64<<10), in: counted},
 		top: map[string]json.RawMessage{}, fields: map[string]json.RawMessage{}}
 	err = d.js.object(d.topKey)
 	switch {
@@ -367,7 +382,7 @@ func (d *decoder) batch(i int) error {
 	}
 	b, err := decodeBatch(raw)
 	if err != nil {
-		return err
+		return d.src.bad(fmt.Sprintf("batch %d: %s", i+1, batchProblem(err)))
 	}
 	if err := checkBatch(b, !d.src.trustIDs); err != nil {
 		return d.src.bad(fmt.Sprintf("batch %d: %v", i+1, err))
@@ -400,19 +415,22 @@ func (d *decoder) failed(err error) error {
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, errValueSize):
 		return d.src.bad("it is truncated or corrupted (" + err.Error() + ")")
 	}
+	if se, ok := errors.AsType[*syntaxError](err); ok {
+		return d.src.bad("its content is damaged: " + se.words())
+	}
 	return d.src.bad("its content is damaged (" + err.Error() + ")")
 }
 
 // frame is the document read, but its batches.
 func (d *decoder) frame() (*Saved, error) {
 	var s Saved
-	if err := unmarshalFields(d.top, &s); err != nil {
-		return nil, d.src.bad("its content is damaged (" + err.Error() + ")")
+	if err := decodeFields("", d.top, &s); err != nil {
+		return nil, d.src.bad(err.Error())
 	}
 	if d.hasPlan {
 		s.Plan = &plan.Plan{}
-		if err := unmarshalFields(d.fields, s.Plan); err != nil {
-			return nil, d.src.bad("its content is damaged (" + err.Error() + ")")
+		if err := decodeFields("plan.", d.fields, s.Plan); err != nil {
+			return nil, d.src.bad(err.Error())
 		}
 	}
 	return &s, nil

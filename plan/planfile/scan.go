@@ -22,7 +22,21 @@ import (
 // take most of the time of reading a plan of a million batches.
 type jsonScan struct {
 	r   *bufio.Reader
-	buf []byte // the value being captured, reused
+	in  *countReader // what r reads from
+	buf []byte       // the value being captured, reused
+}
+
+// pos is how many bytes of the document were read.
+func (s *jsonScan) pos() int64 {
+	if s.in == nil {
+		return 0
+	}
+	return s.in.n - int64(s.r.Buffered())
+}
+
+// bad is the error for the byte at, which is not what JSON holds there.
+func (s *jsonScan) bad(at int64, format string, args ...any) error {
+	return &syntaxError{at: at, msg: fmt.Sprintf(format, args...)}
 }
 
 // errValueSize says a value of a plan file was larger than maxValueSize.
@@ -48,7 +62,7 @@ func (s *jsonScan) expect(c byte) error {
 		return eof(err)
 	}
 	if got != c {
-		return fmt.Errorf("want %q, found %q", c, got)
+		return s.bad(s.pos(), "found %q where %q should be", got, c)
 	}
 	s.r.ReadByte()
 	return nil
@@ -71,12 +85,13 @@ func (s *jsonScan) null() (bool, error) {
 	if c != 'n' {
 		return false, nil
 	}
+	at := s.pos()
 	raw, err := s.value()
 	if err != nil {
 		return false, err
 	}
 	if string(raw) != "null" {
-		return false, fmt.Errorf("want null, found %q", raw)
+		return false, s.bad(at, "found %.40q where null should be", raw)
 	}
 	return true, nil
 }
@@ -91,13 +106,14 @@ func (s *jsonScan) object(fn func(key string) error) error {
 		return err
 	}
 	return s.elements('}', func(int) error {
+		at := s.pos()
 		raw, err := s.value()
 		if err != nil {
 			return err
 		}
 		var key string
 		if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &key) != nil {
-			return fmt.Errorf("want a key, found %.40q", raw)
+			return s.bad(at, "found %.40q where a key (a name in quotes) should be", raw)
 		}
 		if err := s.expect(':'); err != nil {
 			return err
@@ -142,7 +158,7 @@ func (s *jsonScan) elements(end byte, fn func(i int) error) error {
 		case end:
 			return nil
 		default:
-			return fmt.Errorf("want ',' or %q, found %q", end, c)
+			return s.bad(s.pos()-1, "found %q where ',' or %q should be", c, end)
 		}
 	}
 }
@@ -230,7 +246,7 @@ func (s *jsonScan) end() error {
 	case err != nil:
 		return err
 	}
-	return fmt.Errorf("data after the plan (%q)", c)
+	return s.bad(s.pos(), "data after the plan (%q)", c)
 }
 
 // decodeBatch decodes a batch as Save writes it, field by field, and

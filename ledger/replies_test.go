@@ -127,4 +127,13 @@ func testRepliesInTheirOrder(t *testing.T, b backend) {
 	if got := optedOut(); got != "+442" {
 		t.Fatalf("a STOP after the re-consent: opted out %q, want +442", got)
 	}
+
+	// A reply dated more than a day ahead counts as received now: a
+	// START of a hundred years ahead keeps no later STOP from counting.
+	reply("+443", "STOP", t0)
+	reply("+443", "START", t0.AddDate(100, 0, 0))
+	reply("+443", "STOP", t0.Add(2*time.Hour))
+	if got := optedOut(); got != "+442 +443" {
+		t.Fatalf("a STOP after a START dated years ahead: opted out %q, want +442 +443", got)
+	}
 }

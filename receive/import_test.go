@@ -109,6 +109,7 @@ func TestImportStops(t *testing.T) {
 		"ragged.csv":    "message_id,to,status,reason,at\nm1,+33612340001\n",
 		"first.jsonl":   "{\"message_id\":\"m1\"}\n",
 		"notjson.jsonl": "{\"message_id\":\n",
+		"twice.csv":     "message_id,to,status,status,at\nm1,+33612340001,DELIVERED,FAILED,\n",
 	} {
 		o := &observed{}
 		if _, err := importFile(t, o, dir, name, content, 1000); !errors.As(err, &le) || o.calls != 0 {

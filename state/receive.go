@@ -682,9 +682,7 @@ func (r *Receiver) match(ctx context.Context, g *grouped, now time.Time) error {
 	}
 	for i := range g.reports {
 		rp := &g.reports[i]
-		if rp.At.IsZero() {
-			rp.At = now
-		}
+		rp.At = atOrNow(rp.At, now)
 		m, why := oneOf(byID[rp.ProviderID], rp.Phone)
 		if m.campaign == 0 && why == "" {
 			if m, why, err = r.byNumber(ctx, rp.Report); err != nil {
@@ -704,9 +702,7 @@ func (r *Receiver) match(ctx context.Context, g *grouped, now time.Time) error {
 	}
 	for i := range g.replies {
 		rp := &g.replies[i]
-		if rp.At.IsZero() {
-			rp.At = now
-		}
+		rp.At = atOrNow(rp.At, now)
 		m, _, err := r.latestTo(ctx, rp.Phone, rp.At)
 		if err != nil {
 			return err
@@ -720,6 +716,19 @@ func (r *Receiver) match(ctx context.Context, g *grouped, now time.Time) error {
 		rp.out.Kind = r.kindOf(rp.Text)
 	}
 	return nil
+}
+
+// atOrNow is when a report or reply says it happened, else now: when it
+// says nothing, or a time more than a day ahead of ours. Reports and
+// replies count in their order (a newer one is never undone by an older),
+// so one dated years ahead, a provider's slip or a forgery, would
+// otherwise outrank every later one: a START of 2286 would keep each
+// later STOP from opting the number out. Its key, made before, is as sent.
+func atOrNow(at, now time.Time) time.Time {
+	if at.IsZero() || at.After(now.Add(24*time.Hour)) {
+		return now
+	}
+	return at
 }
 
 // byIDs finds the messages of the reports' ids: one query for the group,

@@ -267,12 +267,21 @@ func columnOf(p rawjson.Pointer, header []string) (int, error) {
 		return -1, fmt.Errorf("%s names no column: in a table, write /COLUMN", p)
 	}
 	name := strings.ReplaceAll(strings.ReplaceAll(raw[1:], "~1", "/"), "~0", "~")
+	found := -1
 	for i, h := range header {
-		if strings.TrimPrefix(h, "\ufeff") == name { // a byte-order mark before the first column
-			return i, nil
+		if strings.TrimPrefix(h, "\ufeff") != name { // a byte-order mark before the first column
+			continue
 		}
+		if found >= 0 {
+			// Which one the export meant is not for smsform to guess.
+			return -1, fmt.Errorf("%s names two columns of the header (%d and %d): rename one, or remove it", p, found+1, i+1)
+		}
+		found = i
 	}
-	return -1, fmt.Errorf("%s names no column of the header", p)
+	if found < 0 {
+		return -1, fmt.Errorf("%s names no column of the header", p)
+	}
+	return found, nil
 }
 
 // quoteAll quotes the first n of ss for a message.

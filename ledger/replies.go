@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/state"
@@ -21,13 +22,21 @@ type replyOptOuts struct{}
 // sent twice, a daily export of the same replies, leaves the log as it
 // is). The change is logged with the source "reply", by "a reply".
 //
-// Two replies change nothing (they are recorded and counted all the same):
-// one older than the number's latest change, since providers deliver
-// replies out of order and a START of 09:00 that arrives after the STOP
-// of 10:00 must not undo it (at the same time, a STOP wins); and a START
-// against an opt-out a person recorded (optout add, an import), which
-// only optout remove lifts, with its reason on record.
+// A STOP counts unless the number's latest change is a START reply sent
+// after it: providers deliver replies out of order, and both times are the
+// provider's, compared to the second. Nothing else outranks a STOP (a
+// person's re-consent is stamped by another clock): dropping one is the
+// harm to avoid. A START counts only against an opt-out a reply made, and
+// only when sent after it (at the same second, the STOP wins): an opt-out
+// a person recorded (optout add, an import) stays until optout remove
+// lifts it. Replies that change nothing are recorded and counted all the
+// same.
 func (replyOptOuts) FromReply(ctx context.Context, tx *sql.Tx, postgres bool, r state.Reply, stop bool) error {
+	// Locked before anything is read: an optout add or remove committed
+	// between the reads and the change would be decided against.
+	if err := lockOptOuts(ctx, tx, postgres); err != nil {
+		return err
+	}
 	q := of(postgres)
 	var n int
 	if err := tx.QueryRowContext(ctx, q[qOptedOut], r.Phone).Scan(&n); err != nil {
@@ -41,13 +50,15 @@ func (replyOptOuts) FromReply(ctx context.Context, tx *sql.Tx, postgres bool, r 
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
 		return err
-	case !stop && source != "reply" && action == "add":
-		return nil
-	case r.At.Before(parseTime(at)), !stop && r.At.Equal(parseTime(at)):
-		return nil
-	}
-	if err := lockOptOuts(ctx, tx, postgres); err != nil {
-		return err
+	default:
+		last, sent := parseTime(at).Truncate(time.Second), r.At.Truncate(time.Second)
+		byReply := source == "reply"
+		if stop && action == "remove" && byReply && last.After(sent) {
+			return nil
+		}
+		if !stop && (!byReply || !sent.After(last)) {
+			return nil
+		}
 	}
 	word := words.ReplyWord(r.Text)
 	_, err := change(ctx, tx, q, OptOutChange{Phone: r.Phone, Remove: !stop, At: r.At, By: "a reply", Reason: fmt.Sprintf("replied %s", word), Source: "reply"})

@@ -46,7 +46,7 @@ func testReceiverReplies(t *testing.T, b backend) {
 	if len(adm.Suppressed) != 1 || adm.Suppressed[0] != "+443" {
 		t.Errorf("admission after the STOP: %+v", adm)
 	}
-	again, err := r.Record(ctx, nil, []state.Reply{{Phone: "+441", Text: " stop ", At: at}, {Phone: "+441", Text: "start", At: at.Add(time.Hour)}})
+	again, err := r.Record(ctx, nil, []state.Reply{{Phone: "+441", Text: " stop ", At: at}, {Phone: "+441", Text: "start", At: at.Add(5 * time.Minute)}})
 	must(t, err)
 	if !again.Replies[0].Duplicate || again.Replies[1].Kind != "start" || again.Replies[1].Duplicate {
 		t.Errorf("again: %+v", again.Replies)
@@ -69,9 +69,10 @@ func testReceiverReplies(t *testing.T, b backend) {
 
 // Replies change the opt-outs in the order they were sent, not received: a
 // START older than the STOP it follows in the post changes nothing, nor a
-// STOP older than a re-consent; at the same second a STOP wins. A START
-// never lifts an opt-out a person recorded (optout add): only optout
-// remove does, with its reason. Each reply is recorded all the same.
+// STOP older than a START reply; at the same second a STOP wins, and
+// nothing else outranks a STOP. A START never lifts an opt-out a person
+// recorded (optout add): only optout remove does, with its reason. Each
+// reply is recorded all the same.
 func TestRepliesInTheirOrder(t *testing.T) { eachBackend(t, testRepliesInTheirOrder) }
 
 func testRepliesInTheirOrder(t *testing.T, b backend) {
@@ -108,32 +109,44 @@ func testRepliesInTheirOrder(t *testing.T, b backend) {
 	if got := optedOut(); got != "" {
 		t.Fatalf("after a newer START and an older STOP: opted out %q, want nobody", got)
 	}
+	reply("+441", "STOP", t0.Add(2*time.Minute+200*time.Millisecond))
+	reply("+441", "START", t0.Add(2*time.Minute+500*time.Millisecond)) // the same second
+	if got := optedOut(); got != "+441" {
+		t.Fatalf("a STOP and a START in the same second: opted out %q, want +441", got)
+	}
 
 	// A person's opt-out stays until a person lifts it.
 	_, err = ChangeOptOuts(ctx, loc, []OptOutChange{{Phone: "+442", At: t0, By: "alice", Reason: "asked by email"}})
 	must(t, err)
 	reply("+442", "START", t0.Add(time.Hour))
-	if got := optedOut(); got != "+442" {
-		t.Fatalf("a START after a person's opt-out: opted out %q, want +442", got)
+	if got := optedOut(); got != "+441 +442" {
+		t.Fatalf("a START after a person's opt-out: opted out %q, want +441 +442", got)
 	}
-	// Once lifted by a person, a later STOP opts the number out again.
+	// A person's re-consent (stamped by our clock) never drops a STOP,
+	// even one the provider dates before it.
 	_, err = ChangeOptOuts(ctx, loc, []OptOutChange{{Phone: "+442", Remove: true, At: t0.Add(2 * time.Hour), By: "alice", Reason: "opted in on the web form"}})
 	must(t, err)
-	reply("+442", "STOP", t0.Add(time.Hour)) // before the re-consent
-	if got := optedOut(); got != "" {
-		t.Fatalf("a STOP older than a re-consent: opted out %q, want nobody", got)
-	}
-	reply("+442", "STOP", t0.Add(3*time.Hour))
-	if got := optedOut(); got != "+442" {
-		t.Fatalf("a STOP after the re-consent: opted out %q, want +442", got)
+	reply("+442", "STOP", t0.Add(time.Hour))
+	if got := optedOut(); got != "+441 +442" {
+		t.Fatalf("a STOP dated before a person's re-consent: opted out %q, want +441 +442", got)
 	}
 
-	// A reply dated more than a day ahead counts as received now: a
-	// START of a hundred years ahead keeps no later STOP from counting.
+	// A STOP reply, then the same number opted out by a person (as optout
+	// add records it): the opt-out is the person's, and a START keeps it.
+	reply("+444", "STOP", t0)
+	_, err = ChangeOptOuts(ctx, loc, []OptOutChange{{Phone: "+444", At: t0.Add(time.Minute), By: "alice", Reason: "complained by phone"}})
+	must(t, err)
+	reply("+444", "START", t0.Add(5*time.Minute))
+	if got := optedOut(); got != "+441 +442 +444" {
+		t.Fatalf("a START after a STOP a person confirmed: opted out %q, want +441 +442 +444", got)
+	}
+
+	// A reply dated more than ten minutes ahead counts as received now:
+	// a START of a hundred years ahead keeps no later STOP from counting.
 	reply("+443", "STOP", t0)
 	reply("+443", "START", t0.AddDate(100, 0, 0))
-	reply("+443", "STOP", t0.Add(2*time.Hour))
-	if got := optedOut(); got != "+442 +443" {
-		t.Fatalf("a STOP after a START dated years ahead: opted out %q, want +442 +443", got)
+	reply("+443", "STOP", t0.Add(time.Hour+5*time.Minute))
+	if got := optedOut(); got != "+441 +442 +443 +444" {
+		t.Fatalf("a STOP after a START dated years ahead: opted out %q, want all four", got)
 	}
 }

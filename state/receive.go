@@ -719,13 +719,14 @@ func (r *Receiver) match(ctx context.Context, g *grouped, now time.Time) error {
 }
 
 // atOrNow is when a report or reply says it happened, else now: when it
-// says nothing, or a time more than a day ahead of ours. Reports and
-// replies count in their order (a newer one is never undone by an older),
-// so one dated years ahead, a provider's slip or a forgery, would
-// otherwise outrank every later one: a START of 2286 would keep each
-// later STOP from opting the number out. Its key, made before, is as sent.
+// says nothing, or a time more than ten minutes ahead of ours (the slack a
+// report's clock has in matching). Reports and replies count in their
+// order (a newer one is never undone by an older), so one dated ahead, a
+// provider's slip or a forgery, would otherwise outrank every later one: a
+// START of 2286 would keep each later STOP from opting the number out. Its
+// key, made before, is as sent.
 func atOrNow(at, now time.Time) time.Time {
-	if at.IsZero() || at.After(now.Add(24*time.Hour)) {
+	if at.IsZero() || at.After(now.Add(10*time.Minute)) {
 		return now
 	}
 	return at

@@ -342,20 +342,25 @@ func (s *numberSet) skipped() string {
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
-// currentOptOuts is the set of numbers opted out now in the state at loc.
-func currentOptOuts(ctx context.Context, loc state.Location) (*e164.Map[struct{}], error) {
+// currentOptOuts is the set of numbers opted out now in the state at loc;
+// byPerson, only those whose opt-out a person recorded (not a reply).
+func currentOptOuts(ctx context.Context, loc state.Location, byPerson bool) (*e164.Map[struct{}], error) {
 	m := e164.NewMap[struct{}](0)
 	_, err := ledger.OptOuts(ctx, loc, func(o ledger.OptOut) error {
-		m.Ref(o.Phone)
+		if !byPerson || o.Source != "reply" {
+			m.Ref(o.Phone)
+		}
 		return nil
 	})
 	return m, err
 }
 
-// addOptOuts records the numbers that are not opted out yet, so that a
-// provider's export imported every day does not grow the log by its size.
+// addOptOuts records the numbers that a person has not opted out yet, so
+// that a provider's export imported every day does not grow the log by its
+// size. A number a STOP reply opted out is recorded again, as the person's:
+// a later START reply lifts only an opt-out a reply made.
 func addOptOuts(ctx context.Context, env Env, proj stateChoice, nums *numberSet, reason string) error {
-	now, err := currentOptOuts(ctx, proj.loc)
+	now, err := currentOptOuts(ctx, proj.loc, true)
 	if err != nil {
 		return err
 	}
@@ -400,7 +405,7 @@ func countedNumbers(n int) string {
 // reason; a number that is not opted out refuses the whole command, so
 // that a typo is not a silent no-op.
 func removeOptOuts(ctx context.Context, env Env, proj stateChoice, nums *numberSet, reason string) error {
-	now, err := currentOptOuts(ctx, proj.loc)
+	now, err := currentOptOuts(ctx, proj.loc, false)
 	if err != nil {
 		return err
 	}

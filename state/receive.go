@@ -1226,15 +1226,7 @@ func (r *Receiver) resolveByReport(ctx context.Context, tx *sql.Tx, m matched, r
 	if err != nil {
 		return err
 	}
-	reason := fmt.Sprintf("resolved as sent by a delivery report: %s at %s", rp.Delivery, formatTime(rp.At))
-	if rp.ProviderID != "" {
-		reason += ", message " + rp.ProviderID
-	}
-	phones := string(rawjson.AppendStrings(nil, []string{m.phone}))
-	ids := ""
-	if rp.ProviderID != "" {
-		ids = string(rawjson.AppendStrings(nil, []string{rp.ProviderID}))
-	}
+	reason, phones, ids := byReport(rp, m.phone)
 	var newID int64
 	if err := tx.QueryRowContext(ctx, r.q[qPutAttempt], campaign, batch, string(AttemptResolvedSent), body, 1, 0, "", reason,
 		formatTime(now), formatTime(now), plan, phones, rp.ProviderStatus, ids).Scan(&newID); err != nil {
@@ -1242,6 +1234,17 @@ func (r *Receiver) resolveByReport(ctx context.Context, tx *sql.Tx, m matched, r
 	}
 	_, err = tx.ExecContext(ctx, r.q[qBumpSerial], campaign, 1)
 	return err
+}
+
+// byReport is what the attempt that records phone sent, resolved by the
+// report rp, says: its reason, and its phones and ids as JSON.
+func byReport(rp Report, phone string) (reason, phones, ids string) {
+	reason = fmt.Sprintf("resolved as sent by a delivery report: %s at %s", rp.Delivery, formatTime(rp.At))
+	if rp.ProviderID != "" {
+		reason += ", message " + rp.ProviderID
+		ids = string(rawjson.AppendStrings(nil, []string{rp.ProviderID}))
+	}
+	return reason, string(rawjson.AppendStrings(nil, []string{phone})), ids
 }
 
 // writeReplies inserts the group's replies (each once), and for a new

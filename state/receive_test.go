@@ -535,13 +535,29 @@ func testResolveUnsentHeedsReports(t *testing.T, b backend) {
 	ctx := context.Background()
 	loc := b.loc(t)
 	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
-	_, now := testClock(t0)
-	const delivered, refused, reached, unknown = "+447400123401", "+447400123402", "+447400123403", "+447400123404"
+	set, now := testClock(t0.Add(-2 * time.Hour))
+	const delivered, refused, reached, unknown, before = "+447400123401", "+447400123402", "+447400123403", "+447400123404", "+447400123405"
 	s := openShared(t, loc, "spring", now)
-	_, err := s.AdmitIntent(ctx, intent("b1", delivered, refused))
+	// An earlier message to before, in doubt, resolved unsent; its report
+	// (undelivered) comes after, about that message.
+	_, err := s.AdmitIntent(ctx, intent("b0", before))
+	must(t, err)
+	res, err := s.Resolve(ctx, "b0", false)
+	must(t, err)
+	if res.Moved != 1 {
+		t.Fatalf("resolve b0: %+v", res)
+	}
+	early := openReceiver(t, loc, t0.Add(-time.Hour))
+	old, err := early.Record(ctx, []Report{{Phone: before, Delivery: Undelivered, At: t0.Add(-110 * time.Minute)}}, nil)
+	must(t, err)
+	if old.Reports[0].Phone != before {
+		t.Fatalf("the earlier message's report: %+v", old.Reports[0])
+	}
+	set(t0)
+	_, err = s.AdmitIntent(ctx, intent("b1", delivered, refused))
 	must(t, err)
 	must(t, s.RecordOutcome(ctx, "b1", Outcome{Status: Failed, HTTPStatus: 400}))
-	_, err = s.AdmitIntent(ctx, intent("b2", reached, unknown)) // no answer yet: in doubt
+	_, err = s.AdmitIntent(ctx, intent("b2", reached, unknown, before)) // no answer yet: in doubt
 	must(t, err)
 	r := openReceiver(t, loc, t0.Add(time.Hour))
 	at := t0.Add(time.Minute)
@@ -559,8 +575,8 @@ func testResolveUnsentHeedsReports(t *testing.T, b backend) {
 	}
 	got, err = s.Resolve(ctx, "b2", false)
 	must(t, err)
-	if got != (Resolved{Moved: 1, ByReport: 1}) {
-		t.Errorf("resolve in doubt as unsent: %+v, want 1 moved and 1 by its report", got)
+	if got != (Resolved{Moved: 2, ByReport: 1}) {
+		t.Errorf("resolve in doubt as unsent: %+v, want 2 moved and 1 by its report", got)
 	}
 	want := map[string]Status{delivered: Sent, reached: Sent}
 	if st := statuses(t, s); !mapsEqual(st, want) {

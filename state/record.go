@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/rawjson"
@@ -142,6 +144,7 @@ type resolveAttempt struct {
 	id                  int64
 	phones              string
 	batch, body, planID string
+	started             time.Time
 }
 
 // resolve moves the recipients whose status is from, in the attempts that
@@ -175,10 +178,12 @@ func (s *State) resolve(ctx context.Context, batchID string, all, byBatch stmt, 
 		var attempts []resolveAttempt
 		for rows.Next() {
 			var a resolveAttempt
-			if err := rows.Scan(&a.id, &a.phones, &a.batch, &a.body, &a.planID); err != nil {
+			var started string
+			if err := rows.Scan(&a.id, &a.phones, &a.batch, &a.body, &a.planID, &started); err != nil {
 				rows.Close()
 				return err
 			}
+			a.started = parseTime(started)
 			attempts = append(attempts, a)
 		}
 		if err := rows.Close(); err != nil {
@@ -234,30 +239,35 @@ func (s *State) resolve(ctx context.Context, batchID string, all, byBatch stmt, 
 }
 
 // sentByReport records sent, each resolved by its report, the recipients
-// of phones (of attempt a) that a delivered report of the campaign proves
-// were messaged (undelivered too when undelivered counts), and returns the
-// others and how many it recorded. A state without reports has none.
-func (t *txn) sentByReport(a resolveAttempt, phones []string, undelivered bool) ([]string, int, error) {
+// of phones (of attempt a) that a report of the campaign proves were
+// messaged, and returns the others and how many it recorded. A delivered
+// report proves it whatever attempt it was about: the campaign's message
+// reached the phone. For one in doubt (inDoubt), an undelivered report
+// proves the provider acted on this attempt only when it is not older than
+// the attempt (the ten minutes a provider's clock may run behind ours
+// aside): one about an earlier attempt proves nothing of this one. A state
+// without reports has none.
+func (t *txn) sentByReport(a resolveAttempt, phones []string, inDoubt bool) ([]string, int, error) {
 	s := t.w.s
 	if s.unscoped || s.schema < 5 || len(phones) == 0 {
 		return phones, 0, nil
 	}
+	since := a.started.Add(-10 * time.Minute)
 	left := phones[:0:0]
 	n := 0
 	for _, p := range phones {
-		proof, err := t.proofOf(p, undelivered)
+		proofs, err := readProofs(t.conn.QueryContext(t.ctx, s.q[qProofsOf], s.args(p)...))
 		if err != nil {
 			return nil, 0, err
 		}
-		if proof == nil {
+		i := slices.IndexFunc(proofs, func(rp Report) bool {
+			return rp.Delivery == Delivered || (inDoubt && rp.Delivery == Undelivered && !rp.At.Before(since))
+		})
+		if i < 0 {
 			left = append(left, p)
 			continue
 		}
-		reason := fmt.Sprintf("resolved as sent by a delivery report: %s at %s", proof.Delivery, formatTime(proof.At))
-		if proof.ProviderID != "" {
-			reason += ", message " + proof.ProviderID
-		}
-		if err := t.putFinished(a.batch, AttemptResolvedSent, a.body, a.planID, []string{p}, reason); err != nil {
+		if err := t.putByReport(a, proofs[i]); err != nil {
 			return nil, 0, err
 		}
 		n++
@@ -265,16 +275,16 @@ func (t *txn) sentByReport(a resolveAttempt, phones []string, undelivered bool) 
 	return left, n, nil
 }
 
-// proofOf is the first delivered (or, with undelivered, undelivered)
-// report of the campaign's recipient p, nil when it has none.
-func (t *txn) proofOf(p string, undelivered bool) (*Report, error) {
-	proofs, err := readProofs(t.conn.QueryContext(t.ctx, t.w.s.q[qProofsOf], t.w.s.args(p)...))
-	for _, rp := range proofs {
-		if rp.Delivery == Delivered || (undelivered && rp.Delivery == Undelivered) {
-			return &rp, err
-		}
+// putByReport records rp's recipient sent, resolved by rp, in an attempt
+// of its own after a (its batch, body and plan), as receive does.
+func (t *txn) putByReport(a resolveAttempt, rp Report) error {
+	reason, phones, ids := byReport(rp, rp.Phone)
+	var id int64
+	if err := t.queryRow(qPutAttempt, t.w.s.args(a.batch, string(AttemptResolvedSent), a.body, 1, 0, "", reason, t.now, t.now, a.planID, phones, rp.ProviderStatus, ids)...).Scan(&id); err != nil {
+		return err
 	}
-	return nil, err
+	t.w.known.set(rp.Phone, Sent)
+	return nil
 }
 
 func checkIntent(in Intent) error {

@@ -33,7 +33,7 @@ const (
 	qKnownSize  // how many recipients have a record
 	qKnownRows  // id, batch, state, phones
 
-	// The id, phones, batch, body hash and plan of the attempts a resolve moves (scope, and the
+	// The id, phones, batch, body hash, plan and start of the attempts a resolve moves (scope, and the
 	// batch for the ...Batch ones).
 	qResolveInDoubt
 	qResolveInDoubtBatch
@@ -162,10 +162,10 @@ var postgresDialect = &dialect{
 
 	// In-doubt recipients belong to attempts still open (no outcome) or
 	// recorded as in doubt.
-	qResolveInDoubt:      `SELECT id, phones, batch_id, body_hash, plan_id FROM attempts WHERE campaign_id = $1 AND state IN ('intent', 'in_doubt') ORDER BY id`,
-	qResolveInDoubtBatch: `SELECT id, phones, batch_id, body_hash, plan_id FROM attempts WHERE campaign_id = $1 AND state IN ('intent', 'in_doubt') AND batch_id = $2 ORDER BY id`,
-	qResolveFailed:       `SELECT id, phones, batch_id, body_hash, plan_id FROM attempts WHERE campaign_id = $1 AND state = 'failed' ORDER BY id`,
-	qResolveFailedBatch:  `SELECT id, phones, batch_id, body_hash, plan_id FROM attempts WHERE campaign_id = $1 AND state = 'failed' AND batch_id = $2 ORDER BY id`,
+	qResolveInDoubt:      `SELECT id, phones, batch_id, body_hash, plan_id, started_at FROM attempts WHERE campaign_id = $1 AND state IN ('intent', 'in_doubt') ORDER BY id`,
+	qResolveInDoubtBatch: `SELECT id, phones, batch_id, body_hash, plan_id, started_at FROM attempts WHERE campaign_id = $1 AND state IN ('intent', 'in_doubt') AND batch_id = $2 ORDER BY id`,
+	qResolveFailed:       `SELECT id, phones, batch_id, body_hash, plan_id, started_at FROM attempts WHERE campaign_id = $1 AND state = 'failed' ORDER BY id`,
+	qResolveFailedBatch:  `SELECT id, phones, batch_id, body_hash, plan_id, started_at FROM attempts WHERE campaign_id = $1 AND state = 'failed' AND batch_id = $2 ORDER BY id`,
 	qSetAttempt:          `UPDATE attempts SET state = $1, finished_at = $2 WHERE id = $3`,
 
 	qPlanApplied: `SELECT serial, done FROM plans_applied WHERE campaign_id = $1 AND plan_id = $2`,

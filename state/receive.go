@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -820,10 +821,12 @@ func (r *Receiver) byNumber(ctx context.Context, rp Report) (matched, string, er
 		m := cands[0]
 		m.by = "number"
 		// A report that names an id is about that message: when the one
-		// message to the number has another id, the report is about a
-		// message smsform did not send (another tool's, on the same
-		// account), and must not settle this one.
-		if rp.ProviderID == "" {
+		// message to the number is in doubt and has another id, the report
+		// is about a message smsform did not send (another tool's, on the
+		// same account), and must not settle it. A message recorded sent
+		// keeps its match by number: a provider that gives each part of a
+		// long message an id of its own reports the others' ids too.
+		if rp.ProviderID == "" || (m.state != AttemptInDoubt && m.state != AttemptIntent) {
 			return m, "", nil
 		}
 		// The answer with the ids may have been recorded since the index
@@ -845,7 +848,10 @@ func (r *Receiver) byNumber(ctx context.Context, rp Report) (matched, string, er
 // phone, "" when its answer gave none.
 func (r *Receiver) providerIDOf(ctx context.Context, attempt int64, phone string) (string, error) {
 	var phones, ids string
-	if err := r.db.QueryRowContext(ctx, r.q[qAttemptIDs], attempt).Scan(&phones, &ids); err != nil || ids == "" {
+	switch err := r.db.QueryRowContext(ctx, r.q[qAttemptIDs], attempt).Scan(&phones, &ids); {
+	case errors.Is(err, sql.ErrNoRows), err == nil && ids == "":
+		return "", nil // gone since (migrated), or no ids: nothing to compare
+	case err != nil:
 		return "", err
 	}
 	var ps, is []string

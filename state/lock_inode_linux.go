@@ -116,7 +116,10 @@ func lockInode(path, campaign string) (*os.File, bool, error) {
 	case errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EACCES):
 		park(f)
 		return nil, false, nil
-	case errors.Is(err, unix.EINVAL):
+	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOLCK), errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.ENOSYS):
+		// No such lock here (an old kernel, NFS without its lock
+		// daemon, some FUSE file systems): the lock file alone stands,
+		// as it did before.
 		park(f)
 		return nil, true, nil
 	}
@@ -124,10 +127,25 @@ func lockInode(path, campaign string) (*os.File, bool, error) {
 	return nil, false, err
 }
 
-// unlockInode lets campaign's byte go and parks f.
+// unlockInode lets campaign's byte go and parks f. A descriptor whose
+// byte could not be let go is kept out of the pool (and still never
+// closed): reused, it would hold the lock for a campaign that gave it up.
 func unlockInode(f *os.File, campaign string) error {
 	lk := unix.Flock_t{Type: unix.F_UNLCK, Whence: 0, Start: inodeLockByte(campaign), Len: 1}
 	err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk)
-	park(f)
+	if err == nil {
+		park(f)
+	} else {
+		leaked.Lock()
+		leaked.files = append(leaked.files, f)
+		leaked.Unlock()
+	}
 	return err
+}
+
+// leaked keeps the descriptors unlockInode could not park, so that no
+// finalizer closes them (see parked).
+var leaked struct {
+	sync.Mutex
+	files []*os.File
 }

@@ -77,6 +77,7 @@ type Imported struct {
 	// neither delivered nor undelivered, a slip of the mapping's as often
 	// as a step the provider has not finished.
 	PendingStatuses map[string]int
+	Pending         int // the new reports that are pending, all of them
 }
 
 // LineError is the line of a file that stopped an import: every report
@@ -215,6 +216,7 @@ func (b *batcher) flush() error {
 			countUpTo20(b.out.UnmatchedWhy, x.Unmatched)
 		}
 		if !x.Duplicate && b.pending[i].Delivery == state.Pending {
+			b.out.Pending++
 			countUpTo20(b.out.PendingStatuses, b.pending[i].ProviderStatus)
 		}
 		if x.Resolved {

@@ -50,7 +50,7 @@ func TestImportFiles(t *testing.T) {
 	}
 	// A status the mapping names neither way is counted by its name, to
 	// be seen (a slip of the mapping leaves every report pending).
-	if len(got.PendingStatuses) != 1 || got.PendingStatuses["ENROUTE"] != 1 {
+	if len(got.PendingStatuses) != 1 || got.PendingStatuses["ENROUTE"] != 1 || got.Pending != 1 {
 		t.Errorf("pending by status %v, want ENROUTE once", got.PendingStatuses)
 	}
 	want := []string{"m1 +33612340001 delivered", "m2 +33612340002 undelivered", "m3  pending", "m4 +33612340004 delivered", "m5 +33612340005 delivered"}

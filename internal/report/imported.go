@@ -29,7 +29,8 @@ type importedJSON struct {
 	Duplicates    int            `json:"duplicates"`
 	Unmatched     int            `json:"unmatched"`
 	UnmatchedWhy  map[string]int `json:"unmatched_by_reason"`
-	Pending       map[string]int `json:"pending_by_status"`
+	Pending       int            `json:"pending"`
+	PendingBy     map[string]int `json:"pending_by_status"`
 	Resolved      int            `json:"resolved"`
 	Anomalies     int            `json:"anomalies"`
 }
@@ -38,7 +39,7 @@ type importedJSON struct {
 func WriteImportedJSON(w io.Writer, im Imported) error {
 	enc := json.NewEncoder(w)
 	return enc.Encode(importedJSON{FormatVersion: "1", File: im.File, Lines: im.Lines, Reports: im.Reports, New: im.Reports - im.Duplicates,
-		Duplicates: im.Duplicates, Unmatched: im.Unmatched, UnmatchedWhy: masked(im.UnmatchedWhy), Pending: masked(im.PendingStatuses),
+		Duplicates: im.Duplicates, Unmatched: im.Unmatched, UnmatchedWhy: masked(im.UnmatchedWhy), Pending: im.Pending, PendingBy: masked(im.PendingStatuses),
 		Resolved: im.Resolved, Anomalies: im.Anomalies})
 }
 
@@ -78,8 +79,11 @@ func WriteImported(w io.Writer, im Imported) error {
 			each = append(each, fmt.Sprintf("%s %s", words.Visible(name), words.Count(pending[status])))
 			n += pending[status]
 		}
+		if n < im.Pending {
+			each = append(each, fmt.Sprintf("other statuses %s", words.Count(im.Pending-n)))
+		}
 		fmt.Fprintf(w, "  %s pending, by the provider's status: %s. A status neither provider.reports.delivered nor .undelivered names is pending: if one of these means delivered or undelivered, name it there.\n",
-			words.N(n, "new report", "new reports"), strings.Join(each, ", "))
+			words.N(max(n, im.Pending), "new report", "new reports"), strings.Join(each, ", "))
 	}
 	if im.Resolved > 0 {
 		fmt.Fprintf(w, "  %s in doubt resolved as sent by %s.\n", words.N(im.Resolved, "recipient", "recipients"), words.Plural(im.Resolved, "its report", "their reports"))

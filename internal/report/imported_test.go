@@ -15,7 +15,7 @@ import (
 func TestImported(t *testing.T) {
 	im := Imported{File: "exports/dlr\x1b[31m.csv", Imported: receive.Imported{Lines: 1310, Reports: 1310, Duplicates: 10, Unmatched: 3,
 		UnmatchedWhy: map[string]int{"no message went to +447400123456 in the 7 days before the report": 2, "id\nnone": 1}, Resolved: 1, Anomalies: 2,
-		PendingStatuses: map[string]int{"DELIVRD": 4, "": 1, "ok \x1b[2J to +447400123457": 1}}}
+		PendingStatuses: map[string]int{"DELIVRD": 4, "": 1, "ok \x1b[2J to +447400123457": 1}, Pending: 8}}
 	var b bytes.Buffer
 	if err := WriteImported(&b, im); err != nil {
 		t.Fatal(err)
@@ -27,7 +27,7 @@ func TestImported(t *testing.T) {
 		`    id\nnone: 1`,
 		"  1 recipient in doubt resolved as sent by its report.",
 		"  2 reports for recipients recorded unsent or failed",
-		`  6 new reports pending, by the provider's status: no status 1, "DELIVRD" 4, "ok \x1b[2J to +•••••••••457" 1. A status neither provider.reports.delivered nor .undelivered names is pending`,
+		`  8 new reports pending, by the provider's status: no status 1, "DELIVRD" 4, "ok \x1b[2J to +•••••••••457" 1, other statuses 2. A status neither provider.reports.delivered nor .undelivered names is pending`,
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("%s\ndoes not say %q", text, want)

@@ -32,6 +32,11 @@ type Ledgers struct {
 	// Beside is the state file next to the campaign, the default outside
 	// a project; "" when none is looked for.
 	Beside string
+	// Also are more state files that may hold the campaign's record: the
+	// one next to a link to the campaign file, where a command reached
+	// through the link kept it before links to campaign files were
+	// followed.
+	Also []string
 	// ProjectDir is the project's folder, "" outside a project. Its state
 	// files, and those up to three folders below it, are looked at; a
 	// folder holding ProjectFile is a project of its own, whose states are
@@ -292,6 +297,7 @@ func (l Ledgers) otherFiles() []state.Location {
 	if l.Beside != "" {
 		files = append(files, l.Beside)
 	}
+	files = append(files, l.Also...)
 	if l.ProjectDir != "" {
 		files = append(files, l.projectFiles()...)
 	}

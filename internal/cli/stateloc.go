@@ -44,6 +44,13 @@ type stateChoice struct {
 	shared  bool
 	project *campaign.Project // nil outside a project
 	beside  string            // the file next to the campaign, the default outside a project
+	realDir string            // the folder the campaign file really sits in
+	// When the campaign file was reached through a link to it: the state
+	// next to the link and the project of the link's folder (nil when
+	// none, or the campaign's own), where its record was kept before links
+	// to campaign files were followed.
+	linkBeside  string
+	linkProject *campaign.Project
 }
 
 // from says where the choice came from, for messages.
@@ -73,6 +80,13 @@ func chooseState(env Env, campaignPath string, flag *pflag.Flag) (stateChoice, e
 		return stateChoice{}, err
 	}
 	c := stateChoice{project: proj, beside: statePath(campaign.Followed(campaignPath), ""), source: fromDefault}
+	c.realDir, _ = realpath.Dir(campaignPath)
+	if campaign.Followed(campaignPath) != campaignPath {
+		c.linkBeside = statePath(campaignPath, "")
+		if lp := linkProject(campaignPath); lp != nil && (proj == nil || lp.Path != proj.Path) {
+			c.linkProject = lp
+		}
+	}
 	raw := c.beside
 	var declared state.Location
 	if proj != nil && proj.State != "" {
@@ -223,16 +237,36 @@ func (c stateChoice) ledgers(name string) ledger.Ledgers {
 		if name != "" {
 			l.Enclosing = enclosingStates(c.project.Dir)
 		}
-	case name != "":
+	case name != "" && c.realDir != "":
 		// Outside a project too: discovery stops at a repository's root,
 		// and a repository made inside a project's folder (git init, a
 		// clone) leaves its campaigns without the project whose state may
 		// record them.
-		if dir, err := realpath.Dir(c.beside); err == nil {
-			l.Enclosing = enclosingStates(dir)
+		l.Enclosing = enclosingStates(c.realDir)
+	}
+	if name != "" && c.linkBeside != "" {
+		l.Also = []string{c.linkBeside}
+		if c.linkProject != nil && c.linkProject.State != "" {
+			l.Enclosing = append(l.Enclosing, enclosingOf(c.linkProject.Path, c.linkProject, nil))
 		}
 	}
 	return l
+}
+
+// linkProject is the project of the folder a link to a campaign file sits
+// in, nil when none (or it cannot be read: the campaign's own project is
+// what commands use).
+func linkProject(campaignPath string) *campaign.Project {
+	abs, err := realpath.Abs(campaignPath)
+	if err != nil {
+		return nil
+	}
+	dir, _ := realpath.Split(abs)
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	p, _ := campaign.ProjectFor(dir)
+	return p
 }
 
 // enclosingStates are the states the project files above the project's
@@ -249,14 +283,20 @@ func enclosingStates(dir string) []ledger.Enclosing {
 		if err == nil && p.State == "" {
 			continue
 		}
-		e := ledger.Enclosing{ProjectFile: f, Err: err}
-		if err == nil {
-			e.Line = p.StateLine
-			e.State, e.Err = projectState(p)
-		}
-		out = append(out, e)
+		out = append(out, enclosingOf(f, p, err))
 	}
 	return out
+}
+
+// enclosingOf is the state the project file f (loaded as p, or err) names,
+// for ledger.CheckSplitLedger.
+func enclosingOf(f string, p *campaign.Project, err error) ledger.Enclosing {
+	e := ledger.Enclosing{ProjectFile: f, Err: err}
+	if err == nil {
+		e.Line = p.StateLine
+		e.State, e.Err = projectState(p)
+	}
+	return e
 }
 
 // splitLedger is the state file that holds part of the ledger of the
@@ -269,7 +309,7 @@ func enclosingStates(dir string) []ledger.Enclosing {
 func (c stateChoice) splitLedger(ctx context.Context, campaignPath, name string) error {
 	l := c.ledgers(name)
 	if c.source == fromDefault {
-		l = ledger.Ledgers{InUse: l.InUse, Campaign: l.Campaign, Enclosing: l.Enclosing}
+		l = ledger.Ledgers{InUse: l.InUse, Campaign: l.Campaign, Enclosing: l.Enclosing, Also: l.Also}
 	}
 	return c.splitWords(ledger.CheckSplitLedger(ctx, l), campaignPath)
 }

@@ -152,7 +152,7 @@ func TestWindowsEndToEnd(t *testing.T) {
 	}
 	for _, want := range []string{
 		// Before sending: what this run sends now, and what waits.
-		"smsform: sending 2 recipients now; 5 recipients wait for a send window (the first opens 2026-11-23 12:00 UTC): a later apply sends them, or apply --wait",
+		"smsform: sending 2 recipients now; 5 recipients wait for their send window or not_before (the first may go 2026-11-23 12:00 UTC): a later apply sends them, or apply --wait",
 		"nothing more may be sent now: 5 recipients wait; next: window opens 09:00 America/Sao_Paulo, in 30 min (2026-11-23T12:00:00Z)",
 		"hint: nothing was recorded for them: run apply again once the window opens",
 	} {

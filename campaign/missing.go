@@ -94,9 +94,13 @@ func haveOrHas(n int) string {
 	return "have"
 }
 
-// namesUpTo joins the first max of names, and counts the rest.
+// namesUpTo joins the first max of names (the last two with "and"), and
+// counts the rest.
 func namesUpTo(names []string, max int) string {
-	if len(names) <= max {
+	if n := len(names); n <= max {
+		if n > 1 {
+			return strings.Join(names[:n-1], ", ") + " and " + names[n-1]
+		}
 		return strings.Join(names, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:max], ", "), len(names)-max)

@@ -25,7 +25,7 @@ func TestMissingHint(t *testing.T) {
 		{"one list lacks it", "  - file: all.csv\n  - file: vip.csv\n  - file: vip.csv\n", `{{ default "none" .code }}`,
 			`add the column "code" to every recipient list that lacks it (vip.csv); its values may be empty (default fills an empty value, never a missing column)`},
 		{"two columns", "  - file: all.csv\n  - file: vip.csv\n  - file: zip.csv\n    phone_column: mobile\n", `{{ .code }} {{ index . "zip code" }}`,
-			`add the columns "code", "zip code" to every recipient list that lacks them (vip.csv, zip.csv); their values may be empty`},
+			`add the columns "code", "zip code" to every recipient list that lacks them (vip.csv and zip.csv); their values may be empty`},
 		{"the phone column is no variable", "  - file: zip.csv\n    phone_column: mobile\n", `{{ .mobile }}`,
 			`add the column "mobile" to every recipient list that lacks it (zip.csv)`},
 		{"text list", "  - file: list.txt\n  - file: vip2.csv\n", `{{ .code }}`,

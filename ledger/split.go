@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -111,7 +112,9 @@ type SplitLedgerError struct {
 	Other string // the other state file
 	// Beside: Other is the file next to the campaign (else a state file
 	// of the project's folder).
-	Beside   bool
+	Beside bool
+	// ByLink: Other is the file next to a link to the campaign (Also).
+	ByLink   bool
 	InUse    string // the state in use, as it may be shown (no password)
 	Campaign string // "" when the check named no campaign
 	// ProjectFile and Line: the enclosing project file that names Other
@@ -245,7 +248,8 @@ func (l Ledgers) campaignRecord(ctx context.Context, f state.Location) error {
 	if !recorded {
 		return nil
 	}
-	return &SplitLedgerError{Kind: SplitCampaign, Other: f.String(), Beside: f.File() == l.Beside, InUse: l.InUse.String(), Campaign: l.Campaign, Serial: serial}
+	return &SplitLedgerError{Kind: SplitCampaign, Other: f.String(), Beside: f.File() == l.Beside, ByLink: slices.Contains(l.Also, f.File()),
+		InUse: l.InUse.String(), Campaign: l.Campaign, Serial: serial}
 }
 
 // earlierProjectState is the *SplitLedgerError of a state file f of the

@@ -84,24 +84,46 @@ func CheckLocation(loc string) error {
 	return nil
 }
 
-// namesDatabase refuses a PostgreSQL location that names no database, in
-// itself, its service or PGDATABASE. The server then takes the role's name
-// for the database (libpq's rule; the role is the OS user when none is
-// given either): postgres://smsform@db/ and postgres://reader@db/ would be
-// two ledgers, as would one such location used with two PGUSERs, and every
-// recipient would be messaged once from each. A state's database must not
-// depend on who connects, so it is named, never derived. A location pgx
-// cannot read is left to the opening of the state, which says why.
+// namesDatabase refuses a PostgreSQL location that does not name its
+// database itself (its path, dbname, or a service). The server then takes
+// the role's name for the database (libpq's rule; the role is the OS user
+// when none is given either): postgres://smsform@db/ and
+// postgres://reader@db/ would be two ledgers, as would one such location
+// used with two PGUSERs, and every recipient would be messaged once from
+// each. PGDATABASE does not count: a project file's state must be one
+// database on every machine that reads it, whatever each one's
+// environment. A location pgx cannot read is left to the opening of the
+// state, which says why.
 func namesDatabase(loc, shown string) error {
 	cfg, err := pgx.ParseConfig(loc)
-	if err != nil || cfg.Database != "" {
+	if err != nil || namesDatabaseItself(loc) {
 		return nil
 	}
 	role := "the role"
 	if cfg.User != "" {
 		role = "the role, " + cfg.User
 	}
-	return fmt.Errorf("%w: %s names no database, so PostgreSQL would use the one named after %s, and each role would keep a ledger of its own: name the database (postgres://HOST/DBNAME, dbname=DBNAME or PGDATABASE)", ErrLocation, shown, role)
+	return fmt.Errorf("%w: %s names no database, so PostgreSQL would use the one named after %s (or PGDATABASE, which each machine sets for itself), and each role would keep a ledger of its own: name the database in it (postgres://HOST/DBNAME or dbname=DBNAME)", ErrLocation, shown, role)
+}
+
+// namesDatabaseItself reports whether the text of a PostgreSQL location
+// names its database: a URL's path or dbname, a keyword string's dbname,
+// or either's service.
+func namesDatabaseItself(loc string) bool {
+	if u, err := url.Parse(loc); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		q := u.Query()
+		return strings.Trim(u.Path, "/") != "" || q.Get("dbname") != "" || q.Get("service") != ""
+	}
+	pairs, err := redact.ParseKeywords(loc)
+	if err != nil {
+		return true // left to the opening, which says why
+	}
+	for _, p := range pairs {
+		if (p.Key == "dbname" || p.Key == "service") && p.Value != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // Location is where a state lives: a file path, or a PostgreSQL database

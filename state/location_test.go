@@ -153,14 +153,18 @@ func TestLocationNamesDatabase(t *testing.T) {
 			t.Errorf("%s: ParseLocation accepts it", Redact(tc.loc))
 		}
 	}
-	// PGDATABASE names it for every role alike.
+	// PGDATABASE does not name it: each machine sets its own, and a
+	// project file's state must be one database wherever it is read.
 	t.Setenv("PGDATABASE", "campaigns")
-	a, b := "postgres://smsform@db/?sslmode=disable", "host=db user=reader"
-	if same, err := SameState(MustParseLocation(a), MustParseLocation(b)); err != nil || !same {
-		t.Errorf("PGDATABASE=campaigns: SameState(%s, %s) = %v, %v; want the same", a, b, same, err)
+	for _, loc := range []string{"postgres://smsform@db/?sslmode=disable", "host=db user=reader"} {
+		if err := CheckLocation(loc); err == nil || !strings.Contains(err.Error(), "names no database") {
+			t.Errorf("PGDATABASE=campaigns: CheckLocation(%s) = %v, want refused", loc, err)
+		}
 	}
-	if same, err := SameState(MustParseLocation(a), MustParseLocation("postgres://reader@db/other")); err != nil || same {
-		t.Errorf("PGDATABASE=campaigns: the database other is another: %v, %v", same, err)
+	for _, loc := range []string{"postgres://smsform@db/?service=sms", "service=sms user=reader"} {
+		if err := CheckLocation(loc); err != nil {
+			t.Errorf("a service names the database: CheckLocation(%s) = %v", loc, err)
+		}
 	}
 }
 

@@ -452,6 +452,10 @@ func newShowCmd(env Env) *cobra.Command {
 				// A folder or a device (/dev/null): no plan is written there.
 				return withHint(err, "give show the path of a plan file saved with smsform plan CAMPAIGN.yaml --out NAME.plan")
 			}
+			if ext := strings.ToLower(filepath.Ext(pos[0])); ext == ".yaml" || ext == ".yml" {
+				// A campaign file, most likely: never suggest writing a plan over it.
+				return withHint(err, "show reads a saved plan; for a campaign file, run smsform plan %s", pos[0])
+			}
 			return withHint(err, "make a new one with smsform plan CAMPAIGN.yaml --out %s", pos[0])
 		}
 		defer saved.Close()

@@ -363,8 +363,11 @@ func (e *splitLedgerError) reason() string {
 	switch e.Kind {
 	case ledger.SplitCampaign:
 		where := "in the project's folder"
-		if e.Beside {
+		switch {
+		case e.Beside:
 			where = "next to the campaign"
+		case e.ByLink:
+			where = "next to the link to the campaign (where an earlier smsform kept its record)"
 		}
 		return fmt.Sprintf("%s %s records campaign %s (serial %d) and was not migrated, while the state in use is %s (%s): "+
 			"two ledgers of one campaign", e.Other, where, e.Campaign, e.Serial, e.InUse, e.from)

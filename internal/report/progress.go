@@ -153,13 +153,13 @@ func (p *Progress) startLine() string {
 	}
 	next := ""
 	if p.o.NextOpen != "" {
-		next = " (the first opens " + p.o.NextOpen + ")"
+		next = " (the first may go " + p.o.NextOpen + ")"
 	}
 	then := "a later apply sends them, or apply --wait"
 	if p.o.Wait {
 		then = "this run waits for them"
 	}
-	return fmt.Sprintf("smsform: sending %s now; %s for a send window%s: %s",
+	return fmt.Sprintf("smsform: sending %s now; %s for their send window or not_before%s: %s",
 		words.N(p.o.Total, "recipient", "recipients"), words.N(p.o.Waiting, "recipient waits", "recipients wait"), next, then)
 }
 

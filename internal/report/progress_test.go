@@ -145,8 +145,8 @@ func TestProgressSaysWhatWaits(t *testing.T) {
 		wait bool
 		want string
 	}{
-		{false, "smsform: sending 800 recipients now; 1,200 recipients wait for a send window (the first opens 2026-11-23 14:00 UTC): a later apply sends them, or apply --wait\n"},
-		{true, "smsform: sending 2,000 recipients now; 1,200 recipients wait for a send window (the first opens 2026-11-23 14:00 UTC): this run waits for them\n"},
+		{false, "smsform: sending 800 recipients now; 1,200 recipients wait for their send window or not_before (the first may go 2026-11-23 14:00 UTC): a later apply sends them, or apply --wait\n"},
+		{true, "smsform: sending 2,000 recipients now; 1,200 recipients wait for their send window or not_before (the first may go 2026-11-23 14:00 UTC): this run waits for them\n"},
 	} {
 		var lines strings.Builder
 		total := 800

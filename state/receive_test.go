@@ -687,12 +687,14 @@ func testMigrateWhileReceiving(t *testing.T, b backend) {
 
 	// One report a call, each of its own key: the numbers in doubt first
 	// (a delivered report settles each, a write to the campaign's record),
-	// then a pending report of each sent message, over and over.
+	// then a pending report of each sent message, over and over: more
+	// than the receiver records before the migration lands, even on a
+	// machine loaded by other tests (5 rounds were once all recorded).
 	var reports []Report
 	for i, p := range doubt {
 		reports = append(reports, Report{Phone: p, Delivery: Delivered, At: t0.Add(time.Duration(i) * time.Second)})
 	}
-	for round := range 5 {
+	for round := range 40 {
 		for i, p := range sent {
 			reports = append(reports, Report{ProviderID: "m-" + p, Phone: p, Delivery: Pending, ProviderStatus: "ENROUTE",
 				At: t0.Add(time.Duration(round*1000+i) * time.Millisecond)})

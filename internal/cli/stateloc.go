@@ -79,9 +79,10 @@ func chooseState(env Env, campaignPath string, flag *pflag.Flag) (stateChoice, e
 	if err != nil {
 		return stateChoice{}, err
 	}
-	c := stateChoice{project: proj, beside: statePath(campaign.Followed(campaignPath), ""), source: fromDefault}
+	followed := campaign.Followed(campaignPath)
+	c := stateChoice{project: proj, beside: statePath(followed, ""), source: fromDefault}
 	c.realDir, _ = realpath.Dir(campaignPath)
-	if campaign.Followed(campaignPath) != campaignPath {
+	if followed != campaignPath {
 		c.linkBeside = statePath(campaignPath, "")
 		if lp := linkProject(campaignPath); lp != nil && (proj == nil || lp.Path != proj.Path) {
 			c.linkProject = lp

@@ -110,18 +110,14 @@ func FindProject(dir string) (string, error) {
 	found, crossed := "", false
 	for {
 		if found == "" {
-			p := filepath.Join(dir, ProjectFile)
-			switch fi, err := os.Stat(p); {
-			case err == nil && fi.Mode().IsRegular():
-				if !crossed {
-					return p, nil
-				}
-				found = p
-			case err == nil:
-				return "", fmt.Errorf("find %s: %s is not a regular file", ProjectFile, Plain(p))
-			case !errors.Is(err, fs.ErrNotExist):
-				return "", fmt.Errorf("find %s: %w", ProjectFile, err)
+			p, err := projectFileIn(dir)
+			switch {
+			case err != nil:
+				return "", err
+			case p != "" && !crossed:
+				return p, nil
 			}
+			found = p
 		}
 		if isRepository(dir) {
 			if found != "" {
@@ -229,16 +225,29 @@ func EnclosingProjects(dir string) ([]string, error) {
 			return found, nil
 		}
 		dir = parent
-		p := filepath.Join(dir, ProjectFile)
-		switch fi, err := os.Stat(p); {
-		case err == nil && fi.Mode().IsRegular():
+		p, err := projectFileIn(dir)
+		if err != nil {
+			return found, err
+		}
+		if p != "" {
 			found = append(found, p)
-		case err == nil:
-			return found, fmt.Errorf("find %s: %s is not a regular file", ProjectFile, Plain(p))
-		case !errors.Is(err, fs.ErrNotExist):
-			return found, fmt.Errorf("find %s: %w", ProjectFile, err)
 		}
 	}
+}
+
+// projectFileIn is the project file in dir, "" when there is none; one
+// that is not a regular file is an error.
+func projectFileIn(dir string) (string, error) {
+	p := filepath.Join(dir, ProjectFile)
+	switch fi, err := os.Stat(p); {
+	case err == nil && fi.Mode().IsRegular():
+		return p, nil
+	case err == nil:
+		return "", fmt.Errorf("find %s: %s is not a regular file", ProjectFile, Plain(p))
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("find %s: %w", ProjectFile, err)
+	}
+	return "", nil
 }
 
 // rawProject is a project file as written.

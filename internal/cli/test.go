@@ -74,7 +74,7 @@ func testRequest(ctx context.Context, env Env, f testFlags, path string) (apply.
 	if err != nil {
 		return apply.TestRequest{}, why, err
 	}
-	why.campaign = c.Path
+	why.campaign, why.c = c.Path, c
 	numbers, err := testNumbers(env, c, f.to)
 	if err != nil {
 		return apply.TestRequest{}, why, err
@@ -182,6 +182,7 @@ func testState(ctx context.Context, env Env, path string, c *campaign.Campaign, 
 // testWhy is what the hints of a test's errors name.
 type testWhy struct {
 	campaign, row  string // the campaign file; --row as given
+	c              *campaign.Campaign
 	choice         stateChoice
 	lockTimeout    time.Duration
 	base, baseFrom string // the API's base URL, and where it comes from
@@ -198,6 +199,8 @@ func (w testWhy) explain(err error) error {
 	case errors.As(err, &optedOut):
 		return withHint(err, "leave %s out of the test numbers; if the person opted in again, smsform optout remove NUMBER --reason \"…\" records the re-consent",
 			words.Plural(len(optedOut.OptOuts), "it", "them"))
+	case w.c.MissingHint(err) != "":
+		return withHint(err, "%s", w.c.MissingHint(err))
 	case errors.Is(err, apply.ErrNoRow):
 		return withHint(fmt.Errorf("%w: --row %s: no recipient of %s is there", ErrUsage, campaign.Quote(w.row), w.campaign),
 			"name a list of the campaign (as its recipients: section does, or as a path from here) and a line that holds a number")

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +16,7 @@ import (
 	"github.com/smsform/smsform/apply"
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/internal/cli"
+	"github.com/smsform/smsform/plan/planfile"
 	"github.com/smsform/smsform/state"
 )
 
@@ -66,5 +70,33 @@ func TestErrorColour(t *testing.T) {
 	}
 	if !strings.Contains(coloured.String(), "\x1b[1;31msmsform: error:\x1b[0m boom") {
 		t.Errorf("coloured: %q", coloured.String())
+	}
+}
+
+// TestErrorPathWithLineBreak: a file or folder whose name holds a line
+// break is quoted wherever the error and its hint repeat it, so that it
+// does not show as two lines of error (report splits at line breaks).
+func TestErrorPathWithLineBreak(t *testing.T) {
+	dir := "d\nhint: y"
+	missing := filepath.Join(t.TempDir(), dir, "p.plan")
+	_, openErr := os.Open(missing)
+	linkErr := os.Rename(missing, missing+"2")
+	for _, err := range []error{
+		fmt.Errorf("open plan: %w", openErr),
+		errors.Join(errors.New("first"), fmt.Errorf("move: %w", linkErr)),
+		&cli.HintError{Err: fmt.Errorf("save plan: %w", &planfile.WriteFolderError{Dir: dir, Err: fs.ErrNotExist}),
+			Hint: "create the folder " + dir + " first"},
+	} {
+		var b strings.Builder
+		exitCode(err, &b)
+		out := b.String()
+		if strings.Contains(out, "\n"+"hint: y") || !strings.Contains(out, `"`) {
+			t.Errorf("%v: wrote\n%s", err, out)
+		}
+		for line := range strings.Lines(out) {
+			if !strings.HasPrefix(line, "smsform: error: ") && !strings.HasPrefix(line, "hint: ") {
+				t.Errorf("line %q of\n%s", line, out)
+			}
+		}
 	}
 }

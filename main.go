@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -25,6 +26,7 @@ import (
 	"github.com/smsform/smsform/internal/cli"
 	"github.com/smsform/smsform/internal/exitcode"
 	"github.com/smsform/smsform/internal/words"
+	"github.com/smsform/smsform/plan/planfile"
 	"github.com/smsform/smsform/state"
 )
 
@@ -166,16 +168,54 @@ func report(stderr io.Writer, err error) {
 	if _, ok := stderr.(colourTerminal); ok {
 		prefix, hintPrefix = "\x1b[1;31msmsform: error:\x1b[0m", "\x1b[1mhint:\x1b[0m"
 	}
-	for line := range strings.SplitSeq(err.Error(), "\n") {
+	paths := quotedPaths(err)
+	for line := range strings.SplitSeq(paths.Replace(err.Error()), "\n") {
 		fmt.Fprintf(stderr, "%s %s\n", prefix, words.Visible(line))
 	}
 	seen := map[string]bool{}
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		if h := hint(e); h != "" && !seen[h] {
 			seen[h] = true
-			fmt.Fprintf(stderr, "%s %s\n", hintPrefix, words.Visible(h))
+			fmt.Fprintf(stderr, "%s %s\n", hintPrefix, words.Visible(paths.Replace(h)))
 		}
 	}
+}
+
+// quotedPaths quotes the paths with a line break that err's system errors
+// carry (a file or folder named so), wherever a message repeats them:
+// report splits messages at line breaks, and such a name would otherwise
+// show as two lines of error.
+func quotedPaths(err error) *strings.Replacer {
+	var pairs []string
+	add := func(path string) {
+		if strings.ContainsAny(path, "\n\r") {
+			pairs = append(pairs, path, campaign.Quote(path))
+		}
+	}
+	var walk func(error)
+	walk = func(e error) {
+		switch e := e.(type) {
+		case nil:
+			return
+		case *fs.PathError:
+			add(e.Path)
+		case *os.LinkError:
+			add(e.Old)
+			add(e.New)
+		case *planfile.WriteFolderError:
+			add(e.Dir)
+		}
+		switch u := e.(type) {
+		case interface{ Unwrap() error }:
+			walk(u.Unwrap())
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				walk(e)
+			}
+		}
+	}
+	walk(err)
+	return strings.NewReplacer(pairs...)
 }
 
 // colourTerminal is stderr when it is a terminal that may show colour:

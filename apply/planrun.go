@@ -11,10 +11,11 @@ import (
 
 // A saved plan is applied once, but possibly in several runs: a run may
 // stop before the plan's end (apply --limit, a pause, a closed send window,
-// an interrupt), and the plan stays good for the rest as long as every
-// change to the state since it was made is its own. Each run that records
-// anything records, at its end, the serial it leaves and whether every
-// batch was attempted (state.RecordPlanRun); the next run may go on only
+// the frequency cap holding recipients back, an interrupt), and the plan
+// stays good for the rest as long as every change to the state since it
+// was made is its own. Each run that records anything records, at its end,
+// the serial it leaves and whether every recipient was attempted
+// (state.RecordPlanRun); the next run may go on only
 // while the state's serial is still that one. The plan is then checked
 // against the state as it saw it (the state without its own attempts:
 // state.WithoutPlan), as a first run is, and sends only the batches it has

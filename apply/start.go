@@ -256,7 +256,7 @@ func (p *Pending) Send(ctx context.Context, o Options) (*Result, error) {
 	res, err := Run(ctx, p.Plan, journal, sender, o)
 	p.recordLatency(ctx, sender, journal)
 	if p.req.Saved != nil && p.Recorded() {
-		p.recordRun(ctx, res != nil && res.Skipped == 0 && res.Waiting == 0)
+		p.recordRun(ctx, res != nil && res.Skipped == 0 && res.Waiting == 0 && res.HeldByCap == 0)
 	}
 	return res, err
 }

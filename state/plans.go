@@ -23,7 +23,7 @@ var ErrPlanApplied = errors.New("plan was already applied")
 // PlanRun is what the state records of a saved plan's runs.
 type PlanRun struct {
 	Serial int64 // the state's serial when its last run ended
-	Done   bool  // every batch of the plan was attempted
+	Done   bool  // every batch of the plan was attempted, nobody in it waiting for a window or held back by the cap
 }
 
 // RecordPlanRun durably records that a run of the saved plan with this id

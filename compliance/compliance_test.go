@@ -392,3 +392,62 @@ func BenchmarkFor(b *testing.B) {
 	}
 	_ = law
 }
+
+// TestDLTManyVariables: a template of many long variables is read and
+// checked, never a panic (a regular expression bounding each variable grew
+// past what the regexp package compiles: 1,700 variables of up to 1,000
+// characters panicked, and a hundred took most of a second to compile).
+func TestDLTManyVariables(t *testing.T) {
+	r := mustLoad(t, "in")
+	const n = 3000
+	tpl, err := r.Template(strings.Repeat("a {#var#} ", n), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tpl.Variables() != n {
+		t.Errorf("%d variables, want %d", tpl.Variables(), n)
+	}
+	if v := tpl.Check(strings.Repeat("a x ", n)); v != nil {
+		t.Errorf("a body that fills it in: %v", v)
+	}
+	if v := tpl.Check(strings.Repeat("a x ", n-1) + "a " + strings.Repeat("y", 1001) + " "); v == nil || !strings.Contains(v.Problem, "variable 3000 of the template is 1001 characters") {
+		t.Errorf("a variable too long: %v", v)
+	}
+}
+
+// TestDLTSplits: a body matches when some split of it into the template's
+// variables keeps each within the limit, not only the first split found.
+func TestDLTSplits(t *testing.T) {
+	r := mustLoad(t, "in")
+	tests := []struct {
+		tpl, body string
+		max       int
+		ok        bool
+	}{
+		{"{#var#}-{#var#}", "a-b-cd", 3, true},    // a-b | cd
+		{"{#var#}-{#var#}", "ab-cd-ef", 3, false}, // ab | cd-ef or ab-cd | ef
+		{"{#var#}-{#var#}", "abc-d-e", 3, true},   // abc | d-e
+		{"{#var#}{#var#}", "abcdef", 3, true},
+		{"{#var#}{#var#}", "abcdefg", 3, false},
+		{"x{#var#}x", "x", 3, false},
+		{"x{#var#}x", "xx", 3, true},
+		{"x{#var#}x", "xxx", 3, true},
+		{"x{#var#}x{#var#}x", "xxx", 3, true},
+		{"x{#var#}x{#var#}x", "xx", 3, false},
+		{"Hi {#var#}, code {#var#}", "Hi é€ü, code 12", 3, true},
+		{"Hi {#var#}, code {#var#}", "Hi é€üa, code 12", 3, false},
+		{"Hi {#var#}", "Hi \n\n\n", 3, true},
+		{"{#var#}", "", 3, true},
+		{"No variable", "No variable", 3, true},
+		{"No variable", "No variables", 3, false},
+	}
+	for _, tt := range tests {
+		tpl, err := r.Template(tt.tpl, tt.max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := tpl.Check(tt.body); (v == nil) != tt.ok {
+			t.Errorf("template %q, at most %d: Check(%q) = %v, want a match: %v", tt.tpl, tt.max, tt.body, v, tt.ok)
+		}
+	}
+}

@@ -392,3 +392,114 @@ func BenchmarkFor(b *testing.B) {
 	}
 	_ = law
 }
+
+// TestDLTManyVariables: a template of many long variables is read and
+// checked, never a panic (a regular expression bounding each variable grew
+// past what the regexp package compiles: 1,700 variables of up to 1,000
+// characters panicked, and a hundred took most of a second to compile).
+func TestDLTManyVariables(t *testing.T) {
+	r := mustLoad(t, "in")
+	const n = 3000
+	tpl, err := r.Template(strings.Repeat("a {#var#} ", n), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tpl.Variables() != n {
+		t.Errorf("%d variables, want %d", tpl.Variables(), n)
+	}
+	if v := tpl.Check(strings.Repeat("a x ", n)); v != nil {
+		t.Errorf("a body that fills it in: %v", v)
+	}
+	if v := tpl.Check(strings.Repeat("a x ", n-1) + "a " + strings.Repeat("y", 1001) + " "); v == nil || !strings.Contains(v.Problem, "variable 3000 of the template is 1001 characters") {
+		t.Errorf("a variable too long: %v", v)
+	}
+}
+
+// TestDLTSplits: a body matches when some split of it into the template's
+// variables keeps each within the limit, not only the first split found.
+func TestDLTSplits(t *testing.T) {
+	r := mustLoad(t, "in")
+	tests := []struct {
+		tpl, body string
+		max       int
+		ok        bool
+	}{
+		{"{#var#}-{#var#}", "a-b-cd", 3, true},    // a-b | cd
+		{"{#var#}-{#var#}", "ab-cd-ef", 3, false}, // ab | cd-ef or ab-cd | ef
+		{"{#var#}-{#var#}", "abc-d-e", 3, true},   // abc | d-e
+		{"{#var#}{#var#}", "abcdef", 3, true},
+		{"{#var#}{#var#}", "abcdefg", 3, false},
+		{"x{#var#}x", "x", 3, false},
+		{"x{#var#}x", "xx", 3, true},
+		{"x{#var#}x", "xxx", 3, true},
+		{"x{#var#}x{#var#}x", "xxx", 3, true},
+		{"x{#var#}x{#var#}x", "xx", 3, false},
+		{"Hi {#var#}, code {#var#}", "Hi é€ü, code 12", 3, true},
+		{"Hi {#var#}, code {#var#}", "Hi é€üa, code 12", 3, false},
+		{"Hi {#var#}", "Hi \n\n\n", 3, true},
+		{"{#var#}", "", 3, true},
+		{"No variable", "No variable", 3, true},
+		{"No variable", "No variables", 3, false},
+	}
+	for _, tt := range tests {
+		tpl, err := r.Template(tt.tpl, tt.max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := tpl.Check(tt.body); (v == nil) != tt.ok {
+			t.Errorf("template %q, at most %d: Check(%q) = %v, want a match: %v", tt.tpl, tt.max, tt.body, v, tt.ok)
+		}
+	}
+}
+
+// TestRuleFileErrors: a mistake in a rule set file is named by the file,
+// the line of the key it concerns and the key, and says what to write;
+// none is let through (a rule that checks nothing, or nobody) and none
+// panics.
+func TestRuleFileErrors(t *testing.T) {
+	const head = "set: us\ntitle: United States\nnumbers:\n  calling_code: 1\nrules:\n" // rules from line 6
+	const meta = "    says: s\n    source: src\n    effective: 2020-01-01\n    fix: f\n"
+	tests := []struct {
+		name, data string
+		want       []string
+	}{
+		{"hours closed", head + "  - id: us-x\n    check: hours\n    hours: closed\n" + meta,
+			[]string{"compliance/rules/us.yaml:8: rules[0].hours: are never open: write the hours"}},
+		{"unknown key", head + "  - id: us-x\n    check: gsm7\n" + meta + "    colour: red\n",
+			[]string{"compliance/rules/us.yaml:12: rules[0].colour: is not a key here: the keys are id, check"}},
+		{"wrong kind of value", head + "  - id: us-x\n    check: hours\n    hours: [mon]\n" + meta,
+			[]string{"compliance/rules/us.yaml:8: rules[0].hours: must be text, not a list"}},
+		{"max not a number", head + "  - id: us-x\n    check: cap\n    max: three\n    per: 24h\n" + meta,
+			[]string{"compliance/rules/us.yaml:8: rules[0].max: must be a whole number"}},
+		{"an empty opt-out word", head + "  - id: us-x\n    check: opt_out\n    words: [STOP, \"\"]\n" + meta,
+			[]string{`compliance/rules/us.yaml:8: rules[0].words: "": an opt-out word must not be empty`}},
+		{"a variable longer than a campaign may allow", head + "  - id: us-x\n    check: dlt\n    max_variable: 5000\n" + meta,
+			[]string{"compliance/rules/us.yaml:8: rules[0].max_variable: must be 1 to 1000"}},
+		{"a region nanp.csv lacks", "set: us\ntitle: t\nnumbers:\n  calling_code: 1\n  regions: [US, XX]\nrules:\n  - id: us-x\n    check: hours\n    hours: mon-sun 08:00-21:00\n" + meta,
+			[]string{`compliance/rules/us.yaml:5: numbers.regions: "XX" is not a country of the +1 plan`}},
+		{"an id twice", head + "  - id: us-x\n    check: gsm7\n" + meta + "  - id: us-x\n    check: gsm7\n" + meta,
+			[]string{"compliance/rules/us.yaml:12: rules[1].id: rule us-x is given twice (first on line 6)"}},
+		{"an empty rule", head + "  -\n  - id: us-x\n    check: gsm7\n" + meta,
+			[]string{"compliance/rules/us.yaml:6: rules[0]: must be a mapping of keys (id, check"}},
+		{"a state in lower case", head + "  - id: us-x\n    check: hours\n    state: fl\n    hours: mon-sun 08:00-20:00\n" + meta,
+			[]string{`compliance/rules/us.yaml:8: rules[0].state: "fl" has no area code in rules/nanp.csv: write a state's two-letter postal code`}},
+		{"every mistake, not the first", head + "  - id: us-x\n    check: cap\n    max: 0\n    per: 1d\n" + meta,
+			[]string{"compliance/rules/us.yaml:8: rules[0].max: must be at least 1", "compliance/rules/us.yaml:9: rules[0].per: must be a duration such as 24h"}},
+		{"an empty file", "", []string{"compliance/rules/us.yaml: the file is empty"}},
+	}
+	for _, tt := range tests {
+		s, err := parseSet("us", "rules/us.yaml", []byte(tt.data))
+		if err == nil {
+			err = (&Rules{sets: []*Set{s}}).prepare()
+		}
+		if err == nil {
+			t.Errorf("%s: accepted", tt.name)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: the error\n%v\ndoes not say\n%s", tt.name, err, w)
+			}
+		}
+	}
+}

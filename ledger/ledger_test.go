@@ -875,3 +875,74 @@ func TestCopyOfVersion5File(t *testing.T) {
 		})
 	}
 }
+
+// A campaign sent on its own, outside a project, claimed nothing in any cap
+// index. Moved into a project's state (state migrate of one campaign), its
+// sends and those in doubt count for the project's cap, whether the
+// project's ledger is in use or still empty; an empty one stays empty, so
+// that the project's own ledger may still be copied in after.
+func TestCopiedCampaignCountsForTheCap(t *testing.T) {
+	for _, from := range backends {
+		for _, to := range backends {
+			t.Run(from.name+"-to-"+to.name, func(t *testing.T) { testCopiedCampaignCountsForTheCap(t, from, to) })
+		}
+	}
+}
+
+func testCopiedCampaignCountsForTheCap(t *testing.T, from, to backend) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+	set, now := testClock(t0)
+	legacy := func() state.Location { // sent on its own: two sent, one in doubt, one failed
+		src := state.MustParseLocation(from.loc(t))
+		alone, err := state.Open(ctx, src, state.Options{Campaign: "legacy", Now: now, LockTimeout: 10 * time.Second})
+		must(t, err)
+		must(t, alone.RecordIntent(ctx, intent("l1", "+441", "+442")))
+		must(t, alone.RecordOutcome(ctx, "l1", state.Outcome{Status: state.Sent}))
+		must(t, alone.RecordIntent(ctx, intent("l2", "+443")))
+		must(t, alone.RecordIntent(ctx, intent("l3", "+444")))
+		must(t, alone.RecordOutcome(ctx, "l3", state.Outcome{Status: state.Failed}))
+		must(t, alone.Close())
+		return src
+	}
+
+	c := &Cap{Max: 1, Per: 24 * time.Hour}
+	inUse, empty := to.loc(t), to.loc(t)
+	s := openShared(t, inUse, "spring", c, now)
+	_, err := s.AdmitIntent(ctx, intent("s1", "+446"))
+	must(t, err)
+	must(t, s.RecordOutcome(ctx, "s1", state.Outcome{Status: state.Sent}))
+	must(t, s.Close())
+
+	sources := []state.Location{legacy(), legacy()}
+	project := from.loc(t) // a project's own ledger, to be copied in after
+	p := openShared(t, project, "autumn", c, now)
+	recordOne(t, p)
+	must(t, p.Close())
+
+	set(t0.Add(time.Hour))
+	for i, dst := range []string{inUse, empty} {
+		_, err := state.Copy(ctx, sources[i], state.MustParseLocation(dst), state.CopyOptions{Campaign: "legacy", Shared: true, LockTimeout: 10 * time.Second})
+		must(t, err)
+		if dst == empty {
+			// Still empty: the project's ledger may be copied in.
+			if err := CheckTarget(ctx, state.MustParseLocation(project), state.MustParseLocation(empty)); err != nil {
+				t.Errorf("a project's ledger into the state the campaign moved to first: %v", err)
+			}
+		}
+		f := openShared(t, dst, "flash", c, now)
+		holds := capHolds(t, f, *c, now())
+		for _, p := range []string{"+441", "+442", "+443"} {
+			if until, ok := holds.Get(p); !ok || !until.Equal(t0.Add(24*time.Hour)) {
+				t.Errorf("%s: plan reads %s held until %v (%v), want %v", dst, p, until, ok, t0.Add(24*time.Hour))
+			}
+		}
+		adm, err := f.AdmitIntent(ctx, intent("f1", "+441", "+442", "+443", "+444", "+445"))
+		must(t, err)
+		if !slices.Equal(adm.Held, []string{"+441", "+442", "+443"}) || !slices.Equal(adm.Send, []string{"+444", "+445"}) {
+			t.Errorf("%s: the cap admits %+v; the legacy campaign's sends and in-doubt recipients must count", dst, adm)
+		}
+		must(t, f.ForgetIntent(ctx, "f1"))
+		must(t, f.Close())
+	}
+}

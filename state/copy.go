@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/smsform/smsform/internal/e164"
@@ -311,6 +313,9 @@ func (t *txn) copyFrom(src *State, at *readAt, again bool) error {
 	if err := plans.Err(); err != nil {
 		return fmt.Errorf("read state %s: %w", src.loc, err)
 	}
+	if err := t.claimCopied(src, again || dst.Moved() != nil); err != nil {
+		return err
+	}
 	if at.reports, err = t.copyReports(src); err != nil {
 		return err
 	}
@@ -425,6 +430,82 @@ func (t *txn) copyTestSends(src *State) error {
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read state %s: %w", src.loc, err)
+	}
+	return nil
+}
+
+// claimCopied counts the copied record's sends in the target's frequency
+// cap index, when its source never did: a state that holds nothing of a
+// project's ledger (a campaign sent on its own, outside a project) claimed
+// none of them. Without it, a campaign moved into a project's state would
+// not count for the project's cap, and a person it messaged could be
+// messaged again past the cap. A source that holds a ledger carries its
+// claims with it (the ledger's copy, in a whole state's migration), so it is
+// left alone. Each send counts as marketing (the record does not say the
+// campaign's kind; a cap on marketing messages must not forget it), at the
+// time the record gives it, under a marker of the campaign (minus its id),
+// never an attempt of the target's: a copy made again replaces them, and
+// no release gives them back.
+//
+// If the target's ledger is in use, the numbers' rows of the cap index are
+// locked first, in the numbers' order, as an intent's claim does, so that
+// an apply claiming the same numbers meanwhile reads these sends. A target
+// whose index is empty gets the sends alone: its ledger stays empty, and a
+// project's ledger may still be copied into it.
+func (t *txn) claimCopied(src *State, again bool) error {
+	dst := t.w.s
+	marker := -dst.id.Load()
+	if again {
+		if _, err := t.conn.ExecContext(t.ctx, dst.q[qDropCopiedClaims], marker); err != nil {
+			return err
+		}
+	}
+	var holds int
+	if err := src.db.QueryRowContext(t.ctx, src.q[qHoldsLedger]).Scan(&holds); err != nil {
+		return fmt.Errorf("read state %s: %w", src.loc, err)
+	}
+	if holds == 1 {
+		return nil
+	}
+	type send struct {
+		phone string
+		at    int64
+	}
+	var sends []send
+	err := src.EachRecipient(t.ctx, func(r Recipient) error {
+		if r.Status == Sent || r.Status == InDoubt {
+			sends = append(sends, send{r.Phone, r.At.Unix()})
+		}
+		return nil
+	})
+	if err != nil || len(sends) == 0 {
+		return err
+	}
+	var inUse int
+	if err := t.conn.QueryRowContext(t.ctx, dst.q[qHoldsLedger]).Scan(&inUse); err != nil {
+		return err
+	}
+	slices.SortFunc(sends, func(a, b send) int { return strings.Compare(a.phone, b.phone) })
+	var list []byte
+	for chunk := range slices.Chunk(sends, copyChunk) {
+		list = append(list[:0], '[')
+		for i, s := range chunk {
+			if i > 0 {
+				list = append(list, ',')
+			}
+			// A recorded number is E.164: a Go quoted string is its JSON.
+			list = append(strconv.AppendQuote(append(list, '['), s.phone), ',')
+			list = append(strconv.AppendInt(list, s.at, 10), ']')
+		}
+		list = append(list, ']')
+		if inUse == 1 {
+			if _, err := t.conn.ExecContext(t.ctx, dst.q[qLockCopiedClaims], string(list)); err != nil {
+				return err
+			}
+		}
+		if _, err := t.conn.ExecContext(t.ctx, dst.q[qCopiedClaims], string(list), marker); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -78,9 +78,20 @@ const (
 	qCountCopied
 	qReportElsewhere // report keys (a JSON array), campaign id; returns one recorded for another campaign or none
 	qSetCopied       // scope, paused at, by, reason, latency ms
-	qPutAttempt      // scope, batch, state, body hash, recipients, http status, request id, reason, started, finished, plan id, phones, provider status, provider ids; returns id. Marks the ids to index (see indexMessages), but a resolution's: it names the id of the part it resolves
-	qPutPlan         // scope, plan id, applied at, serial, done
-	qSetMeta         // lineage, serial, scope
+
+	// For Copy of a record that has no claims in its source's cap index
+	// (see claimCopied): whether a state holds anything of a project's
+	// ledger (returns 1 or 0); the claims made for a copied record
+	// (their marker); the numbers' rows of the cap index, locked (a JSON
+	// array of [phone, at], in the numbers' order); the claims made (the
+	// same array, the marker).
+	qHoldsLedger
+	qDropCopiedClaims
+	qLockCopiedClaims
+	qCopiedClaims
+	qPutAttempt // scope, batch, state, body hash, recipients, http status, request id, reason, started, finished, plan id, phones, provider status, provider ids; returns id. Marks the ids to index (see indexMessages), but a resolution's: it names the id of the part it resolves
+	qPutPlan    // scope, plan id, applied at, serial, done
+	qSetMeta    // lineage, serial, scope
 
 	// What arrives after the send (receiver.go). The index of message ids
 	// (messages.go): the attempts whose ids are not in it yet, oldest
@@ -188,6 +199,12 @@ var postgresDialect = &dialect{
 	qInsertTestSend: `INSERT INTO test_sends (campaign_id, at, by_whom, body_hash, outcome, http_status, request_id, reason, phones) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 	qLastTestSend:   `SELECT at, by_whom, body_hash, outcome, http_status, request_id, reason, phones FROM test_sends WHERE campaign_id = $1 ORDER BY id DESC LIMIT 1`,
 
+	qHoldsLedger:      `SELECT CASE WHEN EXISTS (SELECT 1 FROM caps) OR EXISTS (SELECT 1 FROM optouts) THEN 1 ELSE 0 END`,
+	qDropCopiedClaims: `DELETE FROM cap_sends WHERE attempt_id = $1`,
+	qLockCopiedClaims: `INSERT INTO caps AS c (phone, last_at) SELECT r->>0, max((r->>1)::bigint) FROM jsonb_array_elements($1::jsonb) r GROUP BY 1 ORDER BY 1
+		ON CONFLICT (phone) DO UPDATE SET last_at = GREATEST(c.last_at, excluded.last_at)`,
+	qCopiedClaims: `INSERT INTO cap_sends (phone, at, attempt_id, marketing) SELECT r->>0, (r->>1)::bigint, $2, true FROM jsonb_array_elements($1::jsonb) r`,
+
 	qDropAttempts:  `DELETE FROM attempts WHERE campaign_id = $1`,
 	qDropPlans:     `DELETE FROM plans_applied WHERE campaign_id = $1`,
 	qDropTestSends: `DELETE FROM test_sends WHERE campaign_id = $1`,
@@ -237,6 +254,9 @@ var postgresDialect = &dialect{
 
 // sqliteOwn are the statements SQLite says in words of its own.
 var sqliteOwn = map[stmt]string{
+	qLockCopiedClaims: `INSERT INTO caps (phone, last_at) SELECT value->>0, max(value->>1) FROM json_each(?1) WHERE true GROUP BY 1
+		ON CONFLICT (phone) DO UPDATE SET last_at = max(last_at, excluded.last_at)`,
+	qCopiedClaims: `INSERT INTO cap_sends (phone, at, attempt_id, marketing) SELECT value->>0, value->>1, ?2, 1 FROM json_each(?1)`,
 	// The writer's transaction takes the file's write lock at once: the
 	// ledger's gate relies on it.
 	qBegin: `BEGIN IMMEDIATE`,

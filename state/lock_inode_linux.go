@@ -149,3 +149,35 @@ var leaked struct {
 	sync.Mutex
 	files []*os.File
 }
+
+// inodeLocked reports whether another open file description holds
+// campaign's byte of the state file at path (see lockInode): an apply, a
+// resolve or a migration of that campaign is running. known is false when
+// this cannot be told (no file, a kernel or file system without these
+// locks): the caller then assumes one may be running. It takes no lock,
+// and keeps its descriptor parked (closing one would drop SQLite's locks
+// of this process on the file).
+func inodeLocked(path, campaign string) (held, known bool, err error) {
+	f, err := openState(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	defer park(f)
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: inodeLockByte(campaign), Len: 1}
+	for {
+		err = unix.FcntlFlock(f.Fd(), unix.F_OFD_GETLK, &lk)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	switch {
+	case err == nil:
+		return lk.Type != unix.F_UNLCK, true, nil
+	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOLCK), errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.ENOSYS):
+		return false, false, nil
+	}
+	return false, false, err
+}

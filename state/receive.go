@@ -50,6 +50,11 @@ type Receiver struct {
 	// touches it (and reclaim, before run starts). The reports themselves
 	// are durable: a new receiver finds them again (reclaim).
 	inFlight map[flightKey]flight
+	// Where to look whether a campaign's lock is held (see applying): the
+	// state file's real path, or the PostgreSQL schema.
+	real, schema string
+	// running caches applying's answers for the group being written.
+	running map[int64]bool
 }
 
 type flightKey struct {
@@ -101,6 +106,13 @@ func OpenReceiver(ctx context.Context, l Location, o ReceiverOptions) (*Receiver
 	r := &Receiver{loc: Redact(loc), db: db, q: q, pg: q == postgresDialect, opts: o,
 		stop: wordSet(o.StopWords, DefaultStopWords), start: wordSet(o.StartWords, DefaultStartWords),
 		work: make(chan struct{}, 1), closed: make(chan struct{}), done: make(chan struct{})}
+	if r.pg {
+		if t, err := parsePostgres(loc); err == nil {
+			r.schema = t.schema
+		}
+	} else if real, err := ResolveFile(loc); err == nil {
+		r.real = real
+	}
 	err = readVacated(ctx, db, q, r.loc)
 	if err == nil {
 		err = r.reclaim(ctx)
@@ -307,6 +319,7 @@ func (r *Receiver) Close() error {
 func (r *Receiver) write(group []*recording) error {
 	ctx := context.Background()
 	now := r.opts.Now()
+	r.running = map[int64]bool{}
 	// Sized first: an import's group of 50,000 reports grew the slice by
 	// copies, a twelfth of the import's CPU.
 	var nReports, nReplies int
@@ -593,7 +606,13 @@ func (r *Receiver) landed(ctx context.Context) (out []flight, gone []flightKey, 
 	}
 	again := &grouped{}
 	for k, f := range r.inFlight {
-		switch states[k.attempt] {
+		st := states[k.attempt]
+		if st == AttemptIntent {
+			if st, err = r.settled(ctx, f.matched); err != nil {
+				return nil, nil, err
+			}
+		}
+		switch st {
 		case AttemptIntent:
 		case AttemptInDoubt:
 			f.matched.state = AttemptInDoubt
@@ -617,6 +636,69 @@ func (r *Receiver) landed(ctx context.Context) (out []flight, gone []flightKey, 
 		}
 	}
 	return out, gone, nil
+}
+
+// settled is the state of m's attempt, which was an intent when m was
+// matched, for a report to act on: still an intent while an apply of its
+// campaign may be running (see applying); once none is, the state as read
+// after that (an apply records its answers before it lets the lock go),
+// an intent still open being in doubt: its apply ended without the answer.
+func (r *Receiver) settled(ctx context.Context, m matched) (AttemptState, error) {
+	busy, err := r.applying(ctx, m.campaign)
+	if err != nil || busy {
+		return AttemptIntent, err
+	}
+	states, err := r.attemptStates(ctx, []string{strconv.FormatInt(m.attempt, 10)})
+	if err != nil {
+		return AttemptIntent, err
+	}
+	switch st, ok := states[m.attempt]; {
+	case !ok:
+		return AttemptForgotten, nil // gone since (a migration took it)
+	case st == AttemptIntent:
+		return AttemptInDoubt, nil
+	default:
+		return st, nil
+	}
+}
+
+// applying reports whether the campaign's lock may be held now: an apply
+// (or resolve, or migration) of it is running, and may yet record the
+// answer of an intent it left open. Only a lock seen free says no: the
+// intent's apply ended (a kill, a lost connection) before the answer, so
+// the intent is in doubt as docs/state.md says of one, and a report
+// settles it. Where the lock cannot be seen (a file state off Linux),
+// the answer is yes: the report waits, as before, for the operator's
+// resolve.
+func (r *Receiver) applying(ctx context.Context, campaign int64) (bool, error) {
+	if busy, ok := r.running[campaign]; ok {
+		return busy, nil
+	}
+	if err := r.named(ctx, campaign); err != nil {
+		return true, err
+	}
+	name, busy := r.names[campaign], true
+	switch {
+	case name == "":
+	case r.pg:
+		if err := r.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
+			AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+			AND classid = (($1::bigint >> 32) & 4294967295)::oid AND objid = ($1::bigint & 4294967295)::oid)`,
+			advisoryKey(r.schema, name)).Scan(&busy); err != nil {
+			return true, err
+		}
+	case r.real != "":
+		held, known, err := inodeLocked(r.real, name)
+		if err != nil {
+			return true, err
+		}
+		busy = held || !known
+	}
+	if r.running == nil {
+		r.running = map[int64]bool{}
+	}
+	r.running[campaign] = busy
+	return busy, nil
 }
 
 // resolveOnce resolves m's recipient by the report unless this
@@ -1164,8 +1246,24 @@ func (r *Receiver) writeReports(ctx context.Context, tx *sql.Tx, g *grouped, now
 		case m.state == AttemptIntent:
 			// Apply is still waiting for the answer: it may yet record
 			// the recipient sent, and a second record would count it
-			// twice.
-			waiting = append(waiting, flight{m, rp.Report})
+			// twice. An intent whose campaign no apply holds now was
+			// left open by one that ended before the answer (killed):
+			// nothing will record it, and it is in doubt.
+			// (An answer recorded since waits too: landed reads it.)
+			st, err := r.settled(ctx, m)
+			if err != nil {
+				return nil, err
+			}
+			if st != AttemptInDoubt {
+				waiting = append(waiting, flight{m, rp.Report})
+				continue
+			}
+			m.state = AttemptInDoubt
+			done, err := r.resolveOnce(ctx, tx, m, rp.Report, now, resolved)
+			if err != nil {
+				return nil, err
+			}
+			rp.out.Resolved = done
 		case m.state == AttemptInDoubt && !resolved[flightKey{m.attempt, m.phone}]:
 			done, err := r.resolveOnce(ctx, tx, m, rp.Report, now, resolved)
 			if err != nil {

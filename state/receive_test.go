@@ -895,3 +895,103 @@ func TestUnmatchedReasonOfUnreadableNumber(t *testing.T) {
 		}
 	}
 }
+
+// An apply killed between a batch's intent and its answer leaves the
+// intent open for good: no answer will ever be recorded for it. Once no
+// apply holds the campaign's lock, a report proving the provider acted on
+// such an intent resolves its recipient, as it resolves one of a batch
+// whose answer left it in doubt: a report that comes after the kill at
+// once, one that came while the apply ran (waiting for its answer) with
+// the receiver's next group, or, the receiver killed too, when the next
+// one starts. While an apply holds the lock, the report waits.
+func TestOrphanIntentSettledByReport(t *testing.T) { eachBackend(t, testOrphanIntentSettledByReport) }
+
+func testOrphanIntentSettledByReport(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	_, now := testClock(t0)
+	delivered := func(phone string) []Report {
+		return []Report{{Phone: phone, Delivery: Delivered, ProviderStatus: "DELIVERED", At: t0}}
+	}
+	apply := openShared(t, loc, "spring", now)
+	_, err := apply.AdmitIntent(ctx, intent("b1", "+441", "+442", "+443", "+444"))
+	must(t, err)
+	first, err := OpenReceiver(ctx, MustParseLocation(loc), ReceiverOptions{Now: func() time.Time { return t0 }})
+	must(t, err)
+	r := openReceiver(t, loc, t0)
+	for _, rc := range []struct {
+		rcv   *Receiver
+		phone string
+	}{{first, "+441"}, {r, "+442"}} {
+		got, err := rc.rcv.Record(ctx, delivered(rc.phone), nil)
+		must(t, err)
+		if g := got.Reports[0]; g.Campaign != "spring" || g.Resolved {
+			t.Fatalf("a report while the apply waits for the answer: %+v", g)
+		}
+	}
+	must(t, first.Close()) // killed: +441's report waits in the state alone
+	must(t, apply.Close()) // what a kill -9 leaves: the intent open, the lock free
+	got, err := r.Record(ctx, delivered("+443"), nil)
+	must(t, err)
+	if g := got.Reports[0]; !g.Resolved {
+		t.Errorf("a report of an intent no apply holds: %+v, want resolved", g)
+	}
+	again := openReceiver(t, loc, t0) // finds +441's report
+	must(t, again.Close())
+	ro, err := OpenSharedReadOnly(ctx, MustParseLocation(loc), "spring")
+	must(t, err)
+	defer ro.Close()
+	recs := recipients(t, ro)
+	for _, p := range []string{"+441", "+442", "+443"} {
+		if rec := recs[p]; rec.Status != Sent || !strings.Contains(rec.Reason, "resolved as sent by a delivery report") {
+			t.Errorf("%s, delivered by the killed apply's batch: %+v, want resolved as sent", p, rec)
+		}
+	}
+	if rec := recs["+444"]; rec.Status != InDoubt {
+		t.Errorf("+444, with no report: %s, want in doubt", rec.Status)
+	}
+	var as []Attempt
+	must(t, ro.Attempts(ctx, func(a Attempt) error { as = append(as, a); return nil }))
+	if len(as) != 4 {
+		t.Errorf("%d attempts, want the intent and three resolutions: %+v", len(as), as)
+	}
+}
+
+// A report matched to an intent while its apply ran, read again once the
+// apply let its lock go: the answer recorded meanwhile is what counts. Only
+// an intent still open then is in doubt; one the apply recorded sent is
+// sent, and a report must not resolve it a second time.
+func TestOrphanIntentReadAfterTheLock(t *testing.T) { eachBackend(t, testOrphanIntentReadAfterTheLock) }
+
+func testOrphanIntentReadAfterTheLock(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := b.loc(t)
+	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
+	_, now := testClock(t0)
+	apply := openShared(t, loc, "spring", now)
+	_, err := apply.AdmitIntent(ctx, intent("b1", "+441"))
+	must(t, err)
+	_, err = apply.AdmitIntent(ctx, intent("b2", "+442"))
+	must(t, err)
+	r := openReceiver(t, loc, t0)
+	var ms []matched
+	for _, batch := range []string{"b1", "b2"} {
+		m := matched{state: AttemptIntent}
+		must(t, r.db.QueryRowContext(ctx, `SELECT id, campaign_id FROM attempts WHERE batch_id = '`+batch+`'`).Scan(&m.attempt, &m.campaign))
+		ms = append(ms, m)
+	}
+	if st, err := r.settled(ctx, ms[0]); err != nil || st != AttemptIntent {
+		t.Fatalf("an intent while its apply runs: %s, %v; want intent", st, err)
+	}
+	// The answer lands, and the apply ends, after the report was matched.
+	must(t, apply.RecordOutcome(ctx, "b1", Outcome{Status: Sent}))
+	must(t, apply.Close())
+	r.running = nil
+	if st, err := r.settled(ctx, ms[0]); err != nil || st != AttemptSent {
+		t.Errorf("an intent answered sent before its apply ended: %s, %v; want sent", st, err)
+	}
+	if st, err := r.settled(ctx, ms[1]); err != nil || st != AttemptInDoubt {
+		t.Errorf("an intent its ended apply left open: %s, %v; want in doubt", st, err)
+	}
+}

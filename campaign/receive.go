@@ -45,13 +45,15 @@ var AuthKinds = []string{AuthHMAC, AuthBasic, AuthBearer, AuthQuery}
 var (
 	// projectProviderKeys are the provider keys of a project file only.
 	projectProviderKeys = []string{"reports", "replies"}
-	reportsKeys         = []string{"list", "id", "number", "status", "at", "reason", "delivered", "undelivered"}
+	reportsKeys         = []string{"list", "id", "number", "status", "at", "reason", "delivered", "undelivered", "export"}
+	exportKeys          = []string{"id", "number", "status", "at", "reason"}
 	repliesKeys         = []string{"list", "number", "text", "at"}
 	receiveKeys         = []string{"auth", "header", "stop_words", "start_words"}
 )
 
 const (
 	reportsHint = "provider.reports needs status, id or number (or both), and the statuses delivered and undelivered name, e.g. {id: /message_id, number: /to, status: /status, delivered: [DELIVERED], undelivered: [UNDELIVERED]}"
+	exportHint  = "provider.reports.export names the columns of the provider's CSV export, each /COLUMN: status, and id or number (or both), e.g. {id: /MessageSid, number: /To, status: /Status}"
 	repliesHint = "provider.replies needs number and text, e.g. {number: /from, text: /text}"
 	receiveHint = "write receive: {auth: hmac-sha256, header: X-Signature} (or auth: basic, bearer or query); the secret goes in SMSFORM_RECEIVE_SECRET"
 )
@@ -116,6 +118,8 @@ func (l *loader) reports(v *yaml.Node, path string) *mapping.Reports {
 			r.Delivered = l.statuses(v, path)
 		case "undelivered":
 			r.Undelivered = l.statuses(v, path)
+		case "export":
+			r.Export = l.exportColumns(v, path)
 		}
 		return true
 	})
@@ -151,6 +155,54 @@ func (l *loader) checkReports(v *yaml.Node, path string, r *mapping.Reports, see
 				"status %s is listed under both delivered and undelivered", Quote(s.String()))
 		}
 	}
+}
+
+// exportColumns reads provider.reports.export, the columns of the
+// provider's CSV export (reports import reads them instead of the posted
+// body's pointers): /COLUMN each, a status and a way to name the message.
+func (l *loader) exportColumns(v *yaml.Node, path string) *mapping.ExportColumns {
+	before := len(l.errs)
+	e := &mapping.ExportColumns{}
+	seen := map[string]bool{}
+	column := func(v *yaml.Node, path, what string) *rawjson.Pointer {
+		p := l.optionalPointer(v, path, what, false)
+		if p != nil && strings.Contains(p.String()[1:], "/") {
+			l.add(v.Line, path, "write the column's name after one /, e.g. /Status (a / inside a name is written ~1)",
+				"%s names no column: a column is /NAME", Quote(p.String()))
+			return nil
+		}
+		return p
+	}
+	l.mapping(v, path, exportKeys, func(key, path string, v *yaml.Node) bool {
+		seen[key] = true
+		switch key {
+		case "id":
+			e.ID = column(v, path, "the column of the provider's id of the message, e.g. /MessageSid")
+		case "number":
+			e.Number = column(v, path, "the column of the recipient's number, e.g. /To")
+		case "status":
+			if p := column(v, path, "the column of the status, e.g. /Status"); p != nil {
+				e.Status = *p
+			}
+		case "at":
+			e.At = column(v, path, "the column of when it happened, e.g. /DateUpdated")
+		case "reason":
+			e.Reason = column(v, path, "the column of the provider's words, e.g. /ErrorCode")
+		}
+		return true
+	})
+	if v.Kind == yaml.MappingNode {
+		if !seen["status"] {
+			l.add(v.Line, join(path, "status"), exportHint, "required key is missing")
+		}
+		if !seen["id"] && !seen["number"] {
+			l.add(v.Line, join(path, "id"), exportHint, "required key is missing (or number): a report must name its message")
+		}
+	}
+	if len(l.errs) > before {
+		return nil
+	}
+	return e
 }
 
 // replies reads provider.replies; nil when it has a problem.

@@ -103,6 +103,12 @@ func TestProjectReceiveErrors(t *testing.T) {
 			`smsform.yaml:5: provider.reports.status: "" is not a JSON pointer`}},
 		{"an unknown key", "provider:\n  reports:\n    id: /id\n    status: /s\n    delivred: [OK]\n", []string{
 			`smsform.yaml:6: provider.reports.delivred: unknown key`, `did you mean "delivered"?`}},
+		{"an export without status or id", "provider:\n  reports:\n    id: /id\n    status: /s\n    delivered: [OK]\n    export:\n      at: /When\n", []string{
+			"smsform.yaml:8: provider.reports.export.status: required key is missing",
+			"smsform.yaml:8: provider.reports.export.id: required key is missing (or number)",
+			"hint: provider.reports.export names the columns of the provider's CSV export"}},
+		{"an export pointer that is no column", "provider:\n  reports:\n    id: /id\n    status: /s\n    delivered: [OK]\n    export:\n      id: /a/b\n      status: /S\n", []string{
+			`smsform.yaml:8: provider.reports.export.id: "/a/b" names no column: a column is /NAME`}},
 		{"replies without text", "provider:\n  replies:\n    number: /from\n", []string{
 			"smsform.yaml:4: provider.replies.text: required key is missing", "hint: provider.replies needs number and text"}},
 		{"receive without auth", "provider:\n  replies: {number: /f, text: /t}\nreceive:\n  header: X-Sig\n", []string{
@@ -180,5 +186,21 @@ func TestCampaignRefusesReports(t *testing.T) {
 	}
 	if strings.Count(got, "provider.reports") != 1 {
 		t.Errorf("reports refused more than once:\n%s", got)
+	}
+}
+
+// TestProjectReportsExport: provider.reports.export is read as the
+// export's columns, beside the posted reports' pointers.
+func TestProjectReportsExport(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"smsform.yaml": "version: 1\nprovider:\n  reports:\n    id: /data/id\n    status: /data/status\n    delivered: [OK]\n    export:\n      number: /To\n      status: /Status\n      reason: /Error~1Code\n"})
+	p, err := LoadProject(filepath.Join(dir, "smsform.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := p.Reports.Export
+	if e == nil || e.ID != nil || e.Number.String() != "/To" || e.Status.String() != "/Status" || e.Reason.String() != "/Error~1Code" || e.At != nil ||
+		p.Reports.Status.String() != "/data/status" {
+		t.Errorf("export: %+v", e)
 	}
 }

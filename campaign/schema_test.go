@@ -46,6 +46,7 @@ const (
 	e164Pattern     = `^\+[1-9][0-9]{1,14}$`
 	durationPattern = `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 	pointerPattern  = `^(/([^/~]|~[01])*)+$`
+	columnPattern   = `^/([^/~]|~[01])*$`    // one step: a column's name
 	elementPattern  = `^(/([^/~]|~[01])*)*$` // a pointer inside an element: "" is the element
 	clockPattern    = `^([01][0-9]|2[0-3]):[0-5][0-9]$`
 	clockEndPattern = `^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$`
@@ -152,6 +153,13 @@ var keySchemas = map[string]js{
 	"project.provider.reports.reason":      {"description": "Inside each report, a JSON pointer to the provider's words on an undelivered message.", "type": "string", "pattern": pointerPattern},
 	"project.provider.reports.delivered":   {"description": "Statuses that mean the message reached the phone.", "$ref": "#/definitions/statuses"},
 	"project.provider.reports.undelivered": {"description": "Statuses that mean it never will. A status no list names is pending, never delivered.", "$ref": "#/definitions/statuses"},
+	"project.provider.reports.export":      {"description": "For reports import of a CSV export whose columns are named otherwise than the posted reports' fields: the columns to read instead, /COLUMN each.", "$ref": "#/definitions/reports_export"},
+
+	"project.provider.reports.export.id":     {"description": "The column of the provider's id of the message, e.g. /MessageSid.", "type": "string", "pattern": columnPattern},
+	"project.provider.reports.export.number": {"description": "The column of the recipient's number, e.g. /To.", "type": "string", "pattern": columnPattern},
+	"project.provider.reports.export.status": {"description": "The column of the status, e.g. /Status.", "type": "string", "pattern": columnPattern},
+	"project.provider.reports.export.at":     {"description": "The column of when it happened (RFC 3339, or a Unix time).", "type": "string", "pattern": columnPattern},
+	"project.provider.reports.export.reason": {"description": "The column of the provider's words on an undelivered message.", "type": "string", "pattern": columnPattern},
 
 	"project.provider.replies.list":   {"description": "A JSON pointer to the list of replies in a body (\"\" for a body that is the list); leave it out when a body is one reply.", "type": "string", "pattern": elementPattern},
 	"project.provider.replies.number": {"description": "Inside each reply, a JSON pointer to who sent it, e.g. /from.", "type": "string", "pattern": pointerPattern},
@@ -188,10 +196,11 @@ func keyLists() map[string][]string {
 		"project":          projectKeys,
 		"dlt":              dltKeys,
 		// The keys of a project's provider block besides a campaign's.
-		"project.provider":         projectProviderKeys,
-		"project.provider.reports": reportsKeys,
-		"project.provider.replies": repliesKeys,
-		"project.receive":          receiveKeys,
+		"project.provider":                projectProviderKeys,
+		"project.provider.reports":        reportsKeys,
+		"project.provider.reports.export": exportKeys,
+		"project.provider.replies":        repliesKeys,
+		"project.receive":                 receiveKeys,
 	}
 }
 
@@ -344,6 +353,7 @@ func defs(t *testing.T) js {
 		"provider":         provider,
 		"project_provider": projectProvider(t, provider),
 		"reports":          reportsSchema(t),
+		"reports_export":   exportSchema(t),
 		"replies":          object(t, "project.provider.replies", "", []string{"number", "text"}, nil),
 		"receive":          receiveSchema(t),
 		"reply_words":      js{"type": "array", "minItems": 1, "items": js{"type": "string", "pattern": `\S`}},
@@ -384,6 +394,15 @@ func reportsSchema(t *testing.T) js {
 		js{"anyOf": []any{has("id"), has("number")}},
 		js{"anyOf": []any{has("delivered"), has("undelivered")}},
 	}
+	return s
+}
+
+// exportSchema is provider.reports.export: a status and a way to name the
+// message, as columns.
+func exportSchema(t *testing.T) js {
+	t.Helper()
+	s := object(t, "project.provider.reports.export", "", []string{"status"}, nil)
+	s["anyOf"] = []any{has("id"), has("number")}
 	return s
 }
 

@@ -251,7 +251,11 @@ func (b *batcher) csv(r io.Reader) error {
 	columns := len(header)
 	cols, err := b.im.Reports.Columns(append([]string(nil), header...))
 	if err != nil {
-		return &LineError{File: b.name, Line: 1, Err: fmt.Errorf("provider.reports (%s): %w", b.im.Reports.Where, err)}
+		what := "provider.reports"
+		if b.im.Reports.Export != nil {
+			what += ".export"
+		}
+		return &LineError{File: b.name, Line: 1, Err: fmt.Errorf("%s (%s): %w", what, b.im.Reports.Where, err)}
 	}
 	for last := cr.InputOffset(); ; last = cr.InputOffset() {
 		row, err := cr.Read()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/smsform/smsform/internal/cli"
 	"github.com/smsform/smsform/internal/mapping"
+	"github.com/smsform/smsform/internal/rawjson"
 	"github.com/smsform/smsform/receive"
 	"github.com/smsform/smsform/sandbox"
 )
@@ -234,4 +235,45 @@ func importCommand(t *testing.T, p *project, file string) map[string]int {
 		}
 	}
 	return counts
+}
+
+// TestImportExportColumns: a provider whose export names its columns
+// otherwise than its webhook's fields is read through
+// provider.reports.export, with the webhook's statuses; without it the
+// refusal says so. JSON lines keep the posted body's pointers.
+func TestImportExportColumns(t *testing.T) {
+	dir := t.TempDir()
+	o := &observed{inner: openReceiver(t, filepath.Join(dir, "smsform.smsstate"))}
+	csv := "Sid,Recipient,State,When\n" +
+		"x1,+33612340021,DELIVERED,2026-03-01T12:00:01Z\n" +
+		"x2,+33612340022,UNDELIVERED,\n"
+	if _, err := importFile(t, &observed{}, dir, "export.csv", csv, 10); err == nil || !strings.Contains(err.Error(), "name them under provider.reports.export") {
+		t.Errorf("the webhook's mapping against the export: %v", err)
+	}
+	exported := *sandboxReports
+	exported.Export = &mapping.ExportColumns{ID: ptr("/Sid"), Number: ptr("/Recipient"), Status: rawjson.MustPointer("/State"), At: ptr("/When")}
+	path := filepath.Join(dir, "export.csv")
+	im := receive.Import{Reports: &exported, Record: o}
+	got, err := im.File(context.Background(), path, receive.CSV)
+	if err != nil || got.Reports != 2 {
+		t.Fatalf("imported %+v, %v", got, err)
+	}
+	want := []string{"x1 +33612340021 delivered 2026-03-01T12:00:01Z", "x2 +33612340022 undelivered 0001-01-01T00:00:00Z"}
+	for i, r := range o.reports {
+		if s := fmt.Sprintf("%s %s %s %s", r.ProviderID, r.Phone, r.Delivery, r.At.Format(time.RFC3339)); s != want[i] {
+			t.Errorf("report %d: %q, want %q", i, s, want[i])
+		}
+	}
+	// An export mapping naming a column the file lacks is refused as such.
+	exported.Export.Reason = ptr("/Error")
+	if _, err := im.File(context.Background(), path, receive.CSV); err == nil || !strings.Contains(err.Error(), "provider.reports.export (") ||
+		!strings.Contains(err.Error(), "/Error names no column of the header") {
+		t.Errorf("a column the export lacks: %v", err)
+	}
+	jsonl := `{"message_id":"j9","to":"+33612340029","status":"DELIVERED"}` + "\n"
+	jpath := filepath.Join(dir, "posted.jsonl")
+	os.WriteFile(jpath, []byte(jsonl), 0o600)
+	if got, err := im.File(context.Background(), jpath, receive.JSONLines); err != nil || got.Reports != 1 {
+		t.Errorf("JSON lines with an export mapping: %+v, %v", got, err)
+	}
 }

@@ -41,8 +41,21 @@ type Reports struct {
 	// Delivered and Undelivered are the statuses that settle a message;
 	// any other is Pending.
 	Delivered, Undelivered []Value
+	// Export, when set, names the columns of the provider's export files
+	// (reports import of a CSV file), whose names are not the posted
+	// body's: Columns reads them rather than the pointers above.
+	Export *ExportColumns
 	// Where the mapping is declared ("smsform.yaml:12"), for messages.
 	Where string
+}
+
+// ExportColumns are the columns of a provider's CSV export, each /NAME:
+// Status, and ID or Number (or both); At and Reason nil when the file has
+// none.
+type ExportColumns struct {
+	ID, Number *rawjson.Pointer
+	Status     rawjson.Pointer
+	At, Reason *rawjson.Pointer
 }
 
 // DeliveryOf is what status v means under r: only a status listed means
@@ -215,7 +228,8 @@ func trimSpace(b []byte) []byte {
 // the column named NAME (List is not read: each row is one report).
 type Columns struct {
 	r                              *Reports
-	id, number, status, at, reason int // column indexes; -1: none
+	id, number, status, at, reason int              // column indexes; -1: none
+	atPointer                      *rawjson.Pointer // for messages
 }
 
 // Columns finds the mapping's columns in header. It refuses a pointer that
@@ -233,9 +247,20 @@ func (r *Reports) Columns(header []string) (*Columns, error) {
 		}
 		return i
 	}
-	c.id, c.number, c.status, c.at, c.reason = find(r.ID), find(r.Number), find(&r.Status), find(r.At), find(r.Reason)
+	cols := ExportColumns{ID: r.ID, Number: r.Number, Status: r.Status, At: r.At, Reason: r.Reason}
+	if r.Export != nil {
+		cols = *r.Export
+	}
+	c.id, c.number, c.status, c.at, c.reason = find(cols.ID), find(cols.Number), find(&cols.Status), find(cols.At), find(cols.Reason)
+	c.atPointer = cols.At
 	if len(errs) > 0 {
-		return nil, fmt.Errorf("%s (the header has %s)", strings.Join(errs, "; "), strings.Join(quoteAll(header, 20), ", "))
+		err := fmt.Errorf("%s (the header has %s)", strings.Join(errs, "; "), strings.Join(quoteAll(header, 20), ", "))
+		if r.Export == nil {
+			// The mapping is the posted body's: an export often names
+			// its columns otherwise.
+			err = fmt.Errorf("%w; if the export's columns are not the posted reports' names, name them under provider.reports.export (id, number, status, at, reason: /COLUMN each)", err)
+		}
+		return nil, err
 	}
 	return c, nil
 }
@@ -255,7 +280,7 @@ func (c *Columns) Report(row []string, clean Cleaner) (Report, error) {
 	}
 	rep, err := c.r.report(cell(c.id), cell(c.number), StringValue(status), status, cell(c.reason), clean)
 	if err == nil {
-		rep.At, err = textTime(cell(c.at), c.r.At)
+		rep.At, err = textTime(cell(c.at), c.atPointer)
 	}
 	return rep, err
 }

@@ -2,7 +2,9 @@ package plan
 
 import (
 	"fmt"
+	"strings"
 
+	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/words"
 )
 
@@ -25,9 +27,13 @@ func (e *NoValidError) Error() string {
 	return fmt.Sprintf("%s; %s of them: %s", msg, words.Count(e.Count), e.Reason)
 }
 
-// Hint says how to write the numbers so that they are read.
+// Hint says how to write the numbers so that they are read, or, when they
+// were read with a country and are not numbers it gives out, to check them.
 func (e *NoValidError) Hint() string {
-	if e.Region == "" {
+	switch {
+	case strings.HasPrefix(e.Reason, e164.ReasonInvalidNumber), e.Reason == e164.ReasonTooShort, e.Reason == e164.ReasonTooLong:
+		return "these are read with their country code but are not numbers its numbering plan gives out: check them against their source (a digit too many or too few, a wrong prefix, or a range kept for fiction and examples, such as +44 7700 900…)"
+	case e.Region == "":
 		return "write the numbers in E.164, with + and the country code (+447400123459), or set default_region (e.g. default_region: GB) in the campaign to read national numbers (07400 123459)"
 	}
 	return fmt.Sprintf("with default_region %s, a number without + is read as a number of %s: write the others with + and their country code (+447400123459)", e.Region, e.Region)

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -22,5 +23,22 @@ func TestNoValid(t *testing.T) {
 	}
 	if err := noValid(&Plan{}, ""); err != nil {
 		t.Errorf("with no recipient at all: %v", err)
+	}
+}
+
+// TestNoValidHint: numbers written with their country code that the
+// country does not give out are to be checked, not rewritten in E.164;
+// numbers that could not be placed are to be written with their code.
+func TestNoValidHint(t *testing.T) {
+	for _, tt := range []struct{ reason, region, want string }{
+		{"not a valid number for GB", "", "check them against their source"},
+		{"too long", "", "check them against their source"},
+		{"not a valid number for +800", "GB", "check them against their source"},
+		{"not in E.164 (+ and country code); set default_region to allow national numbers", "", "write the numbers in E.164"},
+		{"unknown country code", "GB", "with default_region GB"},
+	} {
+		if got := (&NoValidError{Reason: tt.reason, Region: tt.region}).Hint(); !strings.Contains(got, tt.want) {
+			t.Errorf("%q (region %q): hint %q, want %q", tt.reason, tt.region, got, tt.want)
+		}
 	}
 }

@@ -108,14 +108,16 @@ func (n *Normalizer) verdict(p parsed) (Number, error) {
 	return Number{E164: "+" + p.code.ccStr + p.nsn, FixedLineOnly: fixed, Region: region}, nil
 }
 
-// Reasons given for refused numbers.
+// Reasons given for refused numbers. Those exported are of a number read
+// with its country that the country does not give out: a hint checks the
+// digits rather than asking for the country code.
 const (
 	reasonNotE164       = "not in E.164 (+ and country code); set default_region to allow national numbers"
 	reasonUnknownCC     = "unknown country code"
 	reasonNotANumber    = "not a phone number"
-	reasonTooShort      = "too short"
-	reasonTooLong       = "too long"
-	reasonInvalidNumber = "not a valid number"
+	ReasonTooShort      = "too short"
+	ReasonTooLong       = "too long"
+	ReasonInvalidNumber = "not a valid number"
 )
 
 func (n *Normalizer) parseReason(raw string, err error) string {
@@ -128,9 +130,9 @@ func (n *Normalizer) parseReason(raw string, err error) string {
 	case errors.Is(err, phonenumbers.ErrNotANumber):
 		return reasonNotANumber
 	case errors.Is(err, phonenumbers.ErrTooShortNSN), errors.Is(err, phonenumbers.ErrTooShortAfterIDD):
-		return reasonTooShort
+		return ReasonTooShort
 	case errors.Is(err, phonenumbers.ErrNumTooLong):
-		return reasonTooLong
+		return ReasonTooLong
 	}
 	return reasonNotANumber
 }
@@ -141,14 +143,14 @@ func invalidReason(p parsed) string {
 	case phonenumbers.INVALID_COUNTRY_CODE:
 		return reasonUnknownCC
 	case phonenumbers.TOO_SHORT:
-		return reasonTooShort
+		return ReasonTooShort
 	case phonenumbers.TOO_LONG:
-		return reasonTooLong
+		return ReasonTooLong
 	}
 	if p.code.main.id == "001" { // a non-geographical entity such as +800
-		return reasonInvalidNumber + " for +" + p.code.ccStr
+		return ReasonInvalidNumber + " for +" + p.code.ccStr
 	}
-	return reasonInvalidNumber + " for " + p.code.main.id
+	return ReasonInvalidNumber + " for " + p.code.main.id
 }
 
 // ValidRegion reports whether region is a region code phonenumbers knows.

@@ -69,6 +69,15 @@ func TestGrantReadonlyLetsPlanRead(t *testing.T) {
 		t.Fatalf("plan as %s after the grant = %v:\n%s", role, err, out)
 	}
 
+	// Commands that change the state are refused, saying to use the role
+	// that applies.
+	for _, args := range [][]string{{"pause", camp, "--reason", "x"}} {
+		if _, _, err := grantCLI(ctx, reader, args...); !state.IsPermissionDenied(err) || !errors.As(err, &he) ||
+			!strings.Contains(he.Hint, "the role "+role+" may not change the state") {
+			t.Errorf("%s as %s = %v (hint %+v), want permission denied with a hint", args[0], role, err, he)
+		}
+	}
+
 	// A table of a later schema version, created by the owner after the grant.
 	exec := func(as, sql string) error {
 		conn, err := pgx.Connect(ctx, as)

@@ -66,3 +66,14 @@ func readOnlyHint(err error, loc state.Location) error {
 	return withHint(err, "the role %s may not read the state: grant it once, as the role that applies: smsform state grant-readonly %s --state URL-OF-THE-APPLY-ROLE --execute (without --execute it prints the SQL)",
 		state.Role(loc), state.Role(loc))
 }
+
+// writeHint says what to do when a role may not write the state: one given
+// smsform state grant-readonly (a plan job's) running a command that
+// changes it.
+func writeHint(err error, loc state.Location) error {
+	if !state.IsPermissionDenied(err) {
+		return err
+	}
+	return withHint(err, "nothing was changed: the role %s may not change the state (a role given smsform state grant-readonly may only plan and list); run this as the role that applies (its URL in --state or %s, its password in PGPASSWORD)",
+		state.Role(loc), envState)
+}

@@ -385,7 +385,7 @@ func addOptOuts(ctx context.Context, env Env, proj stateChoice, nums *numberSet,
 		return err
 	}
 	if _, err := ledger.ChangeOptOuts(ctx, proj.loc, changes); err != nil {
-		return err
+		return writeHint(err, proj.loc)
 	}
 	also := ""
 	if already > 0 {
@@ -425,7 +425,7 @@ func removeOptOuts(ctx context.Context, env Env, proj stateChoice, nums *numberS
 		changes[i] = ledger.OptOutChange{Phone: p, Remove: true, At: at, By: by, Reason: reason}
 	}
 	if _, err := ledger.ChangeOptOuts(ctx, proj.loc, changes); err != nil {
-		return err
+		return writeHint(err, proj.loc)
 	}
 	fmt.Fprintf(env.Stdout, "Removed %s from the opt-outs (re-consent, by %s: %s): campaigns of the project may message %s again.\n",
 		words.N(len(changes), "number", "numbers"), by, reason, words.Plural(len(changes), "it", "them"))

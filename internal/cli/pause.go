@@ -34,7 +34,7 @@ func newPauseCmd(env Env) *cobra.Command {
 		}
 		p := &state.Pause{At: env.Clock.Now().UTC(), By: actor(env), Reason: *reason}
 		if err := state.SetPause(ctx, choice.loc, c.Name, choice.shared, p); err != nil {
-			return err
+			return writeHint(err, choice.loc)
 		}
 		if before != nil {
 			fmt.Fprintf(env.Stdout, "Campaign %s was already %s; now %s.\n", c.Name, report.PauseWords(before), report.PauseWords(p))
@@ -76,7 +76,7 @@ func newResumeCmd(env Env) *cobra.Command {
 			return nil
 		}
 		if err := state.SetPause(ctx, choice.loc, c.Name, choice.shared, nil); err != nil {
-			return err
+			return writeHint(err, choice.loc)
 		}
 		fmt.Fprintf(env.Stdout, "Campaign %s resumed (it was %s): the next apply carries on where it stopped.\n", c.Name, report.PauseWords(before))
 		return nil

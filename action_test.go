@@ -254,6 +254,17 @@ func TestActionPlanCommentApply(t *testing.T) {
 	}
 	delete(vars, "INPUT_CAMPAIGNS")
 
+	// Plan given a bare password refuses before running smsform: the
+	// project file names the applying role, not the read-only one plan
+	// reads as. Neither the error nor the log shows the value.
+	vars["INPUT_STATE"] = "readpw-Secret456"
+	log.Reset()
+	if err := run("plan"); err == nil || !strings.Contains(err.Error(), "read-only role's whole URL") ||
+		strings.Contains(err.Error()+log.String(), "Secret456") {
+		t.Errorf("plan with a bare password = %v, want a refusal that does not show it\n%s", err, log.String())
+	}
+	delete(vars, "INPUT_STATE")
+
 	// Without a database the action refuses: a runner's state file is gone
 	// when the job ends.
 	writeFile(t, filepath.Join(repo, "smsform.yaml"), "version: 1\nstate: .smsform/\n")

@@ -436,8 +436,24 @@ func TestGitLabPipeline(t *testing.T) {
 			t.Error("a job commits to git or touches a state file")
 		}
 	}
-	if !strings.Contains(ps, `export SMSFORM_STATE="${SMSFORM_STATE_READONLY:-}"`) {
-		t.Error("smsform-plan must read the state with the read-only URL")
+	if !strings.Contains(ps, `export SMSFORM_STATE="$SMSFORM_STATE_READONLY"`) || !strings.Contains(ps, `=~ ^postgres(ql)?://`) {
+		t.Error("smsform-plan must read the state with the read-only URL, and refuse a bare password")
+	}
+	// The note lists the plan files with their digests, as the GitHub
+	// action's comment does; the merge applies the folder, as reviewed.
+	for _, want := range []string{"plans/plans.manifest.json", ".sha256", "| plan file | campaign | SHA-256 |"} {
+		if !strings.Contains(ps, want) {
+			t.Errorf("smsform-plan's note lacks the plans' list: no %q", want)
+		}
+	}
+	if !strings.Contains(as, "smsform apply plans/ ") || strings.Contains(as, `smsform apply "$p"`) || strings.Contains(as, "for p in plans/") {
+		t.Error("smsform-apply must apply the folder (smsform apply plans/, checked against its manifest), not each plan file in turn")
+	}
+	if !strings.Contains(as, `"$SMSFORM_STATE" =~ ^postgres(ql)?://`) {
+		t.Error("the jobs must refuse an SMSFORM_STATE that is not a URL: smsform would take a bare password for a file name")
+	}
+	if !strings.Contains(as, `--out plans/`) {
+		t.Error("smsform-apply's re-plan must save into the folder (with its manifest) that apply plans/ applies")
 	}
 	applied := strings.Index(as, "smsform apply")
 	if !strings.Contains(as[applied:], "|| rc=$?") {

@@ -27,7 +27,7 @@ var envHelp = map[string]string{
 	"SMSFORM_TOKEN_DIR":                     "where tokens are stored (default: the user's cache folder + smsform/tokens)",
 	"SMSFORM_STATE":                         "the state: a file path or a postgres:// URL (--state wins)",
 	"PGHOST, PGUSER, PGPASSWORD, PGSSLMODE": "PostgreSQL connection settings (libpq conventions, ~/.pgpass too)",
-	"CI, SMSFORM_IN_AUTOMATION":             "CI=true or SMSFORM_IN_AUTOMATION=1: no prompt, no progress bar, no hints",
+	"CI, SMSFORM_IN_AUTOMATION":             "CI=true or SMSFORM_IN_AUTOMATION=1: no prompt (apply needs --auto-approve or a saved plan), no progress bar, no colour, no \"run this next\" hints; errors keep their hints",
 	"NO_COLOR":                              "set: no colour",
 	"SMSFORM_SANDBOX_CLIENT_ID, SMSFORM_SANDBOX_CLIENT_SECRET": "the credentials the sandbox accepts",
 	"SMSFORM_RECEIVE_SECRET":                                   "the secret that authenticates the provider's posts (required; at least 16 characters)",

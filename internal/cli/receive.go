@@ -13,6 +13,7 @@ import (
 	"github.com/smsform/smsform/internal/loopback"
 	"github.com/smsform/smsform/ledger"
 	"github.com/smsform/smsform/receive"
+	"github.com/smsform/smsform/sandbox"
 	"github.com/smsform/smsform/state"
 )
 
@@ -99,11 +100,11 @@ func receiverLedger(env Env, dir string, stateFlag *pflag.Flag) (stateChoice, er
 func receiveConfig(env Env, p *campaign.Project) (receive.Config, error) {
 	if p.Receive == nil {
 		return receive.Config{}, withHint(fmt.Errorf("%s has no receive: block: smsform receive takes only posts it can authenticate", p.Path),
-			"add receive: {auth: hmac-sha256, header: X-Signature} (or auth: basic, bearer or query) to %s; see docs/reports.md", campaign.ProjectFile)
+			"add receive: {auth: hmac-sha256, header: HEADER} to %s, HEADER being the one your provider signs its posts with (the sandbox signs with %s), or auth: basic, bearer or query; see docs/reports.md", campaign.ProjectFile, sandbox.SignatureHeader)
 	}
 	if p.Reports == nil && p.Replies == nil {
 		return receive.Config{}, withHint(fmt.Errorf("%s maps no reports and no replies: nothing to receive", p.Path),
-			"add provider.reports and provider.replies to %s; see docs/reports.md", campaign.ProjectFile)
+			"add provider.reports and provider.replies to %s; see docs/reports.md (docs/sandbox.md has those that read the sandbox)", campaign.ProjectFile)
 	}
 	cfg := receive.Config{Reports: p.Reports, Replies: p.Replies,
 		Auth: receive.Auth{Kind: p.Receive.Auth, Header: p.Receive.Header, Secret: env.Getenv(receive.SecretEnv)}}

@@ -115,12 +115,29 @@ func chooseState(env Env, campaignPath string, flag *pflag.Flag) (stateChoice, e
 		return stateChoice{}, fmt.Errorf("compare %s with the project's state: %w", c.from(), err)
 	}
 	if !same {
+		if c.unseenFile() {
+			return stateChoice{}, withHint(fmt.Errorf("%s names a state file that does not exist (its value is not shown: it may be a password), but the project file %s names %s: a campaign keeps one ledger",
+				c.from(), proj.Path, declared),
+				"unset %s (and leave out --state): the project file says where the state is; to use another role, name the same database: its whole postgres:// URL in %s, or only the password in PGPASSWORD", envState, envState)
+		}
 		return stateChoice{}, withHint(fmt.Errorf("%s names the state %s, but the project file %s names %s: a campaign keeps one ledger",
 			c.from(), c.shown(), proj.Path, declared),
 			"unset %s (and leave out --state): the project file says where the state is; to use another role, name the same database", envState)
 	}
 	c.shared = true
 	return c, nil
+}
+
+// unseenFile says SMSFORM_STATE names a state file that does not exist: a
+// value that may not be a path at all (a password put in SMSFORM_STATE
+// rather than PGPASSWORD, a CI secret), which messages must not show.
+// --state is not hidden: its value is in the command line already.
+func (c stateChoice) unseenFile() bool {
+	if c.source != fromEnv || c.loc.IsZero() || c.loc.IsPostgres() {
+		return false
+	}
+	_, err := os.Lstat(c.loc.File())
+	return errors.Is(err, os.ErrNotExist)
 }
 
 // parseChoice parses raw, the location c's source gave.

@@ -49,7 +49,7 @@ func Run(ctx context.Context, args []string, env Env) error {
 	if env.Smsform == "" {
 		env.Smsform = "smsform"
 	}
-	stateVars, err := stateEnv(env)
+	stateVars, err := stateEnv(env, args[0])
 	if err != nil {
 		return err
 	}
@@ -63,36 +63,47 @@ func Run(ctx context.Context, args []string, env Env) error {
 	return fmt.Errorf("unknown command %q: the action's command is plan or apply", args[0])
 }
 
-// stateEnv turns the state input into smsform's environment: a location
-// (postgres://…, or host=… keywords) becomes SMSFORM_STATE; anything else
-// is the password of the database the project file names (PGPASSWORD).
+// stateEnv turns the state input into smsform's environment for command:
+// a location (postgres://…, or host=… keywords) becomes SMSFORM_STATE;
+// for apply, anything else is the password of the role the project file
+// names (PGPASSWORD), the role that applies. Plan reads the state as
+// another role, one that may only read it, which the project file does not
+// name: its input must be that role's whole location, and a bare value is
+// refused rather than tried as the applying role's password (whose refusal
+// would lead people to give the pull-request job the applier's password).
 // The state in effect must be PostgreSQL: a state file on a runner is gone
 // when the job ends, and without its record every later run would take
-// everyone for not yet messaged.
-func stateEnv(env Env) ([]string, error) {
+// everyone for not yet messaged. No error shows the input.
+func stateEnv(env Env, command string) ([]string, error) {
 	in := strings.TrimSpace(env.Getenv("INPUT_STATE"))
-	var vars []string
-	loc := ""
-	switch {
-	case in != "" && state.IsPostgres(in):
-		vars, loc = []string{"SMSFORM_STATE=" + in}, in
-	case in != "":
-		vars = []string{"PGPASSWORD=" + in}
-	}
-	if loc == "" {
+	loc := in
+	if !state.IsPostgres(in) {
 		proj, err := campaign.ProjectFor(env.Dir)
 		if err != nil {
 			return nil, err
 		}
+		loc = ""
 		if proj != nil {
 			loc = proj.State
 		}
 	}
 	if !state.IsPostgres(loc) {
 		return nil, errors.New("the state is not in PostgreSQL: on a CI runner a state file is gone when the job ends, and smsform would take everyone for not yet messaged. " +
-			"Name the database in smsform.yaml (state: postgres://ROLE@HOST/DB) and give its password in the action's state input, or give the whole postgres:// URL there")
+			"Name the database in smsform.yaml (state: postgres://ROLE@HOST/DB) and give the state input the whole postgres:// URL " +
+			"(for plan, a read-only role's; for apply, the applying role's, or just its password)")
 	}
-	return vars, nil
+	switch {
+	case in == "":
+		return nil, nil
+	case state.IsPostgres(in):
+		return []string{"SMSFORM_STATE=" + in}, nil
+	case command == "plan":
+		return nil, errors.New("the action's state input for plan is not a postgres:// URL (nor host=… keywords); it is not shown here. " +
+			"Plan reads the state as a role that may only read it, which smsform.yaml does not name (it names the role that applies), " +
+			"so a bare password cannot be used: put the read-only role's whole URL in the plan job's secret (SMSFORM_STATE_READONLY), " +
+			"postgres://ROLE:PASSWORD@HOST/DB naming the database smsform.yaml names; never give plan the applying role's password")
+	}
+	return []string{"PGPASSWORD=" + in}, nil
 }
 
 // smsform runs smsform with args in the work tree, its stderr to the job's

@@ -50,8 +50,9 @@ func TestUnzipPlansTakesOnlyPlanFiles(t *testing.T) {
 	}
 }
 
-// The state input: a location is SMSFORM_STATE, anything else the
-// password of the project's database; a file state is refused.
+// The state input: a location is SMSFORM_STATE; for apply anything else is
+// the password of the project's database (of the role it names, the one
+// that applies); a file state is refused.
 func TestStateEnv(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "smsform.yaml"), []byte("version: 1\nstate: postgres://smsform@db.example.com/campaigns\n"), 0o644)
@@ -59,21 +60,54 @@ func TestStateEnv(t *testing.T) {
 	env := func(state string) Env {
 		return Env{Dir: dir, Getenv: func(k string) string { return map[string]string{"INPUT_STATE": state}[k] }}
 	}
-	for in, want := range map[string]string{
-		"":        "",
-		"hunter2": "PGPASSWORD=hunter2",
-		"postgres://ro:pw@db.example.com/campaigns": "SMSFORM_STATE=postgres://ro:pw@db.example.com/campaigns",
-		"host=db user=ro dbname=campaigns":          "SMSFORM_STATE=host=db user=ro dbname=campaigns",
-	} {
-		got, err := stateEnv(env(in))
-		if err != nil || strings.Join(got, " ") != want {
-			t.Errorf("state %q: %v, %v; want %q", in, got, err, want)
+	for _, cmd := range []string{"plan", "apply"} {
+		for in, want := range map[string]string{
+			"": "",
+			"postgres://ro:pw@db.example.com/campaigns": "SMSFORM_STATE=postgres://ro:pw@db.example.com/campaigns",
+			"host=db user=ro dbname=campaigns":          "SMSFORM_STATE=host=db user=ro dbname=campaigns",
+		} {
+			got, err := stateEnv(env(in), cmd)
+			if err != nil || strings.Join(got, " ") != want {
+				t.Errorf("%s, state %q: %v, %v; want %q", cmd, in, got, err, want)
+			}
 		}
 	}
+	if got, err := stateEnv(env("hunter2"), "apply"); err != nil || strings.Join(got, " ") != "PGPASSWORD=hunter2" {
+		t.Errorf("apply, a password: %v, %v; want PGPASSWORD", got, err)
+	}
 	os.WriteFile(filepath.Join(dir, "smsform.yaml"), []byte("version: 1\nstate: .smsform/\n"), 0o644)
-	for _, in := range []string{"", "hunter2", "states/x.smsstate"} {
-		if _, err := stateEnv(env(in)); err == nil || !strings.Contains(err.Error(), "not in PostgreSQL") {
-			t.Errorf("state %q with a file state: %v, want a refusal", in, err)
+	for _, cmd := range []string{"plan", "apply"} {
+		for _, in := range []string{"", "hunter2", "states/x.smsstate"} {
+			if _, err := stateEnv(env(in), cmd); err == nil || !strings.Contains(err.Error(), "not in PostgreSQL") {
+				t.Errorf("%s, state %q with a file state: %v, want a refusal", cmd, in, err)
+			}
+		}
+	}
+}
+
+// Plan reads the state as a read-only role that the project file does not
+// name (it names the role that applies): a bare password would be tried as
+// the applier's, refused, and people would then give the pull-request job
+// the applier's password. So plan takes only a whole location, and its
+// refusal never shows the value.
+func TestStateEnvPlanWantsTheReadersURL(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "smsform.yaml"), []byte("version: 1\nstate: postgres://smsform@db.example.com/campaigns\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, ".git"), nil, 0o644)
+	for _, in := range []string{"readpw-Secret456", "postgres:/smsform_plan:pw@db/campaigns", "  s3cr3t  "} {
+		env := Env{Dir: dir, Getenv: func(k string) string { return map[string]string{"INPUT_STATE": in}[k] }}
+		got, err := stateEnv(env, "plan")
+		if err == nil {
+			t.Errorf("plan, state %q: %v; want a refusal", in, got)
+			continue
+		}
+		for _, want := range []string{"not a postgres:// URL", "read-only role's whole URL", "SMSFORM_STATE_READONLY"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("plan, state %q: the refusal lacks %q: %v", in, want, err)
+			}
+		}
+		if strings.Contains(err.Error(), strings.TrimSpace(in)) || strings.Contains(err.Error(), "pw@") {
+			t.Errorf("the refusal shows the input: %v", err)
 		}
 	}
 }

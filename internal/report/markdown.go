@@ -11,6 +11,7 @@ import (
 
 	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/plan"
+	"github.com/smsform/smsform/state"
 )
 
 // githubCommentLimit is the largest comment GitHub accepts, in characters;
@@ -155,34 +156,88 @@ func markdownHead(v shown, stateName string) (string, error) {
 }
 
 // reviewerState names a state location for a pull request, where a
-// runner's paths mean nothing and credentials must not be: a database
-// without its user and password, a path without the folders above its
-// last two.
+// runner's paths mean nothing and credentials must not be: a PostgreSQL
+// location as it is (stateWords names only its database), a path without
+// the folders above its last two.
 func reviewerState(loc string) string {
-	if loc == "" {
-		return ""
-	}
-	if u, err := url.Parse(loc); err == nil && u.Scheme != "" && u.Host != "" {
-		u.User = nil
-		q := u.Query()
-		q.Del("password")
-		q.Del("user")
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	if strings.Contains(loc, "=") && !strings.ContainsAny(loc, "/\\") { // a libpq keyword string
-		var keep []string
-		for _, kv := range strings.Fields(loc) {
-			if k, _, _ := strings.Cut(kv, "="); k != "password" && k != "user" {
-				keep = append(keep, kv)
-			}
-		}
-		return strings.Join(keep, " ")
+	if loc == "" || state.IsPostgres(loc) {
+		return loc
 	}
 	if !filepath.IsAbs(loc) {
 		return filepath.ToSlash(loc)
 	}
 	return "…/" + filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(loc)), filepath.Base(loc)))
+}
+
+// stateWords is how a comment names the state called name (see
+// reviewerState): a file by its name; a PostgreSQL state by its database
+// (and schema, when not smsform's), never its host, port, role or options,
+// which are the infrastructure's, not the reviewer's.
+func stateWords(name string) string {
+	if !state.IsPostgres(name) {
+		return "the state " + mdCode(name, false)
+	}
+	db, schema := pgDatabase(name)
+	switch {
+	case db == "":
+		return "the PostgreSQL state"
+	case schema != "" && schema != state.DefaultSchema:
+		return "the PostgreSQL state (database " + mdCode(db, false) + ", schema " + mdCode(schema, false) + ")"
+	}
+	return "the PostgreSQL state (database " + mdCode(db, false) + ")"
+}
+
+// pgDatabase is the database and schema a PostgreSQL location names ("" for
+// what it leaves out), read without connecting or consulting anything else.
+func pgDatabase(loc string) (db, schema string) {
+	if u, err := url.Parse(loc); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		db = strings.TrimPrefix(u.Path, "/")
+		q := u.Query()
+		if d := q.Get("dbname"); d != "" {
+			db = d
+		}
+		return db, q.Get("schema")
+	}
+	kv := keywords(loc)
+	return kv["dbname"], kv["schema"]
+}
+
+// keywords reads a libpq keyword/value string: key=value pairs separated by
+// blanks, a value in single quotes when it holds blanks, \' and \\ escaped.
+func keywords(s string) map[string]string {
+	out := map[string]string{}
+	for s = strings.TrimSpace(s); s != ""; s = strings.TrimSpace(s) {
+		eq := strings.IndexByte(s, '=')
+		if eq < 0 {
+			break
+		}
+		key := strings.TrimSpace(s[:eq])
+		s = strings.TrimLeft(s[eq+1:], " \t")
+		var val strings.Builder
+		quoted := strings.HasPrefix(s, "'")
+		if quoted {
+			s = s[1:]
+		}
+		i := 0
+		for ; i < len(s); i++ {
+			c := s[i]
+			if c == '\\' && i+1 < len(s) {
+				i++
+				val.WriteByte(s[i])
+				continue
+			}
+			if quoted && c == '\'' || !quoted && (c == ' ' || c == '\t' || c == '\n') {
+				break
+			}
+			val.WriteByte(c)
+		}
+		out[key] = val.String()
+		if i < len(s) {
+			i++
+		}
+		s = s[i:]
+	}
+	return out
 }
 
 // firstSendWords is what the comment says when the state records nothing
@@ -191,9 +246,10 @@ func firstSendWords(p *plan.Plan, stateName string) string {
 	if !p.State.FirstSend || p.Refusal != nil {
 		return ""
 	}
-	where := "No record of campaign " + mdCode(p.Campaign, false) + " in the state " + mdCode(stateName, false)
+	named := stateWords(stateName)
+	where := "No record of campaign " + mdCode(p.Campaign, false) + " in " + named
 	if p.State.Lineage != "" {
-		where = "The state " + mdCode(stateName, false) + " records nothing yet of campaign " + mdCode(p.Campaign, false)
+		where = "T" + strings.TrimPrefix(named, "t") + " records nothing yet of campaign " + mdCode(p.Campaign, false)
 	}
 	return where + ": this is its first send, and nobody will be treated as already messaged."
 }

@@ -147,6 +147,13 @@ func parseChoice(c stateChoice, raw string) (state.Location, error) {
 		return loc, withHint(fmt.Errorf("%s: %w", c.from(), err),
 			"name a state file (a path), a postgres:// URL or a libpq keyword string (host=… dbname=…)")
 	}
+	// A password put in SMSFORM_STATE rather than PGPASSWORD reads as a
+	// file name: it must neither be shown nor become a new state file.
+	c.loc = loc
+	if c.unseenFile() && !strings.Contains(filepath.Base(loc.File()), ".") {
+		return loc, withHint(fmt.Errorf("%s names no existing state file, and a name without an extension (its value is not shown: it may be a password)", c.from()),
+			"name a state file (NAME.smsstate), a folder ending in /, or the whole postgres:// URL; a PostgreSQL password goes in PGPASSWORD")
+	}
 	return loc, nil
 }
 

@@ -33,6 +33,7 @@ type Campaign struct {
 	Recipients    []Source
 	Exclude       []Source
 	Body          string // as written, less trailing line breaks (a "|" block keeps one, which every message would pay for)
+	BodyLine      int    // the line of body: in Path, for errors about the body everyone gets
 	BatchSize     int    // 1..1000, default 100
 	Rate          Rate   // zero means unlimited
 	Concurrency   int    // default 1

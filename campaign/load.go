@@ -736,6 +736,9 @@ func (l *loader) build(rc *rawCampaign) *Campaign {
 	}
 	c.Recipients = l.buildSources(c, "recipients", rc.Recipients, rc.sourceNodes[0])
 	c.Exclude = l.buildSources(c, "exclude", rc.Exclude, rc.sourceNodes[1])
+	if rc.bodyNode != nil {
+		c.BodyLine = rc.bodyNode.Line
+	}
 	c.tmpl = l.parseBody(c.Body, rc.bodyNode)
 	if c.tmpl != nil {
 		c.printed = printedFields(c.tmpl.Tree.Root, nil)

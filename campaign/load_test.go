@@ -322,6 +322,7 @@ func TestLoadMinimalDefaults(t *testing.T) {
 		Sender:         "ACME",
 		Provider:       Provider{BasicAuth: "auto", TokenValidHours: 24, ExpectedLatency: DefaultExpectedLatency},
 		Body:           "Hello from ACME.",
+		BodyLine:       6,
 		BatchSize:      100,
 		Concurrency:    1,
 		EmptyVariables: "warn",

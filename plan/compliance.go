@@ -131,7 +131,7 @@ func (k *checker) note(file string, line int, v []*compliance.Violation) {
 	}
 }
 
-// rowError words a violation at a row (line 0: the campaign's body): the
+// rowError words a violation at a row (or at the campaign's body): the
 // first time a rule is named, in full with its source and date and its fix
 // as the hint; after that, the rule's id and the problem alone.
 func (k *checker) rowError(file string, line int, x *compliance.Violation) *campaign.Error {
@@ -170,7 +170,7 @@ func (k *checker) finishShared(c *campaign.Campaign, recipients int) {
 	k.failed = recipients
 	for _, x := range k.shared {
 		k.failedBy[x.Rule.ID] = recipients
-		k.shown = append(k.shown, k.rowError(c.Path, 0, x))
+		k.shown = append(k.shown, k.rowError(c.Path, c.BodyLine, x))
 	}
 }
 

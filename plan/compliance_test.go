@@ -195,7 +195,7 @@ func TestComplianceBodies(t *testing.T) {
 	}
 	// A body shared by everyone is named once, at the campaign file.
 	_, err = Compute(context.Background(), usCampaign(t, "compliance: [uk]\n", "Sale today"), nil)
-	if !errors.As(err, &ce) || len(ce.Unwrap()) != 1 || ce.Failed != 5 || !strings.Contains(err.Error(), "c.yaml: body:") || !strings.Contains(err.Error(), "regulation 22") {
+	if !errors.As(err, &ce) || len(ce.Unwrap()) != 1 || ce.Failed != 5 || !strings.Contains(err.Error(), "c.yaml:7: body:") || !strings.Contains(err.Error(), "regulation 22") {
 		t.Errorf("a shared body: %v", err)
 	}
 	// Transactional campaigns are not held to the marketing rules.

@@ -147,7 +147,7 @@ func (b *builder) useSharedBody() error {
 	}
 	m := metaOf(*shared)
 	if limit := b.c.Provider.MaxBodyLength; limit > 0 && int(m.chars) > limit {
-		return &campaign.Error{File: campaign.Plain(b.c.Path), Field: "body", Msg: tooLongWords(int(m.chars), limit), Hint: tooLongHint}
+		return &campaign.Error{File: campaign.Plain(b.c.Path), Line: b.c.BodyLine, Field: "body", Msg: tooLongWords(int(m.chars), limit), Hint: tooLongHint}
 	}
 	_, err = b.bodies.add(*shared, sumBody(*shared), m)
 	return err
@@ -319,7 +319,7 @@ func (b *builder) sharedBody() (*string, error) {
 	}
 	body, err := b.c.Render(nil, "")
 	if err != nil {
-		return nil, &campaign.Error{File: campaign.Plain(b.c.Path), Field: "body", Msg: err.Error()}
+		return nil, &campaign.Error{File: campaign.Plain(b.c.Path), Line: b.c.BodyLine, Field: "body", Msg: err.Error()}
 	}
 	return &body, nil
 }

@@ -32,7 +32,7 @@ func TestProviderLimits(t *testing.T) {
 			err:   []string{"l.csv:4: body: the message is 19 characters long, more than provider.max_body_length (16)", "l.csv:6: body: the message is 17 characters long"},
 			noErr: []string{"l.csv:2:", "l.csv:3:", "l.csv:5:"}},
 		{name: "shared body over", yaml: "provider:\n  max_body_length: 4\nbody: hello\n",
-			err: []string{"c.yaml: body: the message is 5 characters long, more than provider.max_body_length (4)"}},
+			err: []string{"c.yaml:8: body: the message is 5 characters long, more than provider.max_body_length (4)"}},
 		{name: "characters, not bytes", yaml: "provider:\n  max_body_length: 5\nbody: héllo\n", batchSize: 100, batches: 1},
 	}
 	for _, tt := range tests {

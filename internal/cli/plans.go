@@ -53,6 +53,20 @@ func (e *campaignError) Error() string {
 
 func (e *campaignError) Unwrap() error { return e.err }
 
+// joinedErrors is the errors err joins (errors.Join), each in turn split
+// the same way, or err alone.
+func joinedErrors(err error) []error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		out = append(out, joinedErrors(e)...)
+	}
+	return out
+}
+
 // runPlans plans each campaign and shows them together: one section per
 // campaign and the combined summary, one markdown comment, or one JSON
 // document. With --out DIR each plan is saved as DIR/NAME.plan, and the
@@ -197,10 +211,15 @@ func validateAll(ctx context.Context, env Env, files []string, many bool) error 
 		if err != nil && ctx.Err() != nil {
 			return err
 		}
-		if err != nil {
-			if many {
-				err = &campaignError{file: campaign.Plain(path), err: err}
+		switch {
+		case err == nil:
+		case many:
+			// Each of a campaign's errors says its file and keeps its own
+			// hint (a joined error's are not reached through a wrapper).
+			for _, e := range joinedErrors(err) {
+				errs = append(errs, &campaignError{file: campaign.Plain(path), err: e})
 			}
+		default:
 			errs = append(errs, err)
 		}
 	}

@@ -277,12 +277,13 @@ func cmdOutbox(ts *testscript.TestScript, neg bool, args []string) {
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			ts.Fatalf("outbox line %q: %v", line, err)
 		}
-		seen[m.To]++
+		seen[m.To+"\x00"+m.Body]++
 		n++
 	}
-	for to, c := range seen {
+	for k, c := range seen {
 		if c > 1 {
-			ts.Fatalf("%s was messaged %d times", to, c)
+			to, body, _ := strings.Cut(k, "\x00")
+			ts.Fatalf("%s was messaged %q %d times", to, body, c)
 		}
 	}
 	if neg {

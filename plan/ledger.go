@@ -56,14 +56,16 @@ type Options struct {
 
 // CapsOf is what campaign c's sends are held to across the project, and
 // how they count for others: its own frequency cap, which is at least as
-// strict as its project's, else the project's (All); the caps its rule
+// strict as its project's, else the project's (All) unless c is
+// transactional (a code or a receipt is owed whatever marketing the
+// person got; its sends still count for the others); the caps its rule
 // sets put on some numbers for a campaign of its kind (Florida's 3
 // marketing messages a day: PerNumber, counting marketing sends only);
 // and whether its sends are marketing, which every later claim counts.
 func CapsOf(c *campaign.Campaign) *ledger.Caps {
 	caps := &ledger.Caps{Marketing: c.Compliance.Kind != compliance.Transactional}
 	f := c.FrequencyCap
-	if f == nil && c.Project != nil {
+	if f == nil && c.Project != nil && caps.Marketing {
 		f = c.Project.FrequencyCap
 	}
 	if f != nil {

@@ -75,14 +75,21 @@ func projectLedger(env Env, dir string) (stateChoice, error) {
 // project's state holds (a project file without state:, or one whose
 // state is overridden outside the project's campaigns).
 func needsLedger(c *campaign.Campaign, choice stateChoice) error {
-	if len(plan.CapsOf(c).All) == 0 || choice.shared {
+	held := len(plan.CapsOf(c).All) > 0
+	// A transactional campaign is not held to its project's cap, but its
+	// sends count for the others'.
+	counts := c.Project != nil && c.Project.FrequencyCap != nil
+	if !held && !counts || choice.shared {
 		return nil
 	}
-	where := campaign.ProjectFile
+	where, what := campaign.ProjectFile, "is held to a frequency cap"
 	if c.Project != nil {
 		where = c.Project.Path
 	}
-	return withHint(fmt.Errorf("campaign %s is held to a frequency cap, but its state %s (%s) is not the project's: a cap counts every campaign's sends, which only the project's state holds", c.Name, choice.shown(), choice.from()),
+	if !held {
+		what = "counts for the project's frequency cap"
+	}
+	return withHint(fmt.Errorf("campaign %s %s, but its state %s (%s) is not the project's: a cap counts every campaign's sends, which only the project's state holds", c.Name, what, choice.shown(), choice.from()),
 		"add state: to %s (a folder for the state file, e.g. state: .smsform/, or a PostgreSQL database), then smsform state migrate to carry this campaign's record there", where)
 }
 

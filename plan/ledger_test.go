@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,10 +83,13 @@ func TestCapsOf(t *testing.T) {
 		{"no project", header + body, nil, nil},
 		{"project's", header + body, project, &ledger.Cap{Max: 3, Per: 24 * time.Hour}},
 		{"campaign's", header + "frequency_cap: {max: 1, per: 48h}\n" + body, project, &ledger.Cap{Max: 1, Per: 48 * time.Hour}},
+		{"transactional, the project's", header + "kind: transactional\n" + body, project, nil},
+		{"transactional, its own", header + "kind: transactional\nfrequency_cap: {max: 1, per: 48h}\n" + body, project, &ledger.Cap{Max: 1, Per: 48 * time.Hour}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := CapsOf(testharness.LoadCampaign(t, tc.yaml, tc.files))
-			if tc.want == nil && len(got.All) != 0 || tc.want != nil && (len(got.All) != 1 || got.All[0] != *tc.want) || !got.Marketing {
+			marketing := !strings.Contains(tc.yaml, "transactional")
+			if tc.want == nil && len(got.All) != 0 || tc.want != nil && (len(got.All) != 1 || got.All[0] != *tc.want) || got.Marketing != marketing {
 				t.Errorf("CapsOf = %+v, want %+v, marketing", got, tc.want)
 			}
 		})

@@ -267,3 +267,28 @@ func TestEachTimingAgrees(t *testing.T) {
 		t.Errorf("%d batches timed of %d: %v", n, len(all), err)
 	}
 }
+
+// TestComplianceZonesOpenTogether: batches of zones whose offsets differ
+// may open at the same instant, each at its own hour; the group names each
+// zone with its own. At 13:00 UTC on 2026-03-08 (daylight saving time
+// started that night) the law opens 08:00 in Pensacola (+1 850, Central)
+// and Connecticut's 09:00 in New Haven (+1 203, Eastern).
+func TestComplianceZonesOpenTogether(t *testing.T) {
+	c := testharness.LoadCampaign(t, header+"recipients:\n  - file: l.csv\ncompliance: [us]\nbody: \"Sale. Reply STOP to opt out\"\n",
+		map[string]string{"l.csv": "phone\n+18502345678\n+12032345678\n"})
+	p := mustPlan(t, c)
+	if err := p.ScheduleAt(time.Date(2026, 3, 8, 12, 30, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Schedule.Groups) != 1 {
+		t.Fatalf("groups %+v, want one", p.Schedule.Groups)
+	}
+	w := p.Schedule.Groups[0]
+	if !w.At.Equal(time.Date(2026, 3, 8, 13, 0, 0, 0, time.UTC)) ||
+		!slices.Equal(w.Zones, []string{"America/Chicago", "America/New_York"}) || !slices.Equal(w.Locals, []string{"08:00", "09:00"}) {
+		t.Errorf("opens at %v in %v at %v, want 13:00 UTC, 08:00 America/Chicago and 09:00 America/New_York", w.At, w.Zones, w.Locals)
+	}
+	if w.SameLocal() != "" {
+		t.Errorf("SameLocal = %q, want none", w.SameLocal())
+	}
+}

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/smsform/smsform/internal/window"
@@ -80,8 +81,12 @@ func BatchSchedule(sc *window.Schedule, b Batch) (*window.Schedule, *window.Zone
 type When struct {
 	window.Opening
 	// Zones are the zones whose window opens last, deciding Opening.At
-	// (ReasonWindow only).
+	// (ReasonWindow only), sorted; Locals, in the same order, is Opening.At
+	// on each one's clock ("08:00", "09:00"): batches of zones whose
+	// offsets differ may open at the same instant, each at its own hour.
+	// Opening.Zone and Opening.Local are those of one of them.
 	Zones      []string
+	Locals     []string
 	Recipients int
 	Batches    int
 }
@@ -143,6 +148,7 @@ func (p *Plan) schedule(at time.Time) error {
 		w := &s.Groups[g]
 		if o.Zone != "" && !slices.Contains(w.Zones, o.Zone) {
 			w.Zones = append(w.Zones, o.Zone)
+			w.Locals = append(w.Locals, o.Local)
 		}
 		w.Recipients += len(b.Recipients)
 		w.Batches++
@@ -186,11 +192,39 @@ func (s *Schedule) sort() {
 	moved := make([]int32, len(order))
 	for to, from := range order {
 		sorted[to] = s.Groups[from]
-		slices.Sort(sorted[to].Zones)
+		sorted[to].sortZones()
 		moved[from] = int32(to)
 	}
 	for i, g := range s.batch {
 		s.batch[i] = moved[g]
 	}
 	s.Groups = sorted
+}
+
+// sortZones sorts w's zones, keeping each one's local time beside it.
+func (w *When) sortZones() {
+	idx := make([]int, len(w.Zones))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return strings.Compare(w.Zones[a], w.Zones[b]) })
+	zones, locals := make([]string, len(idx)), make([]string, len(idx))
+	for to, from := range idx {
+		zones[to], locals[to] = w.Zones[from], w.Locals[from]
+	}
+	w.Zones, w.Locals = zones, locals
+}
+
+// SameLocal returns the local time at which the group opens when it is the
+// same in each of its zones, "" when they differ.
+func (w When) SameLocal() string {
+	if len(w.Locals) == 0 {
+		return w.Local
+	}
+	for _, l := range w.Locals[1:] {
+		if l != w.Locals[0] {
+			return ""
+		}
+	}
+	return w.Locals[0]
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,18 +12,38 @@ import (
 )
 
 // label words a group as seen at the schedule's moment: "now", "window
-// opens 09:00 America/New_York, in 3 h 10 min".
+// opens 09:00 America/New_York, in 3 h 10 min". Zones of different offsets
+// may open at the same instant, each at its own hour: each local time
+// comes before the zones it is the time of, earliest first ("08:00
+// America/Chicago, 09:00 America/Detroit, America/New_York").
 func label(s *plan.Schedule, w plan.When) string {
 	if w.Reason != window.ReasonWindow {
 		return w.Describe(s.At)
 	}
-	zones := w.Zones
-	more := ""
-	if len(zones) > 3 {
-		more = fmt.Sprintf(" and %d more zones", len(zones)-3)
-		zones = zones[:3]
+	idx := make([]int, len(w.Zones))
+	for i := range idx {
+		idx[i] = i
 	}
-	return fmt.Sprintf("window opens %s %s%s, in %s", w.Local, strings.Join(zones, ", "), more, words.Wait(w.At.Sub(s.At)))
+	local := func(i int) string {
+		if i < len(w.Locals) {
+			return w.Locals[i]
+		}
+		return w.Local
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return strings.Compare(local(a), local(b)) })
+	n := min(len(idx), maxZonesNamed)
+	named := make([]string, n)
+	for k, i := range idx[:n] {
+		named[k] = w.Zones[i]
+		if k == 0 || local(i) != local(idx[k-1]) {
+			named[k] = local(i) + " " + named[k]
+		}
+	}
+	more := ""
+	if len(idx) > n {
+		more = fmt.Sprintf(" and %d more %s", len(idx)-n, words.Plural(len(idx)-n, "zone", "zones"))
+	}
+	return fmt.Sprintf("window opens %s%s, in %s", strings.Join(named, ", "), more, words.Wait(w.At.Sub(s.At)))
 }
 
 // short words when a batch may go in a few characters, for a table column:
@@ -119,7 +140,8 @@ type jsonWhen struct {
 	At         time.Time `json:"at,omitzero"`
 	InNS       int64     `json:"in_ns,omitempty"`
 	Zones      []string  `json:"zones,omitempty"`
-	LocalTime  string    `json:"local_time,omitempty"`
+	LocalTime  string    `json:"local_time,omitempty"`  // when the same in every zone
+	LocalTimes []string  `json:"local_times,omitempty"` // each zone's, in the order of Zones
 	Label      string    `json:"label"`
 	Recipients int       `json:"recipients"`
 	Batches    int       `json:"batches"`
@@ -131,7 +153,7 @@ func scheduleJSON(s *plan.Schedule) *jsonSchedule {
 	}
 	out := &jsonSchedule{At: s.At.UTC(), Window: s.Window, Groups: []jsonWhen{}}
 	for _, w := range s.Groups {
-		j := jsonWhen{When: whenJSON(w), Reason: string(w.Reason), Zones: w.Zones, LocalTime: w.Local,
+		j := jsonWhen{When: whenJSON(w), Reason: string(w.Reason), Zones: w.Zones, LocalTime: w.SameLocal(), LocalTimes: w.Locals,
 			Label: label(s, w), Recipients: w.Recipients, Batches: w.Batches}
 		if !w.At.IsZero() {
 			j.At = w.At.UTC()

@@ -55,7 +55,12 @@ type RuleVerdict struct {
 	Narrowed int    `json:"narrowed,omitempty"`
 	Failed   int    `json:"failed,omitempty"`
 	Hours    string `json:"hours,omitempty"` // an hours rule's hours: "mon-sun 08:00-20:00"
-	Fix      string `json:"fix,omitempty"`
+	// NarrowedTo is, for an hours rule that narrowed the campaign's send
+	// window, what it left of the window: the rule's hours met with it
+	// ("mon-fri 09:00-20:00" of a window mon-fri 09:00-21:00), the hours
+	// that apply to those recipients as far as this rule goes.
+	NarrowedTo string `json:"narrowed_to,omitempty"`
+	Fix        string `json:"fix,omitempty"`
 }
 
 // HasLawHours reports whether the plan's batches carry hours of rules.
@@ -175,8 +180,8 @@ func (k *checker) finishShared(c *campaign.Campaign, recipients int) {
 }
 
 // verdicts sets p.Compliance from what the plan counted, the campaign's
-// send window being w.
-func (k *checker) verdicts(p *Plan, w window.Week) {
+// send window being w (windowed: the campaign has one).
+func (k *checker) verdicts(p *Plan, w window.Week, windowed bool) {
 	comp := &Compliance{Kind: k.kind, Sets: k.rules.Names(), Hours: k.hours}
 	concerned, narrowed := map[string]int{}, map[string]int{}
 	for law, n := range k.laws {
@@ -199,6 +204,9 @@ func (k *checker) verdicts(p *Plan, w window.Week) {
 			v.Recipients, v.Narrowed, v.Hours = concerned[r.ID], narrowed[r.ID], r.Hours.String()
 			if v.Narrowed > 0 {
 				v.Verdict = VerdictNarrowed
+				if windowed {
+					v.NarrowedTo = w.Intersect(r.Hours).String()
+				}
 			}
 		case r.Check == compliance.CheckCap:
 			v.Recipients = concerned[r.ID]

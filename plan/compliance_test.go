@@ -134,8 +134,17 @@ func whenOf(p *Plan) (now string, waiting map[string]string) {
 // one is kept.
 func TestComplianceNarrows(t *testing.T) {
 	wide := mustPlan(t, usCampaign(t, "compliance: [us]\nsend_window: {from: \"09:00\", to: \"21:00\"}\n", "Sale. Reply STOP to opt out"))
-	if v := verdict(t, wide, "us-fl-hours"); v.Verdict != VerdictNarrowed || v.Narrowed != 1 {
+	if v := verdict(t, wide, "us-fl-hours"); v.Verdict != VerdictNarrowed || v.Narrowed != 1 || v.NarrowedTo != "mon-sun 09:00-20:00" {
 		t.Errorf("us-fl-hours: %+v", v)
+	}
+	// A window of weekdays stays one: what the rule leaves of it is said,
+	// not the rule's hours of every day.
+	weekdays := mustPlan(t, usCampaign(t, "compliance: [us]\nsend_window: {days: [mon, tue, wed, thu, fri], from: \"07:00\", to: \"21:00\"}\n", "Sale. Reply STOP to opt out"))
+	if v := verdict(t, weekdays, "us-tcpa-hours"); v.Verdict != VerdictNarrowed || v.Hours != "mon-sun 08:00-21:00" || v.NarrowedTo != "mon-fri 08:00-21:00" {
+		t.Errorf("us-tcpa-hours of a weekdays window: %+v", v)
+	}
+	if v := verdict(t, weekdays, "us-fl-hours"); v.NarrowedTo != "mon-fri 08:00-20:00" {
+		t.Errorf("us-fl-hours of a weekdays window: %+v", v)
 	}
 	if v := verdict(t, wide, "us-tcpa-hours"); v.Verdict != VerdictPass || v.Recipients != 3 {
 		t.Errorf("us-tcpa-hours with 09:00-21:00: %+v", v)

@@ -200,7 +200,7 @@ func (b *builder) arrange() error {
 		}
 	}
 	if b.comp != nil {
-		b.comp.verdicts(b.p, b.c.Window.Week())
+		b.comp.verdicts(b.p, b.c.Window.Week(), b.c.Window.HasWindow())
 	}
 	b.collect()
 	return b.finish()

@@ -51,16 +51,23 @@ func setLine(c *plan.Compliance, set string) (string, []plan.RuleVerdict) {
 	return set + ": " + strings.Join(parts, "; "), others
 }
 
-// verdictWords words what one rule said: "narrowed the send window to
-// mon-sun 08:00-20:00 for 1,204 recipients"; windowed says the campaign
+// verdictWords words what one rule said: "sets the hours mon-sun
+// 08:00-20:00 for 1,204 recipients" of a campaign without a send window;
+// of one with a window, the hours it left of the window, not the rule's
+// own (a window of weekdays stays one): "narrowed the send window to
+// mon-fri 09:00-20:00 for 1,204 recipients". windowed says the campaign
 // has a send window of its own.
 func verdictWords(v plan.RuleVerdict, windowed bool) string {
 	switch v.Verdict {
 	case plan.VerdictNarrowed:
-		if !windowed {
-			return fmt.Sprintf("sets the hours %s for %s", v.Hours, words.N(v.Narrowed, "recipient", "recipients"))
+		n := words.N(v.Narrowed, "recipient", "recipients")
+		switch {
+		case !windowed:
+			return fmt.Sprintf("sets the hours %s for %s", v.Hours, n)
+		case v.NarrowedTo == "": // a plan saved before smsform said what was left
+			return fmt.Sprintf("narrowed the send window with its hours %s for %s", v.Hours, n)
 		}
-		return fmt.Sprintf("narrowed the send window to %s for %s", v.Hours, words.N(v.Narrowed, "recipient", "recipients"))
+		return fmt.Sprintf("narrowed the send window to %s for %s", v.NarrowedTo, n)
 	case plan.VerdictAtSend:
 		return fmt.Sprintf("checked as each batch goes, for %s", words.N(v.Recipients, "recipient", "recipients"))
 	case plan.VerdictFail:

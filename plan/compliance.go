@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/compliance"
@@ -61,6 +62,18 @@ type RuleVerdict struct {
 	// that apply to those recipients as far as this rule goes.
 	NarrowedTo string `json:"narrowed_to,omitempty"`
 	Fix        string `json:"fix,omitempty"`
+}
+
+// HoursSets names the rule sets whose hours rules concern the campaign's
+// kind: those that decide, with the send window, when its batches go.
+func (c *Compliance) HoursSets() []string {
+	var sets []string
+	for _, v := range c.Rules {
+		if v.Hours != "" && v.Verdict != VerdictNotApplicable && !slices.Contains(sets, v.Set) {
+			sets = append(sets, v.Set)
+		}
+	}
+	return sets
 }
 
 // HasLawHours reports whether the plan's batches carry hours of rules.

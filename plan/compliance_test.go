@@ -301,3 +301,16 @@ func TestComplianceZonesOpenTogether(t *testing.T) {
 		t.Errorf("SameLocal = %q, want none", w.SameLocal())
 	}
 }
+
+// TestHoursSets: only the rule sets with hours rules for the campaign's
+// kind decide when it goes.
+func TestHoursSets(t *testing.T) {
+	p := mustPlan(t, usCampaign(t, "compliance: [gsm7, us, uk]\n", "Sale today. Reply STOP to opt out"))
+	if got := p.Compliance.HoursSets(); !slices.Equal(got, []string{"us"}) {
+		t.Errorf("HoursSets = %v, want [us] of %v", got, p.Compliance.Sets)
+	}
+	p = mustPlan(t, usCampaign(t, "kind: transactional\ncompliance: [us]\n", "Your code is 1234"))
+	if got := p.Compliance.HoursSets(); len(got) != 0 {
+		t.Errorf("transactional: HoursSets = %v, want none", got)
+	}
+}

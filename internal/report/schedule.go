@@ -88,7 +88,7 @@ func describeWindow(w window.Spec) string {
 func describeTimes(p *plan.Plan) string {
 	d := describeWindow(p.Window)
 	if p.HasLawHours() {
-		law := fmt.Sprintf("the hours of rule sets %s in each recipient's local time", strings.Join(p.Compliance.Sets, ", "))
+		law := fmt.Sprintf("the hours of rule sets %s in each recipient's local time", strings.Join(p.Compliance.HoursSets(), ", "))
 		if d == "" {
 			return law
 		}

@@ -38,6 +38,7 @@ type DLT struct {
 	TemplateID  string
 	Template    string
 	MaxVariable int // 0: the rule set's (30)
+	maxWritten  bool
 }
 
 // rawCompliance is the compliance keys as written in a campaign or project
@@ -164,7 +165,7 @@ func (l *loader) dlt(v *yaml.Node, path string) *DLT {
 		case "template":
 			l.str(val, p, &d.Template)
 		case "max_variable":
-			l.positive(val, p, &d.MaxVariable)
+			d.maxWritten = l.int(val, p, &d.MaxVariable) // its bounds are the rule set's: see checkDLT
 		default:
 			if tag := val.ShortTag(); val.Kind != yaml.ScalarNode || tag != "!!str" && tag != "!!int" && tag != "!!float" {
 				l.add(val.Line, p, "keep the registration's other keys as text, e.g. entity_id: \"1101…\"", "must be text or a number, not %s", kindWords(val))
@@ -240,6 +241,16 @@ func (l *loader) checkDLT(rc *rawCompliance, c *Compliance) {
 	case !checks && rc.dlt != nil:
 		l.add(rc.dltLine, "dlt", "add in to compliance", "a DLT template is checked by the in rule set, which compliance does not name")
 	case checks:
+		if d := rc.dlt; d.maxWritten && (d.MaxVariable < 1 || d.MaxVariable > compliance.MaxVariableLimit) {
+			hint := fmt.Sprintf("write the longest a variable may be, 1 to %d characters, or leave max_variable out for the rule set's limit of %d",
+				compliance.MaxVariableLimit, c.Rules.DLTMaxVariable())
+			if d.MaxVariable < 1 {
+				l.add(l.lines["dlt.max_variable"], "dlt.max_variable", hint, "%d is too small: the least allowed is 1", d.MaxVariable)
+			} else {
+				l.add(l.lines["dlt.max_variable"], "dlt.max_variable", hint, "%d is too large: the most allowed is %d", d.MaxVariable, compliance.MaxVariableLimit)
+			}
+			return
+		}
 		tpl, err := c.Rules.Template(rc.dlt.Template, rc.dlt.MaxVariable)
 		if err != nil {
 			l.add(l.lines["dlt.template"], "dlt.template", "copy the template as registered on the DLT platform", "%v", err)

@@ -567,12 +567,18 @@ func (l *loader) amount(v *yaml.Node, path string, dst *string) {
 // positive reads a whole number of at least 1: a bound of 0 would refuse
 // everything, and no bound is written by leaving the key out.
 func (l *loader) positive(v *yaml.Node, path string, dst *int) {
+	l.atLeastOne(v, path, dst, "leave the key out for no bound")
+}
+
+// atLeastOne reads a whole number of at least 1; hint says what to write
+// instead of a smaller one.
+func (l *loader) atLeastOne(v *yaml.Node, path string, dst *int, hint string) {
 	var n int
 	if !l.int(v, path, &n) {
 		return
 	}
 	if n < 1 {
-		l.add(v.Line, path, "leave the key out for no bound", "%d is too small: the least allowed is 1", n)
+		l.add(v.Line, path, hint, "%d is too small: the least allowed is 1", n)
 		return
 	}
 	*dst = n

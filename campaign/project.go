@@ -325,7 +325,8 @@ func (l *loader) frequencyCap(v *yaml.Node, path string) *FrequencyCap {
 		switch key {
 		case "max":
 			hasMax = true
-			l.positive(v, path, &f.Max)
+			// Left out, max is an error, not no bound.
+			l.atLeastOne(v, path, &f.Max, "write the most messages a number may get in the window, e.g. max: 3; remove frequency_cap for no cap")
 		case "per":
 			hasPer = true
 			l.duration(v, path, time.Minute, MaxCapWindow, "e.g. 24h: the window, in hours (h) or minutes (m), at most 2160h", &f.Per)

@@ -175,6 +175,8 @@ func TestProjectErrors(t *testing.T) {
 		{name: "status with two meanings", project: "version: 1\nprovider:\n  results: {list: /m, number: /to, status: /s, sent: [OK], retry: [OK]}\n",
 			want: []string{`status "OK" is listed under both sent and retry`}},
 		{name: "cap without per", project: "version: 1\nfrequency_cap: {max: 3}\n", want: []string{"frequency_cap: needs both max and per"}},
+		{name: "cap of 0", project: "version: 1\nfrequency_cap: {max: 0, per: 24h}\n",
+			want: []string{"frequency_cap.max: 0 is too small", "remove frequency_cap for no cap"}},
 		{name: "cap per without unit", project: "version: 1\nfrequency_cap: {max: 3, per: 24}\n", want: []string{"frequency_cap.per: a duration needs a unit"}},
 		{name: "looser campaign cap", project: "version: 1\nfrequency_cap: {max: 3, per: 24h}\n",
 			campaign: strings.Replace(tinyCampaign, "body:", "frequency_cap: {max: 5, per: 24h}\nbody:", 1),

@@ -89,7 +89,7 @@ var keySchemas = map[string]js{
 
 	"dlt.template_id":  {"description": "The template's id on the DLT platform, quoted.", "type": "string", "pattern": `\S`},
 	"dlt.template":     {"description": "The template as registered, each variable part written {#var#}.", "type": "string", "pattern": `\S`},
-	"dlt.max_variable": {"description": "The longest a variable may be, in characters (default 30).", "type": "integer", "minimum": 1},
+	"dlt.max_variable": {"description": "The longest a variable may be, in characters: 1 to 1000 (default 30).", "type": "integer", "minimum": 1, "maximum": 1000},
 
 	"budget.max_total": {"description": "The most the campaign may cost, in the price table's currency.",
 		"anyOf": []any{js{"type": "number", "minimum": 0}, js{"type": "string", "pattern": `^[0-9]+(\.[0-9]+)?$`}}},

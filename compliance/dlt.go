@@ -34,6 +34,22 @@ var placeholder = regexp.MustCompile(`\{#([^#{}]*)#\}`)
 // maxRepeat is the longest variable a campaign may allow.
 const maxRepeat = 1000
 
+// MaxVariableLimit is the longest a campaign's dlt.max_variable may make a
+// variable, in characters.
+const MaxVariableLimit = maxRepeat
+
+// DLTMaxVariable is the longest a variable may be under the rule that
+// checks DLT templates, when a campaign sets no limit of its own; 0 when
+// no rule checks them.
+func (r *Rules) DLTMaxVariable() int {
+	for _, x := range r.All() {
+		if x.Check == CheckDLT {
+			return x.MaxVariable
+		}
+	}
+	return 0
+}
+
 // Template reads a campaign's DLT template for the rule set's dlt rule;
 // maxVariable 0 takes the rule's limit. It returns nil and no error when no
 // loaded rule set checks templates.

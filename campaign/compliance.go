@@ -206,6 +206,7 @@ func (l *loader) buildCompliance(rc *rawCompliance) Compliance {
 	}
 	if len(c.Sets) == 0 {
 		l.noRuleSets(rc)
+		l.projectWordsUnchecked(rc, &proj, c.Sets)
 		return c
 	}
 	rules, err := compliance.Load(c.Sets, compliance.Options{OptOutWords: words})
@@ -215,10 +216,30 @@ func (l *loader) buildCompliance(rc *rawCompliance) Compliance {
 	}
 	c.Rules = rules
 	l.checkDLT(rc, &c)
-	if rc.hasWords && !hasCheck(rules, compliance.CheckOptOut) {
-		l.add(rc.wordsLine, "opt_out_words", "add us or uk to compliance, or remove opt_out_words", "no rule set of compliance checks opt-out words")
+	if !hasCheck(rules, compliance.CheckOptOut) {
+		if rc.hasWords {
+			l.add(rc.wordsLine, "opt_out_words", "add us or uk to compliance, or remove opt_out_words", "no rule set of compliance checks opt-out words")
+		}
+		l.projectWordsUnchecked(rc, &proj, c.Sets)
 	}
 	return c
+}
+
+// projectWordsUnchecked refuses the project's opt_out_words for a campaign
+// whose rule sets (sets, the project's and its own) check no opt-out words
+// and which says no words of its own: they would be checked by nothing.
+// The error is at the project's key, naming the campaign.
+func (l *loader) projectWordsUnchecked(rc, proj *rawCompliance, sets []string) {
+	if !proj.hasWords || rc.hasWords || l.project == nil {
+		return
+	}
+	held := "no rule set: these opt-out words would be checked by nothing"
+	if len(sets) > 0 {
+		held = "the rule sets " + strings.Join(sets, ", ") + ", none of which checks opt-out words: these would be checked by nothing"
+	}
+	l.addErr(&Error{File: Plain(l.project.Path), Line: proj.wordsLine, Field: "opt_out_words",
+		Msg:  fmt.Sprintf("campaign %s is held to %s", Quote(l.file), held),
+		Hint: "add us or uk to compliance (here, for every campaign, or in the campaign), or remove opt_out_words"})
 }
 
 // noRuleSets refuses the keys that mean something only with rule sets.

@@ -59,6 +59,19 @@ func TestComplianceFromProject(t *testing.T) {
 	if v := b.Compliance.Rules.CheckBody("Sale! Reply STOP", compliance.Marketing); len(v) != 1 {
 		t.Errorf("the project's opt_out_words are not used: %v", v)
 	}
+	// A project's words that its rule sets do not check are checked by
+	// the rule set a campaign adds.
+	write(t, dir, map[string]string{
+		"smsform.yaml": "version: 1\nopt_out_words: [ARRET]\n",
+		"c.yaml":       strings.Replace(tinyCampaign, "body:", "compliance: [uk]\nbody:", 1),
+	})
+	c, err := Load(filepath.Join(dir, "c.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := c.Compliance.Rules.CheckBody("Sale! ARRET", compliance.Marketing); len(v) != 0 {
+		t.Errorf("the project's opt_out_words are not used by the campaign's rule set: %v", v)
+	}
 }
 
 func TestComplianceErrors(t *testing.T) {
@@ -88,6 +101,10 @@ func TestComplianceErrors(t *testing.T) {
 		{name: "words without an opt-out rule", keys: "compliance: [gsm7]\nopt_out_words: [STOP]\n", want: []string{"opt_out_words: no rule set of compliance checks opt-out words"}},
 		{name: "empty word", keys: "compliance: [us]\nopt_out_words: [\" \"]\n", want: []string{"opt_out_words[0]: an opt-out word must not be empty"}},
 		{name: "project unknown set", project: "version: 1\ncompliance: [eu]\n", want: []string{`smsform.yaml:2: compliance[0]: unknown rule set "eu"`}},
+		{name: "project words without sets", project: "version: 1\nopt_out_words: [ARRET]\n",
+			want: []string{"smsform.yaml:2: opt_out_words: campaign", "is held to no rule set: these opt-out words would be checked by nothing", "add us or uk to compliance"}},
+		{name: "project words without an opt-out rule", project: "version: 1\ncompliance: [gsm7]\nopt_out_words: [ARRET]\n",
+			keys: "compliance: [in]\n", want: []string{"smsform.yaml:3: opt_out_words: campaign", "is held to the rule sets gsm7, in, none of which"}},
 		{name: "project dlt", project: "version: 1\ndlt: {template_id: \"1\"}\n", want: []string{"smsform.yaml:2: dlt: unknown key"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -55,16 +55,94 @@ func optOutProblem(body string, words []string) string {
 
 // containsWord reports whether body holds word, case aside, with no letter
 // or digit right before or after it ("STOP" is in "Reply stop." but not in
-// "nonstop").
+// "nonstop"). White space in word matches any run of white space in body:
+// "OPT OUT" is in "opt\nout", "opt  out" and "opt\u00a0out".
 func containsWord(body, word string) bool {
-	n := len(word)
-	for i := 0; i+n <= len(body); i++ {
-		if !strings.EqualFold(body[i:i+n], word) {
+	if word == "" {
+		return false
+	}
+	first := lower(word[0])
+	fast := first < utf8.RuneSelf && !unicode.IsSpace(rune(first))
+	for i := 0; i < len(body); {
+		if c := body[i]; fast && c < utf8.RuneSelf && lower(c) != first {
+			i++ // the common case, as fast as can be
 			continue
 		}
-		before, _ := utf8.DecodeLastRuneInString(body[:i])
-		after, _ := utf8.DecodeRuneInString(body[i+n:])
-		if !wordRune(before) && !wordRune(after) {
+		if end, ok := matchAt(body, i, word); ok {
+			before, _ := utf8.DecodeLastRuneInString(body[:i])
+			after, _ := utf8.DecodeRuneInString(body[end:])
+			if !wordRune(before) && !wordRune(after) {
+				return true
+			}
+		}
+		_, n := utf8.DecodeRuneInString(body[i:])
+		i += n
+	}
+	return false
+}
+
+// matchAt reports whether body holds word from byte i, case aside, a run
+// of white space in word matching any run (of one or more) in body; end is
+// where the match ends in body.
+func matchAt(body string, i int, word string) (end int, ok bool) {
+	for j := 0; j < len(word); {
+		if i < len(body) && body[i] < utf8.RuneSelf && word[j] < utf8.RuneSelf && !unicode.IsSpace(rune(word[j])) {
+			// ASCII both: most places in a body fail here, and fast.
+			if lower(body[i]) != lower(word[j]) {
+				return 0, false
+			}
+			i, j = i+1, j+1
+			continue
+		}
+		wr, wn := utf8.DecodeRuneInString(word[j:])
+		if unicode.IsSpace(wr) {
+			j = skipSpace(word, j)
+			k := skipSpace(body, i)
+			if k == i {
+				return 0, false
+			}
+			i = k
+			continue
+		}
+		if i >= len(body) {
+			return 0, false
+		}
+		br, bn := utf8.DecodeRuneInString(body[i:])
+		if !foldEqual(wr, br) {
+			return 0, false
+		}
+		i, j = i+bn, j+wn
+	}
+	return i, true
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// skipSpace returns where the run of white space of s from byte i ends.
+func skipSpace(s string, i int) int {
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if !unicode.IsSpace(r) {
+			break
+		}
+		i += n
+	}
+	return i
+}
+
+// foldEqual reports whether a and b are the same letter, case aside, as
+// strings.EqualFold compares them.
+func foldEqual(a, b rune) bool {
+	if a == b {
+		return true
+	}
+	for r := unicode.SimpleFold(a); r != a; r = unicode.SimpleFold(r) {
+		if r == b {
 			return true
 		}
 	}

@@ -252,6 +252,15 @@ func TestOptOut(t *testing.T) {
 		{"Sale today.", false},
 		{"Nonstop deals all weekend", false},
 		{"STOPPED by the store yet?", false},
+		// A phrase's words may be parted by any run of white space: a line
+		// break, a non-breaking space, two spaces.
+		{"Sale today. To opt\nout, reply.", true},
+		{"Sale today. Opt\u00a0out at acme.example", true},
+		{"Sale today. OPT  OUT at acme.example", true},
+		{"Sale today. Opt \t\r\n out at acme.example", true},
+		{"Sale today. Optouts", false},
+		{"Sale today. Adopt outreach", false},
+		{"Sale today. opt", false},
 	}
 	for _, tt := range tests {
 		v := r.CheckBody(tt.body, Marketing)

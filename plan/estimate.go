@@ -25,6 +25,11 @@ type Estimate struct {
 	// [Plan.ScheduleAt] saw it; zero before, and when there is nothing to
 	// send. Batches that will never go (their window ended) are left out.
 	LastBatchAt time.Time `json:"last_batch_at,omitzero"`
+	// CapDecides says LastBatchAt is when the frequency cap lets the last
+	// of the recipients it holds back go (with the windows: the first
+	// moment after that a window is open), later than the batches would
+	// otherwise go.
+	CapDecides bool `json:"cap_decides,omitempty"`
 }
 
 // estimate is the sending time of requests batches at rate (requests a
@@ -54,15 +59,25 @@ func (e *Estimate) interval() time.Duration {
 
 // finish sets LastBatchAt as at the moment at: without a schedule every
 // batch goes at once; with one, each group of batches goes once its window
-// opens and the groups before it are sent.
-func (e *Estimate) finish(at time.Time, s *Schedule) {
+// opens and the groups before it are sent; and no earlier than capLast,
+// when the frequency cap lets the last recipient it holds back go (zero:
+// it holds nobody back).
+func (e *Estimate) finish(at time.Time, s *Schedule, capLast time.Time) {
 	if e == nil {
 		return
 	}
-	e.LastBatchAt = time.Time{}
+	e.LastBatchAt, e.CapDecides = time.Time{}, false
 	if e.Requests == 0 {
 		return
 	}
+	e.lastBatch(at, s)
+	if !e.LastBatchAt.IsZero() && capLast.After(e.LastBatchAt) {
+		e.LastBatchAt, e.CapDecides = capLast, true
+	}
+}
+
+// lastBatch sets LastBatchAt as the batches' windows decide it.
+func (e *Estimate) lastBatch(at time.Time, s *Schedule) {
 	every := e.interval()
 	if s == nil {
 		e.LastBatchAt = at.Add(time.Duration(e.Requests-1) * every)

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/smsform/smsform/internal/testharness"
 	"github.com/smsform/smsform/internal/window"
 )
 
@@ -41,7 +42,7 @@ func TestEstimateSending(t *testing.T) {
 func TestEstimateLastBatch(t *testing.T) {
 	at := time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
 	e := estimate(10, 1, 1, 100*time.Millisecond, 0) // one a second
-	e.finish(at, nil)
+	e.finish(at, nil, time.Time{})
 	if want := at.Add(9 * time.Second); !e.LastBatchAt.Equal(want) {
 		t.Errorf("without windows: last batch at %s, want %s", e.LastBatchAt, want)
 	}
@@ -55,7 +56,7 @@ func TestEstimateLastBatch(t *testing.T) {
 		{Opening: window.Opening{Reason: window.ReasonWindow, At: two}, Batches: 3},
 		{Opening: window.Opening{Reason: window.ReasonEnded}, Batches: 2},
 	}}
-	e.finish(at, s)
+	e.finish(at, s, time.Time{})
 	if want := two.Add(2 * time.Second); !e.LastBatchAt.Equal(want) {
 		t.Errorf("with windows: last batch at %s, want %s", e.LastBatchAt, want)
 	}
@@ -65,16 +66,48 @@ func TestEstimateLastBatch(t *testing.T) {
 	slow.finish(at, &Schedule{At: at, Groups: []When{
 		{Opening: window.Opening{Reason: window.ReasonNow}, Batches: 2},
 		{Opening: window.Opening{Reason: window.ReasonWindow, At: nine}, Batches: 2},
-	}})
+	}}, time.Time{})
 	if want := at.Add(3 * time.Hour); !slow.LastBatchAt.Equal(want) {
 		t.Errorf("groups one after another: last batch at %s, want %s", slow.LastBatchAt, want)
 	}
 
+	// The frequency cap holds a recipient back until the next day: the
+	// last batch goes when it lets them go, not now.
+	tomorrow := at.Add(24 * time.Hour)
+	e.finish(at, nil, tomorrow)
+	if !e.LastBatchAt.Equal(tomorrow) || !e.CapDecides {
+		t.Errorf("held by the cap: last batch at %s (cap decides %v), want %s", e.LastBatchAt, e.CapDecides, tomorrow)
+	}
+	e.finish(at, nil, at.Add(time.Second)) // before the batches are done: they decide
+	if want := at.Add(9 * time.Second); !e.LastBatchAt.Equal(want) || e.CapDecides {
+		t.Errorf("held briefly: last batch at %s (cap decides %v), want %s", e.LastBatchAt, e.CapDecides, want)
+	}
+
 	var none *Estimate
-	none.finish(at, s) // a plan without an estimate: nothing to do
+	none.finish(at, s, time.Time{}) // a plan without an estimate: nothing to do
 	zero := estimate(0, 1, 1, time.Second, 0)
-	zero.finish(at, nil)
+	zero.finish(at, nil, time.Time{})
 	if !zero.LastBatchAt.IsZero() {
 		t.Errorf("nothing to send: last batch at %s, want none", zero.LastBatchAt)
+	}
+}
+
+// TestEstimateHeldByCap: recipients the frequency cap holds back until
+// after the batches go make the last batch go when it lets them go, at the
+// first moment after that their window is open.
+func TestEstimateHeldByCap(t *testing.T) {
+	c := testharness.LoadCampaign(t, header+"recipients:\n  - numbers: [\"+447400123401\", \"+447400123402\"]\nsend_window: {from: \"10:00\", to: \"17:00\"}\nbody: \"Hi\"\n", nil)
+	p := mustPlan(t, c)
+	at := time.Date(2026, 11, 25, 10, 12, 0, 0, time.UTC) // Wednesday, open in London
+	held := time.Date(2026, 11, 26, 9, 12, 0, 0, time.UTC)
+	p.Summary.HeldByCap, p.Summary.HeldByCapUntil = 1, held
+	must(t, p.ScheduleAt(at))
+	if e := p.Estimate; !e.LastBatchAt.Equal(time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)) || !e.CapDecides {
+		t.Errorf("last batch at %s (cap decides %v), want when the window opens after the cap lets go, 2026-11-26 10:00 UTC", e.LastBatchAt, e.CapDecides)
+	}
+	// Shown as at a moment after the cap let them go, it holds nobody.
+	must(t, p.ScheduleAt(held.Add(time.Hour)))
+	if e := p.Estimate; e.CapDecides || !e.LastBatchAt.Equal(held.Add(time.Hour)) {
+		t.Errorf("after the hold: last batch at %s (cap decides %v)", e.LastBatchAt, e.CapDecides)
 	}
 }

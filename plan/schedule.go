@@ -16,6 +16,11 @@ type Schedule struct {
 	Window window.Spec
 	Groups []When  // now first, then by opening, then what will not be sent
 	batch  []int32 // per batch of the plan: its group
+	// capLast is, when the frequency cap holds recipients back until
+	// after At, the latest moment one of them may go: the first moment
+	// from Summary.HeldByCapUntil that a window is open, the latest over
+	// the batches' windows (which batches they are in is not known).
+	capLast time.Time
 }
 
 // eachTiming calls fn with what says when each batch may go: its zones,
@@ -102,8 +107,21 @@ func (p *Plan) ScheduleAt(at time.Time) error {
 	if err := p.schedule(at); err != nil {
 		return err
 	}
-	p.Estimate.finish(at, p.Schedule)
+	p.Estimate.finish(at, p.Schedule, p.capLast(at))
 	return nil
+}
+
+// capLast is when the last of the recipients the frequency cap holds back
+// may go, as seen at at; zero when it holds nobody back after at.
+func (p *Plan) capLast(at time.Time) time.Time {
+	s := p.Summary
+	switch {
+	case s.HeldByCap == 0 || !s.HeldByCapUntil.After(at):
+		return time.Time{}
+	case p.Schedule != nil:
+		return p.Schedule.capLast
+	}
+	return s.HeldByCapUntil
 }
 
 // schedule sets p.Schedule as at the moment at, for a campaign with
@@ -123,6 +141,10 @@ func (p *Plan) schedule(at time.Time) error {
 	}
 	index := map[key]int32{}
 	openings := map[string]window.Opening{} // by the batch's zones and hours
+	held := p.Summary.HeldByCapUntil
+	if p.Summary.HeldByCap == 0 || !held.After(at) {
+		held = time.Time{}
+	}
 	var zoneKey []byte
 	err = p.eachTiming(func(i int, b Batch) error {
 		zoneKey = append(zoneKey[:0], b.Hours...)
@@ -137,6 +159,15 @@ func (p *Plan) schedule(at time.Time) error {
 			}
 			o = bs.Next(z, at)
 			openings[string(zoneKey)] = o
+			if !held.IsZero() && o.Sendable() {
+				// Where a held recipient may be, when it may go.
+				switch h := bs.Next(z, held); h.Reason {
+				case window.ReasonNow:
+					s.capLast = later(s.capLast, held)
+				case window.ReasonWindow, window.ReasonNotBefore:
+					s.capLast = later(s.capLast, h.At)
+				}
+			}
 		}
 		k := key{o.Reason, o.At}
 		g, ok := index[k]
@@ -227,4 +258,11 @@ func (w When) SameLocal() string {
 		}
 	}
 	return w.Locals[0]
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

@@ -69,12 +69,20 @@ func EstimateWords(e *plan.Estimate, withWindows bool) string {
 	how = append(how, fmt.Sprintf("answered in %s %s", e.Latency.Round(time.Millisecond), from))
 	fmt.Fprintf(&b, " (%s)", strings.Join(how, ", "))
 	if !e.LastBatchAt.IsZero() {
-		if withWindows {
+		switch {
+		case withWindows && e.CapDecides:
+			b.WriteString("; with the windows and the frequency cap,")
+		case withWindows:
 			b.WriteString("; with the windows,")
-		} else {
+		case e.CapDecides:
+			b.WriteString("; with the frequency cap,")
+		default:
 			b.WriteString(";")
 		}
 		b.WriteString(" the last batch goes around " + e.LastBatchAt.UTC().Format("Mon 2006-01-02 15:04 UTC"))
+		if e.CapDecides {
+			b.WriteString(", when the cap lets the last recipient it holds back go")
+		}
 	}
 	return b.String()
 }
@@ -123,6 +131,9 @@ type jsonEstimate struct {
 	LatencyMeasured bool       `json:"latency_measured"`
 	SendingSeconds  float64    `json:"sending_seconds"`
 	LastBatchAt     *time.Time `json:"last_batch_at,omitempty"`
+	// LastBatchHeldByCap says last_batch_at is when the frequency cap
+	// lets the last recipient it holds back go.
+	LastBatchHeldByCap bool `json:"last_batch_held_by_cap,omitempty"`
 }
 
 // controlsJSON is what plan's JSON says of the campaign's running.
@@ -142,7 +153,7 @@ func controlsJSON(p *plan.Plan, v shown) (*jsonPause, *jsonTestSend, *jsonEstima
 			LatencySeconds: e.Latency.Seconds(), LatencyMeasured: e.Measured, SendingSeconds: e.Sending.Round(time.Millisecond).Seconds()}
 		if !e.LastBatchAt.IsZero() {
 			at := e.LastBatchAt.UTC().Truncate(time.Second)
-			je.LastBatchAt = &at
+			je.LastBatchAt, je.LastBatchHeldByCap = &at, e.CapDecides
 		}
 	}
 	return jp, jt, je

@@ -53,9 +53,14 @@ func groupZones(p *plan.Plan) ([][]string, error) {
 func writeWhen(h *strings.Builder, v shown, estimate string) error {
 	p := v.p
 	s := p.Schedule
+	// The frequency cap's holds are not in the schedule: say them.
+	except := ""
+	if n := p.Summary.HeldByCap; n > 0 {
+		except = fmt.Sprintf(", but for the %s the frequency cap holds back", words.N(n, "recipient", "recipients"))
+	}
 	if s == nil {
 		if p.Summary.ToSend > 0 {
-			h.WriteString("**When:** every message may go now.")
+			fmt.Fprintf(h, "**When:** every message may go now%s.", except)
 			if estimate != "" {
 				fmt.Fprintf(h, " %s.", mdText(estimate))
 			}
@@ -84,9 +89,9 @@ func writeWhen(h *strings.Builder, v shown, estimate string) error {
 	case 0:
 		h.WriteString("**When:** no message may go: see below.\n\n")
 	case 1:
-		fmt.Fprintf(h, "**When:** every message may %s.\n\n", clause(sendable[0]))
+		fmt.Fprintf(h, "**When:** every message may %s%s.\n\n", clause(sendable[0]), except)
 	default:
-		fmt.Fprintf(h, "**When:** the first messages %s; the last %s.\n\n", clause(sendable[0]), clause(sendable[len(sendable)-1]))
+		fmt.Fprintf(h, "**When:** the first messages %s; the last %s%s.\n\n", clause(sendable[0]), clause(sendable[len(sendable)-1]), except)
 	}
 	fmt.Fprintf(h, "As at %s (%s):\n\n", s.At.UTC().Format("2006-01-02 15:04 UTC"), mdText(describeTimes(p)))
 	for _, w := range s.Groups {

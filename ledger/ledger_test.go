@@ -946,3 +946,61 @@ func testCopiedCampaignCountsForTheCap(t *testing.T, from, to backend) {
 		must(t, f.Close())
 	}
 }
+
+// Claims of a record copied back and forth count each send once: moved out
+// of a project's state and back (from a state without a ledger, whose
+// sends are claimed again: the old record's claims go first), and a
+// campaign claimed on its way in, moved to another project's state and
+// back (from a state with a ledger, which claims nothing: the claims the
+// target holds stay).
+func TestCopiedClaimsBackAndForth(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+	_, now := testClock(t0)
+	dir := t.TempDir()
+	at := func(name string) string { return filepath.Join(dir, name+".smsstate") }
+	cp := func(campaign, from, to string) {
+		t.Helper()
+		_, err := state.Copy(ctx, state.MustParseLocation(at(from)), state.MustParseLocation(at(to)),
+			state.CopyOptions{Campaign: campaign, Shared: true, LockTimeout: 10 * time.Second})
+		must(t, err)
+	}
+	claims := func(where, phone string) int {
+		t.Helper()
+		db, err := sql.Open("sqlite", at(where))
+		must(t, err)
+		defer db.Close()
+		var n int
+		must(t, db.QueryRow(`SELECT count(*) FROM cap_sends WHERE phone = ?`, phone).Scan(&n))
+		return n
+	}
+	c := &Cap{Max: 1, Per: 24 * time.Hour}
+	send := func(where, campaign, phone string) {
+		t.Helper()
+		s := openShared(t, at(where), campaign, c, now)
+		_, err := s.AdmitIntent(ctx, intent("b-"+campaign+phone, phone))
+		must(t, err)
+		must(t, s.RecordOutcome(ctx, "b-"+campaign+phone, state.Outcome{Status: state.Sent}))
+		must(t, s.Close())
+	}
+
+	send("p", "c", "+441")
+	cp("c", "p", "alone")
+	cp("c", "alone", "p")
+	if n := claims("p", "+441"); n != 1 {
+		t.Errorf("moved out and back: one message to +441 counted %d times", n)
+	}
+
+	alone, err := state.Open(ctx, state.MustParseLocation(at("legacy")), state.Options{Campaign: "legacy", Now: now, LockTimeout: 10 * time.Second})
+	must(t, err)
+	must(t, alone.RecordIntent(ctx, intent("l1", "+442")))
+	must(t, alone.RecordOutcome(ctx, "l1", state.Outcome{Status: state.Sent}))
+	must(t, alone.Close())
+	send("p2", "other", "+449") // p2's ledger is in use
+	cp("legacy", "legacy", "p")
+	cp("legacy", "p", "p2")
+	cp("legacy", "p2", "p")
+	if n := claims("p", "+442"); n != 1 {
+		t.Errorf("claimed on its way in, moved to a ledger and back: one message to +442 counted %d times", n)
+	}
+}

@@ -259,11 +259,22 @@ func (s *State) summary(ctx context.Context) (*Copied, error) {
 func (t *txn) copyFrom(src *State, at *readAt, again bool) error {
 	dst := t.w.s
 	t.wrote = true
+	claims, err := t.claimsCopied(src)
+	if err != nil {
+		return err
+	}
 	if dst.Moved() != nil || again {
 		// Migrating back, or copying again: the record that moved away (or
 		// the earlier copy) goes, mark and all, but for its delivery
 		// reports: a receiver still pointed at it may have recorded some
-		// the other side never saw (copyReports merges the others').
+		// the other side never saw (copyReports merges the others'). When
+		// the copy's sends are claimed again (see claimCopied), the old
+		// record's claims go first, so that no send counts twice.
+		if claims {
+			if _, err := t.conn.ExecContext(t.ctx, dst.q[qDropCopiedClaims], -dst.id.Load(), dst.id.Load()); err != nil {
+				return err
+			}
+		}
 		for _, q := range []string{dst.q[qDropAttempts], dst.q[qDropPlans], dst.q[qDropTestSends], dst.q[qClearMoved]} {
 			if _, err := t.conn.ExecContext(t.ctx, q, dst.args()...); err != nil {
 				return err
@@ -313,8 +324,10 @@ func (t *txn) copyFrom(src *State, at *readAt, again bool) error {
 	if err := plans.Err(); err != nil {
 		return fmt.Errorf("read state %s: %w", src.loc, err)
 	}
-	if err := t.claimCopied(src, again || dst.Moved() != nil); err != nil {
-		return err
+	if claims {
+		if err := t.claimCopied(src); err != nil {
+			return err
+		}
 	}
 	if at.reports, err = t.copyReports(src); err != nil {
 		return err
@@ -434,6 +447,17 @@ func (t *txn) copyTestSends(src *State) error {
 	return nil
 }
 
+// claimsCopied says whether the copied record's sends are to be claimed in
+// the target's frequency cap index (see claimCopied): its source holds
+// nothing of a project's ledger.
+func (t *txn) claimsCopied(src *State) (bool, error) {
+	var holds int
+	if err := src.db.QueryRowContext(t.ctx, src.q[qHoldsLedger]).Scan(&holds); err != nil {
+		return false, fmt.Errorf("read state %s: %w", src.loc, err)
+	}
+	return holds == 0, nil
+}
+
 // claimCopied counts the copied record's sends in the target's frequency
 // cap index, when its source never did: a state that holds nothing of a
 // project's ledger (a campaign sent on its own, outside a project) claimed
@@ -441,32 +465,23 @@ func (t *txn) copyTestSends(src *State) error {
 // not count for the project's cap, and a person it messaged could be
 // messaged again past the cap. A source that holds a ledger carries its
 // claims with it (the ledger's copy, in a whole state's migration), so it is
-// left alone. Each send counts as marketing (the record does not say the
-// campaign's kind; a cap on marketing messages must not forget it), at the
-// time the record gives it, under a marker of the campaign (minus its id),
-// never an attempt of the target's: a copy made again replaces them, and
-// no release gives them back.
+// left alone, and so are the claims the target holds already. Each send
+// counts as marketing (the record does not say the campaign's kind; a cap
+// on marketing messages must not forget it), at the time the record gives
+// it, under a marker of the campaign (minus its id), never an attempt of
+// the target's: a copy made again replaces them (copyFrom drops them with
+// the old record's own), and no release gives them back (a recipient in
+// doubt resolved unsent stays counted until the window passes: the marker
+// does not say which of the campaign's sends it is).
 //
 // If the target's ledger is in use, the numbers' rows of the cap index are
 // locked first, in the numbers' order, as an intent's claim does, so that
 // an apply claiming the same numbers meanwhile reads these sends. A target
 // whose index is empty gets the sends alone: its ledger stays empty, and a
 // project's ledger may still be copied into it.
-func (t *txn) claimCopied(src *State, again bool) error {
+func (t *txn) claimCopied(src *State) error {
 	dst := t.w.s
 	marker := -dst.id.Load()
-	if again {
-		if _, err := t.conn.ExecContext(t.ctx, dst.q[qDropCopiedClaims], marker); err != nil {
-			return err
-		}
-	}
-	var holds int
-	if err := src.db.QueryRowContext(t.ctx, src.q[qHoldsLedger]).Scan(&holds); err != nil {
-		return fmt.Errorf("read state %s: %w", src.loc, err)
-	}
-	if holds == 1 {
-		return nil
-	}
 	type send struct {
 		phone string
 		at    int64

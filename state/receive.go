@@ -680,6 +680,7 @@ func (r *Receiver) applying(ctx context.Context, campaign int64) (bool, error) {
 	name, busy := r.names[campaign], true
 	switch {
 	case name == "":
+	case r.pg && r.schema == "": // the location's schema not known: the lock cannot be looked for
 	case r.pg:
 		if err := r.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
 			AND database = (SELECT oid FROM pg_database WHERE datname = current_database())

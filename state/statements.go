@@ -81,8 +81,8 @@ const (
 
 	// For Copy of a record that has no claims in its source's cap index
 	// (see claimCopied): whether a state holds anything of a project's
-	// ledger (returns 1 or 0); the claims made for a copied record
-	// (their marker); the numbers' rows of the cap index, locked (a JSON
+	// ledger (returns 1 or 0); the claims of a record copied before (their
+	// marker, the campaign's id); the numbers' rows of the cap index, locked (a JSON
 	// array of [phone, at], in the numbers' order); the claims made (the
 	// same array, the marker).
 	qHoldsLedger
@@ -200,7 +200,7 @@ var postgresDialect = &dialect{
 	qLastTestSend:   `SELECT at, by_whom, body_hash, outcome, http_status, request_id, reason, phones FROM test_sends WHERE campaign_id = $1 ORDER BY id DESC LIMIT 1`,
 
 	qHoldsLedger:      `SELECT CASE WHEN EXISTS (SELECT 1 FROM caps) OR EXISTS (SELECT 1 FROM optouts) THEN 1 ELSE 0 END`,
-	qDropCopiedClaims: `DELETE FROM cap_sends WHERE attempt_id = $1`,
+	qDropCopiedClaims: `DELETE FROM cap_sends WHERE attempt_id = $1 OR attempt_id IN (SELECT id FROM attempts WHERE campaign_id = $2)`,
 	qLockCopiedClaims: `INSERT INTO caps AS c (phone, last_at) SELECT r->>0, max((r->>1)::bigint) FROM jsonb_array_elements($1::jsonb) r GROUP BY 1 ORDER BY 1
 		ON CONFLICT (phone) DO UPDATE SET last_at = GREATEST(c.last_at, excluded.last_at)`,
 	qCopiedClaims: `INSERT INTO cap_sends (phone, at, attempt_id, marketing) SELECT r->>0, (r->>1)::bigint, $2, true FROM jsonb_array_elements($1::jsonb) r`,

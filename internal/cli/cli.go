@@ -225,8 +225,11 @@ func statePath(campaignPath, flagValue string) string {
 			break
 		}
 	}
-	return base + ".smsstate"
+	return base + stateExt
 }
+
+// stateExt ends the name of a state file smsform makes.
+const stateExt = ".smsstate"
 
 // inAutomation is true under CI=true or SMSFORM_IN_AUTOMATION=1: no prompt,
 // no colour, no progress bar, no "run this next" hints.

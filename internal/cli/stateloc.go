@@ -142,17 +142,22 @@ func (c stateChoice) unseenFile() bool {
 
 // parseChoice parses raw, the location c's source gave.
 func parseChoice(c stateChoice, raw string) (state.Location, error) {
+	// A password put in SMSFORM_STATE rather than PGPASSWORD must neither
+	// be shown nor become a new state file's name: the variable's value is
+	// not in the command line, so an error need not repeat it.
+	const password = "a PostgreSQL password goes in PGPASSWORD"
 	loc, err := state.ParseLocation(raw)
 	if err != nil {
+		if c.source == fromEnv {
+			err = fmt.Errorf("%s (its value is not shown: it may hold a password)", strings.ReplaceAll(err.Error(), raw, "the value"))
+		}
 		return loc, withHint(fmt.Errorf("%s: %w", c.from(), err),
-			"name a state file (a path), a postgres:// URL or a libpq keyword string (host=… dbname=…)")
+			"name a state file (a path), a postgres:// URL or a libpq keyword string (host=… dbname=…); "+password)
 	}
-	// A password put in SMSFORM_STATE rather than PGPASSWORD reads as a
-	// file name: it must neither be shown nor become a new state file.
 	c.loc = loc
-	if c.unseenFile() && !strings.Contains(filepath.Base(loc.File()), ".") {
-		return loc, withHint(fmt.Errorf("%s names no existing state file, and a name without an extension (its value is not shown: it may be a password)", c.from()),
-			"name a state file (NAME.smsstate), a folder ending in /, or the whole postgres:// URL; a PostgreSQL password goes in PGPASSWORD")
+	if c.unseenFile() && filepath.Ext(loc.File()) != stateExt {
+		return loc, withHint(fmt.Errorf("%s names no existing state file, and a new one's name ends in %s (its value is not shown: it may be a password)", c.from(), stateExt),
+			"name a state file (NAME%s), a folder ending in /, or the whole postgres:// URL; %s", stateExt, password)
 	}
 	return loc, nil
 }

@@ -34,8 +34,13 @@ warn contains msg if {
 	some rule in input.compliance
 	rule.verdict == "narrowed"
 	rule.narrowed * 4 > input.summary.to_send
-	msg := sprintf("%s holds %d of %d recipients to %s", [rule.id, rule.narrowed, input.summary.to_send, rule.hours])
+	msg := sprintf("%s holds %d of %d recipients to %s", [rule.id, rule.narrowed, input.summary.to_send, hours_left(rule)])
 }
+
+# What the rule leaves of the campaign's window (narrowed_to), else the
+# rule's own hours (a campaign without a window of its own).
+hours_left(rule) := rule.narrowed_to if rule.narrowed_to
+else := rule.hours
 
 transactional if input.kind == "transactional"
 

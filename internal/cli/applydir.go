@@ -30,7 +30,9 @@ func isDir(path string) bool {
 // unapplied; a plan that stops because nothing more may be sent now (exit
 // 5, a closed send window, the frequency cap) or because its campaign is
 // paused (exit 6, which wins) is no failure: it says why, as apply of that
-// plan alone would, and the next is applied.
+// plan alone would, and the next is applied. A plan the state records as
+// applied whole is passed over, saying so: the folder applied again (a CI
+// job run again after such a stop) carries on with the plans that stopped.
 func runApplyDir(ctx context.Context, env Env, f applyFlags, dir string) error {
 	plans, err := reviewedPlans(ctx, dir)
 	if err != nil {
@@ -44,6 +46,9 @@ func runApplyDir(ctx context.Context, env Env, f applyFlags, dir string) error {
 		var closed *apply.ClosedError
 		switch {
 		case err == nil:
+			continue
+		case errors.Is(err, state.ErrPlanApplied):
+			fmt.Fprintf(env.Stderr, "smsform: %s was applied whole before: passed over\n", p)
 			continue
 		case errors.As(err, &closed):
 			waiting = closed

@@ -206,10 +206,14 @@ func writeCampaigns(env Env, o outputFlags, cps []report.CampaignPlan) error {
 // many were valid.
 func validateAll(ctx context.Context, env Env, files []string, many bool) error {
 	var errs []error
+	failed := 0
 	for _, path := range files {
 		err := validate(ctx, env, path)
 		if err != nil && ctx.Err() != nil {
 			return err
+		}
+		if err != nil {
+			failed++
 		}
 		switch {
 		case err == nil:
@@ -225,7 +229,7 @@ func validateAll(ctx context.Context, env Env, files []string, many bool) error 
 	}
 	if many {
 		fmt.Fprintf(env.Stdout, "%s: %s valid, %s with errors\n", words.N(len(files), "campaign", "campaigns"),
-			words.Count(len(files)-len(errs)), words.Count(len(errs)))
+			words.Count(len(files)-failed), words.Count(failed))
 	}
 	return errors.Join(errs...)
 }

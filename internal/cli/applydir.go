@@ -40,6 +40,7 @@ func runApplyDir(ctx context.Context, env Env, f applyFlags, dir string) error {
 	}
 	var stopped []string
 	var paused, waiting error
+	before := 0 // plans applied whole before
 	for i, p := range plans {
 		fmt.Fprintf(env.Stderr, "smsform: applying %s (%d of %d)\n", p, i+1, len(plans))
 		err := runApply(ctx, env, f, p)
@@ -49,6 +50,7 @@ func runApplyDir(ctx context.Context, env Env, f applyFlags, dir string) error {
 			continue
 		case errors.Is(err, state.ErrPlanApplied):
 			fmt.Fprintf(env.Stderr, "smsform: %s was applied whole before: passed over\n", p)
+			before++
 			continue
 		case errors.As(err, &closed):
 			waiting = closed
@@ -64,6 +66,9 @@ func runApplyDir(ctx context.Context, env Env, f applyFlags, dir string) error {
 		// end for the last one.
 		sayStopped(env, p, err)
 		stopped = append(stopped, p)
+	}
+	if before == len(plans) {
+		fmt.Fprintf(env.Stderr, "smsform: every plan of %s was applied whole before: nothing was sent\n", dir)
 	}
 	return dirStopped(len(plans), stopped, paused, waiting)
 }

@@ -133,7 +133,13 @@ func chooseState(env Env, campaignPath string, flag *pflag.Flag) (stateChoice, e
 // rather than PGPASSWORD, a CI secret), which messages must not show.
 // --state is not hidden: its value is in the command line already.
 func (c stateChoice) unseenFile() bool {
-	if c.source != fromEnv || c.loc.IsZero() || c.loc.IsPostgres() {
+	return c.source == fromEnv && c.newFile()
+}
+
+// newFile says --state or SMSFORM_STATE names a state file that does not
+// exist yet.
+func (c stateChoice) newFile() bool {
+	if c.source != fromEnv && c.source != fromFlag || c.loc.IsZero() || c.loc.IsPostgres() {
 		return false
 	}
 	_, err := os.Lstat(c.loc.File())
@@ -154,10 +160,17 @@ func parseChoice(c stateChoice, raw string) (state.Location, error) {
 		return loc, withHint(fmt.Errorf("%s: %w", c.from(), err),
 			"name a state file (a path), a postgres:// URL or a libpq keyword string (host=… dbname=…); "+password)
 	}
+	// A new state file's name ends in .smsstate, so that a state moved or
+	// renamed beside it is seen as an earlier state (a sign apply looks
+	// for) rather than passed by for a fresh ledger.
 	c.loc = loc
-	if c.unseenFile() && filepath.Ext(loc.File()) != stateExt {
+	switch {
+	case c.unseenFile() && filepath.Ext(loc.File()) != stateExt:
 		return loc, withHint(fmt.Errorf("%s names no existing state file, and a new one's name ends in %s (its value is not shown: it may be a password)", c.from(), stateExt),
 			"name a state file (NAME%s), a folder ending in /, or the whole postgres:// URL; %s", stateExt, password)
+	case c.newFile() && filepath.Ext(loc.File()) != stateExt:
+		return loc, withHint(fmt.Errorf("%s names no existing state file, and a new one's name ends in %s", c.from(), stateExt),
+			"name it NAME%s (or a folder ending in /, or a postgres:// URL); a PostgreSQL password goes in PGPASSWORD, never in --state", stateExt)
 	}
 	return loc, nil
 }

@@ -165,6 +165,9 @@ func parseChoice(c stateChoice, raw string) (state.Location, error) {
 	// for) rather than passed by for a fresh ledger.
 	c.loc = loc
 	switch {
+	case c.unseenFile() && filepath.Ext(loc.File()) != stateExt && c.project != nil && c.project.State != "":
+		return loc, withHint(fmt.Errorf("%s names no existing state file, and a new one's name ends in %s (its value is not shown: it may be a password)", c.from(), stateExt),
+			"unset %s: the project file %s says where the state is; to use another role, set its whole postgres:// URL for the same database, or only %s", envState, c.project.Path, password)
 	case c.unseenFile() && filepath.Ext(loc.File()) != stateExt:
 		return loc, withHint(fmt.Errorf("%s names no existing state file, and a new one's name ends in %s (its value is not shown: it may be a password)", c.from(), stateExt),
 			"name a state file (NAME%s), a folder ending in /, or the whole postgres:// URL; %s", stateExt, password)

@@ -162,7 +162,7 @@ func (l *loader) checkReports(v *yaml.Node, path string, r *mapping.Reports, see
 // body's pointers): /COLUMN each, a status and a way to name the message.
 func (l *loader) exportColumns(v *yaml.Node, path string) *mapping.ExportColumns {
 	before := len(l.errs)
-	e := &mapping.ExportColumns{}
+	e := &mapping.ExportColumns{Where: fmt.Sprintf("%s:%d", l.file, l.lines[path])}
 	seen := map[string]bool{}
 	column := func(v *yaml.Node, path, what string) *rawjson.Pointer {
 		p := l.optionalPointer(v, path, what, false)

@@ -199,7 +199,7 @@ func TestProjectReportsExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := p.Reports.Export
-	if e == nil || e.ID != nil || e.Number.String() != "/To" || e.Status.String() != "/Status" || e.Reason.String() != "/Error~1Code" || e.At != nil ||
+	if e == nil || !strings.HasSuffix(e.Where, "smsform.yaml:7") || e.ID != nil || e.Number.String() != "/To" || e.Status.String() != "/Status" || e.Reason.String() != "/Error~1Code" || e.At != nil ||
 		p.Reports.Status.String() != "/data/status" {
 		t.Errorf("export: %+v", e)
 	}

@@ -251,11 +251,11 @@ func (b *batcher) csv(r io.Reader) error {
 	columns := len(header)
 	cols, err := b.im.Reports.Columns(append([]string(nil), header...))
 	if err != nil {
-		what := "provider.reports"
-		if b.im.Reports.Export != nil {
-			what += ".export"
+		what, where := "provider.reports", b.im.Reports.Where
+		if e := b.im.Reports.Export; e != nil {
+			what, where = what+".export", e.Where
 		}
-		return &LineError{File: b.name, Line: 1, Err: fmt.Errorf("%s (%s): %w", what, b.im.Reports.Where, err)}
+		return &LineError{File: b.name, Line: 1, Err: fmt.Errorf("%s (%s): %w", what, where, err)}
 	}
 	for last := cr.InputOffset(); ; last = cr.InputOffset() {
 		row, err := cr.Read()

@@ -319,7 +319,7 @@ func (n nextStep) startError(err error, waited time.Duration, loc state.Location
 	case apply.OverBudget:
 		return withHint(err, "nothing was sent or recorded; raise the budget in %s, or send less, and make a new plan (%s)", n.campaign, n.newPlan())
 	case apply.AlreadyApplied:
-		return withHint(err, "a saved plan is applied once: to send what is left, make a new plan (%s) and have it reviewed", n.newPlan())
+		return withHint(err, "a saved plan is applied once, and this one was applied whole: to send anything more (recipients added since, or those it failed), make a new plan (%s) and have it reviewed", n.newPlan())
 	case apply.OtherLineage:
 		return withHint(err, "apply the plan with the state it was made against (--state), or make a new plan (%s)", n.newPlan())
 	}

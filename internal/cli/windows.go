@@ -62,7 +62,7 @@ func (n nextStep) windowError(err error) (error, bool) {
 		case !n.recorded:
 			return withHint(err, "nothing was recorded, so the plan is not used up: apply it again once %s (smsform apply %s), or with --wait", opens, n.planFile), true
 		}
-		return withHint(err, "once the window opens, apply the plan again (smsform apply %s): it sends the batches it has not attempted yet, as long as nothing else changes the campaign's state meanwhile; apply --wait keeps a run going until the windows open", n.planFile), true
+		return withHint(err, "once %s, apply the plan again (smsform apply %s): it sends the recipients it has not attempted yet, as long as nothing else changes the campaign's state meanwhile; apply --wait keeps a run going until then", opens, n.planFile), true
 	case errors.As(err, &expired):
 		if inAutomation(n.env) {
 			return err, true

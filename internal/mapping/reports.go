@@ -56,6 +56,7 @@ type ExportColumns struct {
 	ID, Number *rawjson.Pointer
 	Status     rawjson.Pointer
 	At, Reason *rawjson.Pointer
+	Where      string // where export: is declared ("smsform.yaml:17"), for messages
 }
 
 // DeliveryOf is what status v means under r: only a status listed means

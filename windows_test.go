@@ -262,7 +262,7 @@ func TestWindowsSavedPlanCheckedAtSendTime(t *testing.T) {
 	if r.code != 5 || len(srv.Messages()) != 1 || outbox(srv)["+819012345678"] != 1 {
 		t.Fatalf("apply at 03:00: exit %d, outbox %v\n%s", r.code, outbox(srv), r.stderr)
 	}
-	if !strings.Contains(r.stderr, "apply the plan again (smsform apply "+planFile+"): it sends the batches it has not attempted yet") {
+	if !strings.Contains(r.stderr, "apply the plan again (smsform apply "+planFile+"): it sends the recipients it has not attempted yet") {
 		t.Errorf("hint does not say the plan goes on from there:\n%s", r.stderr)
 	}
 

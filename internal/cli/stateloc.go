@@ -164,17 +164,19 @@ func parseChoice(c stateChoice, raw string) (state.Location, error) {
 	// renamed beside it is seen as an earlier state (a sign apply looks
 	// for) rather than passed by for a fresh ledger.
 	c.loc = loc
-	switch {
-	case c.unseenFile() && filepath.Ext(loc.File()) != stateExt && c.project != nil && c.project.State != "":
-		return loc, withHint(fmt.Errorf("%s names no existing state file, and a new one's name ends in %s (its value is not shown: it may be a password)", c.from(), stateExt),
-			"unset %s: the project file %s says where the state is; to use another role, set its whole postgres:// URL for the same database, or only %s", envState, c.project.Path, password)
-	case c.unseenFile() && filepath.Ext(loc.File()) != stateExt:
-		return loc, withHint(fmt.Errorf("%s names no existing state file, and a new one's name ends in %s (its value is not shown: it may be a password)", c.from(), stateExt),
-			"name a state file (NAME%s), a folder ending in /, or the whole postgres:// URL; %s", stateExt, password)
-	case c.newFile() && filepath.Ext(loc.File()) != stateExt:
-		return loc, withHint(fmt.Errorf("%s names no existing state file, and a new one's name ends in %s", c.from(), stateExt),
-			"name it NAME%s (or a folder ending in /, or a postgres:// URL); a PostgreSQL password goes in PGPASSWORD, never in --state", stateExt)
+	if !c.newFile() || filepath.Ext(loc.File()) == stateExt {
+		return loc, nil
 	}
+	msg := fmt.Sprintf("%s names no existing state file, and a new one's name ends in %s", c.from(), stateExt)
+	if c.source == fromFlag {
+		return loc, withHint(errors.New(msg), "name it NAME%s (or a folder ending in /, or a postgres:// URL); %s, never in --state", stateExt, password)
+	}
+	hint := fmt.Sprintf("name a state file (NAME%s), a folder ending in /, or the whole postgres:// URL; %s", stateExt, password)
+	if c.project != nil && c.project.State != "" {
+		hint = fmt.Sprintf("unset %s: the project file %s says where the state is; to use another role, set its whole postgres:// URL for the same database, or only %s",
+			envState, c.project.Path, password)
+	}
+	return loc, withHint(fmt.Errorf("%s (its value is not shown: it may be a password)", msg), "%s", hint)
 	return loc, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"path/filepath"
 	"strconv"
@@ -514,14 +515,25 @@ func longestCap(p *campaign.Project, olderThan time.Duration) (time.Duration, st
 		return 0, "", withHint(fmt.Errorf("state prune: %w: the campaigns' own frequency caps cannot be checked", err),
 			"fix the project's campaigns: globs, or give --older-than %s (no cap looks further back)", words.Duration(campaign.MaxCapWindow))
 	}
+	var cs []*campaign.Campaign
 	for _, f := range files {
 		c, err := campaign.Load(f)
 		if err != nil {
 			return 0, "", withHint(fmt.Errorf("state prune: %s does not load, so its frequency_cap cannot be checked: %w", f, err),
 				"fix the campaign, or give --older-than %s (no cap looks further back)", words.Duration(campaign.MaxCapWindow))
 		}
+		cs = append(cs, c)
+	}
+	cs = append(cs, strayCampaigns(p, files)...)
+	for _, c := range cs {
+		f := campaign.Plain(c.Path)
 		if c.FrequencyCap != nil && c.FrequencyCap.Per > longest {
 			longest, from = c.FrequencyCap.Per, f
+		}
+		// The caps its rule sets put on a number (Florida's three marketing
+		// messages a day) read the same index.
+		if w := plan.CapsOf(c).PerNumberLongest; w > longest {
+			longest, from = w, f+": its rule sets' caps on a number"
 		}
 	}
 	return longest, from, nil
@@ -542,4 +554,37 @@ func projectAt(dir string) (*campaign.Project, string, error) {
 	}
 	proj, err := campaign.ProjectFor(dir)
 	return proj, dir, err
+}
+
+// strayCampaigns are the campaigns of project p that its campaigns: globs
+// do not find (files, those they do): every .yaml or .yml file in its
+// folders (hidden ones aside) that loads as a campaign of p. Such a file
+// still applies with the project's state, so its own caps count for
+// prune. A file that does not load is not one: it could not apply.
+func strayCampaigns(p *campaign.Project, files []string) []*campaign.Campaign {
+	known := map[string]bool{}
+	for _, f := range files {
+		if abs, err := filepath.Abs(f); err == nil {
+			known[abs] = true
+		}
+	}
+	var out []*campaign.Campaign
+	filepath.WalkDir(filepath.Dir(p.Path), func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return nil
+		case d.IsDir() && path != filepath.Dir(p.Path) && strings.HasPrefix(d.Name(), "."):
+			return filepath.SkipDir
+		case d.IsDir() || known[path]:
+			return nil
+		}
+		if ext := filepath.Ext(path); ext != ".yaml" && ext != ".yml" || filepath.Base(path) == campaign.ProjectFile {
+			return nil
+		}
+		if c, err := campaign.Load(path); err == nil && c.Project != nil && c.Project.Path == p.Path {
+			out = append(out, c)
+		}
+		return nil
+	})
+	return out
 }

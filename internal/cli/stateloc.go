@@ -177,7 +177,6 @@ func parseChoice(c stateChoice, raw string) (state.Location, error) {
 			envState, c.project.Path, password)
 	}
 	return loc, withHint(fmt.Errorf("%s (its value is not shown: it may be a password)", msg), "%s", hint)
-	return loc, nil
 }
 
 // projectState is the project file's state: a PostgreSQL location as

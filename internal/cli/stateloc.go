@@ -505,6 +505,9 @@ func runURL(env Env) string {
 // a saved plan's): a lock file next to the campaign while its state file
 // is gone and the state is elsewhere.
 func earlierStateSigns(c stateChoice, name string) []string {
+	if c.source == fromDefault && !exists(c.beside) {
+		return statesHere(c.beside, name)
+	}
 	if c.source == fromDefault || exists(c.beside) {
 		return nil
 	}
@@ -514,6 +517,40 @@ func earlierStateSigns(c stateChoice, name string) []string {
 		}
 	}
 	return nil
+}
+
+// statesHere is, when a campaign's state beside it is missing, the state
+// files of the current folder (when it is another) that record the
+// campaign: a state named by a bare --state or SMSFORM_STATE from there
+// (--state c.smsstate, run from a repository's root) lands in the current
+// folder, not the campaign's, and a later command without it must not
+// start a second ledger.
+func statesHere(beside, name string) []string {
+	here, err := filepath.Abs(".")
+	if err != nil {
+		return nil
+	}
+	if dir, err := filepath.Abs(filepath.Dir(beside)); err != nil || dir == here {
+		return nil // the state package looks beside the campaign itself
+	}
+	files, _ := filepath.Glob(filepath.Join(here, "*"+stateExt))
+	var signs []string
+	for _, f := range files {
+		loc, err := state.ParseLocation(f)
+		if err != nil || strings.HasPrefix(filepath.Base(f), ".") {
+			continue
+		}
+		st, err := state.OpenSharedReadOnly(context.Background(), loc, name)
+		if err != nil {
+			continue
+		}
+		if st.Lineage() != "" {
+			signs = append(signs, fmt.Sprintf("%s, in the current folder, records campaign %q (lineage %s, serial %d): a state named there by --state or %s",
+				f, name, st.Lineage(), st.Serial(), envState))
+		}
+		st.Close()
+	}
+	return signs
 }
 
 func exists(path string) bool {

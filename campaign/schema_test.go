@@ -168,7 +168,7 @@ var keySchemas = map[string]js{
 
 	"project.receive.auth":        {"description": "How a post is authenticated: hmac-sha256 (the lowercase hex HMAC-SHA256 of the raw body, in header), basic (any user, the secret as password), bearer (Authorization: Bearer SECRET) or query (?token=SECRET).", "enum": []string{"hmac-sha256", "basic", "bearer", "query"}},
 	"project.receive.header":      {"description": "With auth: hmac-sha256, the header that carries the signature, e.g. X-Signature.", "type": "string", "pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"},
-	"project.receive.stop_words":  {"description": "Replies that opt the number out of every campaign of the project, case and the spaces, punctuation and emoji around a word aside (default STOP, STOPALL, UNSUBSCRIBE, CANCEL, END, QUIT).", "$ref": "#/definitions/reply_words"},
+	"project.receive.stop_words":  {"description": "Replies that opt the number out of every campaign of the project, case and the spaces, punctuation and emoji around a word aside (default STOP, STOPALL, STOP ALL, UNSUBSCRIBE, CANCEL, END, QUIT, REVOKE, OPT OUT, OPTOUT; the words of a phrase parted by any white space).", "$ref": "#/definitions/reply_words"},
 	"project.receive.start_words": {"description": "Replies that opt the number back in (default START, UNSTOP).", "$ref": "#/definitions/reply_words"},
 }
 

@@ -101,7 +101,7 @@ type ReplyOptOuts interface {
 // DefaultStopWords and DefaultStartWords are the replies that opt out and
 // back in unless the project says otherwise.
 var (
-	DefaultStopWords  = []string{"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT"}
+	DefaultStopWords  = []string{"STOP", "STOPALL", "STOP ALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "REVOKE", "OPT OUT", "OPTOUT"}
 	DefaultStartWords = []string{"START", "UNSTOP"}
 )
 

@@ -14,8 +14,9 @@ import (
 // variation selector or joiners). "Stop.", " stop!" and "STOP 🛑" ask what
 // STOP does (a person who wrote them wants no more); so do "ＳＴＯＰ" and
 // "ｓｔｏｐ", the full-width letters some phones' keyboards send, and
-// "STOP\x00", a gateway's stray byte. "stop please" is not a word. A text
-// of those alone is "", which no word is.
+// "STOP\x00", a gateway's stray byte. The words of a phrase are parted by
+// one space, however many or of whatever kind were typed. "stop please" is
+// not a word. A text of those alone is "", which no word is.
 //
 // NFKC folds only what Unicode holds to be the same letters written
 // another way (full-width, ligatures, mathematical styles); a lookalike
@@ -25,7 +26,10 @@ func ReplyWord(text string) string {
 	// symbols as letters ("™" is "TM"), and "STOP™" is STOP as it always
 	// was. And after: a folded character may leave a space at an edge.
 	text = strings.TrimFunc(text, aside)
-	return strings.ToUpper(strings.TrimFunc(norm.NFKC.String(text), aside))
+	word := strings.ToUpper(strings.TrimFunc(norm.NFKC.String(text), aside))
+	// A phrase's words are parted by one space however they were typed
+	// ("STOP  ALL", "OPT\nOUT"): the person asked the same.
+	return strings.Join(strings.Fields(word), " ")
 }
 
 // aside is what ReplyWord sets aside around a word. Control characters

@@ -14,6 +14,8 @@ func TestReplyWord(t *testing.T) {
 		// A mark inside a word stays: composed with its letter when it has
 		// a composed form (Ê), as it is when it has none.
 		"ARRE\u0302T": "ARR\u00caT", "ST\u20ddOP": "ST\u20ddOP",
+		// A phrase's words, however they are parted.
+		"STOP  ALL": "STOP ALL", "stop\nall": "STOP ALL", "Stop\tAll": "STOP ALL", "opt \u2003 out": "OPT OUT", "OPT\r\nOUT.": "OPT OUT",
 	} {
 		if got := ReplyWord(text); got != want {
 			t.Errorf("ReplyWord(%q) = %q, want %q", text, got, want)

@@ -239,7 +239,13 @@ func countUpTo20(m map[string]int, key string) {
 
 // csv reads a CSV export: a header row, then a report a row.
 func (b *batcher) csv(r io.Reader) error {
-	cr := csv.NewReader(bufio.NewReaderSize(r, 64<<10))
+	br := bufio.NewReaderSize(r, 64<<10)
+	// A byte-order mark before the header (spreadsheets write one) would
+	// make a quoted first column a bare quote.
+	if bom, err := br.Peek(3); err == nil && string(bom) == "\ufeff" {
+		br.Discard(3)
+	}
+	cr := csv.NewReader(br)
 	cr.ReuseRecord = true
 	header, err := cr.Read()
 	switch {
@@ -269,7 +275,9 @@ func (b *batcher) csv(r io.Reader) error {
 		case err != nil:
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
-				line = pe.Line
+				// The row it began on: a quote never closed is read to the
+				// file's end.
+				line = pe.StartLine
 			}
 			return &LineError{File: b.name, Line: line, Err: csvProblem(err)}
 		case cr.InputOffset()-last > mapping.MaxBody:

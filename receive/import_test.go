@@ -277,3 +277,27 @@ func TestImportExportColumns(t *testing.T) {
 		t.Errorf("JSON lines with an export mapping: %+v, %v", got, err)
 	}
 }
+
+// TestImportCSVEdges: a byte-order mark before a quoted header is set
+// aside; a quote never closed is named by the row it opened on.
+func TestImportCSVEdges(t *testing.T) {
+	dir := t.TempDir()
+	o := &observed{inner: openReceiver(t, filepath.Join(dir, "smsform.smsstate"))}
+	bom := "\ufeff\"message_id\",\"to\",\"status\",\"reason\",\"at\"\r\n\"m1\",\"+33612340031\",\"DELIVERED\",\"\",\"\"\r\n"
+	if got, err := importFile(t, o, dir, "bom.csv", bom, 10); err != nil || got.Reports != 1 {
+		t.Errorf("a BOM before a quoted header: %+v, %v", got, err)
+	}
+	var b strings.Builder
+	b.WriteString("message_id,to,status,reason,at\n")
+	for i := range 20 {
+		status := "DELIVERED"
+		if i == 10 {
+			status = `"DELIVERED`
+		}
+		fmt.Fprintf(&b, "u%d,+3361234%04d,%s,,\n", i, i, status)
+	}
+	var le *receive.LineError
+	if _, err := importFile(t, &observed{inner: o.inner}, dir, "unterminated.csv", b.String(), 1000); !errors.As(err, &le) || le.Line != 12 {
+		t.Errorf("a quote never closed on line 12: %v", err)
+	}
+}

@@ -34,6 +34,11 @@ type Copied struct {
 type CopyOptions struct {
 	Campaign    string // which campaign, for a PostgreSQL source ("" when it holds one)
 	Shared      bool   // the target is a project's state (Options.Shared)
+	// ClaimSends claims the record's sends in the target's frequency cap
+	// index even when its source holds a ledger (see claimCopied): the
+	// target holds another project's ledger, which the source's claims
+	// will never join.
+	ClaimSends bool
 	By          string // who migrates, for the source's moved mark
 	LockTimeout time.Duration
 	RunURL      string
@@ -81,7 +86,7 @@ func Copy(ctx context.Context, from, to Location, opts CopyOptions) (*Copied, er
 	// without the lock, then by the mark under it, which holds up every
 	// receiver of the state (of the database, in PostgreSQL) for as long
 	// as the copy takes.
-	got, err := copyOnce(ctx, src, dst, to, name, false)
+	got, err := copyOnce(ctx, src, dst, to, name, false, opts.ClaimSends)
 	for try := 0; try < unlockedCopies; try++ {
 		if err == nil {
 			var changed bool
@@ -91,7 +96,7 @@ func Copy(ctx context.Context, from, to Location, opts CopyOptions) (*Copied, er
 		} else if !errors.Is(err, errChangedWhileCopied) {
 			break
 		}
-		got, err = copyOnce(ctx, src, dst, to, name, true)
+		got, err = copyOnce(ctx, src, dst, to, name, true, opts.ClaimSends)
 	}
 	if err != nil && !errors.Is(err, errChangedWhileCopied) {
 		return nil, err
@@ -99,7 +104,7 @@ func Copy(ctx context.Context, from, to Location, opts CopyOptions) (*Copied, er
 	// The source stays readable, but nothing writes or plans against it
 	// any more: a forgotten variable must not make it a second ledger.
 	got, err = src.markMoved(ctx, to.Unmasked(), opts.By, got, func() (*copiedAt, error) {
-		return copyOnce(ctx, src, dst, to, name, true)
+		return copyOnce(ctx, src, dst, to, name, true, opts.ClaimSends)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("copy state: the source %s could not be marked moved: %w", src.loc, err)
@@ -143,13 +148,13 @@ type readAt struct {
 // schema of the same database shares, or it would wait for itself unseen.
 // It asks none: the target's record exists by then (birth, which does,
 // has run) and the target is opened with AllowMoved.
-func copyOnce(ctx context.Context, src, dst *State, to Location, name string, again bool) (*copiedAt, error) {
+func copyOnce(ctx context.Context, src, dst *State, to Location, name string, again, claim bool) (*copiedAt, error) {
 	want, err := src.summary(ctx)
 	if err != nil {
 		return nil, err
 	}
 	at := readAt{serial: want.Serial}
-	if err := dst.w.do(ctx, func(t *txn) error { return t.copyFrom(src, &at, again) }); err != nil {
+	if err := dst.w.do(ctx, func(t *txn) error { return t.copyFrom(src, &at, again, claim) }); err != nil {
 		return nil, fmt.Errorf("copy state to %s: %w", dst.loc, err)
 	}
 	check, err := OpenReadOnly(ctx, to, name)
@@ -256,12 +261,15 @@ func (s *State) summary(ctx context.Context) (*Copied, error) {
 // order, and takes src's lineage and its serial at.serial (read before the
 // rows); again, over the copy of an earlier try. It fills in at what else
 // it read.
-func (t *txn) copyFrom(src *State, at *readAt, again bool) error {
+func (t *txn) copyFrom(src *State, at *readAt, again, claim bool) error {
 	dst := t.w.s
 	t.wrote = true
-	claims, err := t.claimsCopied(src)
-	if err != nil {
-		return err
+	claims := claim
+	if !claims {
+		var err error
+		if claims, err = t.claimsCopied(src); err != nil {
+			return err
+		}
 	}
 	if dst.Moved() != nil || again {
 		// Migrating back, or copying again: the record that moved away (or
@@ -465,7 +473,9 @@ func (t *txn) claimsCopied(src *State) (bool, error) {
 // not count for the project's cap, and a person it messaged could be
 // messaged again past the cap. A source that holds a ledger carries its
 // claims with it (the ledger's copy, in a whole state's migration), so it is
-// left alone, and so are the claims the target holds already. Each send
+// left alone, and so are the claims the target holds already, unless the
+// target holds another project's ledger, which those claims never join
+// (CopyOptions.ClaimSends: the campaign moved from one project to another). Each send
 // counts as marketing (the record does not say the campaign's kind; a cap
 // on marketing messages must not forget it), at the time the record gives
 // it, under a marker of the campaign (minus its id), never an attempt of

@@ -340,6 +340,10 @@ type migration struct {
 
 // campaign copies the campaign m.opts names and marks it moved.
 func (m migration) campaign(ctx context.Context) error {
+	// A target holding another project's ledger never gets the source's
+	// claims of this campaign's sends (a whole migration is refused
+	// there): they are made from its record as it is copied.
+	m.opts.ClaimSends = errors.Is(ledger.CheckTarget(ctx, m.from, m.to), state.ErrTargetNotEmpty)
 	c, err := state.Copy(ctx, m.from, m.to, m.opts)
 	if errors.Is(err, state.ErrLocked) {
 		return lockedHint(err, m.opts.LockTimeout)

@@ -32,16 +32,16 @@ type Copied struct {
 
 // CopyOptions tune Copy.
 type CopyOptions struct {
-	Campaign string // which campaign, for a PostgreSQL source ("" when it holds one)
-	Shared   bool   // the target is a project's state (Options.Shared)
+	Campaign    string // which campaign, for a PostgreSQL source ("" when it holds one)
+	Shared      bool   // the target is a project's state (Options.Shared)
+	By          string // who migrates, for the source's moved mark
+	LockTimeout time.Duration
+	RunURL      string
 	// ClaimSends claims the record's sends in the target's frequency cap
 	// index even when its source holds a ledger (see claimCopied): the
 	// target holds another project's ledger, which the source's claims
 	// will never join.
-	ClaimSends  bool
-	By          string // who migrates, for the source's moved mark
-	LockTimeout time.Duration
-	RunURL      string
+	ClaimSends bool
 }
 
 // Copy copies a campaign's whole record, every attempt and applied plan,

@@ -325,7 +325,11 @@ func (r planned) refusal(ctx context.Context, campaignPath string) *plan.Refusal
 			Fix: "fix what stops the check and plan again"}
 	}
 	if r.st.Lineage() == "" || r.st.Serial() == 0 {
-		if signs, err := state.EarlierSigns(ctx, r.choice.loc, name); err == nil && len(signs) > 0 {
+		signs, err := state.EarlierSigns(ctx, r.choice.loc, name)
+		if err == nil {
+			signs = append(signs, earlierStateSigns(r.choice, name)...) // what apply is given too
+		}
+		if len(signs) > 0 {
 			e := &state.EarlierStateError{Loc: r.choice.shown(), Campaign: name, Signs: signs}
 			return &plan.Refusal{Kind: plan.RefusedEarlierState, Reason: e.Error(),
 				Fix: "if the earlier state exists, point --state (or the project file's state:) at it; if it is really lost, check with the provider who was messaged, then apply with --new-state"}
@@ -353,6 +357,11 @@ func overBudget(err error, campaignPath string) (bool, error) {
 // the file's SHA-256, as a folder's manifest lists them.
 func savePlan(ctx context.Context, env Env, outFile string, r planned) (planfile.ManifestPlan, error) {
 	loc := r.choice.loc
+	// A plan made where an earlier state shows is not saved: applied from
+	// another folder, which sees no such sign, it would be a first send.
+	if rf := r.plan.Refusal; rf != nil && rf.Kind == plan.RefusedEarlierState {
+		return planfile.ManifestPlan{}, withHint(fmt.Errorf("%s not saved: apply would refuse it: %s", outFile, rf.Reason), "%s", rf.Fix)
+	}
 	// A password in the state's URL is never saved. Whether apply will
 	// have it again matters only when it came from --state: SMSFORM_STATE
 	// is in apply's environment as it is in plan's (the CI job's secret),

@@ -292,7 +292,9 @@ func testMarkSeesAPauseSetMeanwhile(t *testing.T, b backend) {
 	dst, err := Open(ctx, MustParseLocation(target), Options{Campaign: "spring", NewState: true, Shared: true, AllowMoved: true})
 	must(t, err)
 	defer dst.Close()
-	again := func() (*copiedAt, error) { return copyOnce(ctx, src, dst, MustParseLocation(target), "spring", true, false) }
+	again := func() (*copiedAt, error) {
+		return copyOnce(ctx, src, dst, MustParseLocation(target), "spring", true, false)
+	}
 	c, err := copyOnce(ctx, src, dst, MustParseLocation(target), "spring", false, false)
 	must(t, err)
 	if c.pause != [3]string{} {

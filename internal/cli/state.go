@@ -300,6 +300,12 @@ func (m migration) rest(ctx context.Context) {
 		}
 	}
 	l, _ := ledger.SizeOf(ctx, m.from)
+	if !l.Empty() && errors.Is(ledger.CheckTarget(ctx, m.from, m.to), state.ErrTargetNotEmpty) {
+		// Another project's state: a whole migration there is refused.
+		fmt.Fprintf(m.env.Stderr, "hint: %s holds another project's ledger: the opt-outs of %s stay there; to hold this campaign to them, list them there (smsform optout list --json --show-numbers) and import their numbers here (smsform optout import FILE, one number a line)\n",
+			m.to, m.from)
+		return
+	}
 	if what := leftBehind(left, l); what != "" {
 		fmt.Fprintf(m.env.Stderr, "hint: %s still holds %s: carry them over with smsform state migrate --from %s --to %s before the project file names the copy\n",
 			m.from, what, shellWord(m.from.String()), shellWord(m.to.String()))

@@ -357,11 +357,6 @@ func overBudget(err error, campaignPath string) (bool, error) {
 // the file's SHA-256, as a folder's manifest lists them.
 func savePlan(ctx context.Context, env Env, outFile string, r planned) (planfile.ManifestPlan, error) {
 	loc := r.choice.loc
-	// A plan made where an earlier state shows is not saved: applied from
-	// another folder, which sees no such sign, it would be a first send.
-	if rf := r.plan.Refusal; rf != nil && rf.Kind == plan.RefusedEarlierState {
-		return planfile.ManifestPlan{}, withHint(fmt.Errorf("%s not saved: apply would refuse it: %s", outFile, rf.Reason), "%s", rf.Fix)
-	}
 	// A password in the state's URL is never saved. Whether apply will
 	// have it again matters only when it came from --state: SMSFORM_STATE
 	// is in apply's environment as it is in plan's (the CI job's secret),

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/smsform/smsform/campaign"
+	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/ledger"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/plan/planfile"
@@ -113,9 +114,7 @@ func Start(ctx context.Context, r Request) (*Pending, error) {
 		if derived, err = rederive(ctx, r); err != nil {
 			return nil, err
 		}
-		if sign := savedSign(r); sign != "" {
-			r.StateOptions.Signs = append(slices.Clone(r.StateOptions.Signs), sign)
-		}
+		r.StateOptions.Signs = append(slices.Clone(r.StateOptions.Signs), savedSigns(r)...)
 	}
 	opts := r.StateOptions
 	opts.Campaign = r.Campaign.Name
@@ -206,14 +205,19 @@ func checkStamp(r Request, st *state.State, run *state.PlanRun) error {
 		return &PlanRefusedError{Why: StateChanged, Err: fmt.Errorf("%w (it was applied in part; the state changed since its last run)", ErrStalePlan)}
 	case run != nil:
 		return nil // every change since the plan is its own
-	case s.Lineage == "" && st.Serial() == 0:
-		return nil // planned before any state existed, and none was written since
-	case s.Serial > 0 && st.Lineage() == "" && !r.StateOptions.NewState:
-		signs := r.StateOptions.Signs
-		if sign := savedSign(r); !slices.Contains(signs, sign) {
-			signs = append(slices.Clone(signs), sign)
+	case (s.Serial > 0 || len(s.EarlierState) > 0) && st.Lineage() == "" && !r.StateOptions.NewState:
+		// Where the plan was made, signs of an earlier state showed (or
+		// the state it was made against recorded something): the folder
+		// apply runs in may show none of them.
+		signs := slices.Clone(r.StateOptions.Signs)
+		for _, sign := range savedSigns(r) {
+			if !slices.Contains(signs, sign) {
+				signs = append(signs, sign)
+			}
 		}
 		return &state.EarlierStateError{Loc: st.Path(), Campaign: r.Campaign.Name, Signs: signs}
+	case s.Lineage == "" && st.Serial() == 0:
+		return nil // planned before any state existed, and none was written since
 	case s.Lineage != "" && st.Lineage() == "":
 		return &PlanRefusedError{Why: OtherLineage,
 			Err: fmt.Errorf("%w: the plan was made against state lineage %s, and there is no state at %s", state.ErrLineage, s.Lineage, st.Path())}
@@ -226,13 +230,19 @@ func checkStamp(r Request, st *state.State, run *state.PlanRun) error {
 	return nil
 }
 
-// savedSign is what a saved plan says of an earlier state: the lineage it
-// was made against, if that state recorded anything ("" otherwise).
-func savedSign(r Request) string {
-	if s := r.Saved.Plan.State; s.Lineage != "" && s.Serial > 0 {
-		return fmt.Sprintf("the saved plan %s was made against state lineage %s (serial %d)", r.PlanFile, s.Lineage, s.Serial)
+// savedSigns is what a saved plan says of an earlier state: the lineage
+// it was made against, if that state recorded anything, and the signs
+// plan saw where it was made.
+func savedSigns(r Request) []string {
+	s := r.Saved.Plan.State
+	var signs []string
+	if s.Lineage != "" && s.Serial > 0 {
+		signs = append(signs, fmt.Sprintf("the saved plan %s was made against state lineage %s (serial %d)", r.PlanFile, s.Lineage, s.Serial))
 	}
-	return ""
+	for _, sign := range s.EarlierState {
+		signs = append(signs, fmt.Sprintf("plan saw, as it made %s: %s", r.PlanFile, words.Visible(sign)))
+	}
+	return signs
 }
 
 // Send sends the plan as [Run] does, with the campaign's sender, rate,

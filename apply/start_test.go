@@ -330,6 +330,15 @@ func TestStartRefuses(t *testing.T) {
 				recordSomething(t, other, r.camp.Name)
 				return r.request(testharness.ClientSecret, r.save(t, other))
 			}},
+		// plan saw signs of an earlier state where it ran (a state file of
+		// the folder recording the campaign): the plan carries them, so
+		// that no folder without them lets it through as a first send.
+		{name: "planned where an earlier state showed", earlier: true, noState: true, tokenless: true,
+			setup: func(t *testing.T, r *startRig) apply.Request {
+				return r.request(testharness.ClientSecret, r.forgeDoc(t, r.save(t, r.state), true, func(doc map[string]any) {
+					doc["plan"].(map[string]any)["state"].(map[string]any)["earlier_state"] = []any{"elsewhere.smsstate records the campaign"}
+				}))
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

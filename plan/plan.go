@@ -258,6 +258,11 @@ type StateStamp struct {
 	// the plan subtracted (0: none recorded): a saved plan is made again
 	// with these, and numbers opted out since are skipped as it is sent.
 	OptOutSeq int64 `json:"opt_out_seq,omitempty"`
+	// EarlierState are the signs of an earlier state the plan saw where it
+	// was made (a [RefusedEarlierState] refusal): a saved plan carries them,
+	// so that apply refuses it unless told --new-state from any folder, not
+	// only from one where the same signs show.
+	EarlierState []string `json:"earlier_state,omitempty"`
 }
 
 // FirstSendNotice is what a plan says when there is no state to plan
@@ -279,6 +284,9 @@ type Refusal struct {
 	Kind   RefusalKind `json:"kind"`
 	Reason string      `json:"reason"` // what apply would find, in a sentence
 	Fix    string      `json:"fix"`    // the command (or step) that settles it
+	// Signs are what a RefusedEarlierState refusal saw of the earlier
+	// state, each in a sentence.
+	Signs []string `json:"-"`
 }
 
 // RefusalKind names why apply refuses a plan, as JSON carries it.

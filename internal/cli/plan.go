@@ -273,6 +273,9 @@ func computePlan(ctx context.Context, env Env, f planFlags, campaignPath string,
 			return r, serr
 		}
 		p.Refusal = r.refusal(ctx, campaignPath)
+		if p.Refusal != nil && p.Refusal.Kind == plan.RefusedEarlierState {
+			p.State.EarlierState = p.Refusal.Signs // saved: apply refuses it from any folder
+		}
 		if w := lawCapWarning(c, r.choice); w != "" {
 			p.Warnings = append(p.Warnings, w)
 		}
@@ -331,7 +334,7 @@ func (r planned) refusal(ctx context.Context, campaignPath string) *plan.Refusal
 		}
 		if len(signs) > 0 {
 			e := &state.EarlierStateError{Loc: r.choice.shown(), Campaign: name, Signs: signs}
-			return &plan.Refusal{Kind: plan.RefusedEarlierState, Reason: e.Error(),
+			return &plan.Refusal{Kind: plan.RefusedEarlierState, Reason: e.Error(), Signs: signs,
 				Fix: "if the earlier state exists, point --state (or the project file's state:) at it; if it is really lost, check with the provider who was messaged, then apply with --new-state"}
 		}
 	}

@@ -133,6 +133,22 @@ func FindProject(dir string) (string, error) {
 	}
 }
 
+// FoldersUpToRepository are the folders above dir, nearest first, up to
+// the root of the git repository that holds it (that root included); none
+// when no repository holds dir. dir is an absolute, real folder.
+func FoldersUpToRepository(dir string) []string {
+	var up []string
+	for !isRepository(dir) {
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return nil
+		}
+		dir = parent
+		up = append(up, dir)
+	}
+	return up
+}
+
 // isRepository reports whether dir is a git repository's root: its .git
 // is a folder holding HEAD, or a file naming the repository's folder
 // elsewhere ("gitdir: …", a submodule's or a worktree's). Git itself

@@ -506,7 +506,7 @@ func runURL(env Env) string {
 // is gone and the state is elsewhere.
 func earlierStateSigns(c stateChoice, name string) []string {
 	if c.source == fromDefault && !exists(c.beside) {
-		return statesHere(c.beside, name)
+		return statesNearby(c, name)
 	}
 	if c.source == fromDefault || exists(c.beside) {
 		return nil
@@ -519,25 +519,63 @@ func earlierStateSigns(c stateChoice, name string) []string {
 	return nil
 }
 
-// statesHere is, when a campaign's state beside it is missing, the state
-// files of the current folder (when it is another) that record the
-// campaign: a state named by a bare --state or SMSFORM_STATE from there
-// (--state c.smsstate, run from a repository's root) lands in the current
-// folder, not the campaign's, and a later command without it must not
-// start a second ledger.
-func statesHere(beside, name string) []string {
+// statesNearby is, when a campaign's state beside it is missing, the
+// state files that record the campaign in the current folder (when it is
+// another) and in the folders above the campaign's up to its repository's
+// root: a state named by a bare --state or SMSFORM_STATE lands in the
+// folder the command ran in (--state c.smsstate, run from a repository's
+// root), and a later command without it, run from there, from the
+// campaign's folder or from anywhere else, must not start a second ledger.
+// The state package looks in the campaign's own folder.
+func statesNearby(c stateChoice, name string) []string {
 	here, err := filepath.Abs(".")
 	if err != nil {
 		return nil
 	}
-	if dir, err := filepath.Abs(filepath.Dir(beside)); err != nil || dir == here {
-		return nil // the state package looks beside the campaign itself
+	own := c.realDir
+	if own == "" {
+		if own, err = filepath.Abs(filepath.Dir(c.beside)); err != nil {
+			return nil
+		}
 	}
-	files, _ := filepath.Glob(filepath.Join(here, "*"+stateExt))
+	dirs := []string{}
+	if here != own {
+		dirs = append(dirs, here)
+	}
+	for _, d := range campaign.FoldersUpToRepository(own) {
+		if d != here {
+			dirs = append(dirs, d)
+		}
+	}
 	var signs []string
+	for _, dir := range dirs {
+		where := "in a folder above the campaign's"
+		if dir == here {
+			where = "in the current folder"
+		}
+		for _, f := range statesRecording(dir, name) {
+			signs = append(signs, fmt.Sprintf("%s, %s, records campaign %q%s: a state named there by --state or %s", f.file, where, name, f.said, envState))
+		}
+	}
+	return signs
+}
+
+// recording is a state file that records a campaign, and what it says of
+// it (its lineage and serial, in words).
+type recording struct{ file, said string }
+
+// statesRecording are the state files in dir that record the campaign
+// name, but the one next to a campaign file of their name: that
+// campaign's own state (another campaign may share the name).
+func statesRecording(dir, name string) []recording {
+	files, _ := filepath.Glob(filepath.Join(dir, "*"+stateExt))
+	var found []recording
 	for _, f := range files {
+		if strings.HasPrefix(filepath.Base(f), ".") || exists(strings.TrimSuffix(f, stateExt)+".yaml") || exists(strings.TrimSuffix(f, stateExt)+".yml") {
+			continue
+		}
 		loc, err := state.ParseLocation(f)
-		if err != nil || strings.HasPrefix(filepath.Base(f), ".") {
+		if err != nil {
 			continue
 		}
 		st, err := state.OpenSharedReadOnly(context.Background(), loc, name)
@@ -545,12 +583,11 @@ func statesHere(beside, name string) []string {
 			continue
 		}
 		if st.Lineage() != "" {
-			signs = append(signs, fmt.Sprintf("%s, in the current folder, records campaign %q (lineage %s, serial %d): a state named there by --state or %s",
-				f, name, st.Lineage(), st.Serial(), envState))
+			found = append(found, recording{f, fmt.Sprintf(" (lineage %s, serial %d)", st.Lineage(), st.Serial())})
 		}
 		st.Close()
 	}
-	return signs
+	return found
 }
 
 func exists(path string) bool {

@@ -16,12 +16,21 @@ var intl = e164.NewNormalizer("")
 // phone is the E.164 form of a number as a provider wrote it in a report
 // or a reply: with the + ("+447700900123", spaces and dashes allowed),
 // without it ("447700900123", as providers often store numbers), or after
-// the 00 international prefix. "" when it is none of these, or not a valid
+// the 00 international prefix, or as a tel: URI. "" when it is none of these, or not a valid
 // number: a national form ("07700 900123") names no country, and guessing
 // one could tie the report to someone else; such a report is matched by
 // its id alone.
 func phone(raw string) string {
 	raw = strings.TrimSpace(raw)
+	if len(raw) > 4 && strings.EqualFold(raw[:4], "tel:") {
+		// An RFC 3966 URI: a global number after tel:, its parameters
+		// (;ext=, ;phone-context=) not part of it; a local one ("tel:7042;
+		// phone-context=…") is no international form.
+		raw, _, _ = strings.Cut(raw[4:], ";")
+		if !strings.HasPrefix(raw, "+") {
+			return ""
+		}
+	}
 	if raw == "" {
 		return ""
 	}

@@ -23,6 +23,11 @@ func TestPhone(t *testing.T) {
 		"ACME":                     "",
 		"":                         "",
 		"+44740012345645678901234": "",
+		"tel:+44-7400-123456":      "+447400123456",
+		"TEL:+447400123456;ext=12": "+447400123456",
+		"tel:7042;phone-context=x": "",
+		"tel:":                     "",
+		"tel:447400123456":         "",
 	} {
 		if got := phone(raw); got != want {
 			t.Errorf("phone(%q) = %q, want %q", raw, got, want)

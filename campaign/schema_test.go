@@ -308,10 +308,12 @@ var checkSchemas = map[string]string{
 	"rate":          "keySchemas[rate]: pattern",
 }
 
-// has is the schema of an object that holds key. Strict validators (ajv
-// --strict) want the type and the property said where required names it.
+// has is the schema of an object that holds key, with a value: the loader
+// takes a key written with nothing after it (null) for absent. Strict
+// validators (ajv --strict) want the type and the property said where
+// required names it.
 func has(key string) js {
-	return js{"type": "object", "required": []string{key}, "properties": js{key: js{}}}
+	return js{"type": "object", "required": []string{key}, "properties": js{key: js{"not": js{"type": "null"}}}}
 }
 
 // with is s with one more keyword.

@@ -134,19 +134,24 @@ func FindProject(dir string) (string, error) {
 }
 
 // FoldersUpToRepository are the folders above dir, nearest first, up to
-// the root of the git repository that holds it (that root included); none
-// when no repository holds dir. dir is an absolute, real folder.
+// the root of the outermost git repository that holds it (that root
+// included: a repository made inside another, a clone or a submodule,
+// hides nothing above it); none when no repository holds dir. dir is an
+// absolute folder.
 func FoldersUpToRepository(dir string) []string {
 	var up []string
-	for !isRepository(dir) {
+	last := 0
+	for {
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return nil
+			return up[:last]
 		}
 		dir = parent
 		up = append(up, dir)
+		if isRepository(dir) {
+			last = len(up)
+		}
 	}
-	return up
 }
 
 // isRepository reports whether dir is a git repository's root: its .git
@@ -398,4 +403,27 @@ func (p *Project) CampaignFiles() ([]string, error) {
 	}
 	slices.Sort(files)
 	return files, nil
+}
+
+// maxNameRead bounds what NameOf reads: a campaign file is a page of YAML.
+const maxNameRead = 1 << 20
+
+// NameOf is the name: a campaign file says, read without the rest of the
+// campaign (its lists, its provider): "" when the file holds none, or is
+// no campaign file that can be read. Commands that look for a campaign's
+// state beside other campaign files use it to tell theirs from others'.
+func NameOf(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var doc struct {
+		Name any `yaml:"name"`
+	}
+	if yaml.NewDecoder(io.LimitReader(f, maxNameRead)).Decode(&doc) != nil {
+		return ""
+	}
+	name, _ := doc.Name.(string)
+	return name
 }

@@ -380,7 +380,7 @@ func fileSigns(path, campaign string, exists bool) []string {
 	}
 	others, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "*.smsstate"))
 	for _, other := range others {
-		if other == path || strings.HasPrefix(filepath.Base(other), ".") {
+		if other == path {
 			continue
 		}
 		st, err := openFileReadOnly(context.Background(), other, campaign, true)
@@ -394,6 +394,11 @@ func fileSigns(path, campaign string, exists bool) []string {
 	}
 	return signs
 }
+
+// LockLeft reports whether the lock file at lockPath tells that a state
+// was used beside it (see lockSign): a sign of an earlier state when that
+// state file is gone.
+func LockLeft(lockPath string) bool { return lockSign(lockPath) }
 
 // lockSign reports whether the lock file tells that a state was used here:
 // released by an apply, or held by one that died after creating the

@@ -104,6 +104,20 @@ func controlTarget(ctx context.Context, env Env, path string, cmd *cobra.Command
 	if m := st.Moved(); m != nil {
 		return nil, stateChoice{}, nil, movedError(&state.MovedError{Loc: choice.shown(), Campaign: c.Name, Moved: *m})
 	}
+	if st.Lineage() == "" {
+		// A pause makes the campaign's record: where signs of an earlier
+		// state show, that record would pass for the campaign's state
+		// and the next apply would send everyone again (nor would the
+		// pause reach the apply it was meant for).
+		signs, err := earlierSigns(ctx, choice, c.Name)
+		if err != nil {
+			return nil, stateChoice{}, nil, err
+		}
+		if len(signs) > 0 {
+			return nil, stateChoice{}, nil, withHint(&state.EarlierStateError{Loc: choice.shown(), Campaign: c.Name, Signs: signs},
+				"a pause must reach the state the campaign's applies use: point --state at the earlier state (or restore the file); if it is really lost, apply --new-state starts a new one")
+		}
+	}
 	return c, choice, st.Paused(), nil
 }
 

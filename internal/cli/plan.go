@@ -328,11 +328,7 @@ func (r planned) refusal(ctx context.Context, campaignPath string) *plan.Refusal
 			Fix: "fix what stops the check and plan again"}
 	}
 	if r.st.Lineage() == "" || r.st.Serial() == 0 {
-		signs, err := state.EarlierSigns(ctx, r.choice.loc, name)
-		if err == nil {
-			signs = append(signs, earlierStateSigns(r.choice, name)...) // what apply is given too
-		}
-		if len(signs) > 0 {
+		if signs, _ := earlierSigns(ctx, r.choice, name); len(signs) > 0 {
 			e := &state.EarlierStateError{Loc: r.choice.shown(), Campaign: name, Signs: signs}
 			return &plan.Refusal{Kind: plan.RefusedEarlierState, Reason: e.Error(), Signs: signs,
 				Fix: "if the earlier state exists, point --state (or the project file's state:) at it; if it is really lost, check with the provider who was messaged, then apply with --new-state"}

@@ -45,6 +45,9 @@ type stateChoice struct {
 	project *campaign.Project // nil outside a project
 	beside  string            // the file next to the campaign, the default outside a project
 	realDir string            // the folder the campaign file really sits in
+	// The campaign file, links resolved, and the folder it was named in
+	// (links not resolved: a linked folder's place), absolute.
+	realFile, givenDir string
 	// When the campaign file was reached through a link to it: the state
 	// next to the link and the project of the link's folder (nil when
 	// none, or the campaign's own), where its record was kept before links
@@ -82,6 +85,10 @@ func chooseState(env Env, campaignPath string, flag *pflag.Flag) (stateChoice, e
 	followed := campaign.Followed(campaignPath)
 	c := stateChoice{project: proj, beside: statePath(followed, ""), source: fromDefault}
 	c.realDir, _ = realpath.Dir(campaignPath)
+	if c.realFile, err = filepath.EvalSymlinks(campaignPath); err == nil {
+		c.realFile, _ = filepath.Abs(c.realFile)
+	}
+	c.givenDir, _ = filepath.Abs(filepath.Dir(campaignPath))
 	if followed != campaignPath {
 		c.linkBeside = statePath(campaignPath, "")
 		if lp := linkProject(campaignPath); lp != nil && (proj == nil || lp.Path != proj.Path) {
@@ -502,76 +509,97 @@ func runURL(env Env) string {
 
 // earlierStateSigns are the signs of an earlier state that only the
 // command line knows of (the state package adds its own, and apply.Start
-// a saved plan's): a lock file next to the campaign while its state file
-// is gone and the state is elsewhere.
+// a saved plan's): the states of the folders around the campaign that
+// record it, when the state file in use is still to be made; a lock file
+// next to the campaign while its state file is gone and the state is
+// elsewhere.
 func earlierStateSigns(c stateChoice, name string) []string {
-	if c.source == fromDefault && !exists(c.beside) {
-		return statesNearby(c, name)
+	var signs []string
+	if !c.loc.IsPostgres() && !exists(c.loc.File()) {
+		signs = statesNearby(c, name)
 	}
 	if c.source == fromDefault || exists(c.beside) {
-		return nil
+		return signs
 	}
 	for _, lock := range []string{state.LockFile(c.beside, name), c.beside + ".lock"} {
 		if exists(lock) {
-			return []string{fmt.Sprintf("%s exists (a state was used next to the campaign)", lock)}
-		}
-	}
-	return nil
-}
-
-// statesNearby is, when a campaign's state beside it is missing, the
-// state files that record the campaign in the current folder (when it is
-// another) and in the folders above the campaign's up to its repository's
-// root: a state named by a bare --state or SMSFORM_STATE lands in the
-// folder the command ran in (--state c.smsstate, run from a repository's
-// root), and a later command without it, run from there, from the
-// campaign's folder or from anywhere else, must not start a second ledger.
-// The state package looks in the campaign's own folder.
-func statesNearby(c stateChoice, name string) []string {
-	here, err := filepath.Abs(".")
-	if err != nil {
-		return nil
-	}
-	own := c.realDir
-	if own == "" {
-		if own, err = filepath.Abs(filepath.Dir(c.beside)); err != nil {
-			return nil
-		}
-	}
-	dirs := []string{}
-	if here != own {
-		dirs = append(dirs, here)
-	}
-	for _, d := range campaign.FoldersUpToRepository(own) {
-		if d != here {
-			dirs = append(dirs, d)
-		}
-	}
-	var signs []string
-	for _, dir := range dirs {
-		where := "in a folder above the campaign's"
-		if dir == here {
-			where = "in the current folder"
-		}
-		for _, f := range statesRecording(dir, name) {
-			signs = append(signs, fmt.Sprintf("%s, %s, records campaign %q%s: a state named there by --state or %s", f.file, where, name, f.said, envState))
+			signs = append(signs, fmt.Sprintf("%s exists (a state was used next to the campaign)", lock))
 		}
 	}
 	return signs
 }
 
-// recording is a state file that records a campaign, and what it says of
-// it (its lineage and serial, in words).
-type recording struct{ file, said string }
+// earlierSigns are all the signs of an earlier state of the campaign name
+// that the state in use does not record: the state package's and the
+// command line's. What plan shows first, and what stops pause from making
+// a record in a new state (apply would take it for the campaign's state).
+func earlierSigns(ctx context.Context, c stateChoice, name string) ([]string, error) {
+	signs, err := state.EarlierSigns(ctx, c.loc, name)
+	if err != nil {
+		return nil, err
+	}
+	return append(signs, earlierStateSigns(c, name)...), nil
+}
 
-// statesRecording are the state files in dir that record the campaign
-// name, but the one next to a campaign file of their name: that
-// campaign's own state (another campaign may share the name).
-func statesRecording(dir, name string) []recording {
+// statesNearby is, for a campaign whose state file is still to be made,
+// the state files that record the campaign (and the lock files of one
+// that is gone) in the current folder and in the folders above the
+// campaign's up to its outermost repository's root, from where the file
+// really is and from where it was named (a linked folder): a state named
+// by a bare --state or SMSFORM_STATE lands in the folder the command ran
+// in (--state c.smsstate, run from a repository's root), and a later
+// command without it, or with it from elsewhere, must not start a second
+// ledger. The state package looks in the state's own folder.
+func statesNearby(c stateChoice, name string) []string {
+	here, err := filepath.Abs(".")
+	if err != nil {
+		return nil
+	}
+	own := filepath.Dir(c.loc.File())
+	if abs, err := filepath.Abs(own); err == nil {
+		own = abs
+	}
+	seen := map[string]bool{own: true}
+	var dirs []string
+	add := func(d string) {
+		if d != "" && !seen[d] {
+			seen[d] = true
+			dirs = append(dirs, d)
+		}
+	}
+	add(here)
+	add(c.realDir)
+	add(c.givenDir)
+	for _, from := range []string{c.realDir, c.givenDir} {
+		if from != "" {
+			for _, d := range campaign.FoldersUpToRepository(from) {
+				add(d)
+			}
+		}
+	}
+	var signs []string
+	for _, dir := range dirs {
+		where := "in a folder above the campaign's"
+		switch dir {
+		case here:
+			where = "in the current folder"
+		case c.realDir, c.givenDir:
+			where = "in the campaign's folder"
+		}
+		signs = append(signs, c.statesRecording(dir, where, name)...)
+	}
+	return signs
+}
+
+// statesRecording are, in words, the state files in dir (where, said so)
+// that record the campaign name, and the lock files of the campaign whose
+// state file is gone; but not the state of another campaign file of the
+// same name beside it (c.smsstate next to c.yaml): that campaign's own.
+func (c stateChoice) statesRecording(dir, where, name string) []string {
 	files, _ := filepath.Glob(filepath.Join(dir, "*"+stateExt))
-	var found []recording
+	var signs []string
 	for _, f := range files {
-		if strings.HasPrefix(filepath.Base(f), ".") || exists(strings.TrimSuffix(f, stateExt)+".yaml") || exists(strings.TrimSuffix(f, stateExt)+".yml") {
+		if c.othersOwn(strings.TrimSuffix(f, stateExt), name) {
 			continue
 		}
 		loc, err := state.ParseLocation(f)
@@ -583,11 +611,41 @@ func statesRecording(dir, name string) []recording {
 			continue
 		}
 		if st.Lineage() != "" {
-			found = append(found, recording{f, fmt.Sprintf(" (lineage %s, serial %d)", st.Lineage(), st.Serial())})
+			signs = append(signs, fmt.Sprintf("%s, %s, records campaign %q (lineage %s, serial %d): a state named there by --state or %s",
+				f, where, name, st.Lineage(), st.Serial(), envState))
 		}
 		st.Close()
 	}
-	return found
+	locks, _ := filepath.Glob(filepath.Join(dir, "*"+stateExt+".*.lock"))
+	for _, lock := range locks {
+		file, ok := strings.CutSuffix(lock, "."+name+".lock")
+		if !ok || filepath.Ext(file) != stateExt || exists(file) || c.othersOwn(strings.TrimSuffix(file, stateExt), name) || !state.LockLeft(lock) {
+			continue
+		}
+		signs = append(signs, fmt.Sprintf("%s, %s, exists but not its state file (a state of campaign %q was used there)", lock, where, name))
+	}
+	return signs
+}
+
+// othersOwn says that base (a state file's path without .smsstate) is
+// that of another campaign file of the campaign's name, not this one
+// (reached by no link): the state next to it is that campaign's default.
+func (c stateChoice) othersOwn(base, name string) bool {
+	for _, ext := range []string{".yaml", ".yml"} {
+		f := base + ext
+		if filepath.Base(f) == campaign.ProjectFile || !exists(f) {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(f)
+		if err == nil {
+			real, err = filepath.Abs(real)
+		}
+		if err != nil || real == c.realFile {
+			return false
+		}
+		return campaign.NameOf(f) == name
+	}
+	return false
 }
 
 func exists(path string) bool {

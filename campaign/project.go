@@ -136,20 +136,20 @@ func FindProject(dir string) (string, error) {
 // FoldersUpToRepository are the folders above dir, nearest first, up to
 // the root of the outermost git repository that holds it (that root
 // included: a repository made inside another, a clone or a submodule,
-// hides nothing above it); none when no repository holds dir. dir is an
-// absolute folder.
-func FoldersUpToRepository(dir string) []string {
-	var up []string
+// hides nothing above it). ok is false when no repository holds dir. dir
+// is an absolute folder.
+func FoldersUpToRepository(dir string) (up []string, ok bool) {
+	ok = isRepository(dir)
 	last := 0
 	for {
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return up[:last]
+			return up[:last:last], ok
 		}
 		dir = parent
 		up = append(up, dir)
 		if isRepository(dir) {
-			last = len(up)
+			last, ok = len(up), true
 		}
 	}
 }

@@ -48,6 +48,7 @@ type stateChoice struct {
 	// The campaign file, links resolved, and the folder it was named in
 	// (links not resolved: a linked folder's place), absolute.
 	realFile, givenDir string
+	home               string // $HOME: how far up to look outside a repository
 	// When the campaign file was reached through a link to it: the state
 	// next to the link and the project of the link's folder (nil when
 	// none, or the campaign's own), where its record was kept before links
@@ -89,6 +90,7 @@ func chooseState(env Env, campaignPath string, flag *pflag.Flag) (stateChoice, e
 		c.realFile, _ = filepath.Abs(c.realFile)
 	}
 	c.givenDir, _ = filepath.Abs(filepath.Dir(campaignPath))
+	c.home = env.Getenv("HOME")
 	if followed != campaignPath {
 		c.linkBeside = statePath(campaignPath, "")
 		if lp := linkProject(campaignPath); lp != nil && (proj == nil || lp.Path != proj.Path) {
@@ -544,8 +546,8 @@ func earlierSigns(ctx context.Context, c stateChoice, name string) ([]string, er
 // statesNearby is, for a campaign whose state file is still to be made,
 // the state files that record the campaign (and the lock files of one
 // that is gone) in the current folder and in the folders above the
-// campaign's up to its outermost repository's root, from where the file
-// really is and from where it was named (a linked folder): a state named
+// campaign's (see foldersAbove), from where the file really is and from
+// where it was named (a linked folder): a state named
 // by a bare --state or SMSFORM_STATE lands in the folder the command ran
 // in (--state c.smsstate, run from a repository's root), and a later
 // command without it, or with it from elsewhere, must not start a second
@@ -572,7 +574,7 @@ func statesNearby(c stateChoice, name string) []string {
 	add(c.givenDir)
 	for _, from := range []string{c.realDir, c.givenDir} {
 		if from != "" {
-			for _, d := range campaign.FoldersUpToRepository(from) {
+			for _, d := range foldersAbove(from, c.home) {
 				add(d)
 			}
 		}
@@ -589,6 +591,26 @@ func statesNearby(c stateChoice, name string) []string {
 		signs = append(signs, c.statesRecording(dir, where, name)...)
 	}
 	return signs
+}
+
+// foldersAbove are the folders above dir where a state named from there
+// may record its campaign: up to the outermost repository's root, or,
+// outside any repository, up to the home folder home (when dir is in it).
+func foldersAbove(dir, home string) []string {
+	if up, ok := campaign.FoldersUpToRepository(dir); ok {
+		return up
+	}
+	home = filepath.Clean(home)
+	if !filepath.IsAbs(home) || !strings.HasPrefix(dir, home+string(filepath.Separator)) {
+		return nil
+	}
+	var up []string
+	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+		up = append(up, d)
+		if d == home || filepath.Dir(d) == d {
+			return up
+		}
+	}
 }
 
 // statesRecording are, in words, the state files in dir (where, said so)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/smsform/smsform/api"
@@ -237,10 +238,11 @@ func TestStartRefuses(t *testing.T) {
 		// tokenless: refused before the token was asked for (every
 		// check of a saved plan but the locked state's).
 		tokenless bool
-		earlier   bool  // a *state.EarlierStateError
-		is        error // an error the refusal must be, when set
-		noState   bool  // no state file may exist after Start
-		wantSent  int   // messages the sandbox holds (from the setup)
+		earlier   bool   // a *state.EarlierStateError
+		says      string // what the error's words must hold, when set
+		is        error  // an error the refusal must be, when set
+		noState   bool   // no state file may exist after Start
+		wantSent  int    // messages the sandbox holds (from the setup)
 	}{
 		{name: "wrong credentials", noToken: true, noState: true,
 			setup: func(t *testing.T, r *startRig) apply.Request { return r.request("not-the-secret", nil) }},
@@ -334,6 +336,7 @@ func TestStartRefuses(t *testing.T) {
 		// the folder recording the campaign): the plan carries them, so
 		// that no folder without them lets it through as a first send.
 		{name: "planned where an earlier state showed", earlier: true, noState: true, tokenless: true,
+			says: "plan saw, as it made ",
 			setup: func(t *testing.T, r *startRig) apply.Request {
 				return r.request(testharness.ClientSecret, r.forgeDoc(t, r.save(t, r.state), true, func(doc map[string]any) {
 					doc["plan"].(map[string]any)["state"].(map[string]any)["earlier_state"] = []any{"elsewhere.smsstate records the campaign"}
@@ -356,6 +359,9 @@ func TestStartRefuses(t *testing.T) {
 			}
 			if tt.is != nil && !errors.Is(err, tt.is) {
 				t.Errorf("err = %v (%T), want %v", err, err, tt.is)
+			}
+			if tt.says != "" && !strings.Contains(err.Error(), tt.says) {
+				t.Errorf("err = %v, want it to say %q", err, tt.says)
 			}
 			if got := errors.Is(err, state.ErrEarlierState); got != tt.earlier {
 				t.Errorf("err = %v (%T), an earlier state: %v, want %v", err, err, got, tt.earlier)

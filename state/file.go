@@ -378,9 +378,12 @@ func fileSigns(path, campaign string, exists bool) []string {
 	if campaign == "" {
 		return signs
 	}
-	others, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "*.smsstate"))
-	for _, other := range others {
-		if other == path {
+	// The folder is read, not globbed: its name may hold a pattern's
+	// characters ("acme[1]").
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	for _, e := range entries {
+		other := filepath.Join(filepath.Dir(path), e.Name())
+		if !strings.HasSuffix(e.Name(), ".smsstate") || other == path {
 			continue
 		}
 		st, err := openFileReadOnly(context.Background(), other, campaign, true)

@@ -128,7 +128,7 @@ func runApply(ctx context.Context, env Env, f applyFlags, target string) error {
 	// is read.
 	pending, err := apply.Start(ctx, apply.Request{Campaign: c, Saved: saved, PlanFile: target, Client: client, State: sp,
 		StateOptions: state.Options{LockTimeout: f.lockTimeout, LockWait: sayLockWait(env), RunURL: runURL(env), NewState: f.newState,
-			Shared: choice.shared, Signs: earlierStateSigns(choice, c.Name)},
+			Shared: choice.shared, Signs: earlierStateSigns(ctx, choice, c.Name)},
 		Clock: env.Clock, Events: newProgress(env, f.json, 0).Event, Warn: func(err error) { warnf(env, "%v", err) }})
 	if err != nil {
 		return next.startError(err, f.lockTimeout, sp)

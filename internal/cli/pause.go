@@ -28,7 +28,7 @@ func newPauseCmd(env Env) *cobra.Command {
 			return err
 		}
 		ctx := cmd.Context()
-		c, choice, before, err := controlTarget(ctx, env, pos[0], cmd)
+		c, choice, before, err := controlTarget(ctx, env, pos[0], cmd, true)
 		if err != nil {
 			return err
 		}
@@ -67,7 +67,7 @@ func newResumeCmd(env Env) *cobra.Command {
 	cmd.Args = positional(1, 1, "one campaign file")
 	cmd.RunE = func(cmd *cobra.Command, pos []string) error {
 		ctx := cmd.Context()
-		c, choice, before, err := controlTarget(ctx, env, pos[0], cmd)
+		c, choice, before, err := controlTarget(ctx, env, pos[0], cmd, false)
 		if err != nil {
 			return err
 		}
@@ -86,8 +86,9 @@ func newResumeCmd(env Env) *cobra.Command {
 
 // controlTarget is the campaign a pause or resume acts on, its state, and
 // its pause as it is now (nil: not paused). A state moved elsewhere is
-// refused: the pause would be read by nobody.
-func controlTarget(ctx context.Context, env Env, path string, cmd *cobra.Command) (*campaign.Campaign, stateChoice, *state.Pause, error) {
+// refused: the pause would be read by nobody; so is pausing (which makes
+// the campaign's record) where signs of an earlier state show.
+func controlTarget(ctx context.Context, env Env, path string, cmd *cobra.Command, pausing bool) (*campaign.Campaign, stateChoice, *state.Pause, error) {
 	c, err := campaign.Load(path)
 	if err != nil {
 		return nil, stateChoice{}, nil, err
@@ -104,7 +105,7 @@ func controlTarget(ctx context.Context, env Env, path string, cmd *cobra.Command
 	if m := st.Moved(); m != nil {
 		return nil, stateChoice{}, nil, movedError(&state.MovedError{Loc: choice.shown(), Campaign: c.Name, Moved: *m})
 	}
-	if st.Lineage() == "" {
+	if st.Lineage() == "" && pausing {
 		// A pause makes the campaign's record: where signs of an earlier
 		// state show, that record would pass for the campaign's state
 		// and the next apply would send everyone again (nor would the

@@ -274,7 +274,7 @@ func computePlan(ctx context.Context, env Env, f planFlags, campaignPath string,
 		}
 		p.Refusal = r.refusal(ctx, campaignPath)
 		if p.Refusal != nil && p.Refusal.Kind == plan.RefusedEarlierState {
-			p.State.EarlierState = p.Refusal.Signs // saved: apply refuses it from any folder
+			p.State.EarlierState = savedSigns(p.Refusal.Signs) // saved: apply refuses it from any folder
 		}
 		if w := lawCapWarning(c, r.choice); w != "" {
 			p.Warnings = append(p.Warnings, w)
@@ -328,7 +328,12 @@ func (r planned) refusal(ctx context.Context, campaignPath string) *plan.Refusal
 			Fix: "fix what stops the check and plan again"}
 	}
 	if r.st.Lineage() == "" || r.st.Serial() == 0 {
-		if signs, _ := earlierSigns(ctx, r.choice, name); len(signs) > 0 {
+		signs, err := earlierSigns(ctx, r.choice, name)
+		if err != nil {
+			return &plan.Refusal{Kind: plan.RefusedUnchecked, Reason: "could not look for signs of an earlier state: " + err.Error(),
+				Fix: "fix what stops the check and plan again"}
+		}
+		if len(signs) > 0 {
 			e := &state.EarlierStateError{Loc: r.choice.shown(), Campaign: name, Signs: signs}
 			return &plan.Refusal{Kind: plan.RefusedEarlierState, Reason: e.Error(), Signs: signs,
 				Fix: "if the earlier state exists, point --state (or the project file's state:) at it; if it is really lost, check with the provider who was messaged, then apply with --new-state"}
@@ -339,6 +344,16 @@ func (r planned) refusal(ctx context.Context, campaignPath string) *plan.Refusal
 			Fix: "smsform resume " + shellWord(campaignPath)}
 	}
 	return nil
+}
+
+// savedSigns are signs of an earlier state as a saved plan keeps them, for
+// an apply that may run in another folder.
+func savedSigns(signs []string) []string {
+	out := make([]string, len(signs))
+	for i, s := range signs {
+		out[i] = strings.ReplaceAll(s, "in the current folder", "in the folder plan ran in")
+	}
+	return out
 }
 
 // overBudget reports whether err is a plan over its budget, which is shown

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -515,10 +516,10 @@ func runURL(env Env) string {
 // record it, when the state file in use is still to be made; a lock file
 // next to the campaign while its state file is gone and the state is
 // elsewhere.
-func earlierStateSigns(c stateChoice, name string) []string {
+func earlierStateSigns(ctx context.Context, c stateChoice, name string) []string {
 	var signs []string
 	if !c.loc.IsPostgres() && !exists(c.loc.File()) {
-		signs = statesNearby(c, name)
+		signs = statesNearby(ctx, c, name)
 	}
 	if c.source == fromDefault || exists(c.beside) {
 		return signs
@@ -536,11 +537,16 @@ func earlierStateSigns(c stateChoice, name string) []string {
 // command line's. What plan shows first, and what stops pause from making
 // a record in a new state (apply would take it for the campaign's state).
 func earlierSigns(ctx context.Context, c stateChoice, name string) ([]string, error) {
-	signs, err := state.EarlierSigns(ctx, c.loc, name)
-	if err != nil {
-		return nil, err
+	var signs []string
+	// A state file whose folder is still to be made (the project's, by
+	// its first apply) has nothing beside it to look at.
+	if _, err := os.Stat(filepath.Dir(c.loc.File())); c.loc.IsPostgres() || err == nil {
+		var err error
+		if signs, err = state.EarlierSigns(ctx, c.loc, name); err != nil {
+			return nil, err
+		}
 	}
-	return append(signs, earlierStateSigns(c, name)...), nil
+	return append(signs, earlierStateSigns(ctx, c, name)...), nil
 }
 
 // statesNearby is, for a campaign whose state file is still to be made,
@@ -552,20 +558,18 @@ func earlierSigns(ctx context.Context, c stateChoice, name string) ([]string, er
 // in (--state c.smsstate, run from a repository's root), and a later
 // command without it, or with it from elsewhere, must not start a second
 // ledger. The state package looks in the state's own folder.
-func statesNearby(c stateChoice, name string) []string {
+func statesNearby(ctx context.Context, c stateChoice, name string) []string {
 	here, err := filepath.Abs(".")
 	if err != nil {
-		return nil
+		return []string{fmt.Sprintf("the current folder could not be found (%v), nor the states in it looked at", err)}
 	}
-	own := filepath.Dir(c.loc.File())
-	if abs, err := filepath.Abs(own); err == nil {
-		own = abs
-	}
-	seen := map[string]bool{own: true}
+	// Folders are told apart by what they really are: one reached by a
+	// link and by its own path is looked in once.
+	seen := map[string]bool{realFolder(filepath.Dir(c.loc.File())): true} // the state package's
 	var dirs []string
 	add := func(d string) {
-		if d != "" && !seen[d] {
-			seen[d] = true
+		if r := realFolder(d); d != "" && !seen[r] {
+			seen[r] = true
 			dirs = append(dirs, d)
 		}
 	}
@@ -588,9 +592,20 @@ func statesNearby(c stateChoice, name string) []string {
 		case c.realDir, c.givenDir:
 			where = "in the campaign's folder"
 		}
-		signs = append(signs, c.statesRecording(dir, where, name)...)
+		signs = append(signs, c.statesRecording(ctx, dir, where, name)...)
 	}
 	return signs
+}
+
+// realFolder is dir absolute, its links resolved when it exists.
+func realFolder(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return real
+	}
+	return dir
 }
 
 // foldersAbove are the folders above dir where a state named from there
@@ -600,74 +615,95 @@ func foldersAbove(dir, home string) []string {
 	if up, ok := campaign.FoldersUpToRepository(dir); ok {
 		return up
 	}
-	home = filepath.Clean(home)
-	if !filepath.IsAbs(home) || !strings.HasPrefix(dir, home+string(filepath.Separator)) {
+	if home == "" || !filepath.IsAbs(home) {
 		return nil
 	}
-	var up []string
-	for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
-		up = append(up, d)
-		if d == home || filepath.Dir(d) == d {
-			return up
+	for _, h := range []string{filepath.Clean(home), realFolder(home)} {
+		if !strings.HasPrefix(dir, h+string(filepath.Separator)) {
+			continue
+		}
+		var up []string
+		for d := filepath.Dir(dir); ; d = filepath.Dir(d) {
+			up = append(up, d)
+			if d == h || filepath.Dir(d) == d {
+				return up
+			}
 		}
 	}
+	return nil
 }
 
 // statesRecording are, in words, the state files in dir (where, said so)
-// that record the campaign name, and the lock files of the campaign whose
-// state file is gone; but not the state of another campaign file of the
-// same name beside it (c.smsstate next to c.yaml): that campaign's own.
-func (c stateChoice) statesRecording(dir, where, name string) []string {
-	files, _ := filepath.Glob(filepath.Join(dir, "*"+stateExt))
-	var signs []string
-	for _, f := range files {
-		if c.othersOwn(strings.TrimSuffix(f, stateExt), name) {
-			continue
-		}
-		loc, err := state.ParseLocation(f)
-		if err != nil {
-			continue
-		}
-		st, err := state.OpenSharedReadOnly(context.Background(), loc, name)
-		if err != nil {
-			continue
-		}
-		if st.Lineage() != "" {
-			signs = append(signs, fmt.Sprintf("%s, %s, records campaign %q (lineage %s, serial %d): a state named there by --state or %s",
-				f, where, name, st.Lineage(), st.Serial(), envState))
-		}
-		st.Close()
+// that record the campaign name, or could not be read (they may), and the
+// lock files of the campaign whose state file is gone. The folder is read,
+// not globbed: its name may hold a pattern's characters ("acme[1]").
+func (c stateChoice) statesRecording(ctx context.Context, dir, where, name string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // a folder that cannot be read holds nothing apply could use either
 	}
-	locks, _ := filepath.Glob(filepath.Join(dir, "*"+stateExt+".*.lock"))
-	for _, lock := range locks {
-		file, ok := strings.CutSuffix(lock, "."+name+".lock")
-		if !ok || filepath.Ext(file) != stateExt || exists(file) || c.othersOwn(strings.TrimSuffix(file, stateExt), name) || !state.LockLeft(lock) {
-			continue
+	var signs []string
+	for _, e := range entries {
+		f := filepath.Join(dir, e.Name())
+		switch {
+		case strings.HasSuffix(e.Name(), stateExt):
+			// A link to nothing (the state in use, still to be made, say)
+			// records nothing; nor does a folder.
+			if fi, err := os.Stat(f); errors.Is(err, fs.ErrNotExist) || err == nil && fi.IsDir() {
+				continue
+			}
+			if sign := c.stateSign(ctx, f, where, name); sign != "" {
+				signs = append(signs, sign)
+			}
+		case strings.HasSuffix(e.Name(), stateExt+"."+name+".lock"):
+			file := strings.TrimSuffix(f, "."+name+".lock")
+			if !exists(file) && state.LockLeft(f) {
+				signs = append(signs, fmt.Sprintf("%s, %s, exists but not its state file (a state of campaign %q was used there)", f, where, name))
+			}
 		}
-		signs = append(signs, fmt.Sprintf("%s, %s, exists but not its state file (a state of campaign %q was used there)", lock, where, name))
 	}
 	return signs
 }
 
-// othersOwn says that base (a state file's path without .smsstate) is
-// that of another campaign file of the campaign's name, not this one
-// (reached by no link): the state next to it is that campaign's default.
-func (c stateChoice) othersOwn(base, name string) bool {
+// stateSign is, in words, what the state file f says of the campaign name
+// as a sign of an earlier state: "" when it does not record it.
+func (c stateChoice) stateSign(ctx context.Context, f, where, name string) string {
+	loc, err := state.ParseLocation(f)
+	var st *state.State
+	if err == nil {
+		st, err = state.OpenSharedReadOnly(ctx, loc, name)
+	}
+	if err != nil {
+		return fmt.Sprintf("%s, %s, could not be read (%v): it may record campaign %q", f, where, err, name)
+	}
+	defer st.Close()
+	if st.Lineage() == "" {
+		return ""
+	}
+	sign := fmt.Sprintf("%s, %s, records campaign %q (lineage %s, serial %d)", f, where, name, st.Lineage(), st.Serial())
+	if other := c.sameNameBeside(strings.TrimSuffix(f, stateExt), name); other != "" {
+		return sign + fmt.Sprintf(": the state of %s, another campaign file of that name (a copy?); smsform tells campaigns by their names: give each its own", other)
+	}
+	return sign + ": a state named there by --state or " + envState
+}
+
+// sameNameBeside is the campaign file base.yaml (or .yml), when it is not
+// this campaign's file and is one of the campaign's name: the state next
+// to it is its default. "" otherwise.
+func (c stateChoice) sameNameBeside(base, name string) string {
 	for _, ext := range []string{".yaml", ".yml"} {
 		f := base + ext
 		if filepath.Base(f) == campaign.ProjectFile || !exists(f) {
 			continue
 		}
-		real, err := filepath.EvalSymlinks(f)
-		if err == nil {
-			real, err = filepath.Abs(real)
+		if realFolder(f) == c.realFile {
+			return "" // the campaign's own file, through a link
 		}
-		if err != nil || real == c.realFile {
-			return false
+		if campaign.NameOf(f) == name {
+			return f
 		}
-		return campaign.NameOf(f) == name
 	}
-	return false
+	return ""
 }
 
 func exists(path string) bool {

@@ -93,7 +93,7 @@ func testRequest(ctx context.Context, env Env, f testFlags, path string) (apply.
 	}
 	return apply.TestRequest{Campaign: c, To: numbers, Row: row, By: actor(env), Client: client, State: why.choice.loc,
 		StateOptions: state.Options{LockTimeout: f.lockTimeout, LockWait: sayLockWait(env), RunURL: runURL(env),
-			Shared: why.choice.shared, Signs: earlierStateSigns(why.choice, c.Name)},
+			Shared: why.choice.shared, Signs: earlierStateSigns(ctx, why.choice, c.Name)},
 		Clock: env.Clock, Events: newProgress(env, false, 0).Event, Warn: func(err error) { warnf(env, "%v", err) }}, why, nil
 }
 

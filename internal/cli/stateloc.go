@@ -553,11 +553,11 @@ func earlierSigns(ctx context.Context, c stateChoice, name string) ([]string, er
 // the state files that record the campaign (and the lock files of one
 // that is gone) in the current folder and in the folders above the
 // campaign's (see foldersAbove), from where the file really is and from
-// where it was named (a linked folder): a state named
-// by a bare --state or SMSFORM_STATE lands in the folder the command ran
-// in (--state c.smsstate, run from a repository's root), and a later
-// command without it, or with it from elsewhere, must not start a second
-// ledger. The state package looks in the state's own folder.
+// where it was named (a linked folder): a state named by a bare --state
+// or SMSFORM_STATE lands in the folder the command ran in (--state
+// c.smsstate, run from a repository's root), and a later command without
+// it, or with it from elsewhere, must not start a second ledger. The
+// state package looks in the state's own folder.
 func statesNearby(ctx context.Context, c stateChoice, name string) []string {
 	here, err := filepath.Abs(".")
 	if err != nil {
@@ -565,10 +565,10 @@ func statesNearby(ctx context.Context, c stateChoice, name string) []string {
 	}
 	// Folders are told apart by what they really are: one reached by a
 	// link and by its own path is looked in once.
-	seen := map[string]bool{realFolder(filepath.Dir(c.loc.File())): true} // the state package's
+	seen := map[string]bool{realPathOf(filepath.Dir(c.loc.File())): true} // the state package's
 	var dirs []string
 	add := func(d string) {
-		if r := realFolder(d); d != "" && !seen[r] {
+		if r := realPathOf(d); d != "" && !seen[r] {
 			seen[r] = true
 			dirs = append(dirs, d)
 		}
@@ -598,7 +598,7 @@ func statesNearby(ctx context.Context, c stateChoice, name string) []string {
 }
 
 // realFolder is dir absolute, its links resolved when it exists.
-func realFolder(dir string) string {
+func realPathOf(dir string) string {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
@@ -618,7 +618,7 @@ func foldersAbove(dir, home string) []string {
 	if home == "" || !filepath.IsAbs(home) {
 		return nil
 	}
-	for _, h := range []string{filepath.Clean(home), realFolder(home)} {
+	for _, h := range []string{filepath.Clean(home), realPathOf(home)} {
 		if !strings.HasPrefix(dir, h+string(filepath.Separator)) {
 			continue
 		}
@@ -696,7 +696,7 @@ func (c stateChoice) sameNameBeside(base, name string) string {
 		if filepath.Base(f) == campaign.ProjectFile || !exists(f) {
 			continue
 		}
-		if realFolder(f) == c.realFile {
+		if realPathOf(f) == c.realFile {
 			return "" // the campaign's own file, through a link
 		}
 		if campaign.NameOf(f) == name {

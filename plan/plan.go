@@ -260,8 +260,8 @@ type StateStamp struct {
 	OptOutSeq int64 `json:"opt_out_seq,omitempty"`
 	// EarlierState are the signs of an earlier state the plan saw where it
 	// was made (a [RefusedEarlierState] refusal): a saved plan carries them,
-	// so that apply refuses it unless told --new-state from any folder, not
-	// only from one where the same signs show.
+	// so that apply, from whatever folder, refuses it unless told
+	// --new-state, not only from one where the same signs show.
 	EarlierState []string `json:"earlier_state,omitempty"`
 }
 

@@ -391,7 +391,17 @@ func fileSigns(path, campaign string, exists bool) []string {
 			continue
 		}
 		if st.Campaign() == campaign && st.Lineage() != "" {
-			signs = append(signs, fmt.Sprintf("%s records campaign %q (lineage %s, serial %d)", other, campaign, st.Lineage(), st.Serial()))
+			sign := fmt.Sprintf("%s records campaign %q (lineage %s, serial %d)", other, campaign, st.Lineage(), st.Serial())
+			// The default state of a campaign file beside it: another
+			// file of the campaign's name (a copy), or a renamed one.
+			for _, ext := range []string{".yaml", ".yml"} {
+				f := strings.TrimSuffix(other, ".smsstate") + ext
+				if _, err := os.Stat(f); err == nil {
+					sign += fmt.Sprintf(", the state of %s: if that is another campaign file of the same name, give each campaign its own name", filepath.Base(f))
+					break
+				}
+			}
+			signs = append(signs, sign)
 		}
 		st.Close()
 	}

@@ -351,7 +351,7 @@ func (r planned) refusal(ctx context.Context, campaignPath string) *plan.Refusal
 func savedSigns(signs []string) []string {
 	out := make([]string, len(signs))
 	for i, s := range signs {
-		out[i] = strings.ReplaceAll(s, "in the current folder", "in the folder plan ran in")
+		out[i] = strings.ReplaceAll(s, inCurrentFolder, "in the folder plan ran in")
 	}
 	return out
 }

@@ -588,7 +588,7 @@ func statesNearby(ctx context.Context, c stateChoice, name string) []string {
 		where := "in a folder above the campaign's"
 		switch dir {
 		case here:
-			where = "in the current folder"
+			where = inCurrentFolder
 		case c.realDir, c.givenDir:
 			where = "in the campaign's folder"
 		}
@@ -597,15 +597,20 @@ func statesNearby(ctx context.Context, c stateChoice, name string) []string {
 	return signs
 }
 
-// realFolder is dir absolute, its links resolved when it exists.
-func realPathOf(dir string) string {
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
+// inCurrentFolder is how a sign says where it was seen when that is the
+// folder the command runs in; a saved plan says "the folder plan ran in"
+// instead (see savedSigns), for an apply that may run elsewhere.
+const inCurrentFolder = "in the current folder"
+
+// realPathOf is path absolute, its links resolved when it exists.
+func realPathOf(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
 	}
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
 		return real
 	}
-	return dir
+	return path
 }
 
 // foldersAbove are the folders above dir where a state named from there

@@ -386,6 +386,9 @@ func fileSigns(path, campaign string, exists bool) []string {
 		if !strings.HasSuffix(e.Name(), ".smsstate") || other == path {
 			continue
 		}
+		if fi, err := os.Stat(other); err != nil || !fi.Mode().IsRegular() {
+			continue // a pipe or a device is never opened (a FIFO would block for good)
+		}
 		st, err := openFileReadOnly(context.Background(), other, campaign, true)
 		if err != nil {
 			continue

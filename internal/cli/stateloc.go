@@ -513,14 +513,13 @@ func runURL(env Env) string {
 // earlierStateSigns are the signs of an earlier state that only the
 // command line knows of (the state package adds its own, and apply.Start
 // a saved plan's): the states of the folders around the campaign that
-// record it, when the state file in use is still to be made; a lock file
-// next to the campaign while its state file is gone and the state is
-// elsewhere.
+// record it; a lock file next to the campaign while its state file is
+// gone and the state is elsewhere. They count only where the state in
+// use has no record of the campaign (its first send there): a project's
+// state made by another campaign, or by an opt-out, is no record of this
+// one.
 func earlierStateSigns(ctx context.Context, c stateChoice, name string) []string {
-	var signs []string
-	if !c.loc.IsPostgres() && !exists(c.loc.File()) {
-		signs = statesNearby(ctx, c, name)
-	}
+	signs := statesNearby(ctx, c, name)
 	if c.source == fromDefault || exists(c.beside) {
 		return signs
 	}
@@ -549,8 +548,7 @@ func earlierSigns(ctx context.Context, c stateChoice, name string) ([]string, er
 	return append(signs, earlierStateSigns(ctx, c, name)...), nil
 }
 
-// statesNearby is, for a campaign whose state file is still to be made,
-// the state files that record the campaign (and the lock files of one
+// statesNearby is, for a campaign, the state files that record it (and the lock files of one
 // that is gone) in the current folder and in the folders above the
 // campaign's (see foldersAbove), from where the file really is and from
 // where it was named (a linked folder): a state named by a bare --state
@@ -564,8 +562,12 @@ func statesNearby(ctx context.Context, c stateChoice, name string) []string {
 		return []string{fmt.Sprintf("the current folder could not be found (%v), nor the states in it looked at", err)}
 	}
 	// Folders are told apart by what they really are: one reached by a
-	// link and by its own path is looked in once.
-	seen := map[string]bool{realPathOf(filepath.Dir(c.loc.File())): true} // the state package's
+	// link and by its own path is looked in once. The folder of a state
+	// file still to be made is the state package's to look in.
+	seen := map[string]bool{}
+	if !c.loc.IsPostgres() && !exists(c.loc.File()) {
+		seen[realPathOf(filepath.Dir(c.loc.File()))] = true
+	}
 	var dirs []string
 	add := func(d string) {
 		if r := realPathOf(d); d != "" && !seen[r] {
@@ -651,10 +653,11 @@ func (c stateChoice) statesRecording(ctx context.Context, dir, where, name strin
 	for _, e := range entries {
 		f := filepath.Join(dir, e.Name())
 		switch {
-		case strings.HasSuffix(e.Name(), stateExt):
+		case strings.HasSuffix(e.Name(), stateExt) && !c.inUse(f):
 			// A link to nothing (the state in use, still to be made, say)
-			// records nothing; nor does a folder.
-			if fi, err := os.Stat(f); errors.Is(err, fs.ErrNotExist) || err == nil && fi.IsDir() {
+			// records nothing; nor does a folder, and a pipe or a device
+			// is never opened (a FIFO would block for good).
+			if fi, err := os.Stat(f); errors.Is(err, fs.ErrNotExist) || err == nil && !fi.Mode().IsRegular() {
 				continue
 			}
 			if sign := c.stateSign(ctx, f, where, name); sign != "" {
@@ -670,6 +673,11 @@ func (c stateChoice) statesRecording(ctx context.Context, dir, where, name strin
 	return signs
 }
 
+// inUse says that the file f is the state in use.
+func (c stateChoice) inUse(f string) bool {
+	return !c.loc.IsPostgres() && realPathOf(f) == realPathOf(c.loc.File())
+}
+
 // stateSign is, in words, what the state file f says of the campaign name
 // as a sign of an earlier state: "" when it does not record it.
 func (c stateChoice) stateSign(ctx context.Context, f, where, name string) string {
@@ -679,7 +687,8 @@ func (c stateChoice) stateSign(ctx context.Context, f, where, name string) strin
 		st, err = state.OpenSharedReadOnly(ctx, loc, name)
 	}
 	if err != nil {
-		return fmt.Sprintf("%s, %s, could not be read (%v): it may record campaign %q", f, where, err, name)
+		return fmt.Sprintf("%s, %s, could not be read (%v): it may record campaign %q; if it is no smsform state, rename it (not ending in %s) or remove it",
+			f, where, err, name, stateExt)
 	}
 	defer st.Close()
 	if st.Lineage() == "" {

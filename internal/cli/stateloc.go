@@ -519,6 +519,9 @@ func runURL(env Env) string {
 // state made by another campaign, or by an opt-out, is no record of this
 // one.
 func earlierStateSigns(ctx context.Context, c stateChoice, name string) []string {
+	if c.records(ctx, name) {
+		return nil // not looked for: a rerun in a folder of many states opens none of them
+	}
 	signs := statesNearby(ctx, c, name)
 	if c.source == fromDefault || exists(c.beside) {
 		return signs
@@ -529,6 +532,21 @@ func earlierStateSigns(ctx context.Context, c stateChoice, name string) []string
 		}
 	}
 	return signs
+}
+
+// records says that c's state is a file that records the campaign name.
+// (A PostgreSQL state is not asked: the folders are looked in for it
+// every time, which costs a few folder reads where no state file is.)
+func (c stateChoice) records(ctx context.Context, name string) bool {
+	if c.loc.IsPostgres() || !exists(c.loc.File()) {
+		return false
+	}
+	st, err := c.openView(ctx, name)
+	if err != nil {
+		return false
+	}
+	defer st.Close()
+	return st.Lineage() != ""
 }
 
 // earlierSigns are all the signs of an earlier state of the campaign name

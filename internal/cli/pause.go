@@ -33,6 +33,9 @@ func newPauseCmd(env Env) *cobra.Command {
 			return err
 		}
 		p := &state.Pause{At: env.Clock.Now().UTC(), By: actor(env), Reason: *reason}
+		if err := choice.makeFolder(); err != nil { // a project's first command may be a pause
+			return err
+		}
 		if err := state.SetPause(ctx, choice.loc, c.Name, choice.shared, p); err != nil {
 			return writeHint(err, choice.loc)
 		}

@@ -228,7 +228,7 @@ func stateFileIn(loc string) string {
 
 // makeFolder makes the folder the project file names for its state file,
 // if missing: the project says where the state goes, so the first command
-// that writes to it (apply, test, optout add or import) may make the place
+// that writes to it (apply, test, pause, optout add or import) may make the place
 // (plan, which writes nothing, reads it as empty). Any other location must
 // exist: a mistyped --state must not become a new, empty ledger.
 func (c stateChoice) makeFolder() error {

@@ -378,37 +378,65 @@ func fileSigns(path, campaign string, exists bool) []string {
 	if campaign == "" {
 		return signs
 	}
-	// The folder is read, not globbed: its name may hold a pattern's
-	// characters ("acme[1]").
-	entries, _ := os.ReadDir(filepath.Dir(path))
-	for _, e := range entries {
-		other := filepath.Join(filepath.Dir(path), e.Name())
-		if !strings.HasSuffix(e.Name(), ".smsstate") || other == path {
+	for _, r := range RecordingsIn(context.Background(), filepath.Dir(path), campaign) {
+		if r.File == path || r.Err != nil {
 			continue
 		}
-		if fi, err := os.Stat(other); err != nil || !fi.Mode().IsRegular() {
-			continue // a pipe or a device is never opened (a FIFO would block for good)
+		sign := fmt.Sprintf("%s records campaign %q (lineage %s, serial %d)", r.File, campaign, r.Lineage, r.Serial)
+		// The default state of a campaign file beside it: another
+		// file of the campaign's name (a copy), or a renamed one.
+		for _, ext := range []string{".yaml", ".yml"} {
+			f := strings.TrimSuffix(r.File, ".smsstate") + ext
+			if _, err := os.Stat(f); err == nil {
+				sign += fmt.Sprintf(", the state of %s: if that is another campaign file of the same name, give each campaign its own name", filepath.Base(f))
+				break
+			}
 		}
-		st, err := openFileReadOnly(context.Background(), other, campaign, true)
-		if err != nil {
+		signs = append(signs, sign)
+	}
+	return signs
+}
+
+// Recording is a state file of a folder that records a campaign, or could
+// not be read (Err) and so may.
+type Recording struct {
+	File    string
+	Lineage string
+	Serial  int64
+	Err     error
+}
+
+// RecordingsIn are the state files (*.smsstate) in dir that record the
+// campaign, or could not be read. The folder is read, not globbed (its
+// name may hold a pattern's characters: "acme[1]"); only regular files are
+// opened (a FIFO would block for good), read only; a state of another
+// campaign (an older smsform's file of one campaign) records nothing of
+// this one.
+func RecordingsIn(ctx context.Context, dir, campaign string) []Recording {
+	entries, _ := os.ReadDir(dir)
+	var out []Recording
+	for _, e := range entries {
+		f := filepath.Join(dir, e.Name())
+		if !strings.HasSuffix(e.Name(), ".smsstate") {
+			continue
+		}
+		if fi, err := os.Stat(f); err != nil || !fi.Mode().IsRegular() {
+			continue // a link to nothing, a folder, a pipe or a device records nothing
+		}
+		st, err := openFileReadOnly(ctx, f, campaign, true)
+		switch {
+		case errors.Is(err, ErrLineage):
+			continue
+		case err != nil:
+			out = append(out, Recording{File: f, Err: err})
 			continue
 		}
 		if st.Campaign() == campaign && st.Lineage() != "" {
-			sign := fmt.Sprintf("%s records campaign %q (lineage %s, serial %d)", other, campaign, st.Lineage(), st.Serial())
-			// The default state of a campaign file beside it: another
-			// file of the campaign's name (a copy), or a renamed one.
-			for _, ext := range []string{".yaml", ".yml"} {
-				f := strings.TrimSuffix(other, ".smsstate") + ext
-				if _, err := os.Stat(f); err == nil {
-					sign += fmt.Sprintf(", the state of %s: if that is another campaign file of the same name, give each campaign its own name", filepath.Base(f))
-					break
-				}
-			}
-			signs = append(signs, sign)
+			out = append(out, Recording{File: f, Lineage: st.Lineage(), Serial: st.Serial()})
 		}
 		st.Close()
 	}
-	return signs
+	return out
 }
 
 // LockLeft reports whether the lock file at lockPath tells that a state

@@ -108,13 +108,12 @@ func runPlans(ctx context.Context, env Env, f planFlags, files []string) error {
 	}
 	sum := report.SumCampaigns(cps)
 	if f.outFile != "" && !inAutomation(env) && (sum.Pending > 0 || sum.RefusedCampaigns > 0) {
-		fmt.Fprintf(env.Stderr, "smsform: plans saved in %s (they hold phone numbers: keep them private)\n", f.outFile)
+		refused := ""
 		if sum.RefusedCampaigns > 0 {
-			fmt.Fprintf(env.Stderr, "hint: apply will refuse %s of them until what the plan says is settled; apply exactly these plans with: smsform apply %s\n",
-				words.Count(sum.RefusedCampaigns), f.outFile)
-		} else {
-			fmt.Fprintf(env.Stderr, "hint: apply exactly these plans with: smsform apply %s\n", f.outFile)
+			refused = fmt.Sprintf("apply will refuse %s of them until what the plan says is settled; ", words.Count(sum.RefusedCampaigns))
 		}
+		fmt.Fprintf(env.Stderr, "smsform: plans saved in %s (they hold phone numbers: keep them private)\nhint: %sapply exactly these plans with: smsform apply %s\n",
+			f.outFile, refused, f.outFile)
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)

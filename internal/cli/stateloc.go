@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -659,32 +658,22 @@ func foldersAbove(dir, home string) []string {
 }
 
 // statesRecording are, in words, the state files in dir (where, said so)
-// that record the campaign name, or could not be read (they may), and the
-// lock files of the campaign whose state file is gone. The folder is read,
-// not globbed: its name may hold a pattern's characters ("acme[1]").
+// that record the campaign name, or could not be read (they may; see
+// state.RecordingsIn), and the lock files of the campaign whose state file
+// is gone.
 func (c stateChoice) statesRecording(ctx context.Context, dir, where, name string) []string {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil // a folder that cannot be read holds nothing apply could use either
-	}
 	var signs []string
+	for _, r := range state.RecordingsIn(ctx, dir, name) {
+		if !c.inUse(r.File) {
+			signs = append(signs, c.stateSign(r, where, name))
+		}
+	}
+	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		f := filepath.Join(dir, e.Name())
-		switch {
-		case strings.HasSuffix(e.Name(), stateExt) && !c.inUse(f):
-			// A link to nothing (the state in use, still to be made, say)
-			// records nothing; nor does a folder, and a pipe or a device
-			// is never opened (a FIFO would block for good).
-			if fi, err := os.Stat(f); errors.Is(err, fs.ErrNotExist) || err == nil && !fi.Mode().IsRegular() {
-				continue
-			}
-			if sign := c.stateSign(ctx, f, where, name); sign != "" {
-				signs = append(signs, sign)
-			}
-		case strings.HasSuffix(e.Name(), stateExt+"."+name+".lock"):
-			file := strings.TrimSuffix(f, "."+name+".lock")
-			if !exists(file) && state.LockLeft(f) {
-				signs = append(signs, fmt.Sprintf("%s, %s, exists but not its state file (a state of campaign %q was used there)", f, where, name))
+		if strings.HasSuffix(e.Name(), stateExt+"."+name+".lock") {
+			lock := filepath.Join(dir, e.Name())
+			if !exists(strings.TrimSuffix(lock, "."+name+".lock")) && state.LockLeft(lock) {
+				signs = append(signs, fmt.Sprintf("%s, %s, exists but not its state file (a state of campaign %q was used there)", lock, where, name))
 			}
 		}
 	}
@@ -696,24 +685,15 @@ func (c stateChoice) inUse(f string) bool {
 	return !c.loc.IsPostgres() && realPathOf(f) == realPathOf(c.loc.File())
 }
 
-// stateSign is, in words, what the state file f says of the campaign name
-// as a sign of an earlier state: "" when it does not record it.
-func (c stateChoice) stateSign(ctx context.Context, f, where, name string) string {
-	loc, err := state.ParseLocation(f)
-	var st *state.State
-	if err == nil {
-		st, err = state.OpenSharedReadOnly(ctx, loc, name)
-	}
-	if err != nil {
+// stateSign is, in words, what the state file r found says of the
+// campaign name as a sign of an earlier state.
+func (c stateChoice) stateSign(r state.Recording, where, name string) string {
+	if r.Err != nil {
 		return fmt.Sprintf("%s, %s, could not be read (%v): it may record campaign %q; if it is no smsform state, rename it (not ending in %s) or remove it",
-			f, where, err, name, stateExt)
+			r.File, where, r.Err, name, stateExt)
 	}
-	defer st.Close()
-	if st.Lineage() == "" {
-		return ""
-	}
-	sign := fmt.Sprintf("%s, %s, records campaign %q (lineage %s, serial %d)", f, where, name, st.Lineage(), st.Serial())
-	if other := c.sameNameBeside(strings.TrimSuffix(f, stateExt), name); other != "" {
+	sign := fmt.Sprintf("%s, %s, records campaign %q (lineage %s, serial %d)", r.File, where, name, r.Lineage, r.Serial)
+	if other := c.sameNameBeside(strings.TrimSuffix(r.File, stateExt), name); other != "" {
 		return sign + fmt.Sprintf(": the state of %s, another campaign file of that name (a copy?); smsform tells campaigns by their names: give each its own", other)
 	}
 	return sign + ": a state named there by --state or " + envState

@@ -418,7 +418,7 @@ func (e *splitLedgerError) Error() string {
 func (e *splitLedgerError) reason() string {
 	switch e.Kind {
 	case ledger.SplitCampaign:
-		where := "in the project's folder"
+		where := "within the project's folder"
 		switch {
 		case e.Beside:
 			where = "next to the campaign"

@@ -7,6 +7,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/mapping"
 	"github.com/smsform/smsform/internal/rawjson"
 	"github.com/smsform/smsform/internal/words"
@@ -45,9 +46,9 @@ var AuthKinds = []string{AuthHMAC, AuthBasic, AuthBearer, AuthQuery}
 var (
 	// projectProviderKeys are the provider keys of a project file only.
 	projectProviderKeys = []string{"reports", "replies"}
-	reportsKeys         = []string{"list", "id", "number", "status", "at", "reason", "delivered", "undelivered", "export"}
+	reportsKeys         = []string{"list", "id", "number", "default_region", "status", "at", "reason", "delivered", "undelivered", "export"}
 	exportKeys          = []string{"id", "number", "status", "at", "reason"}
-	repliesKeys         = []string{"list", "number", "text", "at"}
+	repliesKeys         = []string{"list", "number", "default_region", "text", "at"}
 	receiveKeys         = []string{"auth", "header", "stop_words", "start_words"}
 )
 
@@ -108,6 +109,8 @@ func (l *loader) reports(v *yaml.Node, path string) *mapping.Reports {
 			r.ID = l.optionalPointer(v, path, "inside each report, the provider's id of the message, e.g. /messageId", false)
 		case "number":
 			r.Number = l.optionalPointer(v, path, "inside each report, the recipient's number, e.g. /to", false)
+		case "default_region":
+			l.region(v, path, &r.DefaultRegion)
 		case "status":
 			r.Status, _ = l.pointer(v, path, "inside each report, its status, e.g. /status", false)
 		case "at":
@@ -217,6 +220,8 @@ func (l *loader) replies(v *yaml.Node, path string) *mapping.Replies {
 			r.List = l.optionalPointer(v, path, `the list of replies in a body, e.g. /messages ("" for a body that is the list; leave it out for a body that is one reply)`, true)
 		case "number":
 			r.Number, _ = l.pointer(v, path, "inside each reply, who sent it, e.g. /from", false)
+		case "default_region":
+			l.region(v, path, &r.DefaultRegion)
 		case "text":
 			r.Text, _ = l.pointer(v, path, "inside each reply, what they wrote, e.g. /text", false)
 		case "at":
@@ -233,6 +238,16 @@ func (l *loader) replies(v *yaml.Node, path string) *mapping.Replies {
 		return nil
 	}
 	return r
+}
+
+// region reads a mapping's default_region: the country of the numbers a
+// provider writes without their country code (a US provider's
+// "4155550123"), which nothing else in a report or reply says.
+func (l *loader) region(v *yaml.Node, path string, dst *string) {
+	if l.str(v, path, dst) && !e164.ValidRegion(*dst) {
+		msg, hint := checkWords("region", *dst)
+		l.add(v.Line, path, hint, "%s", msg)
+	}
 }
 
 // optionalPointer is pointer for a key that may be left out: nil when it

@@ -109,6 +109,9 @@ func TestProjectReceiveErrors(t *testing.T) {
 			"hint: provider.reports.export names the columns of the provider's CSV export"}},
 		{"an export pointer that is no column", "provider:\n  reports:\n    id: /id\n    status: /s\n    delivered: [OK]\n    export:\n      id: /a/b\n      status: /S\n", []string{
 			`smsform.yaml:8: provider.reports.export.id: "/a/b" names no column: a column is /NAME`}},
+		{"a region that is none", "provider:\n  replies: {number: /f, text: /t, default_region: usa}\n  reports:\n    number: /to\n    default_region: us\n    status: /s\n    delivered: [OK]\n", []string{
+			`smsform.yaml:3: provider.replies.default_region: "usa" is not a known region code`, "hint: use a two-letter ISO 3166 code",
+			`smsform.yaml:6: provider.reports.default_region: "us" is not a known region code`, "hint: write it in capitals: US"}},
 		{"replies without text", "provider:\n  replies:\n    number: /from\n", []string{
 			"smsform.yaml:4: provider.replies.text: required key is missing", "hint: provider.replies needs number and text"}},
 		{"receive without auth", "provider:\n  replies: {number: /f, text: /t}\nreceive:\n  header: X-Sig\n", []string{

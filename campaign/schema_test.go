@@ -145,15 +145,16 @@ var keySchemas = map[string]js{
 	"project.provider.reports": {"description": "How the provider's delivery reports are read (smsform receive's POST /reports, smsform reports import): JSON pointers into each report, and the statuses that settle a message.", "$ref": "#/definitions/reports"},
 	"project.provider.replies": {"description": "How the replies the provider forwards are read (smsform receive's POST /replies): JSON pointers into each reply.", "$ref": "#/definitions/replies"},
 
-	"project.provider.reports.list":        {"description": "A JSON pointer to the list of reports in a body (\"\" for a body that is the list); leave it out when a body is one report.", "type": "string", "pattern": elementPattern},
-	"project.provider.reports.id":          {"description": "Inside each report, a JSON pointer to the provider's id of the message, as its send answer gave it, e.g. /messageId.", "type": "string", "pattern": pointerPattern},
-	"project.provider.reports.number":      {"description": "Inside each report, a JSON pointer to the recipient's number, e.g. /to.", "type": "string", "pattern": pointerPattern},
-	"project.provider.reports.status":      {"description": "Inside each report, a JSON pointer to its status, e.g. /status.", "type": "string", "pattern": pointerPattern},
-	"project.provider.reports.at":          {"description": "Inside each report, a JSON pointer to when it happened (RFC 3339, or a Unix time).", "type": "string", "pattern": pointerPattern},
-	"project.provider.reports.reason":      {"description": "Inside each report, a JSON pointer to the provider's words on an undelivered message.", "type": "string", "pattern": pointerPattern},
-	"project.provider.reports.delivered":   {"description": "Statuses that mean the message reached the phone.", "$ref": "#/definitions/statuses"},
-	"project.provider.reports.undelivered": {"description": "Statuses that mean it never will. A status no list names is pending, never delivered.", "$ref": "#/definitions/statuses"},
-	"project.provider.reports.export":      {"description": "For reports import of a CSV export whose columns are named otherwise than the posted reports' fields: the columns to read instead, /COLUMN each.", "$ref": "#/definitions/reports_export"},
+	"project.provider.reports.list":           {"description": "A JSON pointer to the list of reports in a body (\"\" for a body that is the list); leave it out when a body is one report.", "type": "string", "pattern": elementPattern},
+	"project.provider.reports.id":             {"description": "Inside each report, a JSON pointer to the provider's id of the message, as its send answer gave it, e.g. /messageId.", "type": "string", "pattern": pointerPattern},
+	"project.provider.reports.number":         {"description": "Inside each report, a JSON pointer to the recipient's number, e.g. /to.", "type": "string", "pattern": pointerPattern},
+	"project.provider.reports.default_region": {"description": "The country of a number the provider writes without its country code (4155550123), as an ISO 3166 code such as US; a number with it is read as before.", "$ref": "#/definitions/region"},
+	"project.provider.reports.status":         {"description": "Inside each report, a JSON pointer to its status, e.g. /status.", "type": "string", "pattern": pointerPattern},
+	"project.provider.reports.at":             {"description": "Inside each report, a JSON pointer to when it happened (RFC 3339, or a Unix time).", "type": "string", "pattern": pointerPattern},
+	"project.provider.reports.reason":         {"description": "Inside each report, a JSON pointer to the provider's words on an undelivered message.", "type": "string", "pattern": pointerPattern},
+	"project.provider.reports.delivered":      {"description": "Statuses that mean the message reached the phone.", "$ref": "#/definitions/statuses"},
+	"project.provider.reports.undelivered":    {"description": "Statuses that mean it never will. A status no list names is pending, never delivered.", "$ref": "#/definitions/statuses"},
+	"project.provider.reports.export":         {"description": "For reports import of a CSV export whose columns are named otherwise than the posted reports' fields: the columns to read instead, /COLUMN each.", "$ref": "#/definitions/reports_export"},
 
 	"project.provider.reports.export.id":     {"description": "The column of the provider's id of the message, e.g. /MessageSid.", "type": "string", "pattern": columnPattern},
 	"project.provider.reports.export.number": {"description": "The column of the recipient's number, e.g. /To.", "type": "string", "pattern": columnPattern},
@@ -161,10 +162,11 @@ var keySchemas = map[string]js{
 	"project.provider.reports.export.at":     {"description": "The column of when it happened (RFC 3339, or a Unix time).", "type": "string", "pattern": columnPattern},
 	"project.provider.reports.export.reason": {"description": "The column of the provider's words on an undelivered message.", "type": "string", "pattern": columnPattern},
 
-	"project.provider.replies.list":   {"description": "A JSON pointer to the list of replies in a body (\"\" for a body that is the list); leave it out when a body is one reply.", "type": "string", "pattern": elementPattern},
-	"project.provider.replies.number": {"description": "Inside each reply, a JSON pointer to who sent it, e.g. /from.", "type": "string", "pattern": pointerPattern},
-	"project.provider.replies.text":   {"description": "Inside each reply, a JSON pointer to what they wrote, e.g. /text.", "type": "string", "pattern": pointerPattern},
-	"project.provider.replies.at":     {"description": "Inside each reply, a JSON pointer to when it was received.", "type": "string", "pattern": pointerPattern},
+	"project.provider.replies.list":           {"description": "A JSON pointer to the list of replies in a body (\"\" for a body that is the list); leave it out when a body is one reply.", "type": "string", "pattern": elementPattern},
+	"project.provider.replies.number":         {"description": "Inside each reply, a JSON pointer to who sent it, e.g. /from.", "type": "string", "pattern": pointerPattern},
+	"project.provider.replies.default_region": {"description": "The country of a number the provider writes without its country code (4155550123), as an ISO 3166 code such as US; a number with it is read as before.", "$ref": "#/definitions/region"},
+	"project.provider.replies.text":           {"description": "Inside each reply, a JSON pointer to what they wrote, e.g. /text.", "type": "string", "pattern": pointerPattern},
+	"project.provider.replies.at":             {"description": "Inside each reply, a JSON pointer to when it was received.", "type": "string", "pattern": pointerPattern},
 
 	"project.receive.auth":        {"description": "How a post is authenticated: hmac-sha256 (the lowercase hex HMAC-SHA256 of the raw body, in header), basic (any user, the secret as password), bearer (Authorization: Bearer SECRET) or query (?token=SECRET).", "enum": []string{"hmac-sha256", "basic", "bearer", "query"}},
 	"project.receive.header":      {"description": "With auth: hmac-sha256, the header that carries the signature, e.g. X-Signature.", "type": "string", "pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"},
@@ -447,7 +449,7 @@ func projectSchema(t *testing.T) js {
 	s["title"] = "smsform project file (smsform.yaml)"
 	s["description"] = "What every campaign of a project shares: the state, provider settings, the frequency cap, test recipients and where the campaign files are."
 	d := defs(t)
-	for _, unused := range []string{"source", "send_window", "budget", "sender", "region", "dlt", "provider"} {
+	for _, unused := range []string{"source", "send_window", "budget", "sender", "dlt", "provider"} {
 		delete(d, unused)
 	}
 	s["definitions"] = d

@@ -9,18 +9,25 @@ import (
 	"github.com/smsform/smsform/state"
 )
 
-// intl reads numbers written in international form only: a report names
-// no region to read a national one in.
+// intl reads numbers written in international form: a report names no
+// region to read a national one in, unless its mapping says (national).
 var intl = e164.NewNormalizer("")
 
 // phone is the E.164 form of a number as a provider wrote it in a report
 // or a reply: with the + ("+447700900123", spaces and dashes allowed),
 // without it ("447700900123", as providers often store numbers), or after
-// the 00 international prefix, or as a tel: URI. "" when it is none of these, or not a valid
-// number: a national form ("07700 900123") names no country, and guessing
-// one could tie the report to someone else; such a report is matched by
-// its id alone.
-func phone(raw string) string {
+// the 00 international prefix, or as a tel: URI. "" when it is none of
+// these, or not a valid number.
+//
+// A national form ("07700 900123", a US provider's "4155550123") names no
+// country: without a region (the mapping's default_region) it is read as
+// none, since guessing one could tie the report to someone else, or a STOP
+// to a stranger; "4155550123" read as international is no number, and
+// "6045550123" is one in Malaysia. With a region, a number without + or
+// 00 is read in it first (libphonenumber also takes the region's own
+// international prefix and its country code written without +), and as
+// international only when it is no number there.
+func phone(raw, region string) string {
 	raw = strings.TrimSpace(raw)
 	if len(raw) > 4 && strings.EqualFold(raw[:4], "tel:") {
 		// An RFC 3966 URI: a global number after tel:, its parameters
@@ -37,6 +44,13 @@ func phone(raw string) string {
 	if !strings.HasPrefix(raw, "+") {
 		if rest, ok := strings.CutPrefix(raw, "00"); ok {
 			raw = rest
+		} else if region != "" {
+			if n, err := e164.NewNormalizer(region).Normalize(raw); err == nil {
+				return n.E164
+			}
+			if strings.HasPrefix(raw, "0") {
+				return ""
+			}
 		} else if strings.HasPrefix(raw, "0") {
 			return "" // national: no country to read it in
 		}
@@ -53,16 +67,18 @@ func phone(raw string) string {
 var deliveries = [...]state.Delivery{mapping.Pending: state.Pending, mapping.Delivered: state.Delivered, mapping.Undelivered: state.Undelivered}
 
 // stateReports turns what the mapping read into what the state records.
-func stateReports(rs []mapping.Report) []state.Report {
+func stateReports(rs []mapping.Report, region string) []state.Report {
 	out := make([]state.Report, len(rs))
 	for i, r := range rs {
-		out[i] = stateReport(r)
+		out[i] = stateReport(r, region)
 	}
 	return out
 }
 
-func stateReport(r mapping.Report) state.Report {
-	p := phone(r.Number)
+// stateReport is r as the state records it, its number read in region
+// where it has no country code.
+func stateReport(r mapping.Report, region string) state.Report {
+	p := phone(r.Number, region)
 	return state.Report{ProviderID: r.ID, Phone: p, Unreadable: p == "" && strings.TrimSpace(r.Number) != "",
 		Delivery: deliveries[r.Delivery], ProviderStatus: r.Status, Reason: r.Reason, At: r.At}
 }
@@ -73,13 +89,16 @@ func stateReport(r mapping.Report) state.Report {
 func stateReplies(rs []mapping.Reply, m *mapping.Replies) ([]state.Reply, error) {
 	out := make([]state.Reply, len(rs))
 	for i, r := range rs {
-		p := phone(r.Number)
+		p := phone(r.Number, m.DefaultRegion)
 		if p == "" {
 			where := "the body"
 			if m.List != nil {
 				where = fmt.Sprintf("element %d of %s", i, m.List)
 			}
-			return nil, fmt.Errorf("%s: the number at %s is not a phone number in international form", where, m.Number)
+			if m.DefaultRegion != "" {
+				return nil, fmt.Errorf("%s: the number at %s is not a phone number, in international form or of %s", where, m.Number, m.DefaultRegion)
+			}
+			return nil, fmt.Errorf("%s: the number at %s is not a phone number in international form (a national one needs provider.replies.default_region)", where, m.Number)
 		}
 		out[i] = state.Reply{Phone: p, Text: r.Text, At: r.At}
 	}

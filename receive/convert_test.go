@@ -29,8 +29,39 @@ func TestPhone(t *testing.T) {
 		"tel:":                     "",
 		"tel:447400123456":         "",
 	} {
-		if got := phone(raw); got != want {
+		if got := phone(raw, ""); got != want {
 			t.Errorf("phone(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
+// TestPhoneInRegion: with a mapping's default_region, a national number
+// is read in that country, first: a US provider's ten digits are no
+// number, or someone in another country, read as international. The
+// international forms read as before, and so does a number that is none in
+// the region.
+func TestPhoneInRegion(t *testing.T) {
+	for _, c := range []struct{ raw, region, want string }{
+		{"4155550123", "", ""},
+		{"6045550123", "", "+6045550123"}, // Malaysia: why a region is needed
+		{"4155550123", "US", "+14155550123"},
+		{"6045550123", "US", "+16045550123"},
+		{"(604) 555-0123", "CA", "+16045550123"},
+		{"14155550123", "US", "+14155550123"},
+		{"011447400123456", "US", "+447400123456"},
+		{"447400123456", "US", "+447400123456"},
+		{"+447400123456", "US", "+447400123456"},
+		{"00447400123456", "US", "+447400123456"},
+		{"07400123456", "GB", "+447400123456"},
+		{"7400123456", "GB", "+447400123456"},
+		{"447400123456", "GB", "+447400123456"},
+		{"14155550123", "GB", "+14155550123"},
+		{"07400123456", "US", ""},
+		{"555", "US", ""},
+		{"tel:4155550123", "US", ""},
+	} {
+		if got := phone(c.raw, c.region); got != c.want {
+			t.Errorf("phone(%q, %q) = %q, want %q", c.raw, c.region, got, c.want)
 		}
 	}
 }
@@ -52,7 +83,7 @@ func TestCleaner(t *testing.T) {
 // for the reason it is unmatched; one with no number does not.
 func TestStateReportUnreadable(t *testing.T) {
 	for number, want := range map[string]bool{"07400123456": true, "+447700": true, "": false, " ": false, "+447400123456": false} {
-		r := stateReport(mapping.Report{ID: "m-1", Number: number})
+		r := stateReport(mapping.Report{ID: "m-1", Number: number}, "")
 		if r.Unreadable != want || (r.Phone == "") != (number != "+447400123456") {
 			t.Errorf("number %q: unreadable %v, phone %q; want unreadable %v", number, r.Unreadable, r.Phone, want)
 		}

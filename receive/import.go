@@ -287,7 +287,7 @@ func (b *batcher) csv(r io.Reader) error {
 		if err != nil {
 			return &LineError{File: b.name, Line: line, Err: err}
 		}
-		if err := b.add(line, stateReport(rep)); err != nil {
+		if err := b.add(line, stateReport(rep, b.im.Reports.DefaultRegion)); err != nil {
 			return err
 		}
 	}
@@ -326,7 +326,7 @@ func (b *batcher) jsonLines(r io.Reader) error {
 		if err != nil {
 			return &LineError{File: b.name, Line: line, Err: err}
 		}
-		if err := b.add(line, stateReports(rs)...); err != nil {
+		if err := b.add(line, stateReports(rs, b.im.Reports.DefaultRegion)...); err != nil {
 			return err
 		}
 	}

@@ -276,6 +276,15 @@ func TestImportExportColumns(t *testing.T) {
 	if got, err := im.File(context.Background(), jpath, receive.JSONLines); err != nil || got.Reports != 1 {
 		t.Errorf("JSON lines with an export mapping: %+v, %v", got, err)
 	}
+	// A national number is read in the mapping's default_region, in an
+	// export as in a post.
+	exported.Export.Reason = nil
+	exported.DefaultRegion = "FR"
+	os.WriteFile(path, []byte("Sid,Recipient,State,When\nx3,06 12 34 00 23,DELIVERED,\n"), 0o600)
+	o.reports = nil
+	if got, err := im.File(context.Background(), path, receive.CSV); err != nil || got.Reports != 1 || len(o.reports) != 1 || o.reports[0].Phone != "+33612340023" {
+		t.Errorf("a national number in FR: %+v, %v, %+v", got, err, o.reports)
+	}
 }
 
 // TestImportCSVEdges: a byte-order mark before a quoted header is set

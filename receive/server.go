@@ -188,7 +188,7 @@ func (s *Server) reports(a *answer, r *http.Request, doc []byte) {
 		a.unreadable(err)
 		return
 	}
-	rec, err := s.cfg.Record.Record(r.Context(), stateReports(rs), nil)
+	rec, err := s.cfg.Record.Record(r.Context(), stateReports(rs, s.cfg.Reports.DefaultRegion), nil)
 	if err != nil {
 		a.unrecorded(s.log, err)
 		return

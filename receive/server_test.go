@@ -345,6 +345,46 @@ func TestRepliesReachTheState(t *testing.T) {
 	}
 }
 
+// TestNationalNumbers: a provider that writes numbers without their
+// country code (a US provider's "4155550123") is read in the mapping's
+// default_region: its STOP opts out the number it came from and its report
+// names its recipient. Without the region a reply of such a number is
+// refused, saying what to set ("6045550123" would be read as a number of
+// Malaysia: a provider whose numbers lack their country code needs it).
+func TestNationalNumbers(t *testing.T) {
+	o := inTempState(t)
+	cfg := config(campaign.AuthBearer, o)
+	cfg.Replies = &mapping.Replies{Number: rawjson.MustPointer("/from"), Text: rawjson.MustPointer("/text"), DefaultRegion: "US"}
+	reports := *twilioReports
+	reports.DefaultRegion = "US"
+	cfg.Reports = &reports
+	srv := serve(t, cfg)
+	cred := credential{kind: campaign.AuthBearer, secret: secret}
+	if status, answer := post(t, srv.url, "/replies", "application/json", []byte(`{"from":"(604) 555-0123","text":"STOP"}`), cred); status != 200 {
+		t.Fatalf("reply: %d %s", status, answer)
+	}
+	if status, answer := post(t, srv.url, "/reports", "application/x-www-form-urlencoded", []byte("MessageSid=SM1&MessageStatus=delivered&To=4155550101"), cred); status != 200 {
+		t.Fatalf("report: %d %s", status, answer)
+	}
+	_, reps, replies := o.seen()
+	if len(replies) != 1 || replies[0].Phone != "+16045550123" || o.results[0].Replies[0].Kind != "stop" {
+		t.Errorf("replies %+v, results %+v: want a stop of +16045550123", replies, o.results)
+	}
+	if len(reps) != 1 || reps[0].Phone != "+14155550101" {
+		t.Errorf("reports %+v: want +14155550101", reps)
+	}
+
+	none := inTempState(t)
+	plain := serve(t, config(campaign.AuthBearer, none))
+	status, answer := post(t, plain.url, "/replies", "application/json", []byte(`{"from":"4155550123","text":"STOP"}`), cred)
+	if status != 400 || !strings.Contains(answer, "default_region") {
+		t.Errorf("without a region: %d %s, want 400 naming default_region", status, answer)
+	}
+	if calls, _, _ := none.seen(); calls != 0 {
+		t.Errorf("a reply of no number reached the state")
+	}
+}
+
 // TestNotRecorded: when the state cannot record a post (here: closed),
 // the answer is 503 with Retry-After, so that the provider posts it again.
 func TestNotRecorded(t *testing.T) {

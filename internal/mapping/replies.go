@@ -15,9 +15,12 @@ type Replies struct {
 	// List is the list of replies in a body; nil: the body is one reply.
 	List   *rawjson.Pointer
 	Number rawjson.Pointer // who replied
-	Text   rawjson.Pointer
-	At     *rawjson.Pointer // nil: none
-	Where  string           // where the mapping is declared, for messages
+	// DefaultRegion is the country of a number written without its
+	// country code ("" when the provider always writes it).
+	DefaultRegion string
+	Text          rawjson.Pointer
+	At            *rawjson.Pointer // nil: none
+	Where         string           // where the mapping is declared, for messages
 }
 
 // Reply is one reply as the mapping read it.

@@ -36,8 +36,11 @@ type Reports struct {
 	// ID is the provider's id of the message, as its send answer gave it;
 	// Number is the recipient. At least one of them is set.
 	ID, Number *rawjson.Pointer
-	Status     rawjson.Pointer
-	At, Reason *rawjson.Pointer // nil: none
+	// DefaultRegion is the country of a number written without its
+	// country code ("" when the provider always writes it).
+	DefaultRegion string
+	Status        rawjson.Pointer
+	At, Reason    *rawjson.Pointer // nil: none
 	// Delivered and Undelivered are the statuses that settle a message;
 	// any other is Pending.
 	Delivered, Undelivered []Value

@@ -48,7 +48,7 @@ var (
 	projectProviderKeys = []string{"reports", "replies"}
 	reportsKeys         = []string{"list", "id", "number", "default_region", "status", "at", "reason", "delivered", "undelivered", "export"}
 	exportKeys          = []string{"id", "number", "status", "at", "reason"}
-	repliesKeys         = []string{"list", "number", "default_region", "text", "at"}
+	repliesKeys         = []string{"list", "id", "number", "default_region", "text", "at"}
 	receiveKeys         = []string{"auth", "header", "stop_words", "start_words"}
 )
 
@@ -218,6 +218,8 @@ func (l *loader) replies(v *yaml.Node, path string) *mapping.Replies {
 		switch key {
 		case "list":
 			r.List = l.optionalPointer(v, path, `the list of replies in a body, e.g. /messages ("" for a body that is the list; leave it out for a body that is one reply)`, true)
+		case "id":
+			r.ID = l.optionalPointer(v, path, "inside each reply, the provider's id of it, e.g. /MessageSid", false)
 		case "number":
 			r.Number, _ = l.pointer(v, path, "inside each reply, who sent it, e.g. /from", false)
 		case "default_region":

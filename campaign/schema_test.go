@@ -164,6 +164,7 @@ var keySchemas = map[string]js{
 
 	"project.provider.replies.list":           {"description": "A JSON pointer to the list of replies in a body (\"\" for a body that is the list); leave it out when a body is one reply.", "type": "string", "pattern": elementPattern},
 	"project.provider.replies.number":         {"description": "Inside each reply, a JSON pointer to who sent it, e.g. /from.", "type": "string", "pattern": pointerPattern},
+	"project.provider.replies.id":             {"description": "Inside each reply, a JSON pointer to the provider's own id of it (Twilio's /MessageSid): a reply posted again is known by it, and a second STOP or START of the same words counts.", "type": "string", "pattern": pointerPattern},
 	"project.provider.replies.default_region": {"description": "The country of a number the provider writes without its country code (4155550123), as an ISO 3166 code such as US; a number with it is read as before.", "$ref": "#/definitions/region"},
 	"project.provider.replies.text":           {"description": "Inside each reply, a JSON pointer to what they wrote, e.g. /text.", "type": "string", "pattern": pointerPattern},
 	"project.provider.replies.at":             {"description": "Inside each reply, a JSON pointer to when it was received.", "type": "string", "pattern": pointerPattern},

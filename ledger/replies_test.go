@@ -150,3 +150,59 @@ func testRepliesInTheirOrder(t *testing.T, b backend) {
 		t.Fatalf("a STOP after a START dated years ahead: opted out %q, want all four", got)
 	}
 }
+
+// Replies without a time (Twilio's inbound webhook gives none): a second
+// STOP of the same words, after a START or after a person's re-consent,
+// opts the number out again, where it was once taken for the first posted
+// again and the person messaged on. A START of that kind is known by its
+// words (a second one is not counted: the safe side), unless the mapping
+// reads the provider's id of each reply, by which a retry is told from a
+// new reply of the same words.
+func TestRepliesWithoutTime(t *testing.T) { eachBackend(t, testRepliesWithoutTime) }
+
+func testRepliesWithoutTime(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := state.MustParseLocation(b.loc(t))
+	t0 := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	set, now := testClock(t0)
+	r, err := state.OpenReceiver(ctx, loc, state.ReceiverOptions{Now: now, OptOuts: ReplyOptOuts()})
+	must(t, err)
+	defer r.Close()
+	step := 0
+	reply := func(rp state.Reply, wantDup bool, wantOut string) {
+		t.Helper()
+		step++
+		set(t0.Add(time.Duration(step) * time.Minute))
+		got, err := r.Record(ctx, nil, []state.Reply{rp})
+		must(t, err)
+		if got.Replies[0].Duplicate != wantDup {
+			t.Errorf("step %d, %q from %s: duplicate %v, want %v", step, rp.Text, rp.Phone, got.Replies[0].Duplicate, wantDup)
+		}
+		var out []string
+		_, err = OptOuts(ctx, loc, func(o OptOut) error { out = append(out, o.Phone); return nil })
+		must(t, err)
+		if got := strings.Join(out, " "); got != wantOut {
+			t.Fatalf("step %d, %q from %s: opted out %q, want %q", step, rp.Text, rp.Phone, got, wantOut)
+		}
+	}
+	reply(state.Reply{Phone: "+441", Text: "STOP"}, false, "+441")
+	reply(state.Reply{Phone: "+441", Text: "START"}, false, "")
+	reply(state.Reply{Phone: "+441", Text: "STOP"}, false, "+441")
+	reply(state.Reply{Phone: "+441", Text: "STOP"}, false, "+441") // a retry: recorded again, harmless
+	reply(state.Reply{Phone: "+441", Text: "START"}, true, "+441")  // known by its words: not counted
+
+	// After a person's re-consent, a STOP without a time opts out again.
+	set(t0.Add(time.Hour))
+	_, err = ChangeOptOuts(ctx, loc, []OptOutChange{{Phone: "+441", Remove: true, At: t0.Add(time.Hour), By: "alice", Reason: "opted in on the web form"}})
+	must(t, err)
+	step = 60
+	reply(state.Reply{Phone: "+441", Text: "STOP"}, false, "+441")
+
+	// With the provider's ids: each reply is its own, a retry one.
+	reply(state.Reply{ProviderID: "SM1", Phone: "+442", Text: "STOP"}, false, "+441 +442")
+	reply(state.Reply{ProviderID: "SM2", Phone: "+442", Text: "START"}, false, "+441")
+	reply(state.Reply{ProviderID: "SM3", Phone: "+442", Text: "STOP"}, false, "+441 +442")
+	reply(state.Reply{ProviderID: "SM4", Phone: "+442", Text: "START"}, false, "+441")
+	reply(state.Reply{ProviderID: "SM4", Phone: "+442", Text: "START"}, true, "+441")
+	reply(state.Reply{ProviderID: "SM3", Phone: "+442", Text: "STOP"}, true, "+441")
+}

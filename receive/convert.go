@@ -100,7 +100,7 @@ func stateReplies(rs []mapping.Reply, m *mapping.Replies) ([]state.Reply, error)
 			}
 			return nil, fmt.Errorf("%s: the number at %s is not a phone number in international form (a national one needs provider.replies.default_region)", where, m.Number)
 		}
-		out[i] = state.Reply{Phone: p, Text: r.Text, At: r.At}
+		out[i] = state.Reply{ProviderID: r.ID, Phone: p, Text: r.Text, At: r.At}
 	}
 	return out, nil
 }

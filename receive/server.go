@@ -217,7 +217,7 @@ func (s *Server) reports(a *answer, r *http.Request, doc []byte) {
 
 // replies records the replies of doc.
 func (s *Server) replies(a *answer, r *http.Request, doc []byte) {
-	rs, err := s.cfg.Replies.Read(doc)
+	rs, err := s.cfg.Replies.Read(doc, cleaner{})
 	var replies []state.Reply
 	if err == nil {
 		replies, err = stateReplies(rs, s.cfg.Replies)

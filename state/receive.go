@@ -337,7 +337,8 @@ func (r *Receiver) write(group []*recording) error {
 			g.reports = append(g.reports, reportAt{Report: rec.reports[i], key: reportKey(rec.reports[i]), out: &rec.out.Reports[i], owner: n})
 		}
 		for i := range rec.replies {
-			g.replies = append(g.replies, replyAt{Reply: rec.replies[i], key: replyKey(rec.replies[i]), out: &rec.out.Replies[i], owner: n})
+			rp := rec.replies[i]
+			g.replies = append(g.replies, replyAt{Reply: rp, key: replyKey(rp, r.kindOf(rp.Text) == "stop", now), out: &rec.out.Replies[i], owner: n})
 		}
 	}
 	if err := r.match(ctx, g, now); err != nil {
@@ -1194,9 +1195,27 @@ func reportKey(rp Report) string {
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
-func replyKey(rp Reply) string {
+// replyKey is a reply's identity, as reportKey is a report's: its
+// provider's id when the mapping reads one, else its number, words and
+// time. A reply with neither an id nor a time is known by its number and
+// words alone, so that a provider's retry is recorded once; but a STOP of
+// that kind is a new one each time it comes: a person's second STOP (after
+// a START, or after their re-consent was recorded) was taken for the first
+// posted again, and they were messaged on. Recording a STOP twice opts out
+// no one more; a START or any other reply stays known by its words (a
+// second START without an id or a time is not counted: the person stays
+// opted out, the safe side).
+func replyKey(rp Reply, stop bool, now time.Time) string {
+	at := rp.At
+	if at.IsZero() && stop {
+		at = now
+	}
+	fields := []string{rp.Phone, rp.Text, formatTime(at)}
+	if rp.ProviderID != "" {
+		fields = []string{"id", rp.ProviderID}
+	}
 	h := sha256.New()
-	for _, f := range []string{rp.Phone, rp.Text, formatTime(rp.At)} {
+	for _, f := range fields {
 		h.Write([]byte(f))
 		h.Write([]byte{0})
 	}

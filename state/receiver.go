@@ -67,9 +67,10 @@ type Report struct {
 
 // Reply is one message a recipient sent back.
 type Reply struct {
-	Phone string // E.164
-	Text  string // as received; only a stop or start word is kept (see Receiver)
-	At    time.Time
+	ProviderID string // the provider's id of the reply; "" when it gives none
+	Phone      string // E.164
+	Text       string // as received; only a stop or start word is kept (see Receiver)
+	At         time.Time
 }
 
 // ReceiverOptions are how a Receiver reads replies and matches reports.

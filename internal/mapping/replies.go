@@ -15,6 +15,10 @@ type Replies struct {
 	// List is the list of replies in a body; nil: the body is one reply.
 	List   *rawjson.Pointer
 	Number rawjson.Pointer // who replied
+	// ID is the provider's own id of the reply (Twilio's MessageSid): the
+	// same reply posted again is told by it from a new one of the same
+	// words; nil: none.
+	ID *rawjson.Pointer
 	// DefaultRegion is the country of a number written without its
 	// country code ("" when the provider always writes it).
 	DefaultRegion string
@@ -25,6 +29,7 @@ type Replies struct {
 
 // Reply is one reply as the mapping read it.
 type Reply struct {
+	ID     string // the provider's id of the reply; "" when it gives none
 	Number string // as the provider wrote it
 	// Text is what the recipient wrote, cut to MaxReplyText bytes. It is
 	// handed on whole so that the receiver can tell a stop word from a
@@ -40,11 +45,16 @@ const MaxReplyText = 1600
 // Read reads the replies of doc, a body as [Doc] gives it. A reply without
 // a number or a text, or with a time that is not one, makes the whole body
 // unreadable.
-func (r *Replies) Read(doc []byte) ([]Reply, error) {
+func (r *Replies) Read(doc []byte, clean Cleaner) ([]Reply, error) {
 	ptrs := []rawjson.Pointer{r.Number, r.Text}
-	if r.At != nil {
-		ptrs = append(ptrs, *r.At)
+	slot := func(p *rawjson.Pointer) int {
+		if p == nil {
+			return -1
+		}
+		ptrs = append(ptrs, *p)
+		return len(ptrs) - 1
 	}
+	at, id := slot(r.At), slot(r.ID)
 	pk := rawjson.NewPicker(ptrs...)
 	found := make([][]byte, len(ptrs))
 	var out []Reply
@@ -58,11 +68,14 @@ func (r *Replies) Read(doc []byte) ([]Reply, error) {
 			return fmt.Errorf("%s: no text at %s", which(r.List, n), r.Text)
 		}
 		rep.Text = words.Clip(rawjson.Text(found[1]), MaxReplyText)
-		if r.At != nil {
+		if at >= 0 {
 			var err error
-			if rep.At, err = readTime(found[2], r.At); err != nil {
+			if rep.At, err = readTime(found[at], r.At); err != nil {
 				return fmt.Errorf("%s: %w", which(r.List, n), err)
 			}
+		}
+		if id >= 0 {
+			rep.ID = words.Clip(clean.ID(strings.TrimSpace(rawjson.Text(found[id]))), 128)
 		}
 		out = append(out, rep)
 		return nil

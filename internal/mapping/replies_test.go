@@ -13,6 +13,9 @@ func showReplies(rs []Reply) string {
 	var out []string
 	for _, r := range rs {
 		s := fmt.Sprintf("%s:%q", r.Number, r.Text)
+		if r.ID != "" {
+			s = r.ID + "=" + s
+		}
 		if !r.At.IsZero() {
 			s += "@" + r.At.Format(time.RFC3339Nano)
 		}
@@ -26,7 +29,7 @@ func showReplies(rs []Reply) string {
 // refused with the body.
 func TestReadReplies(t *testing.T) {
 	sandbox := Replies{Number: rawjson.MustPointer("/from"), Text: rawjson.MustPointer("/text"), At: ptr("/at")}
-	twilio := Replies{Number: rawjson.MustPointer("/From"), Text: rawjson.MustPointer("/Body")}
+	twilio := Replies{ID: ptr("/MessageSid"), Number: rawjson.MustPointer("/From"), Text: rawjson.MustPointer("/Body")}
 	listed := Replies{List: ptr("/inbound"), Number: rawjson.MustPointer("/msisdn"), Text: rawjson.MustPointer("/text"), At: ptr("/received")}
 	for _, tt := range []struct {
 		name, contentType, body string
@@ -36,7 +39,7 @@ func TestReadReplies(t *testing.T) {
 		{name: "the sandbox", contentType: "application/json", body: `{"from":"+33612340016","text":"STOP","at":"2026-03-01T12:00:01.000Z"}`,
 			r: sandbox, want: `+33612340016:"STOP"@2026-03-01T12:00:01Z`},
 		{name: "Twilio's inbound form", contentType: "application/x-www-form-urlencoded",
-			body: "ToCountry=US&SmsMessageSid=SM1&NumMedia=0&Body=Stop+please%0A&From=%2B14155550101&To=%2B14155550100", r: twilio, want: `+14155550101:"Stop please\n"`},
+			body: "ToCountry=US&MessageSid=SM1%0A&NumMedia=0&Body=Stop+please%0A&From=%2B14155550101&To=%2B14155550100", r: twilio, want: `SM1=+14155550101:"Stop please\n"`},
 		{name: "a list", contentType: "application/json", body: `{"inbound":[{"msisdn":447700900001,"text":"unsubscribe","received":1767268800},{"msisdn":"447700900002","text":""}]}`,
 			r: listed, want: `447700900001:"unsubscribe"@2026-01-01T12:00:00Z 447700900002:""`},
 		{name: "a long text is cut", contentType: "application/json", body: `{"from":"+33612340016","text":"` + strings.Repeat("a", 2000) + `"}`,
@@ -52,7 +55,7 @@ func TestReadReplies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rs, err := tt.r.Read(doc)
+			rs, err := tt.r.Read(doc, plain{})
 			switch {
 			case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
 				t.Fatalf("got %v (%s), want an error with %q", err, showReplies(rs), tt.err)

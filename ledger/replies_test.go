@@ -189,7 +189,7 @@ func testRepliesWithoutTime(t *testing.T, b backend) {
 	reply(state.Reply{Phone: "+441", Text: "START"}, false, "")
 	reply(state.Reply{Phone: "+441", Text: "STOP"}, false, "+441")
 	reply(state.Reply{Phone: "+441", Text: "STOP"}, false, "+441") // a retry: recorded again, harmless
-	reply(state.Reply{Phone: "+441", Text: "START"}, true, "+441")  // known by its words: not counted
+	reply(state.Reply{Phone: "+441", Text: "START"}, true, "+441") // known by its words: not counted
 
 	// After a person's re-consent, a STOP without a time opts out again.
 	set(t0.Add(time.Hour))

@@ -164,7 +164,9 @@ func (r *Receiver) reclaim(ctx context.Context) error {
 			return err
 		}
 		for _, rp := range proofs {
-			g.reports = append(g.reports, reportAt{Report: rp, out: &ReportResult{}})
+			if rp.Delivery != Pending {
+				g.reports = append(g.reports, reportAt{Report: rp, out: &ReportResult{}})
+			}
 		}
 	}
 	if len(g.reports) == 0 {
@@ -182,8 +184,7 @@ func (r *Receiver) reclaim(ctx context.Context) error {
 	return r.write(nil)
 }
 
-// proofsOf reads the delivered and undelivered reports recorded for one
-// recipient of a campaign.
+// proofsOf reads the reports recorded for one recipient of a campaign.
 func (r *Receiver) proofsOf(ctx context.Context, campaign int64, phone string) ([]Report, error) {
 	return readProofs(r.db.QueryContext(ctx, r.q[qProofsOf], campaign, phone))
 }

@@ -153,8 +153,8 @@ type resolveAttempt struct {
 //
 // Unsent means the next apply messages them again; a recipient that a
 // delivery report recorded in the state proves was messaged (delivered;
-// for one in doubt, undelivered too, which the provider could only say of
-// a message it acted on, as receive settles it) is not: it is recorded
+// for one in doubt, any report of the attempt's time, which the provider
+// could only make of a message it took) is not: it is recorded
 // sent, resolved by that report, in an attempt of its own after the one
 // resolved, as receive does.
 func (s *State) resolve(ctx context.Context, batchID string, all, byBatch stmt, from, to Status, attemptState AttemptState) (Resolved, error) {
@@ -242,11 +242,13 @@ func (s *State) resolve(ctx context.Context, batchID string, all, byBatch stmt, 
 // of phones (of attempt a) that a report of the campaign proves were
 // messaged, and returns the others and how many it recorded. A delivered
 // report proves it whatever attempt it was about: the campaign's message
-// reached the phone. For one in doubt (inDoubt), an undelivered report
-// proves the provider acted on this attempt only when it is not older than
-// the attempt (the ten minutes a provider's clock may run behind ours
-// aside): one about an earlier attempt proves nothing of this one. A state
-// without reports has none.
+// reached the phone. For one in doubt (inDoubt), any other report proves
+// the provider took this attempt's message when it is not older than the
+// attempt (the ten minutes a provider's clock may run behind ours aside):
+// undelivered, or pending (ENROUTE, ACCEPTED, or a status the mapping does
+// not name, a case slip among them), a report is the provider's word on a
+// message it has; one about an earlier attempt proves nothing of this one.
+// A state without reports has none.
 func (t *txn) sentByReport(a resolveAttempt, phones []string, inDoubt bool) ([]string, int, error) {
 	s := t.w.s
 	if s.unscoped || s.schema < 5 || len(phones) == 0 {
@@ -261,7 +263,7 @@ func (t *txn) sentByReport(a resolveAttempt, phones []string, inDoubt bool) ([]s
 			return nil, 0, err
 		}
 		i := slices.IndexFunc(proofs, func(rp Report) bool {
-			return rp.Delivery == Delivered || (inDoubt && rp.Delivery == Undelivered && !rp.At.Before(since))
+			return rp.Delivery == Delivered || (inDoubt && !rp.At.Before(since))
 		})
 		if i < 0 {
 			left = append(left, p)

@@ -239,7 +239,7 @@ var postgresDialect = &dialect{
 	qOpenAttempts: `SELECT id, campaign_id, phones FROM attempts WHERE state IN ('intent', 'in_doubt') ORDER BY id`,
 	qAttemptIDs:   `SELECT phones, provider_ids FROM attempts WHERE id = $1`,
 	qProofsOf: `SELECT phone, provider_id, delivery, provider_status, reason, at FROM reports
-		WHERE campaign_id = $1 AND phone = $2 AND delivery IN ('delivered', 'undelivered') ORDER BY id`,
+		WHERE campaign_id = $1 AND phone = $2 ORDER BY id`,
 	qInsertReports: `INSERT INTO reports (report_key, campaign_id, phone, provider_id, delivery, provider_status, reason, at, received_at, matched_by, unmatched, anomaly)
 		SELECT r->>0, CAST(r->>1 AS bigint), r->>2, r->>3, r->>4, r->>5, r->>6, r->>7, r->>8, r->>9, r->>10, r->>11 FROM jsonb_array_elements($1::jsonb) AS r
 		ON CONFLICT (report_key) DO NOTHING RETURNING report_key`,

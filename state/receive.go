@@ -608,7 +608,7 @@ func (r *Receiver) landed(ctx context.Context) (out []flight, gone []flightKey, 
 	}
 	again := &grouped{}
 	for k, f := range r.inFlight {
-		st := states[k.attempt]
+		st := states[k.attempt].state
 		if st == AttemptIntent {
 			if st, err = r.settled(ctx, f.matched); err != nil {
 				return nil, nil, err
@@ -654,13 +654,13 @@ func (r *Receiver) settled(ctx context.Context, m matched) (AttemptState, error)
 	if err != nil {
 		return AttemptIntent, err
 	}
-	switch st, ok := states[m.attempt]; {
+	switch a, ok := states[m.attempt]; {
 	case !ok:
 		return AttemptForgotten, nil // gone since (a migration took it)
-	case st == AttemptIntent:
+	case a.state == AttemptIntent:
 		return AttemptInDoubt, nil
 	default:
-		return st, nil
+		return a.state, nil
 	}
 }
 
@@ -1004,38 +1004,68 @@ func (r *Receiver) sendsToOnce(ctx context.Context, phone string, at time.Time) 
 		return nil, false, err
 	}
 	var out []matched
+	var batches []string
 	for _, e := range r.numbers.byPhone[phone] {
-		st, ok := states[e.attempt]
+		a, ok := states[e.attempt]
 		if !ok || e.at < from || e.at > to {
 			continue
 		}
-		switch st {
+		switch a.state {
 		case AttemptSplit:
 			split = true
 			continue
 		case AttemptForgotten, AttemptSuppressed:
 			continue
 		}
-		out = append(out, matched{campaign: e.campaign, phone: phone, attempt: e.attempt, state: st})
+		out = append(out, matched{campaign: e.campaign, phone: phone, attempt: e.attempt, state: a.state})
+		batches = append(batches, a.batch)
 	}
-	return out, split, nil
+	return resolvedOnce(out, batches), split, nil
 }
 
-// attemptStates reads the states of the attempts ids.
-func (r *Receiver) attemptStates(ctx context.Context, ids []string) (map[int64]AttemptState, error) {
+// resolvedOnce is ms (oldest first, batches[i] the batch of ms[i]) with
+// each attempt left out that a later one of its campaign and batch
+// resolved as sent: a recipient in doubt (or failed) that a report
+// resolved is recorded sent in an attempt of its own, while the attempt
+// it was in keeps its other recipients. Both are one message to the
+// number: counted twice, every later report of it was left unmatched as
+// one of two messages.
+func resolvedOnce(ms []matched, batches []string) []matched {
+	out := ms[:0:0]
+	for i, m := range ms {
+		resolved := false
+		for j := i + 1; j < len(ms) && !resolved; j++ {
+			resolved = m.state != AttemptResolvedSent && ms[j].state == AttemptResolvedSent &&
+				ms[j].campaign == m.campaign && batches[j] == batches[i]
+		}
+		if !resolved {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// attemptRow is what attemptStates reads of an attempt.
+type attemptRow struct {
+	state AttemptState
+	batch string
+}
+
+// attemptStates reads the states (and batches) of the attempts ids.
+func (r *Receiver) attemptStates(ctx context.Context, ids []string) (map[int64]attemptRow, error) {
 	rows, err := r.db.QueryContext(ctx, r.q[qAttemptsByID], "["+strings.Join(ids, ",")+"]")
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[int64]AttemptState{}
+	out := map[int64]attemptRow{}
 	for rows.Next() {
 		var id, campaign int64
 		var st, batch, body, plan string
 		if err := rows.Scan(&id, &campaign, &st, &batch, &body, &plan); err != nil {
 			return nil, err
 		}
-		out[id] = AttemptState(st)
+		out[id] = attemptRow{AttemptState(st), batch}
 	}
 	return out, rows.Err()
 }

@@ -206,3 +206,36 @@ func testRepliesWithoutTime(t *testing.T, b backend) {
 	reply(state.Reply{ProviderID: "SM4", Phone: "+442", Text: "START"}, true, "+441")
 	reply(state.Reply{ProviderID: "SM3", Phone: "+442", Text: "STOP"}, true, "+441")
 }
+
+// Stop words are read loosely, start words as written: "Opt-Out", a STOP
+// said twice or with an invisible character inside opt the number out (the
+// safe side); "s t a r t" lifts nothing.
+func TestLooseStopWords(t *testing.T) { eachBackend(t, testLooseStopWords) }
+
+func testLooseStopWords(t *testing.T, b backend) {
+	ctx := context.Background()
+	loc := state.MustParseLocation(b.loc(t))
+	t0 := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	r, err := state.OpenReceiver(ctx, loc, state.ReceiverOptions{Now: func() time.Time { return t0.Add(time.Hour) }, OptOuts: ReplyOptOuts()})
+	must(t, err)
+	defer r.Close()
+	got, err := r.Record(ctx, nil, []state.Reply{{Phone: "+441", Text: "Opt-Out", At: t0}, {Phone: "+442", Text: "STOP STOP", At: t0},
+		{Phone: "+443", Text: "S\u200bTOP", At: t0}, {Phone: "+444", Text: "s t o p", At: t0}})
+	must(t, err)
+	for i, rp := range got.Replies {
+		if rp.Kind != "stop" {
+			t.Errorf("reply %d: %+v, want a stop", i, rp)
+		}
+	}
+	got, err = r.Record(ctx, nil, []state.Reply{{Phone: "+441", Text: "s t a r t", At: t0.Add(time.Minute)}, {Phone: "+442", Text: "START-START", At: t0.Add(time.Minute)}})
+	must(t, err)
+	if got.Replies[0].Kind != "other" || got.Replies[1].Kind != "other" {
+		t.Errorf("loose starts: %+v, want others", got.Replies)
+	}
+	var out []string
+	_, err = OptOuts(ctx, loc, func(o OptOut) error { out = append(out, o.Phone+"/"+o.Reason); return nil })
+	must(t, err)
+	if want := "+441/replied OPT OUT +442/replied STOP +443/replied STOP +444/replied STOP"; strings.Join(out, " ") != want {
+		t.Errorf("opted out: %q, want %q", strings.Join(out, " "), want)
+	}
+}

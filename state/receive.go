@@ -339,7 +339,8 @@ func (r *Receiver) write(group []*recording) error {
 		}
 		for i := range rec.replies {
 			rp := rec.replies[i]
-			g.replies = append(g.replies, replyAt{Reply: rp, key: replyKey(rp, r.kindOf(rp.Text) == "stop", now), out: &rec.out.Replies[i], owner: n})
+			kind, _ := r.kindOf(rp.Text)
+			g.replies = append(g.replies, replyAt{Reply: rp, key: replyKey(rp, kind == "stop", now), out: &rec.out.Replies[i], owner: n})
 		}
 	}
 	if err := r.match(ctx, g, now); err != nil {
@@ -738,6 +739,7 @@ type reportAt struct {
 type replyAt struct {
 	Reply
 	key      string // replyKey of the reply as given
+	word     string // the stop or start word it was read as; "" for another reply
 	out      *ReplyResult
 	campaign int64 // 0: none
 	owner    int   // as reportAt's
@@ -799,7 +801,7 @@ func (r *Receiver) match(ctx context.Context, g *grouped, now time.Time) error {
 			}
 			rp.out.Campaign, rp.campaign = r.names[m.campaign], m.campaign
 		}
-		rp.out.Kind = r.kindOf(rp.Text)
+		rp.out.Kind, rp.word = r.kindOf(rp.Text)
 	}
 	return nil
 }
@@ -1184,16 +1186,21 @@ func (r *Receiver) named(ctx context.Context, id int64) error {
 	return rows.Err()
 }
 
-// kindOf is what a reply's text asks: stop, start, or nothing (other).
-func (r *Receiver) kindOf(text string) string {
+// kindOf is what a reply's text asks: stop, start, or nothing (other),
+// and the word it was read as. A stop word is also looked for as
+// words.LooseReplyWord reads it ("Opt-Out", "STOP STOP"); a start word
+// only as written.
+func (r *Receiver) kindOf(text string) (kind, word string) {
 	w := words.ReplyWord(text)
 	switch {
 	case r.stop[w]:
-		return "stop"
+		return "stop", w
+	case r.stop[words.LooseReplyWord(text)]:
+		return "stop", words.LooseReplyWord(text)
 	case r.start[w]:
-		return "start"
+		return "start", w
 	}
-	return "other"
+	return "other", ""
 }
 
 // anomaly says why a report contradicts the record of the message it is
@@ -1413,11 +1420,9 @@ func (r *Receiver) writeReplies(ctx context.Context, tx *sql.Tx, g *grouped, now
 	keys := make([]string, len(g.replies))
 	for i, rp := range g.replies {
 		keys[i] = rp.key
-		word := ""
-		if rp.out.Kind != "other" {
-			word = words.ReplyWord(rp.Text) // only a stop or start word is kept
-		}
-		rows = append(rows, []string{keys[i], rp.Phone, rp.out.Kind, word, strconv.FormatInt(rp.campaign, 10), formatTime(rp.At), formatTime(now)})
+		// Only a stop or start word is kept (rp.word), never what else
+		// people write.
+		rows = append(rows, []string{keys[i], rp.Phone, rp.out.Kind, rp.word, strconv.FormatInt(rp.campaign, 10), formatTime(rp.At), formatTime(now)})
 	}
 	inserted, err := insertKeyed(ctx, tx, r.q[qInsertReplies], rows)
 	if err != nil {
@@ -1433,7 +1438,9 @@ func (r *Receiver) writeReplies(ctx context.Context, tx *sql.Tx, g *grouped, now
 		if rp.out.Kind == "other" || r.opts.OptOuts == nil {
 			continue
 		}
-		if err := r.opts.OptOuts.FromReply(ctx, tx, r.pg, rp.Reply, rp.out.Kind == "stop"); err != nil {
+		said := rp.Reply
+		said.Text = rp.word // the word it was read as: "Opt-Out" is OPT OUT
+		if err := r.opts.OptOuts.FromReply(ctx, tx, r.pg, said, rp.out.Kind == "stop"); err != nil {
 			return err
 		}
 	}

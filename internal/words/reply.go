@@ -1,8 +1,10 @@
 package words
 
 import (
+	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -30,6 +32,31 @@ func ReplyWord(text string) string {
 	// A phrase's words are parted by one space however they were typed
 	// ("STOP  ALL", "OPT\nOUT"): the person asked the same.
 	return strings.Join(strings.Fields(word), " ")
+}
+
+// LooseReplyWord is ReplyWord read more loosely, for the stop words alone:
+// a person who wrote "Opt-Out", "STOP STOP", "s t o p" or a STOP with an
+// invisible character inside (a zero-width space a keyboard or a copy left)
+// wants no more, and reading more replies as STOP than were meant is the
+// safe side, which reading more as START is not. Format and control
+// characters inside are dropped, dashes and underscores part words, a
+// word said twice in a row is said once, and letters typed apart one by
+// one are one word.
+func LooseReplyWord(text string) string {
+	text = strings.Map(func(r rune) rune {
+		switch {
+		case unicode.Is(unicode.Cf, r) || (unicode.IsControl(r) && !unicode.IsSpace(r)):
+			return -1
+		case unicode.In(r, unicode.Pd, unicode.Pc):
+			return ' '
+		}
+		return r
+	}, text)
+	fields := strings.Fields(ReplyWord(text))
+	if len(fields) > 1 && !slices.ContainsFunc(fields, func(f string) bool { return utf8.RuneCountInString(f) > 1 }) {
+		fields = []string{strings.Join(fields, "")}
+	}
+	return strings.Join(slices.Compact(fields), " ")
 }
 
 // aside is what ReplyWord sets aside around a word. Control characters

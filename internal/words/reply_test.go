@@ -23,6 +23,20 @@ func TestReplyWord(t *testing.T) {
 	}
 }
 
+// TestLooseReplyWord: the forms of STOP a person may type that ReplyWord
+// keeps apart, read as the stop words are listed.
+func TestLooseReplyWord(t *testing.T) {
+	for text, want := range map[string]string{
+		"Opt-Out": "OPT OUT", "opt_out": "OPT OUT", "OPT‑OUT": "OPT OUT", "STOP STOP": "STOP", "stop stop stop!": "STOP",
+		"s t o p": "STOP", "S.T.O.P": "S.T.O.P", "S​TOP": "STOP", "ST\x00OP": "STOP", "STO­P": "STOP",
+		"STOP ALL": "STOP ALL", "stop please": "STOP PLEASE", "a stop": "A STOP", "STOP-LOSS": "STOP LOSS", "": "", "- -": "",
+	} {
+		if got := LooseReplyWord(text); got != want {
+			t.Errorf("LooseReplyWord(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
+
 // TestReplyWordFolds: the forms a phone or a gateway may give a word
 // (full-width letters, control characters around it) are that word,
 // written in ASCII as the stop and start words are; a lookalike from

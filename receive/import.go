@@ -316,6 +316,11 @@ func (b *batcher) jsonLines(r io.Reader) error {
 			return &LineError{File: b.name, Line: line, Err: err}
 		}
 		text = bytes.TrimSpace(text)
+		if line == 1 {
+			// A byte-order mark, as some exporters write one (a CSV's is
+			// set aside too).
+			text = bytes.TrimPrefix(text, []byte("\uFEFF"))
+		}
 		if len(text) == 0 {
 			continue
 		}

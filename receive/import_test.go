@@ -66,7 +66,7 @@ func TestImportFiles(t *testing.T) {
 		t.Errorf("imported again: %+v, %v", again, err)
 	}
 
-	jsonl := `{"message_id":"j1","to":"+33612340011","status":"DELIVERED","at":"2026-03-01T12:00:01Z"}` + "\n\n" +
+	jsonl := "\uFEFF" + `{"message_id":"j1","to":"+33612340011","status":"DELIVERED","at":"2026-03-01T12:00:01Z"}` + "\n\n" +
 		`  {"message_id":"j2","to":"+33612340012","status":"UNDELIVERED","reason":"x"}  ` + "\r\n" +
 		`{"message_id":"j3","status":"DELIVERED"}`
 	if got, err := importFile(t, o, dir, "dlr.jsonl", jsonl, 1000); err != nil || got.Lines != 3 || got.Reports != 3 || got.Duplicates != 0 {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/mapping"
+	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/state"
 )
 
@@ -133,8 +134,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if a.status >= 300 {
 		s.stats.Refused.Add(1)
 	}
-	// The path, never the URL: a query may hold the secret.
-	attrs := []any{"method", r.Method, "path", r.URL.Path, "status", a.status, "ms", time.Since(start).Milliseconds()}
+	// The path, never the URL: a query may hold the secret. A path is
+	// anyone's to write (/+447400123456): what may be a number is masked.
+	attrs := []any{"method", r.Method, "path", words.Clip(e164.MaskAny(r.URL.Path), 200), "status", a.status, "ms", time.Since(start).Milliseconds()}
 	if a.recorded != nil {
 		attrs = append(attrs, a.recorded...)
 	}

@@ -237,6 +237,7 @@ func TestRefused(t *testing.T) {
 				{"too many reports", lsrv.url, "/reports", "application/json", []byte(many), good, 413, "more than 10000"},
 				{"replies the project does not map", lsrv.url, "/replies", "application/json", []byte(`{"from":"+33612340016","text":"STOP"}`), good, 404, "maps none"},
 				{"another path", srv.url, "/report", "application/json", []byte(oneReport), good, 404, "not found"},
+				{"a path of a number", srv.url, "/+33612340016", "application/json", []byte(oneReport), good, 404, "not found"},
 			}
 			if kind == campaign.AuthHMAC {
 				other := receive.Sign(secret, []byte(oneReport+" "))

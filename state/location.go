@@ -96,7 +96,13 @@ func CheckLocation(loc string) error {
 // state, which says why.
 func namesDatabase(loc, shown string) error {
 	cfg, err := pgx.ParseConfig(loc)
-	if err != nil || namesDatabaseItself(loc) {
+	if err != nil {
+		return nil
+	}
+	if err := namesServer(loc, shown); err != nil {
+		return err
+	}
+	if namesDatabaseItself(loc) {
 		return nil
 	}
 	role := "the role"
@@ -104,6 +110,52 @@ func namesDatabase(loc, shown string) error {
 		role = "the role, " + cfg.User
 	}
 	return fmt.Errorf("%w: %s names no database, so PostgreSQL would use the one named after %s (or PGDATABASE, which each machine sets for itself), and each role would keep a ledger of its own: name the database in it (postgres://HOST/DBNAME or dbname=DBNAME)", ErrLocation, shown, role)
+}
+
+// namesServer refuses a PostgreSQL location that leaves its server to
+// this machine's environment while the environment names one: without a
+// host, PGHOST (or PGHOSTADDR, or PGSERVICE) picks it, and without a port,
+// PGPORT. Each machine sets those for itself, so one project file would
+// name a server on a laptop and another in CI: two ledgers, and everyone
+// messaged once from each. Where they are unset, libpq's defaults (the
+// local socket, port 5432) are no variable of this machine's to vary. A
+// service the location names brings its own host and port.
+func namesServer(loc, shown string) error {
+	var host, port, service bool
+	if u, err := url.Parse(loc); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		q := u.Query()
+		host = u.Hostname() != "" || q.Get("host") != "" || q.Get("hostaddr") != ""
+		port = u.Port() != "" || q.Get("port") != ""
+		service = q.Get("service") != ""
+	} else if pairs, err := redact.ParseKeywords(loc); err == nil {
+		for _, p := range pairs {
+			if p.Value == "" {
+				continue
+			}
+			switch p.Key {
+			case "host", "hostaddr":
+				host = true
+			case "port":
+				port = true
+			case "service":
+				service = true
+			}
+		}
+	}
+	if service {
+		return nil
+	}
+	if !host {
+		for _, v := range []string{"PGHOST", "PGHOSTADDR", "PGSERVICE"} {
+			if os.Getenv(v) != "" {
+				return fmt.Errorf("%w: %s names no host, so this machine's %s picks the server, which each machine sets for itself: one project file would name two servers, and two ledgers; name the host in it (postgres://HOST/DBNAME or host=HOST)", ErrLocation, shown, v)
+			}
+		}
+	}
+	if !port && os.Getenv("PGPORT") != "" {
+		return fmt.Errorf("%w: %s names no port, so this machine's PGPORT picks it, which each machine sets for itself: one project file would name two servers, and two ledgers; name the port in it (postgres://HOST:PORT/DBNAME or port=PORT)", ErrLocation, shown)
+	}
+	return nil
 }
 
 // namesDatabaseItself reports whether the text of a PostgreSQL location

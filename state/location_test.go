@@ -168,6 +168,51 @@ func TestLocationNamesDatabase(t *testing.T) {
 	}
 }
 
+// TestNamesServer: a location that leaves its host or port to PGHOST,
+// PGPORT (or PGHOSTADDR, PGSERVICE) while the environment sets them is
+// refused: each machine sets them for itself, and one project file would
+// name two servers. Named in the location, or left to libpq's defaults
+// where the environment is silent, it stands.
+func TestNamesServer(t *testing.T) {
+	for _, v := range []string{"PGHOST", "PGHOSTADDR", "PGPORT", "PGSERVICE"} {
+		t.Setenv(v, "")
+	}
+	for _, loc := range []string{"postgres://smsform@/sms", "dbname=sms", "postgres://smsform@db/sms"} {
+		if err := CheckLocation(loc); err != nil {
+			t.Errorf("no PG variables: CheckLocation(%s) = %v", loc, err)
+		}
+	}
+	t.Setenv("PGPORT", "55433")
+	for loc, ok := range map[string]bool{
+		"postgres://smsform@db/sms":                 false,
+		"postgres://smsform@db:5432/sms":            true,
+		"postgres://smsform@/sms?host=db&port=5432": true,
+		"host=db dbname=sms":                        false,
+		"host=db port=5432 dbname=sms":              true,
+		"service=prod":                              true,
+	} {
+		err := CheckLocation(loc)
+		if (err == nil) != ok || (err != nil && (!errors.Is(err, ErrLocation) || !strings.Contains(err.Error(), "names no port, so this machine's PGPORT picks it"))) {
+			t.Errorf("PGPORT set: CheckLocation(%s) = %v, want ok %v", loc, err, ok)
+		}
+	}
+	t.Setenv("PGPORT", "")
+	t.Setenv("PGHOST", "/var/run/other")
+	for loc, ok := range map[string]bool{
+		"postgres://smsform@/sms":              false,
+		"postgres://smsform:hunter2@:5432/sms": false,
+		"dbname=sms password=hunter2":          false,
+		"postgres://smsform@db/sms":            true,
+		"postgres://smsform@/sms?host=%2Fsock": true,
+		"hostaddr=10.0.0.1 dbname=sms":         true,
+	} {
+		err := CheckLocation(loc)
+		if (err == nil) != ok || (err != nil && (!strings.Contains(err.Error(), "names no host, so this machine's PGHOST picks the server") || strings.Contains(err.Error(), "hunter2"))) {
+			t.Errorf("PGHOST set: CheckLocation(%s) = %v, want ok %v", Redact(loc), err, ok)
+		}
+	}
+}
+
 // TestPostgresNamesDatabase opens, against the real server, the test's
 // database with its name left out: the server would take the database of
 // the role's name (which exists: the test server's postgres). Neither a

@@ -28,7 +28,7 @@ import (
 type worker struct {
 	r       *runner
 	pending *settled
-	i       int // the place in the plan of the batch being sent
+	j       job // the batch being sent, as it was handed out
 }
 
 // settled is an outcome known but not yet journaled. b holds the
@@ -72,7 +72,7 @@ func (w *worker) run(ctx, sendCtx context.Context, jobs <-chan job) {
 // error stops the whole run.
 func (w *worker) sendBatch(ctx, sendCtx context.Context, j job) error {
 	r, b := w.r, j.b
-	w.i = j.i
+	w.j = j
 	if r.stopped(ctx) {
 		r.skip(b)
 		return nil
@@ -285,7 +285,7 @@ func (w *worker) recordIntent(b plan.Batch) (plan.Batch, error) {
 	} else if adm, err = r.j.RecordOutcomeAndAdmit(r.writeCtx, w.pending.b.ID, w.pending.o, intent); err == nil {
 		p := w.pending
 		w.pending = nil
-		r.admitted(w.i, b, adm)
+		r.admitted(w.j.i, b, adm)
 		sent := withRecipients(b, adm.Send)
 		if stop := r.account(p); stop != nil {
 			if len(adm.Send) == 0 {
@@ -296,7 +296,7 @@ func (w *worker) recordIntent(b plan.Batch) (plan.Batch, error) {
 		return sent, nil
 	}
 	if err == nil {
-		r.admitted(w.i, b, adm)
+		r.admitted(w.j.i, b, adm)
 		return withRecipients(b, adm.Send), nil
 	}
 	r.skip(b)
@@ -393,7 +393,59 @@ func (w *worker) send(ctx, sendCtx context.Context, b plan.Batch) sendResult {
 		if err := r.retryLater(ctx, b, ae, err, attempt); err != nil {
 			return stop(err)
 		}
+		if res, ok := w.retryStopped(ctx, b); ok {
+			return res
+		}
 	}
+}
+
+// pauseReader is a Journal that can say whether the campaign is paused now
+// (*state.State can).
+type pauseReader interface {
+	PausedNow(ctx context.Context) error
+}
+
+// retryStopped looks, before b is tried again, at what may have changed
+// while it waited (up to minutes, with a Retry-After): the run stopped by
+// another batch, a pause recorded
+// meanwhile, which a retry records no intent to learn of, and b's send
+// window, which may have closed or passed not_after. Either way b, which
+// the API did not act on, is not sent: its intent is forgotten, and it is
+// left paused, or waiting for its window (or expired) as if it had found
+// the window closed before its intent. ok false: the retry goes ahead.
+func (w *worker) retryStopped(ctx context.Context, b plan.Batch) (res sendResult, ok bool) {
+	r := w.r
+	if r.stopped(ctx) {
+		// Interrupted, or another batch stopped the run (a pause it
+		// learned of) while this one waited.
+		return sendResult{err: r.notSent(b, cmp.Or(r.stopError(), ErrInterrupted))}, true
+	}
+	if pr, is := r.j.(pauseReader); is {
+		err := pr.PausedNow(r.writeCtx)
+		if paused := new(state.PausedError); errors.As(err, &paused) {
+			if err := r.notSent(b, nil); err != nil {
+				return sendResult{err: err}, true
+			}
+			return sendResult{err: w.paused(b, paused)}, true
+		}
+		if err != nil {
+			// Not known whether a pause is there: not tried again.
+			return sendResult{err: r.notSent(b, err)}, true
+		}
+	}
+	closed := false
+	if w.j.held || len(b.Recipients) != len(w.j.b.Recipients) {
+		closed = r.closedPiece(job{i: w.j.i, b: b, held: true})
+	} else {
+		closed = r.closed(w.j.i, len(b.Recipients))
+	}
+	if !closed {
+		return sendResult{}, false
+	}
+	if err := r.forget(b); err != nil {
+		return sendResult{err: err}, true
+	}
+	return sendResult{}, true
 }
 
 // retryLater waits before attempt+1 of b, which the API did not act on

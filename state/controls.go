@@ -158,6 +158,27 @@ func (e *PausedError) Unwrap() error { return ErrPaused }
 // intent it refuses.
 func (s *State) Paused() *Pause { return s.pause }
 
+// PausedNow reads whether the campaign is paused now, as a *PausedError,
+// nil when it is not (or has no record yet). A running apply learns of a
+// pause from the next intent it records; a batch waiting to be tried again
+// (429, 503) records none, so it asks before each retry.
+func (s *State) PausedNow(ctx context.Context) error {
+	if !s.recorded() || s.unscoped {
+		return nil
+	}
+	var at, by, reason sql.NullString
+	if err := s.db.QueryRowContext(ctx, s.q[qPausedNow], s.args()...).Scan(&at, &by, &reason); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		return fmt.Errorf("read whether campaign %q is paused: %w", s.campaign, err)
+	}
+	if at.String == "" {
+		return nil
+	}
+	return &PausedError{Campaign: s.campaign, Pause: Pause{At: parseTime(at.String), By: by.String, Reason: reason.String}}
+}
+
 // SetPause pauses the campaign in the state at loc (p set) or lifts its
 // pause (p nil). It takes no lock: it works while an apply runs, which sees
 // the pause right before its next intent. A campaign without a record gets

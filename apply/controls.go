@@ -95,7 +95,9 @@ func (r *runner) limited() {
 		return
 	}
 	r.res.LimitReached, r.res.Limit = true, r.o.Limit
-	if r.err == nil {
+	// What the cap held of the limit's recipients waits (a *ClosedError):
+	// the canary is not done.
+	if r.err == nil && r.res.HeldByCap == 0 {
 		r.err = &LimitError{Limit: r.o.Limit, Attempted: r.reserved, Left: r.res.Skipped + r.res.Waiting}
 	}
 }

@@ -246,3 +246,44 @@ func TestRunLawCap(t *testing.T) {
 		t.Errorf("delivered %v: want Florida 4 (three marketing, one receipt), Georgia 1", got)
 	}
 }
+
+// A canary (--limit) whose first recipients the frequency cap holds back
+// sent nobody and ended as if the canary had gone (exit 0), and the next
+// canary did the same. The held ones stay within the limit's count: the
+// run ends waiting for the cap (a ClosedError, exit 5), and with --wait
+// sends them once the cap allows.
+func TestRunLimitHeldByCap(t *testing.T) {
+	r := newProjectRig(t)
+	t0 := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
+	r.clock.Set(t0)
+	a, b, c, d := "+447400100001", "+447400100002", "+447400100003", "+447400100004"
+	first := r.campaign(t, "first", a, b)
+	st := r.open(t, first)
+	if res, err := r.run(first, r.plan(t, first, st), st, false); err != nil || res.Sent != 2 {
+		t.Fatalf("first: %+v, %v", res, err)
+	}
+	r.clock.Set(t0.Add(time.Hour))
+	second := r.campaign(t, "second", a, b, c, d)
+	st2 := r.open(t, second)
+	p := r.plan(t, second, st2)
+	res, err := apply.Run(context.Background(), p, st2, r.auth, apply.Options{From: second.Sender, Clock: r.clock, Limit: 2})
+	var closed *apply.ClosedError
+	if !errors.As(err, &closed) || res.Sent+res.HeldByCap != 2 || errors.As(err, new(*apply.LimitError)) {
+		t.Fatalf("canary of 2: %+v, %v; want its 2 sent or held by the cap, and a ClosedError", res, err)
+	}
+	got := r.deliveredBy()
+	if got[a+" from second"]+got[b+" from second"] != 0 {
+		t.Errorf("delivered %v: the cap's numbers messaged twice in 24 h", got)
+	}
+	// With --wait the canary waits for the cap, sends its 2 and stops at
+	// the limit, the other 2 left.
+	res, err = apply.Run(context.Background(), r.plan(t, second, st2), st2, r.auth, apply.Options{From: second.Sender, Clock: r.clock, Limit: 2, Wait: true})
+	var le *apply.LimitError
+	if !errors.As(err, &le) || res.Sent != 2 || le.Left != 2 {
+		t.Fatalf("canary of 2 with --wait: %+v, %v; want 2 sent once the cap allows, 2 left", res, err)
+	}
+	got = r.deliveredBy()
+	if got[a+" from second"] != 1 || got[b+" from second"] != 1 || got[c+" from second"]+got[d+" from second"] != 0 || !r.clock.Now().After(t0.Add(24*time.Hour-time.Second)) {
+		t.Errorf("delivered %v at %s: want the canary's 2 once, after the cap's 24 h", got, r.clock.Now())
+	}
+}

@@ -268,10 +268,21 @@ func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Re
 		if len(waiting) == 0 && len(held) == 0 {
 			break
 		}
-		if r.stopped(ctx) || r.limitReached() {
+		if r.stopped(ctx) {
 			r.skipAll(waiting)
 			r.skipHeld(held)
 			break
+		}
+		if r.limitReached() {
+			// The batches past the limit are left; what the cap held back
+			// of those within it is part of the canary, and waits for the
+			// cap as it would without a limit (a canary the cap held
+			// whole once ended as if it had gone, exit 0, sending nobody).
+			r.skipAll(waiting)
+			waiting = nil
+			if len(held) == 0 {
+				break
+			}
 		}
 		var wait time.Time
 		todo, wait, windowErr = r.after(waiting, held)

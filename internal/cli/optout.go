@@ -558,9 +558,11 @@ func projectAt(dir string) (*campaign.Project, string, error) {
 
 // strayCampaigns are the campaigns of project p that its campaigns: globs
 // do not find (files, those they do): every .yaml or .yml file in its
-// folders (hidden ones aside) that loads as a campaign of p. Such a file
-// still applies with the project's state, so its own caps count for
-// prune. A file that does not load is not one: it could not apply.
+// folders that loads as a campaign of p, hidden folders too (a campaign
+// in .drafts/ applies with the project's state all the same); only .git,
+// which holds no campaign one can apply, is passed by. Such a file still
+// applies with the project's state, so its own caps count for prune. A
+// file that does not load is not one: it could not apply.
 func strayCampaigns(p *campaign.Project, files []string) []*campaign.Campaign {
 	known := map[string]bool{}
 	for _, f := range files {
@@ -573,7 +575,7 @@ func strayCampaigns(p *campaign.Project, files []string) []*campaign.Campaign {
 		switch {
 		case err != nil:
 			return nil
-		case d.IsDir() && path != filepath.Dir(p.Path) && strings.HasPrefix(d.Name(), "."):
+		case d.IsDir() && d.Name() == ".git":
 			return filepath.SkipDir
 		case d.IsDir() || known[path]:
 			return nil

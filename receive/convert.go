@@ -51,8 +51,10 @@ func phone(raw, region string) string {
 			if strings.HasPrefix(raw, "0") {
 				return ""
 			}
-		} else if strings.HasPrefix(raw, "0") {
-			return "" // national: no country to read it in
+		} else if strings.HasPrefix(raw, "0") || strings.HasPrefix(raw, "(") {
+			// National ("07700 900123", "(201) 555-0135": an area code in
+			// brackets is no country code): no country to read it in.
+			return ""
 		}
 		raw = "+" + raw
 	}

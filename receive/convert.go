@@ -44,17 +44,18 @@ func phone(raw, region string) string {
 	if !strings.HasPrefix(raw, "+") {
 		if rest, ok := strings.CutPrefix(raw, "00"); ok {
 			raw = rest
-		} else if region != "" {
-			if n, err := e164.NewNormalizer(region).Normalize(raw); err == nil {
-				return n.E164
+		} else {
+			if region != "" {
+				if n, err := e164.NewNormalizer(region).Normalize(raw); err == nil {
+					return n.E164
+				}
 			}
-			if strings.HasPrefix(raw, "0") {
+			if strings.HasPrefix(raw, "0") || strings.HasPrefix(raw, "(") {
+				// National ("07700 900123", "(201) 555-0135": an area
+				// code in brackets is no country code), and no number
+				// of the region: no country to read it in.
 				return ""
 			}
-		} else if strings.HasPrefix(raw, "0") || strings.HasPrefix(raw, "(") {
-			// National ("07700 900123", "(201) 555-0135": an area code in
-			// brackets is no country code): no country to read it in.
-			return ""
 		}
 		raw = "+" + raw
 	}

@@ -1,6 +1,7 @@
 package mapping
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,6 +41,14 @@ var ErrNotJSON = errors.New("the body is not JSON")
 // twice in JSON is.
 func Doc(contentType string, body []byte) ([]byte, error) {
 	mt, _, _ := mime.ParseMediaType(contentType)
+	// A JSON object or list under a form's type (curl's default for
+	// --data) is read as the JSON it is: as a form it is one field named
+	// by the whole body, and every report of it would be refused as
+	// lacking its status, which points the wrong way.
+	if trimmed := bytes.TrimSpace(body); mt == "application/x-www-form-urlencoded" &&
+		len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') && json.Valid(trimmed) {
+		return body, nil
+	}
 	if mt == "application/x-www-form-urlencoded" {
 		vals, err := url.ParseQuery(string(body))
 		if err != nil {

@@ -97,6 +97,10 @@ func TestReadReports(t *testing.T) {
 		{
 			name: "an empty list", contentType: "application/json", body: `{"results":[]}`, r: infobipReports, want: "",
 		},
+		{
+			// curl --data's default type: JSON under a form's type is JSON.
+			name: "JSON sent as a form", contentType: "application/x-www-form-urlencoded", body: ` {"results":[]}`, r: infobipReports, want: "",
+		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			doc, err := Doc(tt.contentType, []byte(tt.body))

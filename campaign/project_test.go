@@ -178,6 +178,7 @@ func TestProjectErrors(t *testing.T) {
 		{name: "cap of 0", project: "version: 1\nfrequency_cap: {max: 0, per: 24h}\n",
 			want: []string{"frequency_cap.max: 0 is too small", "remove frequency_cap for no cap"}},
 		{name: "cap per without unit", project: "version: 1\nfrequency_cap: {max: 3, per: 24}\n", want: []string{"frequency_cap.per: a duration needs a unit"}},
+		{name: "cap per with a sign", project: "version: 1\nfrequency_cap: {max: 3, per: +48h}\n", want: []string{`frequency_cap.per: "+48h" is not a duration`}},
 		{name: "looser campaign cap", project: "version: 1\nfrequency_cap: {max: 3, per: 24h}\n",
 			campaign: strings.Replace(tinyCampaign, "body:", "frequency_cap: {max: 5, per: 24h}\nbody:", 1),
 			want:     []string{"c.yaml:6: frequency_cap: 5 per 24h is looser than the project's 3 per 24h"}},

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/smsform/smsform/internal/mapping"
@@ -161,7 +162,9 @@ func (l *loader) duration(v *yaml.Node, path string, lo, hi time.Duration, hint 
 	}
 	d, err := time.ParseDuration(s)
 	switch {
-	case err != nil:
+	case err != nil || strings.HasPrefix(s, "+"):
+		// "+48h" parses, but the JSON Schema's pattern (what an editor
+		// checks) takes no sign: refused here too, so the two agree.
 		l.add(v.Line, path, hint, "%s is not a duration", Quote(s))
 		return false
 	case d < lo || d > hi:

@@ -102,6 +102,11 @@ func namesDatabase(loc, shown string) error {
 	if err := namesServer(loc, shown); err != nil {
 		return err
 	}
+	if schema, ok := cfg.RuntimeParams["schema"]; ok {
+		if err := checkSchema(schema, shown); err != nil {
+			return err
+		}
+	}
 	if namesDatabaseItself(loc) {
 		return nil
 	}
@@ -110,6 +115,21 @@ func namesDatabase(loc, shown string) error {
 		role = "the role, " + cfg.User
 	}
 	return fmt.Errorf("%w: %s names no database, so PostgreSQL would use the one named after %s (or PGDATABASE, which each machine sets for itself), and each role would keep a ledger of its own: name the database in it (postgres://HOST/DBNAME or dbname=DBNAME)", ErrLocation, shown, role)
+}
+
+// checkSchema refuses a schema parameter that cannot hold smsform's
+// tables. PostgreSQL keeps pg_ names for its own schemas (create schema
+// pg_x fails with a bare "unacceptable schema name"), and
+// information_schema is the SQL standard's catalogue, which the server
+// lets anyone with CREATE write into: smsform's ledger would lie among the
+// system views, and a dump or an upgrade of the database could drop it.
+// Refused here, a project file's check says so before anything opens;
+// other malformed names are left to parsePostgres.
+func checkSchema(schema, shown string) error {
+	if strings.HasPrefix(strings.ToLower(schema), "pg_") || strings.EqualFold(schema, "information_schema") {
+		return fmt.Errorf("%w: %s: schema %q is PostgreSQL's own (pg_… and information_schema are its catalogues): name a schema of smsform's, such as schema=smsform (the default when the parameter is left out)", ErrLocation, shown, schema)
+	}
+	return nil
 }
 
 // namesServer refuses a PostgreSQL location that leaves its server to

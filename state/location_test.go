@@ -251,3 +251,28 @@ func TestLocationFile(t *testing.T) {
 		}
 	}
 }
+
+// TestLocationRefusesSystemSchema: PostgreSQL's own schemas cannot hold
+// smsform's tables (pg_…: the server refuses to create one, with a bare
+// error) or must not (information_schema: the tables would land among the
+// catalogue's views). Both are refused as the location is read, the
+// password never shown.
+func TestLocationRefusesSystemSchema(t *testing.T) {
+	for _, loc := range []string{
+		"postgres://ops:hunter2@db/sms?schema=pg_catalog",
+		"postgres://ops:hunter2@db/sms?schema=pg_mine",
+		"postgres://ops:hunter2@db/sms?schema=information_schema",
+		"host=db dbname=sms password=hunter2 schema=pg_toast",
+		"host=db dbname=sms schema=INFORMATION_SCHEMA",
+	} {
+		err := CheckLocation(loc)
+		if !errors.Is(err, ErrLocation) || !strings.Contains(err.Error(), "PostgreSQL's own") || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%s: %v, want ErrLocation naming PostgreSQL's own schema", Redact(loc), err)
+		}
+	}
+	for _, loc := range []string{"postgres://db/sms?schema=sms_prod", "postgres://db/sms?schema=pgsms", "postgres://db/sms"} {
+		if err := CheckLocation(loc); err != nil {
+			t.Errorf("%s: %v", loc, err)
+		}
+	}
+}

@@ -59,6 +59,13 @@ func CheckLocation(loc string) error {
 	case strings.TrimSpace(loc) == "":
 		return fmt.Errorf("%w: empty", ErrLocation)
 	case isURL(loc):
+		if u, err := url.Parse(loc); err == nil && redact.Ambiguous(loc) == "" {
+			for k := range u.Query() {
+				if err := checkKeywordCase(k, shown); err != nil {
+					return err
+				}
+			}
+		}
 		if why := redact.Ambiguous(loc); why != "" {
 			// Refused before pgx reads it: pgx would connect with a piece
 			// of the password for a host or database, and name that piece
@@ -70,6 +77,11 @@ func CheckLocation(loc string) error {
 		pairs, err := redact.ParseKeywords(loc)
 		if err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrLocation, shown, err)
+		}
+		for _, p := range pairs {
+			if err := checkKeywordCase(p.Key, shown); err != nil {
+				return err
+			}
 		}
 		for _, p := range pairs {
 			switch p.Key {
@@ -88,6 +100,41 @@ func CheckLocation(loc string) error {
 		return fmt.Errorf("%w: %s is neither a file path nor a PostgreSQL keyword string (host=… dbname=…)", ErrLocation, shown)
 	}
 	return nil
+}
+
+// libpqKeywords are the connection keywords libpq (and so pgx) knows,
+// and smsform's schema: each only in lower case.
+var libpqKeywords = []string{
+	"host", "hostaddr", "port", "dbname", "user", "password", "passfile", "require_auth",
+	"channel_binding", "connect_timeout", "client_encoding", "options", "application_name",
+	"fallback_application_name", "keepalives", "keepalives_idle", "keepalives_interval",
+	"keepalives_count", "tcp_user_timeout", "replication", "gssencmode", "sslmode",
+	"sslnegotiation", "sslcompression", "sslcert", "sslkey", "sslcertmode", "sslpassword",
+	"sslkeylogfile", "sslrootcert", "sslcrl", "sslcrldir", "sslsni", "requirepeer",
+	"ssl_min_protocol_version", "ssl_max_protocol_version", "krbsrvname", "gsslib",
+	"gssdelegation", "service", "target_session_attrs", "load_balance_hosts", "schema",
+	"min_read_buffer_size", "statement_cache_capacity", "description_cache_capacity",
+	"default_query_exec_mode",
+}
+
+// checkKeywordCase refuses a libpq keyword written in another case
+// (PASSWORD=, ?Password=, DBNAME=). libpq and pgx know keywords in lower
+// case only: pgx sends any other to the server as a setting, so the
+// keyword does nothing it says (a dbname or sslmode silently unused) and
+// every command fails with the server's "unrecognized configuration
+// parameter". Refused as the location is read, a project file's check
+// says so before anything connects. A setting of the server's own
+// (TimeZone) is no keyword of libpq's and goes through as written.
+func checkKeywordCase(key, shown string) error {
+	lower := strings.ToLower(key)
+	if key == lower || !slices.Contains(libpqKeywords, lower) {
+		return nil
+	}
+	hint := ""
+	if redact.IsSecretKey(key) {
+		hint = "; the password goes in PGPASSWORD (or ~/.pgpass), not the location"
+	}
+	return fmt.Errorf("%w: %s: %s is not a keyword: keywords are lower-case (%s)%s", ErrLocation, shown, key, lower, hint)
 }
 
 // namesDatabase refuses a PostgreSQL location that does not name its

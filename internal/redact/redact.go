@@ -50,8 +50,13 @@ func Bare(raw string) (bare string, ok bool) {
 
 // IsSecretKey reports whether a connection parameter (a libpq keyword, a
 // URL's query parameter) holds a secret: the password, and the one that
-// unlocks a client key.
-func IsSecretKey(key string) bool { return key == "password" || key == "sslpassword" }
+// unlocks a client key. In any case: libpq knows only the lower-case
+// keyword, but PASSWORD=… still holds the password as written (pgx passes
+// it to the server as a setting, whose error quotes it back), so it is
+// masked and counts as a password written down all the same.
+func IsSecretKey(key string) bool {
+	return strings.EqualFold(key, "password") || strings.EqualFold(key, "sslpassword")
+}
 
 // HasPassword reports whether a PostgreSQL connection string (a URL or a
 // keyword/value string) holds a secret: a URL's password, or a secret

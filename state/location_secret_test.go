@@ -39,12 +39,16 @@ func secretLocations(db string) map[string]string {
 		"bad schema":  "postgres://postgres:" + secret + "@/" + name + q + "&schema=Bad-Name",
 		"bad sslmode": kw + " password='" + secret + " x' sslmode=sometimes",
 		"bad port":    "host=db port=99999 password='" + secret + " x'",
+		"upper case":  kw + " user=ops PASSWORD=" + secret,
+		"upper param": "postgres:///" + name + q + "&Password=" + secret,
+		"two @":       "postgres://ops:hunter2@never-shown@/" + name + q,
+		"#":           "postgres://ops:hunter2#never-shown@/" + name + q,
 	}
 }
 
 // refused are the secretLocations ParseLocation refuses: URLs whose
-// password holds an unencoded @ / ? or #.
-var refused = map[string]bool{"unparsable": true}
+// password holds an unencoded @ / ? or #, a password keyword in upper case.
+var refused = map[string]bool{"unparsable": true, "upper case": true, "upper param": true, "two @": true, "#": true}
 
 // TestLocationNeverShowsPassword feeds locations that hold a password
 // through everything a Location reaches a person by: its String, every fmt

@@ -74,11 +74,20 @@ func Copy(ctx context.Context, from, to Location, opts CopyOptions) (*Copied, er
 		return nil, err
 	}
 	defer dst.Close()
+	resumed := false
 	if n, err := dst.rows(ctx); err != nil {
 		return nil, err
 	} else if dst.Moved() == nil && (n > 0 || dst.Serial() != 0) {
-		return nil, fmt.Errorf("copy state to %s: it already records campaign %q (serial %d, %d attempts, lineage %s): %w",
-			dst.loc, name, dst.Serial(), n, dst.Lineage(), ErrTargetNotEmpty)
+		// A copy of this very record, committed by a run stopped before
+		// it marked the source moved (killed, the machine gone): refused,
+		// the migration could never be finished, and the source, never
+		// marked, would keep refusing every apply at the target.
+		if resumed, err = copiedBefore(ctx, src, dst); err != nil {
+			return nil, err
+		} else if !resumed {
+			return nil, fmt.Errorf("copy state to %s: it already records campaign %q (serial %d, %d attempts, lineage %s): %w",
+				dst.loc, name, dst.Serial(), n, dst.Lineage(), ErrTargetNotEmpty)
+		}
 	}
 	// A receiver of the source may write to the record while it is
 	// copied (a delivery report, a recipient in doubt it settles), and a
@@ -86,7 +95,9 @@ func Copy(ctx context.Context, from, to Location, opts CopyOptions) (*Copied, er
 	// without the lock, then by the mark under it, which holds up every
 	// receiver of the state (of the database, in PostgreSQL) for as long
 	// as the copy takes.
-	got, err := copyOnce(ctx, src, dst, to, name, false, opts.ClaimSends)
+	// A copy made before is copied over (as a try that found the record
+	// changed is): what was read of the source since (a pause) goes too.
+	got, err := copyOnce(ctx, src, dst, to, name, resumed, opts.ClaimSends)
 	for try := 0; try < unlockedCopies; try++ {
 		if err == nil {
 			var changed bool
@@ -113,6 +124,27 @@ func Copy(ctx context.Context, from, to Location, opts CopyOptions) (*Copied, er
 		return nil, err
 	}
 	return got.Copied, nil
+}
+
+// copiedBefore reports whether the target's live record of the campaign
+// is a copy of the source's as it is now, left by a Copy stopped between
+// its commit and the source's mark: the same lineage and serial, and the
+// same attempts, applied plans, test sends and recipients' counts, with at
+// least the source's delivery reports (what copyOnce checks a copy by).
+// The lineage is the source's own and the serial moves with every write,
+// so a record applied to at the target since, another record of the same
+// name, or a source written to since is not taken for it.
+func copiedBefore(ctx context.Context, src, dst *State) (bool, error) {
+	want, err := src.summary(ctx)
+	if err != nil {
+		return false, err
+	}
+	have, err := dst.summary(ctx)
+	if err != nil {
+		return false, err
+	}
+	return have.Lineage == want.Lineage && have.Serial == want.Serial && have.Attempts == want.Attempts &&
+		have.Plans == want.Plans && have.Reports >= want.Reports && have.Tests == want.Tests && maps.Equal(have.Counts, want.Counts), nil
 }
 
 // unlockedCopies is how many times Copy copies again, without the lock,

@@ -314,3 +314,79 @@ func testMarkSeesAPauseSetMeanwhile(t *testing.T, b backend) {
 		t.Errorf("the target's pause: %+v, want the one set while the record was copied", p)
 	}
 }
+
+// A migration stopped after its copy committed and before the source was
+// marked moved (the process killed) is finished by the next run: the
+// target's record is the source's, same lineage, serial and counts, so it
+// is taken as copied, copied over, checked, and the source marked moved.
+// A target record that is not that copy (written to since, or a source
+// written to since) stays refused.
+func TestCopyFinishesAStoppedCopy(t *testing.T) { eachBackend(t, testCopyFinishesAStoppedCopy) }
+
+func testCopyFinishesAStoppedCopy(t *testing.T, b backend) {
+	ctx := context.Background()
+	// stopped is a state file holding a sent campaign, and target its
+	// copy as a run killed between the copy's commit and the mark left it.
+	stopped := func(t *testing.T) (from, target string) {
+		from, target = filepath.Join(t.TempDir(), "project.smsstate"), b.loc(t)
+		s := openShared(t, from, "spring", time.Now)
+		sentWithIDs(t, s, "b1", "+441", "+442")
+		must(t, s.MarkPlanApplied(ctx, "plan-1"))
+		must(t, s.Close())
+		src, err := Open(ctx, MustParseLocation(from), Options{Campaign: "spring", Shared: true})
+		must(t, err)
+		dst, err := Open(ctx, MustParseLocation(target), Options{Campaign: "spring", NewState: true, Shared: true, AllowMoved: true})
+		must(t, err)
+		_, err = copyOnce(ctx, src, dst, MustParseLocation(target), "spring", false, false)
+		must(t, err)
+		must(t, dst.Close())
+		must(t, src.Close())
+		return from, target
+	}
+
+	t.Run("resumed", func(t *testing.T) {
+		from, target := stopped(t)
+		ro, err := OpenReadOnly(ctx, MustParseLocation(from), "spring")
+		must(t, err)
+		want, serial := recipients(t, ro), ro.Serial()
+		must(t, ro.Close())
+		c, err := Copy(ctx, MustParseLocation(from), MustParseLocation(target), CopyOptions{Shared: true, By: "ann"})
+		if err != nil {
+			t.Fatalf("the stopped migration run again: %v", err)
+		}
+		if c.Serial != serial || c.Attempts != 1 || c.Plans != 1 {
+			t.Errorf("copied %+v, want serial %d, 1 attempt, 1 plan", c, serial)
+		}
+		if _, err := Open(ctx, MustParseLocation(from), Options{Campaign: "spring", Shared: true}); !errors.Is(err, ErrMoved) {
+			t.Errorf("the source after the rerun: %v, want it marked moved", err)
+		}
+		s := openShared(t, target, "spring", time.Now)
+		if got := recipients(t, s); !mapsEqual(got, want) {
+			t.Errorf("the target's recipients differ from the source's")
+		}
+		if err := s.RecordIntent(ctx, intent("b2", "+441")); !errors.Is(err, ErrAlreadySent) {
+			t.Errorf("a recipient sent before the migration, at the target: %v", err)
+		}
+	})
+	t.Run("target written since", func(t *testing.T) {
+		from, target := stopped(t)
+		s := openShared(t, target, "spring", time.Now)
+		must(t, s.RecordIntent(ctx, intent("b2", "+443")))
+		must(t, s.Close())
+		if _, err := Copy(ctx, MustParseLocation(from), MustParseLocation(target), CopyOptions{Shared: true}); !errors.Is(err, ErrTargetNotEmpty) {
+			t.Errorf("a target applied to since the stopped copy: %v, want ErrTargetNotEmpty", err)
+		}
+		if _, err := Open(ctx, MustParseLocation(from), Options{Campaign: "spring", Shared: true}); err != nil {
+			t.Errorf("the source, refused a copy, is marked: %v", err)
+		}
+	})
+	t.Run("source written since", func(t *testing.T) {
+		from, target := stopped(t)
+		s := openShared(t, from, "spring", time.Now)
+		must(t, s.RecordIntent(ctx, intent("b2", "+443")))
+		must(t, s.Close())
+		if _, err := Copy(ctx, MustParseLocation(from), MustParseLocation(target), CopyOptions{Shared: true}); !errors.Is(err, ErrTargetNotEmpty) {
+			t.Errorf("a source applied to since the stopped copy: %v, want ErrTargetNotEmpty", err)
+		}
+	})
+}

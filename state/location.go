@@ -59,11 +59,29 @@ func CheckLocation(loc string) error {
 	case strings.TrimSpace(loc) == "":
 		return fmt.Errorf("%w: empty", ErrLocation)
 	case isURL(loc):
+		if u, err := url.Parse(loc); err == nil && redact.Ambiguous(loc) == "" {
+			for k := range u.Query() {
+				if err := checkKeywordCase(k, shown); err != nil {
+					return err
+				}
+			}
+		}
+		if why := redact.Ambiguous(loc); why != "" {
+			// Refused before pgx reads it: pgx would connect with a piece
+			// of the password for a host or database, and name that piece
+			// in its errors.
+			return fmt.Errorf("%w: %s: %s; in a URL, percent-encode the password (@ as %%40, # as %%23, ? as %%3F, / as %%2F), or leave it out and set PGPASSWORD", ErrLocation, shown, why)
+		}
 		return namesDatabase(loc, shown)
 	case isKeywords(loc):
 		pairs, err := redact.ParseKeywords(loc)
 		if err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrLocation, shown, err)
+		}
+		for _, p := range pairs {
+			if err := checkKeywordCase(p.Key, shown); err != nil {
+				return err
+			}
 		}
 		for _, p := range pairs {
 			switch p.Key {
@@ -84,6 +102,41 @@ func CheckLocation(loc string) error {
 	return nil
 }
 
+// libpqKeywords are the connection keywords libpq (and so pgx) knows,
+// and smsform's schema: each only in lower case.
+var libpqKeywords = []string{
+	"host", "hostaddr", "port", "dbname", "user", "password", "passfile", "require_auth",
+	"channel_binding", "connect_timeout", "client_encoding", "options", "application_name",
+	"fallback_application_name", "keepalives", "keepalives_idle", "keepalives_interval",
+	"keepalives_count", "tcp_user_timeout", "replication", "gssencmode", "sslmode",
+	"sslnegotiation", "sslcompression", "sslcert", "sslkey", "sslcertmode", "sslpassword",
+	"sslkeylogfile", "sslrootcert", "sslcrl", "sslcrldir", "sslsni", "requirepeer",
+	"ssl_min_protocol_version", "ssl_max_protocol_version", "krbsrvname", "gsslib",
+	"gssdelegation", "service", "target_session_attrs", "load_balance_hosts", "schema",
+	"min_read_buffer_size", "statement_cache_capacity", "description_cache_capacity",
+	"default_query_exec_mode",
+}
+
+// checkKeywordCase refuses a libpq keyword written in another case
+// (PASSWORD=, ?Password=, DBNAME=). libpq and pgx know keywords in lower
+// case only: pgx sends any other to the server as a setting, so the
+// keyword does nothing it says (a dbname or sslmode silently unused) and
+// every command fails with the server's "unrecognized configuration
+// parameter". Refused as the location is read, a project file's check
+// says so before anything connects. A setting of the server's own
+// (TimeZone) is no keyword of libpq's and goes through as written.
+func checkKeywordCase(key, shown string) error {
+	lower := strings.ToLower(key)
+	if key == lower || !slices.Contains(libpqKeywords, lower) {
+		return nil
+	}
+	hint := ""
+	if redact.IsSecretKey(key) {
+		hint = "; the password goes in PGPASSWORD (or ~/.pgpass), not the location"
+	}
+	return fmt.Errorf("%w: %s: %s is not a keyword: keywords are lower-case (%s)%s", ErrLocation, shown, key, lower, hint)
+}
+
 // namesDatabase refuses a PostgreSQL location that does not name its
 // database itself (its path, dbname, or a service). The server then takes
 // the role's name for the database (libpq's rule; the role is the OS user
@@ -102,6 +155,11 @@ func namesDatabase(loc, shown string) error {
 	if err := namesServer(loc, shown); err != nil {
 		return err
 	}
+	if schema, ok := cfg.RuntimeParams["schema"]; ok {
+		if err := checkSchema(schema, shown); err != nil {
+			return err
+		}
+	}
 	if namesDatabaseItself(loc) {
 		return nil
 	}
@@ -110,6 +168,21 @@ func namesDatabase(loc, shown string) error {
 		role = "the role, " + cfg.User
 	}
 	return fmt.Errorf("%w: %s names no database, so PostgreSQL would use the one named after %s (or PGDATABASE, which each machine sets for itself), and each role would keep a ledger of its own: name the database in it (postgres://HOST/DBNAME or dbname=DBNAME)", ErrLocation, shown, role)
+}
+
+// checkSchema refuses a schema parameter that cannot hold smsform's
+// tables. PostgreSQL keeps pg_ names for its own schemas (create schema
+// pg_x fails with a bare "unacceptable schema name"), and
+// information_schema is the SQL standard's catalogue, which the server
+// lets anyone with CREATE write into: smsform's ledger would lie among the
+// system views, and a dump or an upgrade of the database could drop it.
+// Refused here, a project file's check says so before anything opens;
+// other malformed names are left to parsePostgres.
+func checkSchema(schema, shown string) error {
+	if strings.HasPrefix(strings.ToLower(schema), "pg_") || strings.EqualFold(schema, "information_schema") {
+		return fmt.Errorf("%w: %s: schema %q is PostgreSQL's own (pg_… and information_schema are its catalogues): name a schema of smsform's, such as schema=smsform (the default when the parameter is left out)", ErrLocation, shown, schema)
+	}
+	return nil
 }
 
 // namesServer refuses a PostgreSQL location that leaves its server to

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -38,8 +39,16 @@ func secretLocations(db string) map[string]string {
 		"bad schema":  "postgres://postgres:" + secret + "@/" + name + q + "&schema=Bad-Name",
 		"bad sslmode": kw + " password='" + secret + " x' sslmode=sometimes",
 		"bad port":    "host=db port=99999 password='" + secret + " x'",
+		"upper case":  kw + " user=ops PASSWORD=" + secret,
+		"upper param": "postgres:///" + name + q + "&Password=" + secret,
+		"two @":       "postgres://ops:hunter2@never-shown@/" + name + q,
+		"#":           "postgres://ops:hunter2#never-shown@/" + name + q,
 	}
 }
+
+// refused are the secretLocations ParseLocation refuses: URLs whose
+// password holds an unencoded @ / ? or #, a password keyword in upper case.
+var refused = map[string]bool{"unparsable": true, "upper case": true, "upper param": true, "two @": true, "#": true}
 
 // TestLocationNeverShowsPassword feeds locations that hold a password
 // through everything a Location reaches a person by: its String, every fmt
@@ -52,6 +61,19 @@ func TestLocationNeverShowsPassword(t *testing.T) {
 	for name, raw := range secretLocations(db) {
 		t.Run(name, func(t *testing.T) {
 			l, err := ParseLocation(raw)
+			if refused[name] {
+				// Read two ways (see redact.Ambiguous), it is refused
+				// before anything connects, the password unshown.
+				if !errors.Is(err, ErrLocation) || strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "never-shown") {
+					t.Errorf("ParseLocation = %v, want ErrLocation without the password", err)
+				}
+				for what, out := range map[string]string{"Redact": Redact(raw), "WithoutPassword": WithoutPassword(raw)} {
+					if strings.Contains(out, "hunter2") || strings.Contains(out, "never-shown") {
+						t.Errorf("%s shows the password: %s", what, out)
+					}
+				}
+				return
+			}
 			if err != nil {
 				t.Fatalf("ParseLocation: %v", err)
 			}
@@ -109,5 +131,53 @@ func TestLocationKeepsWords(t *testing.T) {
 	}
 	if l, _ := ParseLocation("host=db password=x dbname=y"); l.WithoutPassword() != "dbname='y' host='db'" {
 		t.Errorf("WithoutPassword = %q", l.WithoutPassword())
+	}
+}
+
+// TestLocationRefusesPasswordReadTwoWays: a URL whose password holds an
+// unencoded @ (twice before the host), / ? or # reads one way to the
+// masking and another to pgx, which then showed a piece of the password
+// as the host ("lookup tPassw0rd@127.0.0.1: no such host") or refused it
+// oddly ("names no database", "invalid port"). Such a URL is refused as it
+// is read, saying how to write the password, and no piece of it shows.
+func TestLocationRefusesPasswordReadTwoWays(t *testing.T) {
+	for _, loc := range []string{
+		"postgres://postgres:S3cr@tPassw0rd@127.0.0.1:55432/sms?sslmode=disable",
+		"postgres://postgres:S3cr#tPassw0rd@127.0.0.1:55432/sms?sslmode=disable",
+		"postgres://postgres:S3cr?tPassw0rd@127.0.0.1:55432/sms?sslmode=disable",
+		"postgres://postgres:S3cr/tPassw0rd@127.0.0.1:55432/sms?sslmode=disable",
+		"postgres://postgres:S3cr@tPa/ssw0rd@127.0.0.1:55432/sms",
+		"postgres://postgres:S3cr@tPa?ssw0rd@127.0.0.1:55432/sms",
+		"postgresql://:S3cr@tPassw0rd@db/sms",
+	} {
+		err := CheckLocation(loc)
+		if !errors.Is(err, ErrLocation) || !strings.Contains(err.Error(), "%40") || !strings.Contains(err.Error(), "PGPASSWORD") {
+			t.Errorf("%s: %v, want ErrLocation saying to percent-encode the password or set PGPASSWORD", Redact(loc), err)
+		}
+		shown := map[string]string{"Redact": Redact(loc), "WithoutPassword": WithoutPassword(loc)}
+		if err != nil {
+			shown["error"] = err.Error()
+		}
+		for what, out := range shown {
+			for _, piece := range []string{"S3cr", "tPa", "ssw0rd"} {
+				if strings.Contains(out, piece) {
+					t.Errorf("%s of %s shows %q of the password: %s", what, Redact(loc), piece, out)
+				}
+			}
+		}
+		if !newLocation(loc).HasPassword() {
+			t.Errorf("%s: not taken to hold a password", Redact(loc))
+		}
+	}
+	// Encoded, or with an @ where a URL may have one, it is read.
+	for _, loc := range []string{
+		"postgres://postgres:S3cr%40tPassw0rd@127.0.0.1:55432/sms?sslmode=disable",
+		"postgres://postgres:S3cr%23t%3F%2F@db/sms",
+		"postgres://db/sms?application_name=ann@laptop",
+		"postgres://ann@db/sms?application_name=ann@laptop",
+	} {
+		if err := CheckLocation(loc); err != nil {
+			t.Errorf("%s: %v", loc, err)
+		}
 	}
 }

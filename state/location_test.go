@@ -251,3 +251,57 @@ func TestLocationFile(t *testing.T) {
 		}
 	}
 }
+
+// TestLocationRefusesSystemSchema: PostgreSQL's own schemas cannot hold
+// smsform's tables (pg_…: the server refuses to create one, with a bare
+// error) or must not (information_schema: the tables would land among the
+// catalogue's views). Both are refused as the location is read, the
+// password never shown.
+func TestLocationRefusesSystemSchema(t *testing.T) {
+	for _, loc := range []string{
+		"postgres://ops:hunter2@db/sms?schema=pg_catalog",
+		"postgres://ops:hunter2@db/sms?schema=pg_mine",
+		"postgres://ops:hunter2@db/sms?schema=information_schema",
+		"host=db dbname=sms password=hunter2 schema=pg_toast",
+		"host=db dbname=sms schema=INFORMATION_SCHEMA",
+	} {
+		err := CheckLocation(loc)
+		if !errors.Is(err, ErrLocation) || !strings.Contains(err.Error(), "PostgreSQL's own") || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%s: %v, want ErrLocation naming PostgreSQL's own schema", Redact(loc), err)
+		}
+	}
+	for _, loc := range []string{"postgres://db/sms?schema=sms_prod", "postgres://db/sms?schema=pgsms", "postgres://db/sms"} {
+		if err := CheckLocation(loc); err != nil {
+			t.Errorf("%s: %v", loc, err)
+		}
+	}
+}
+
+// TestLocationRefusesKeywordCase: libpq's keywords are lower-case, and
+// pgx sends PASSWORD=… to the server as a setting, whose refusal showed
+// the location with the password unmasked. Such a location is refused
+// as it is read, masked, saying what to write; the server's own settings
+// (TimeZone) are left as written.
+func TestLocationRefusesKeywordCase(t *testing.T) {
+	for _, loc := range []string{
+		"host=127.0.0.1 port=55432 dbname=sms user=postgres sslmode=disable PASSWORD=UpperSecretXY",
+		"postgres://postgres@127.0.0.1:55432/sms?sslmode=disable&Password=UpperSecretXY",
+		"postgres://postgres@127.0.0.1:55432/sms?SSLPASSWORD=UpperSecretXY",
+		"host=db DBNAME=sms",
+		"postgres://db/sms?SslMode=require",
+	} {
+		err := CheckLocation(loc)
+		if !errors.Is(err, ErrLocation) || !strings.Contains(err.Error(), "keywords are lower-case") {
+			t.Errorf("%s: %v, want ErrLocation saying keywords are lower-case", Redact(loc), err)
+		}
+		if strings.Contains(loc, "UpperSecretXY") && (err == nil || !strings.Contains(err.Error(), "PGPASSWORD") ||
+			strings.Contains(err.Error(), "UpperSecret") || strings.Contains(Redact(loc), "UpperSecret") || strings.Contains(WithoutPassword(loc), "UpperSecret")) {
+			t.Errorf("%s: %v: shows the password, or no hint of PGPASSWORD", Redact(loc), err)
+		}
+	}
+	for _, loc := range []string{"postgres://db/sms?TimeZone=UTC", "host=db dbname=sms TimeZone=UTC"} {
+		if err := CheckLocation(loc); err != nil {
+			t.Errorf("%s: %v", loc, err)
+		}
+	}
+}

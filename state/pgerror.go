@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/smsform/smsform/internal/redact"
 )
 
 // PostgresError is a PostgreSQL failure smsform can name: its own
@@ -56,6 +58,36 @@ func (e *PostgresError) Hint() string { return e.hint }
 // explainPostgres is err, from opening or using the state t, as a
 // *PostgresError when it is one of the failures it knows; else err.
 func explainPostgres(t *pgTarget, err error) error {
+	return withoutSecrets(t, explain(t, err))
+}
+
+// withoutSecrets is err with every password of t's location it quotes
+// masked. The driver's words come from code that saw the password (a
+// server's or a resolver's message may quote what it was given), and a
+// message is shown to people and kept in CI logs: whatever else goes
+// wrong, it must not carry the password out. errors.Is and errors.As
+// still see err.
+func withoutSecrets(t *pgTarget, err error) error {
+	if err == nil {
+		return nil
+	}
+	if msg := redact.Secrets(err.Error(), t.raw); msg != err.Error() {
+		return &maskedError{msg: msg, err: err}
+	}
+	return err
+}
+
+// maskedError is an error whose message had a password masked.
+type maskedError struct {
+	msg string
+	err error
+}
+
+func (e *maskedError) Error() string { return e.msg }
+func (e *maskedError) Unwrap() error { return e.err }
+
+// explain is explainPostgres before its masking.
+func explain(t *pgTarget, err error) error {
 	if err == nil || errors.As(err, new(*PostgresError)) {
 		return err
 	}

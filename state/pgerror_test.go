@@ -86,3 +86,22 @@ func TestDriverWords(t *testing.T) {
 		}
 	}
 }
+
+// TestPostgresErrorsMaskPassword: whatever a driver's or server's message
+// quotes of the location, the error of opening a state carries no
+// password, and still wraps what it wrapped.
+func TestPostgresErrorsMaskPassword(t *testing.T) {
+	for _, loc := range []string{
+		"postgres://ops:s3cretPW@db.example/sms",
+		"postgres://db.example/sms?user=ops&password=s3cretPW",
+		"host=db.example dbname=sms user=ops password='s3cretPW'",
+	} {
+		target, err := parsePostgres(loc)
+		must(t, err)
+		cause := errors.New("server closed the connection")
+		err = explainPostgres(target, fmt.Errorf("connect as ops with s3cretPW: %w", cause))
+		if strings.Contains(err.Error(), "s3cretPW") || !strings.Contains(err.Error(), "xxxxx") || !errors.Is(err, cause) {
+			t.Errorf("%s: %v (wraps the cause: %v)", Redact(loc), err, errors.Is(err, cause))
+		}
+	}
+}

@@ -45,6 +45,7 @@ type pgTarget struct {
 	cfg    *pgx.ConnConfig
 	schema string
 	shown  string // the URL with its password masked
+	raw    string // the URL as written, for masking its password in others' messages
 }
 
 // parsePostgres reads a state URL or keyword string with pgx's own
@@ -58,7 +59,7 @@ func parsePostgres(loc string) (*pgTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &pgTarget{shown: l.String(), schema: DefaultSchema}
+	t := &pgTarget{shown: l.String(), raw: l.Unmasked(), schema: DefaultSchema}
 	cfg, err := pgx.ParseConfig(l.Unmasked())
 	if err != nil {
 		return nil, fmt.Errorf("state %s: %s", t.shown, parseError(l, err))

@@ -119,10 +119,10 @@ func Keywords(s string) string {
 	return b.String()
 }
 
-// maskFromSecret is s cut at its first "password" (sslpassword too), with
-// xxxxx in place of the rest.
+// maskFromSecret is s cut at its first "password" in any case
+// (sslpassword too), with xxxxx in place of the rest.
 func maskFromSecret(s string) string {
-	i := strings.Index(s, "password")
+	i := indexFold(s, "password")
 	if i < 0 {
 		return s
 	}
@@ -134,4 +134,15 @@ func clip(s string, n int) string {
 		return string(r[:n]) + "…"
 	}
 	return s
+}
+
+// indexFold is strings.Index of the ASCII word in s, in any case; a byte
+// offset into s itself (strings.ToLower may change lengths).
+func indexFold(s, word string) int {
+	for i := 0; i+len(word) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(word)], word) {
+			return i
+		}
+	}
+	return -1
 }

@@ -50,8 +50,13 @@ func Bare(raw string) (bare string, ok bool) {
 
 // IsSecretKey reports whether a connection parameter (a libpq keyword, a
 // URL's query parameter) holds a secret: the password, and the one that
-// unlocks a client key.
-func IsSecretKey(key string) bool { return key == "password" || key == "sslpassword" }
+// unlocks a client key. In any case: libpq knows only the lower-case
+// keyword, but PASSWORD=… still holds the password as written (pgx passes
+// it to the server as a setting, whose error quotes it back), so it is
+// masked and counts as a password written down all the same.
+func IsSecretKey(key string) bool {
+	return strings.EqualFold(key, "password") || strings.EqualFold(key, "sslpassword")
+}
 
 // HasPassword reports whether a PostgreSQL connection string (a URL or a
 // keyword/value string) holds a secret: a URL's password, or a secret
@@ -89,11 +94,52 @@ func HasPassword(conn string) bool {
 
 // ParseURL parses a URL, reporting false when it does not parse or parses
 // wrongly: a password holding / ? or # ends the authority early, and the
-// rest may then parse as a path with the credentials in it.
+// rest may then parse as a path with the credentials in it; one holding @
+// is read up to its last @ by Go and to its first by pgx (see Ambiguous).
 func ParseURL(raw string) (*url.URL, bool) {
 	u, err := url.Parse(raw)
 	rest := raw[min(len(raw), strings.Index(raw, "://")+3):]
-	return u, err == nil && (u.User != nil || !strings.Contains(rest, "@"))
+	return u, err == nil && (u.User != nil || !strings.Contains(rest, "@")) && Ambiguous(raw) == ""
+}
+
+// Ambiguous says why a URL's user information cannot be told apart from
+// the rest, "" when it can. A password written with an unencoded @, /, ?
+// or # is read one way by Go's url.Parse (which masks) and another by
+// pgx's parser (which connects): pgx splits the user information at the
+// first @, url.Parse at the last, and a / ? or # ends the authority before
+// the password does. Each then takes part of the password for the host,
+// the database or a parameter, and shows it in its errors ("lookup
+// tPassw0rd@127.0.0.1: no such host") while the masked form hides another
+// part. So such a URL is read by neither: the signs, none of which a
+// well-formed PostgreSQL URL has, are an @ twice before the host, an @ in
+// the path or in a parameter's name, and a # anywhere (libpq's URLs have
+// no fragment).
+func Ambiguous(raw string) string {
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return ""
+	}
+	rest := raw[i+len("://"):]
+	if strings.Contains(rest, "#") {
+		return "it holds an unencoded #, which ends a URL's address"
+	}
+	end := strings.IndexAny(rest, "/?")
+	if end < 0 {
+		end = len(rest)
+	}
+	if strings.Count(rest[:end], "@") > 1 {
+		return "it holds more than one unencoded @ before the host, so where the password ends is unclear"
+	}
+	path, query, _ := strings.Cut(rest[end:], "?")
+	if strings.Contains(path, "@") {
+		return "it holds an unencoded @ after a / (a / in the password ends the host early)"
+	}
+	for _, kv := range strings.Split(query, "&") {
+		if k, _, _ := strings.Cut(kv, "="); strings.Contains(k, "@") {
+			return "it holds an unencoded @ after a ? (a ? in the password starts the parameters early)"
+		}
+	}
+	return ""
 }
 
 // Secrets is msg with every secret of the connection string conn that it

@@ -70,7 +70,13 @@ func TestHasPassword(t *testing.T) {
 		"host=db password=hunter2":              true,
 		"host=db sslpassword=hunter2":           true,
 		"host=db passwordx=1":                   false,
-		"host=db dbname=x":                      false,
+		// libpq knows only the lower-case keyword; written otherwise it
+		// still holds the password, which pgx sends the server as a setting.
+		"host=db PASSWORD=UpperSecretXY":          true,
+		"postgres://db/x?Password=UpperSecretXY":  true,
+		"postgres://db/x?SSLPassword=UpperSecret": true,
+		"host=db PassWord='unclosed":              true,
+		"host=db dbname=x":                        false,
 	} {
 		if got := HasPassword(in); got != want {
 			t.Errorf("HasPassword(%q) = %v, want %v", in, got, want)
@@ -128,4 +134,22 @@ func FuzzParseKeywords(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestMaskAnyCase: a password keyword in another case (PASSWORD=…,
+// ?Password=…) is masked like password=, in a string that reads and in
+// one that does not.
+func TestMaskAnyCase(t *testing.T) {
+	for in, want := range map[string]string{
+		"host=db PASSWORD=UpperSecretXY dbname=sms": "host=db PASSWORD=xxxxx dbname=sms",
+		"host=db SslPassword='a b' dbname=sms":      "host=db SslPassword=xxxxx dbname=sms",
+		"host=db PASSWORD='UpperSecretXY":           "host=db password=xxxxx",
+	} {
+		if got := Keywords(in); got != want {
+			t.Errorf("Keywords(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := Secrets(`parameter "x" = UpperSecretXY`, "postgres://db/x?Password=UpperSecretXY"); strings.Contains(got, "UpperSecretXY") {
+		t.Errorf("Secrets = %q", got)
+	}
 }

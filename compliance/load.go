@@ -41,8 +41,9 @@ func (e *UnknownSetError) Error() string {
 
 // Options change what the rule sets check.
 type Options struct {
-	// OptOutWords replace the opt-out words of every opt_out rule (a
-	// campaign in another language, a provider's own keyword).
+	// OptOutWords add to the opt-out words of every opt_out rule (a
+	// campaign in another language, a provider's own keyword): a body may
+	// carry one of them or one of the rule's own (Rule.Extra).
 	OptOutWords []string
 }
 
@@ -69,8 +70,8 @@ func Load(names []string, o Options) (*Rules, error) {
 				return nil, fmt.Errorf("rule sets %s and %s both have a rule %s", other, name, rule.ID)
 			}
 			ids[rule.ID] = name
-			if rule.Check == CheckOptOut && len(o.OptOutWords) > 0 {
-				rule.Words = slices.Clone(o.OptOutWords)
+			if rule.Check == CheckOptOut {
+				rule.Extra = extraWords(rule.Words, o.OptOutWords)
 			}
 		}
 		r.sets = append(r.sets, s)
@@ -79,6 +80,19 @@ func Load(names []string, o Options) (*Rules, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// extraWords are the words of configured that words lacks, case aside,
+// each once: a configured STOP adds nothing to a rule that has it.
+func extraWords(words, configured []string) []string {
+	var out []string
+	for _, w := range configured {
+		known := func(x string) bool { return strings.EqualFold(x, w) }
+		if !slices.ContainsFunc(words, known) && !slices.ContainsFunc(out, known) {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // rawSet and rawRule are a rule set file as written.

@@ -306,3 +306,49 @@ func (k *checker) verdicts(p *Plan, w window.Week, windowed bool) {
 	}
 	p.Compliance = comp
 }
+
+// closedWindow refuses a send window that the hours of rules leave no time
+// of for some recipients (a window of 20:30-21:30 for Florida numbers,
+// whose law allows 08:00-20:00): they could never be sent, and apply would
+// refuse the plan with words about zones. It names the rules and the hours
+// the window must overlap.
+func (k *checker) closedWindow(c *campaign.Campaign) error {
+	if !c.Window.HasWindow() {
+		return nil
+	}
+	w := c.Window.Week()
+	n := 0
+	var rules []*compliance.Rule
+	for law, count := range k.laws {
+		if count == 0 || !law.HasHours() || !w.Intersect(law.Hours).Closed() {
+			continue
+		}
+		n += count
+		// The rules that close the window alone; all that narrow it when
+		// only together do they.
+		closing := slices.DeleteFunc(law.Narrowing(w), func(r *compliance.Rule) bool { return !w.Intersect(r.Hours).Closed() })
+		if len(closing) == 0 {
+			closing = law.Narrowing(w)
+		}
+		for _, r := range closing {
+			if !slices.Contains(rules, r) {
+				rules = append(rules, r)
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	slices.SortFunc(rules, func(a, b *compliance.Rule) int { return strings.Compare(a.ID, b.ID) })
+	var named, hours []string
+	for _, r := range rules {
+		named = append(named, fmt.Sprintf("%s allows only %s (%s, in effect since %s)", r.ID, r.Hours, r.Source, r.Date()))
+		if h := r.Hours.String(); !slices.Contains(hours, h) {
+			hours = append(hours, h)
+		}
+	}
+	return &campaign.Error{File: campaign.Plain(c.Path), Line: c.WindowLine, Field: "send_window",
+		Msg: fmt.Sprintf("the send window %s leaves %s no hours at all in their local time: %s %s",
+			w, words.N(n, "recipient", "recipients"), words.Plural(len(rules), "rule", "rules"), strings.Join(named, "; ")),
+		Hint: fmt.Sprintf("make send_window overlap %s (the rule's hours), or remove send_window and let the rules decide each recipient's hours", strings.Join(hours, " and "))}
+}

@@ -575,6 +575,9 @@ func TestRuleFileErrors(t *testing.T) {
 			[]string{`compliance/rules/us.yaml:8: rules[0].state: "fl" has no area code in rules/nanp.csv: write a state's two-letter postal code`}},
 		{"every mistake, not the first", head + "  - id: us-x\n    check: cap\n    max: 0\n    per: 1d\n" + meta,
 			[]string{"compliance/rules/us.yaml:8: rules[0].max: must be at least 1", "compliance/rules/us.yaml:9: rules[0].per: must be a duration such as 24h"}},
+		{"an unknown key hides no other mistake", head + "  - id: us-x\n    check: cap\n    bogus: 1\n    max: -3\n    per: 24d\n" + meta,
+			[]string{"compliance/rules/us.yaml:8: rules[0].bogus: is not a key here", "compliance/rules/us.yaml:9: rules[0].max: must be at least 1",
+				"compliance/rules/us.yaml:10: rules[0].per: must be a duration such as 24h"}},
 		{"an empty file", "", []string{"compliance/rules/us.yaml: the file is empty"}},
 	}
 	for _, tt := range tests {
@@ -591,5 +594,10 @@ func TestRuleFileErrors(t *testing.T) {
 				t.Errorf("%s: the error\n%v\ndoes not say\n%s", tt.name, err, w)
 			}
 		}
+	}
+	// A value of the wrong kind is named once, not again as missing.
+	_, err := parseSet("us", "rules/us.yaml", []byte(head+"  - id: us-x\n    check: cap\n    max: three\n    per: 24h\n"+meta))
+	if err == nil || strings.Count(err.Error(), "rules[0].max") != 1 {
+		t.Errorf("max: three is not named once: %v", err)
 	}
 }

@@ -313,8 +313,16 @@ func parseSet(name, file string, data []byte) (*Set, error) {
 		var rr rawRule
 		n := len(errs)
 		rl := decodeFields(node, key, rr.fields(), &errs)
-		if len(errs) > n {
-			continue
+		if node.Kind != yaml.MappingNode {
+			continue // said: not a rule at all
+		}
+		// A key decoded wrongly (max: x) is named once, not again as
+		// missing; every other mistake of the rule is named too, so an
+		// unknown key does not hide them.
+		bad := map[string]bool{}
+		for _, e := range errs[n:] {
+			k, _, _ := strings.Cut(strings.TrimPrefix(e.key, key+"."), "[")
+			bad[k] = true
 		}
 		ruleAt := func(k string) int {
 			if l := rl[k]; l != 0 {
@@ -328,7 +336,9 @@ func parseSet(name, file string, data []byte) (*Set, error) {
 		ids[rr.ID] = ruleAt("id")
 		rule, kerrs := rr.rule(s, rl, areas)
 		for _, e := range kerrs {
-			errs = append(errs, fileError{ruleAt(e.key), key + "." + e.key, e.msg})
+			if !bad[e.key] {
+				errs = append(errs, fileError{ruleAt(e.key), key + "." + e.key, e.msg})
+			}
 		}
 		s.Rules = append(s.Rules, rule)
 	}

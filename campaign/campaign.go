@@ -41,6 +41,9 @@ type Campaign struct {
 	// Window says when messages may go: a send window in each recipient's
 	// local time, and the campaign's not_before and not_after.
 	Window window.Spec
+	// WindowLine is the line of send_window: in Path, 0 when there is
+	// none: for errors about the window a rule leaves no hours of.
+	WindowLine int
 	// Prices is the price table named by prices:, nil when there is none.
 	Prices *Prices
 	Budget Budget

@@ -56,8 +56,12 @@ func TestComplianceFromProject(t *testing.T) {
 	if b.Compliance.Kind != compliance.Marketing || !slices.Equal(b.Compliance.Sets, []string{"us", "gsm7"}) {
 		t.Errorf("b: %+v", b.Compliance)
 	}
-	if v := b.Compliance.Rules.CheckBody("Sale! Reply STOP", compliance.Marketing); len(v) != 1 {
+	if v := b.Compliance.Rules.CheckBody("Sale! Reply ARRET", compliance.Marketing); len(v) != 0 {
 		t.Errorf("the project's opt_out_words are not used: %v", v)
+	}
+	// They add to the law's words: STOP still counts.
+	if v := b.Compliance.Rules.CheckBody("Sale! Reply STOP", compliance.Marketing); len(v) != 0 {
+		t.Errorf("the project's opt_out_words replaced the law's STOP: %v", v)
 	}
 	// A project's words that its rule sets do not check are checked by
 	// the rule set a campaign adds.

@@ -727,7 +727,7 @@ func (l *loader) build(rc *rawCampaign) *Campaign {
 	c.Rate, _ = parseRate(rc.Rate) // validated
 	c.Project = l.project
 	c.FrequencyCap = l.checkCap(rc.FrequencyCap, rc.capLine)
-	c.Window = rc.window.spec
+	c.Window, c.WindowLine = rc.window.spec, rc.window.line
 	c.Compliance = l.buildCompliance(&rc.compliance)
 	if rc.Budget.MaxTotal != "" {
 		d := decimal.RequireFromString(rc.Budget.MaxTotal) // amount checked its pattern

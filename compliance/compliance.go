@@ -94,8 +94,14 @@ type Rule struct {
 	Max int
 	Per time.Duration
 	// Words are CheckOptOut's opt-out words, one of which the body carries
-	// (case and the words around it aside).
+	// as an instruction (see CheckBody). They are the rule file's: the law's
+	// or the carriers' words, which a campaign cannot replace.
 	Words []string
+	// Extra are the words a campaign's (or its project's) opt_out_words
+	// add to Words: a body may carry one of them instead (a campaign in
+	// another language), but opt_out_words never take the rule's own away,
+	// or a campaign could pass the rule with words no carrier honours.
+	Extra []string
 	// MaxVariable is the longest a DLT variable may be, in characters.
 	MaxVariable int
 }

@@ -287,8 +287,89 @@ func TestOptOut(t *testing.T) {
 	if v := fr.CheckBody("Soldes ! STOP SMS au 36000", Marketing); len(v) != 0 {
 		t.Errorf("configured words: %v", v)
 	}
-	if v := fr.CheckBody("Reply STOP to opt out", Marketing); len(v) != 1 || !strings.Contains(v[0].Problem, "ARRET, STOP SMS") {
-		t.Errorf("the configured words replace the default ones: %v", v)
+	// opt_out_words add to the law's words, never replace them: STOP
+	// still counts, and a word that is no opt-out instruction (sale) does
+	// not make a body pass without one of the law's.
+	if v := fr.CheckBody("Reply STOP to opt out", Marketing); len(v) != 0 {
+		t.Errorf("the configured words replaced the rule's own: %v", v)
+	}
+	sale, err := Load([]string{"us", "uk"}, Options{OptOutWords: []string{"SALE", "stop"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rule := range sale.All() {
+		if rule.Check == CheckOptOut && (!slices.Contains(rule.Words, "STOP") || strings.Join(rule.Extra, ",") != "SALE") {
+			t.Errorf("%s: words %v, extra %v: want the rule's own words and SALE added once", rule.ID, rule.Words, rule.Extra)
+		}
+	}
+	if v := sale.CheckBody("Hi Ann, big sale today", Marketing); len(v) != 2 {
+		t.Errorf("opt_out_words: [SALE] passed a body without an opt-out instruction: %v", v)
+	}
+	v := sale.CheckBody("Hi Ann", Marketing)
+	if len(v) != 2 || !strings.Contains(v[0].Problem, "the opt-out words STOP, UNSUBSCRIBE, OPT OUT, OPT-OUT, OPTOUT (and SALE, from opt_out_words)") {
+		t.Errorf("the problem does not name the words checked: %v", v)
+	}
+	for _, rule := range sale.All() {
+		if strings.Contains(rule.Fix, "can be set with opt_out_words") {
+			t.Errorf("%s: the fix says opt_out_words set the words: %s", rule.ID, rule.Fix)
+		}
+	}
+}
+
+// TestOptOutStandsAsInstruction: an opt-out word counts where it stands as
+// a word of its own and reads as an instruction, not joined to a link, a
+// hashtag, a name or another word, and not in passing.
+func TestOptOutStandsAsInstruction(t *testing.T) {
+	r := mustLoad(t, "us")
+	tests := []struct {
+		body string
+		pass bool
+	}{
+		{"Hi Ann, non-stop deals", false},
+		{"Deals at x.co/stop", false},
+		{"stop_here", false},
+		{"Reply OPT_OUT", false},
+		{"don't stop shopping", false},
+		{"#STOP", false},
+		{"Reply @STOP", false},
+		{"Deals at stop.com", false},
+		{"Reply STOP's", false},
+		{"Hi Stop, sale", false},
+		{"nonstop", false},
+		{"STOPS", false},
+		{"STOP123", false},
+		{"Reply STOP.", true},
+		{"Reply STOP, or visit us", true},
+		{"Sale. STOP=end", true},
+		{"Sale. STOP to end", true},
+		{"Sale. stop to end", true},
+		{"Sale. Stop: reply", true},
+		{"Sale. Text \"stop\" to 60000", true},
+		{"Sale. Reply STOP - to opt out", true},
+		{"Sale. (Reply STOP)", true},
+		{"Sale. Reply \"STOP\"", true},
+		{"Sale. reply stop", true},
+		{"Sale. Reply OPT-OUT.", true},
+	}
+	for _, tt := range tests {
+		if v := r.CheckBody(tt.body, Marketing); tt.pass != (len(v) == 0) {
+			t.Errorf("CheckBody(%q) = %v, want pass %v", tt.body, v, tt.pass)
+		}
+	}
+}
+
+// TestCheckFixedText: the campaign's own text must carry the opt-out word,
+// not only a recipient's variable.
+func TestCheckFixedText(t *testing.T) {
+	r := mustLoad(t, "us")
+	if v := r.CheckFixedText("Hi \x00, sale", Marketing); len(v) != 1 || !strings.Contains(v[0].Problem, "variable") {
+		t.Errorf("a body whose own text has no opt-out word: %v", v)
+	}
+	if v := r.CheckFixedText("Hi \x00, sale. Reply STOP to opt out", Marketing); len(v) != 0 {
+		t.Errorf("a body whose own text has STOP: %v", v)
+	}
+	if v := r.CheckFixedText("Your code is \x00", Transactional); len(v) != 0 {
+		t.Errorf("a transactional body: %v", v)
 	}
 }
 
@@ -494,6 +575,9 @@ func TestRuleFileErrors(t *testing.T) {
 			[]string{`compliance/rules/us.yaml:8: rules[0].state: "fl" has no area code in rules/nanp.csv: write a state's two-letter postal code`}},
 		{"every mistake, not the first", head + "  - id: us-x\n    check: cap\n    max: 0\n    per: 1d\n" + meta,
 			[]string{"compliance/rules/us.yaml:8: rules[0].max: must be at least 1", "compliance/rules/us.yaml:9: rules[0].per: must be a duration such as 24h"}},
+		{"an unknown key hides no other mistake", head + "  - id: us-x\n    check: cap\n    bogus: 1\n    max: -3\n    per: 24d\n" + meta,
+			[]string{"compliance/rules/us.yaml:8: rules[0].bogus: is not a key here", "compliance/rules/us.yaml:9: rules[0].max: must be at least 1",
+				"compliance/rules/us.yaml:10: rules[0].per: must be a duration such as 24h"}},
 		{"an empty file", "", []string{"compliance/rules/us.yaml: the file is empty"}},
 	}
 	for _, tt := range tests {
@@ -510,5 +594,10 @@ func TestRuleFileErrors(t *testing.T) {
 				t.Errorf("%s: the error\n%v\ndoes not say\n%s", tt.name, err, w)
 			}
 		}
+	}
+	// A value of the wrong kind is named once, not again as missing.
+	_, err := parseSet("us", "rules/us.yaml", []byte(head+"  - id: us-x\n    check: cap\n    max: three\n    per: 24h\n"+meta))
+	if err == nil || strings.Count(err.Error(), "rules[0].max") != 1 {
+		t.Errorf("max: three is not named once: %v", err)
 	}
 }

@@ -41,8 +41,9 @@ func (e *UnknownSetError) Error() string {
 
 // Options change what the rule sets check.
 type Options struct {
-	// OptOutWords replace the opt-out words of every opt_out rule (a
-	// campaign in another language, a provider's own keyword).
+	// OptOutWords add to the opt-out words of every opt_out rule (a
+	// campaign in another language, a provider's own keyword): a body may
+	// carry one of them or one of the rule's own (Rule.Extra).
 	OptOutWords []string
 }
 
@@ -69,8 +70,8 @@ func Load(names []string, o Options) (*Rules, error) {
 				return nil, fmt.Errorf("rule sets %s and %s both have a rule %s", other, name, rule.ID)
 			}
 			ids[rule.ID] = name
-			if rule.Check == CheckOptOut && len(o.OptOutWords) > 0 {
-				rule.Words = slices.Clone(o.OptOutWords)
+			if rule.Check == CheckOptOut {
+				rule.Extra = extraWords(rule.Words, o.OptOutWords)
 			}
 		}
 		r.sets = append(r.sets, s)
@@ -79,6 +80,19 @@ func Load(names []string, o Options) (*Rules, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// extraWords are the words of configured that words lacks, case aside,
+// each once: a configured STOP adds nothing to a rule that has it.
+func extraWords(words, configured []string) []string {
+	var out []string
+	for _, w := range configured {
+		known := func(x string) bool { return strings.EqualFold(x, w) }
+		if !slices.ContainsFunc(words, known) && !slices.ContainsFunc(out, known) {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // rawSet and rawRule are a rule set file as written.
@@ -299,8 +313,16 @@ func parseSet(name, file string, data []byte) (*Set, error) {
 		var rr rawRule
 		n := len(errs)
 		rl := decodeFields(node, key, rr.fields(), &errs)
-		if len(errs) > n {
-			continue
+		if node.Kind != yaml.MappingNode {
+			continue // said: not a rule at all
+		}
+		// A key decoded wrongly (max: x) is named once, not again as
+		// missing; every other mistake of the rule is named too, so an
+		// unknown key does not hide them.
+		bad := map[string]bool{}
+		for _, e := range errs[n:] {
+			k, _, _ := strings.Cut(strings.TrimPrefix(e.key, key+"."), "[")
+			bad[k] = true
 		}
 		ruleAt := func(k string) int {
 			if l := rl[k]; l != 0 {
@@ -314,7 +336,9 @@ func parseSet(name, file string, data []byte) (*Set, error) {
 		ids[rr.ID] = ruleAt("id")
 		rule, kerrs := rr.rule(s, rl, areas)
 		for _, e := range kerrs {
-			errs = append(errs, fileError{ruleAt(e.key), key + "." + e.key, e.msg})
+			if !bad[e.key] {
+				errs = append(errs, fileError{ruleAt(e.key), key + "." + e.key, e.msg})
+			}
 		}
 		s.Rules = append(s.Rules, rule)
 	}

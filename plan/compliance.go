@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"text/template/parse"
 
 	"github.com/smsform/smsform/campaign"
 	"github.com/smsform/smsform/compliance"
@@ -62,6 +64,12 @@ type RuleVerdict struct {
 	// that apply to those recipients as far as this rule goes.
 	NarrowedTo string `json:"narrowed_to,omitempty"`
 	Fix        string `json:"fix,omitempty"`
+	// Words are an opt-out rule's own words (the law's or the carriers',
+	// which opt_out_words cannot replace); AddedWords those the campaign's
+	// or its project's opt_out_words add. A reviewer sees what was looked
+	// for, not only that the rule passed.
+	Words      []string `json:"words,omitempty"`
+	AddedWords []string `json:"added_words,omitempty"`
 }
 
 // HoursSets names the rule sets whose hours rules concern the campaign's
@@ -109,6 +117,10 @@ type checker struct {
 	hinted          map[string]bool
 	shared          []*compliance.Violation // the violations of a body shared by everyone
 	laws            map[*compliance.Law]int // recipients to send, by what the rules ask of them
+	// fixed are the opt-out rules the body's own text breaks (its text
+	// with every action taken out): a row's message that carries the word
+	// only through a variable breaks them all the same.
+	fixed []*compliance.Violation
 }
 
 // newChecker returns nil for a campaign that declares no rule set.
@@ -117,14 +129,69 @@ func newChecker(c *campaign.Campaign) *checker {
 	if cc.Rules == nil {
 		return nil
 	}
-	return &checker{rules: cc.Rules, kind: cc.Kind, tpl: cc.Template, hours: cc.SetsHours(),
+	k := &checker{rules: cc.Rules, kind: cc.Kind, tpl: cc.Template, hours: cc.SetsHours(),
 		failedBy: map[string]int{}, hinted: map[string]bool{}, laws: map[*compliance.Law]int{}}
+	if text, ok := fixedText(c.Body); ok {
+		k.fixed = cc.Rules.CheckFixedText(text, cc.Kind)
+	}
+	return k
+}
+
+// fixedText is a body's own text, each action ({{ .name }}, {{ if }}…)
+// replaced by a NUL, which no opt-out word spans; false for a body that
+// does not parse (Load has refused it).
+func fixedText(body string) (string, bool) {
+	t := parse.New("body")
+	t.Mode = parse.SkipFuncCheck
+	if _, err := t.Parse(body, "", "", map[string]*parse.Tree{}); err != nil || t.Root == nil {
+		return "", false
+	}
+	var b strings.Builder
+	var walk func(n parse.Node)
+	walk = func(n parse.Node) {
+		switch n := n.(type) {
+		case *parse.ListNode:
+			if n != nil {
+				for _, c := range n.Nodes {
+					walk(c)
+				}
+			}
+		case *parse.TextNode:
+			b.Write(n.Text)
+		case *parse.IfNode:
+			b.WriteByte(0)
+			walk(n.List)
+			walk(n.ElseList)
+			b.WriteByte(0)
+		case *parse.RangeNode:
+			b.WriteByte(0)
+			walk(n.List)
+			walk(n.ElseList)
+			b.WriteByte(0)
+		case *parse.WithNode:
+			b.WriteByte(0)
+			walk(n.List)
+			walk(n.ElseList)
+			b.WriteByte(0)
+		default:
+			b.WriteByte(0)
+		}
+	}
+	walk(t.Root)
+	return b.String(), true
 }
 
 // check returns the rules body breaks; nil when it breaks none. It runs on
 // scan's workers.
 func (k *checker) check(body string) []*compliance.Violation {
 	v := k.rules.CheckBody(body, k.kind)
+	for _, f := range k.fixed { // the body's own text is what must change: say so
+		if i := slices.IndexFunc(v, func(x *compliance.Violation) bool { return x.Rule == f.Rule }); i >= 0 {
+			v[i] = f
+		} else {
+			v = append(v, f)
+		}
+	}
 	if k.tpl != nil {
 		if x := k.tpl.Check(body); x != nil {
 			v = append(v, x)
@@ -227,6 +294,9 @@ func (k *checker) verdicts(p *Plan, w window.Week, windowed bool) {
 				v.Verdict = VerdictAtSend
 			}
 		default:
+			if r.Check == compliance.CheckOptOut {
+				v.Words, v.AddedWords = r.Words, r.Extra
+			}
 			v.Recipients, v.Failed = k.checked, k.failedBy[r.ID]
 			if v.Failed > 0 {
 				v.Verdict, v.Fix = VerdictFail, r.Fix
@@ -235,4 +305,50 @@ func (k *checker) verdicts(p *Plan, w window.Week, windowed bool) {
 		comp.Rules = append(comp.Rules, v)
 	}
 	p.Compliance = comp
+}
+
+// closedWindow refuses a send window that the hours of rules leave no time
+// of for some recipients (a window of 20:30-21:30 for Florida numbers,
+// whose law allows 08:00-20:00): they could never be sent, and apply would
+// refuse the plan with words about zones. It names the rules and the hours
+// the window must overlap.
+func (k *checker) closedWindow(c *campaign.Campaign) error {
+	if !c.Window.HasWindow() {
+		return nil
+	}
+	w := c.Window.Week()
+	n := 0
+	var rules []*compliance.Rule
+	for law, count := range k.laws {
+		if count == 0 || !law.HasHours() || !w.Intersect(law.Hours).Closed() {
+			continue
+		}
+		n += count
+		// The rules that close the window alone; all that narrow it when
+		// only together do they.
+		closing := slices.DeleteFunc(law.Narrowing(w), func(r *compliance.Rule) bool { return !w.Intersect(r.Hours).Closed() })
+		if len(closing) == 0 {
+			closing = law.Narrowing(w)
+		}
+		for _, r := range closing {
+			if !slices.Contains(rules, r) {
+				rules = append(rules, r)
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	slices.SortFunc(rules, func(a, b *compliance.Rule) int { return strings.Compare(a.ID, b.ID) })
+	var named, hours []string
+	for _, r := range rules {
+		named = append(named, fmt.Sprintf("%s allows only %s (%s, in effect since %s)", r.ID, r.Hours, r.Source, r.Date()))
+		if h := r.Hours.String(); !slices.Contains(hours, h) {
+			hours = append(hours, h)
+		}
+	}
+	return &campaign.Error{File: campaign.Plain(c.Path), Line: c.WindowLine, Field: "send_window",
+		Msg: fmt.Sprintf("the send window %s leaves %s no hours at all in their local time: %s %s",
+			w, words.N(n, "recipient", "recipients"), words.Plural(len(rules), "rule", "rules"), strings.Join(named, "; ")),
+		Hint: fmt.Sprintf("make send_window overlap %s (the rule's hours), or remove send_window and let the rules decide each recipient's hours", strings.Join(hours, " and "))}
 }

@@ -201,6 +201,9 @@ func (b *builder) arrange() error {
 	}
 	if b.comp != nil {
 		b.comp.verdicts(b.p, b.c.Window.Week(), b.c.Window.HasWindow())
+		if err := b.comp.closedWindow(b.c); err != nil {
+			return err
+		}
 	}
 	b.collect()
 	return b.finish()

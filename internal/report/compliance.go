@@ -30,7 +30,7 @@ func setLine(c *plan.Compliance, set string) (string, []plan.RuleVerdict) {
 	for _, v := range c.Rules {
 		switch {
 		case v.Set != set:
-		case v.Verdict == plan.VerdictPass:
+		case v.Verdict == plan.VerdictPass && len(v.AddedWords) == 0:
 			pass++
 		case v.Verdict == plan.VerdictNotApplicable:
 			na++
@@ -71,9 +71,27 @@ func verdictWords(v plan.RuleVerdict, windowed bool) string {
 	case plan.VerdictAtSend:
 		return fmt.Sprintf("checked as each batch goes, for %s", words.N(v.Recipients, "recipient", "recipients"))
 	case plan.VerdictFail:
-		return fmt.Sprintf("FAILS: %s of %s %s it", words.Count(v.Failed), words.N(v.Recipients, "message", "messages"), words.Plural(v.Failed, "breaks", "break"))
+		return fmt.Sprintf("FAILS: %s of %s %s it%s", words.Count(v.Failed), words.N(v.Recipients, "message", "messages"), words.Plural(v.Failed, "breaks", "break"), wordsChecked(v))
+	case plan.VerdictPass:
+		return "passes" + wordsChecked(v)
 	}
 	return string(v.Verdict)
+}
+
+// wordsChecked names the words an opt-out rule looked for, those of
+// opt_out_words apart (a pass with them is listed, so a reviewer sees that
+// the campaign's words were accepted besides the rule's own): "; words
+// looked for: STOP, UNSUBSCRIBE; from opt_out_words: ARRET"; "" for another
+// rule.
+func wordsChecked(v plan.RuleVerdict) string {
+	if len(v.Words) == 0 {
+		return ""
+	}
+	s := "; words looked for: " + strings.Join(v.Words, ", ")
+	if len(v.AddedWords) > 0 {
+		s += "; from opt_out_words: " + strings.Join(v.AddedWords, ", ")
+	}
+	return s
 }
 
 // writeComplianceText writes the compliance lines of plan's table.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/smsform/smsform/internal/window"
 	"github.com/smsform/smsform/internal/words"
 	"github.com/smsform/smsform/plan"
 	"github.com/smsform/smsform/state"
@@ -142,7 +143,7 @@ func (r *runner) closedPiece(j job) bool {
 	o := g.sc[j.i].Next(g.zones[j.i], now)
 	if !o.Sendable() {
 		r.count(func(res *Result) { res.Expired += len(j.b.Recipients) })
-		g.expiredWhy = o.Describe(now)
+		g.expiredWhy, g.expiredEnded = o.Describe(now), o.Reason == window.ReasonEnded
 		return true
 	}
 	r.mu.Lock()

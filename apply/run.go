@@ -302,7 +302,7 @@ func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Re
 	}
 
 	if windowErr == nil && r.res.Expired > 0 {
-		windowErr = &ExpiredError{Left: r.res.Expired, Reason: r.gate.expiredWhy}
+		windowErr = &ExpiredError{Left: r.res.Expired, Reason: r.gate.expiredWhy, Ended: r.gate.expiredEnded}
 	}
 	r.res.Duration = time.Since(r.started)
 	r.limited()

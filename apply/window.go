@@ -63,6 +63,9 @@ func (e *ClosedError) Error() string {
 type ExpiredError struct {
 	Left   int // recipients
 	Reason string
+	// Ended: not_after passed (or passes before their window opens); else
+	// their window and the rules' hours never meet.
+	Ended bool
 }
 
 func (e *ExpiredError) Error() string {
@@ -74,8 +77,10 @@ type gate struct {
 	sc    []*window.Schedule // per batch of the plan: the send window met with the hours of rules
 	clock Clock
 	zones []*window.Zones // per batch of the plan
-	// expiredWhy says why the last batches counted as expired were.
-	expiredWhy string
+	// expiredWhy says why the last batches counted as expired were, and
+	// expiredEnded whether it was not_after.
+	expiredWhy   string
+	expiredEnded bool
 }
 
 // newGate prepares the plan's windows before anything is sent, so that a
@@ -144,10 +149,10 @@ func (g *gate) after(waiting []batchRef, res *Result) ([]batchRef, time.Time, er
 	}
 	res.Expired += left
 	if left > 0 {
-		g.expiredWhy = why.Describe(now)
+		g.expiredWhy, g.expiredEnded = why.Describe(now), why.Reason == window.ReasonEnded
 	}
 	if len(later) == 0 {
-		return nil, time.Time{}, &ExpiredError{Left: res.Expired, Reason: g.expiredWhy}
+		return nil, time.Time{}, &ExpiredError{Left: res.Expired, Reason: g.expiredWhy, Ended: g.expiredEnded}
 	}
 	res.Next, res.NextLabel = first.At.UTC(), first.Describe(now)
 	return later, first.At, &ClosedError{Waiting: res.Waiting, Next: first.At, Label: res.NextLabel, Expired: left}

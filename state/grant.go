@@ -70,7 +70,7 @@ func Grant(ctx context.Context, l Location, role string) error {
 	defer db.Close()
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return fmt.Errorf("open state %s: %w", t.shown, err)
+		return fmt.Errorf("open state %s: %w", t.shown, explainPostgres(t, err))
 	}
 	defer conn.Close()
 	if err := migratePostgres(ctx, conn, t); err != nil {

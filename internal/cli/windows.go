@@ -67,6 +67,9 @@ func (n nextStep) windowError(err error) (error, bool) {
 		if inAutomation(n.env) {
 			return err, true
 		}
+		if !expired.Ended {
+			return withHint(err, "their send window and the hours their rules allow never meet: widen send_window in %s (plan names the rule that narrows it) and plan again", n.campaign), true
+		}
 		return withHint(err, "not_after ends the campaign: to send them anyway, move not_after later in %s and plan again", n.campaign), true
 	}
 	return err, false

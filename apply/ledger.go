@@ -26,6 +26,10 @@ type capHold struct {
 	i     int        // the batch's place in the plan, for its send window
 	b     plan.Batch // the recipients held back only
 	until time.Time
+	// label is set for a piece held because its send window was closed
+	// (closedPiece), not by the cap: when the window opens, in words. Such
+	// recipients wait for their window, and are counted so.
+	label string
 }
 
 // admitted counts what the ledger did with a batch's intent, and keeps
@@ -83,18 +87,32 @@ func (r *runner) after(waiting []batchRef, held []capHold) ([]batchRef, time.Tim
 	if !errors.As(err, &closed) {
 		closed = &ClosedError{Expired: r.res.Expired}
 	}
-	first := held[0].until
+	now := r.o.Clock.Now()
+	var capFirst time.Time
 	n := 0
 	for _, h := range held {
+		until := maxTime(h.until, now)
+		if h.label != "" {
+			// A piece waiting for its send window.
+			r.count(func(res *Result) { res.Waiting += len(h.b.Recipients) })
+			closed.Waiting += len(h.b.Recipients)
+			if wait.IsZero() || until.Before(wait) {
+				wait, closed.Next, closed.Label = until, until, h.label
+				r.count(func(res *Result) { res.Next, res.NextLabel = until.UTC(), h.label })
+			}
+			continue
+		}
 		n += len(h.b.Recipients)
-		first = minTime(first, h.until)
+		if capFirst.IsZero() || until.Before(capFirst) {
+			capFirst = until
+		}
 	}
-	now := r.o.Clock.Now()
-	first = maxTime(first, now)
-	r.count(func(res *Result) { res.HeldByCap, res.HeldNext = n, first.UTC() })
-	closed.Held = n
-	if wait.IsZero() || first.Before(wait) {
-		wait, closed.Next, closed.Label = first, first, capLabel(first, now)
+	if n > 0 {
+		r.count(func(res *Result) { res.HeldByCap, res.HeldNext = n, capFirst.UTC() })
+		closed.Held = n
+		if wait.IsZero() || capFirst.Before(wait) {
+			wait, closed.Next, closed.Label = capFirst, capFirst, capLabel(capFirst, now)
+		}
 	}
 	return todo, wait, closed
 }
@@ -128,26 +146,38 @@ func (r *runner) closedJob(j job) bool {
 	return r.closed(j.i, len(j.b.Recipients))
 }
 
-// closedPiece reports whether the send window of a piece the cap held
-// back is closed now; it is then held again, until the window opens (or
-// counted as expired when it never will).
+// closedPiece reports whether the send window of a piece (what the cap
+// held back of a batch, or a part of one: a half after a 413, the rest
+// after a retry) is closed now; it is then held, until the window opens
+// (or counted as expired when it never will).
 func (r *runner) closedPiece(j job) bool {
+	if r.openNow(j.i) {
+		return false
+	}
+	r.holdPiece(j)
+	return true
+}
+
+// openNow reports whether batch i's send window is open now, noting
+// nothing.
+func (r *runner) openNow(i int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.openNowLocked(i)
+}
+
+// holdPiece holds j, a piece whose window is closed, until it opens, or
+// counts it expired when it never will.
+func (r *runner) holdPiece(j job) {
 	g := r.gate
-	if g == nil {
-		return false
-	}
 	now := g.clock.Now()
-	if g.sc[j.i].Open(g.zones[j.i], now) {
-		return false
-	}
 	o := g.sc[j.i].Next(g.zones[j.i], now)
 	if !o.Sendable() {
 		r.count(func(res *Result) { res.Expired += len(j.b.Recipients) })
 		g.expiredWhy, g.expiredEnded = o.Describe(now), o.Reason == window.ReasonEnded
-		return true
+		return
 	}
 	r.mu.Lock()
-	r.held = append(r.held, capHold{i: j.i, b: j.b, until: maxTime(o.At, now)})
+	r.held = append(r.held, capHold{i: j.i, b: j.b, until: maxTime(o.At, now), label: o.Describe(now)})
 	r.mu.Unlock()
-	return true
 }

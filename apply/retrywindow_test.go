@@ -82,6 +82,37 @@ func TestRetryHeedsTheWindow(t *testing.T) {
 	}
 }
 
+// TestPiecesHeedTheWindow: a batch sent in pieces (a provider's
+// max_recipients) whose first piece found the window closed on its retry
+// leaves the rest waiting too: the next piece once went out after the
+// window's end (or not_after) while its sibling waited. Next morning each
+// goes once.
+func TestPiecesHeedTheWindow(t *testing.T) {
+	srv := testharness.Start(t, sandbox.Config{})
+	r := newWindowRig(t, srv, "pieces", paris, "send_window: {from: \"09:00\", to: \"20:00\"}\n", 2)
+	clock := &fakeClock{now: time.Date(2026, 11, 23, 18, 59, 0, 0, time.UTC)}
+	s := &unavailableFirst{s: r.auth, clock: clock, step: 2 * time.Minute, fails: 1}
+	res, err := r.run(t, context.Background(), r.plan(t), s, apply.Options{Clock: clock, MaxRecipients: 1})
+	var closed *apply.ClosedError
+	if !errors.As(err, &closed) || res.Sent != 0 || res.Waiting != 2 || res.HeldByCap != 0 || closed.Held != 0 || len(srv.Messages()) != 0 {
+		t.Fatalf("result %+v, err %v, outbox %d; want both pieces waiting for the window, none held by a cap", res, err, len(srv.Messages()))
+	}
+	clock.Set(time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC))
+	if res, err := r.run(t, context.Background(), r.plan(t), nil, apply.Options{Clock: clock, MaxRecipients: 1}); err != nil || res.Sent != 2 || len(srv.Messages()) != 2 {
+		t.Errorf("next morning: %+v, %v, outbox %d", res, err, len(srv.Messages()))
+	}
+
+	srv2 := testharness.Start(t, sandbox.Config{})
+	r2 := newWindowRig(t, srv2, "pieces-end", paris, "not_after: 2026-11-23T12:00:00Z\n", 2)
+	clock2 := &fakeClock{now: time.Date(2026, 11, 23, 11, 59, 0, 0, time.UTC)}
+	s2 := &unavailableFirst{s: r2.auth, clock: clock2, step: 2 * time.Minute, fails: 1}
+	res, err = r2.run(t, context.Background(), r2.plan(t), s2, apply.Options{Clock: clock2, MaxRecipients: 1})
+	var expired *apply.ExpiredError
+	if !errors.As(err, &expired) || res.Sent != 0 || res.Expired != 2 || len(srv2.Messages()) != 0 {
+		t.Errorf("past not_after: %+v, %v, outbox %d; want both expired, nothing sent", res, err, len(srv2.Messages()))
+	}
+}
+
 // TestRetryHeedsAPause: a pause recorded while a batch waits to be tried
 // again (503) stops it: it is not sent, its intent is forgotten, and the
 // run ends paused, where the retries once went on and sent it after the
@@ -122,4 +153,23 @@ func slicesContainsType(events []apply.Event, typ string) bool {
 		}
 	}
 	return false
+}
+
+// forgetFails is a state that cannot forget an intent (a full disk, say).
+type forgetFails struct{ *state.State }
+
+func (forgetFails) ForgetIntent(context.Context, string) error { return errors.New("disk full") }
+
+// TestRetryWindowForgetFails: a retry that finds the window closed but
+// cannot forget its intent leaves the batch in doubt, counted once, not as
+// waiting too (a later run would not send it).
+func TestRetryWindowForgetFails(t *testing.T) {
+	srv := testharness.Start(t, sandbox.Config{})
+	r := newWindowRig(t, srv, "stuck", paris, "send_window: {from: \"09:00\", to: \"20:00\"}\n", 2)
+	clock := &fakeClock{now: time.Date(2026, 11, 23, 18, 59, 0, 0, time.UTC)}
+	s := &unavailableFirst{s: r.auth, clock: clock, step: 2 * time.Minute, fails: 1}
+	res, err := apply.Run(context.Background(), r.plan(t), forgetFails{r.st}, s, apply.Options{From: r.camp.Sender, Clock: clock, BackoffBase: time.Millisecond, BackoffCap: 20 * time.Millisecond})
+	if err == nil || res.InDoubt != 2 || res.Waiting != 0 || res.Sent != 0 {
+		t.Errorf("result %+v, err %v; want both in doubt, none waiting", res, err)
+	}
 }

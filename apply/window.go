@@ -111,11 +111,17 @@ func (r *runner) closed(i, n int) bool {
 	if r.gate == nil || r.gate.sc[i].Open(r.gate.zones[i], r.gate.clock.Now()) {
 		return false
 	}
+	r.noteClosed(i, n)
+	return true
+}
+
+// noteClosed notes batch i, of n recipients, among those waiting for their
+// window, and gives back what the limit counted of it.
+func (r *runner) noteClosed(i, n int) {
 	r.unreserve(i, n)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.waiting = append(r.waiting, batchRef{i: i, recipients: n})
-	return true
 }
 
 // after sorts the batches that found their window closed into those that

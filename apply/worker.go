@@ -106,6 +106,15 @@ func (w *worker) sendBatch(ctx, sendCtx context.Context, j job) error {
 				r.skipPieces(todo[k:])
 				return err
 			}
+			// The window may have closed (or not_after passed) while the
+			// pieces before went: the rest wait for it, as the piece a
+			// retry found it closed for does.
+			if !r.openNow(j.i) {
+				for _, p := range todo[k:] {
+					r.holdPiece(job{i: j.i, b: p.b, held: true})
+				}
+				return nil
+			}
 		}
 		more, err := w.sendPiece(ctx, sendCtx, todo[k])
 		if err != nil {
@@ -335,9 +344,16 @@ func (w *worker) send(ctx, sendCtx context.Context, b plan.Batch) sendResult {
 	}
 	req := api.SendRequest{From: r.o.From, To: b.Recipients, Body: b.Body}
 	for attempt := 1; ; attempt++ {
-		// The first attempt was paced before its intent.
+		// The first attempt was paced before its intent, and its window
+		// and the pause read right before it; a retry's are read once it
+		// is paced, right before it goes.
 		if ctx.Err() != nil || attempt > 1 && r.wait(ctx) != nil {
 			return stop(ErrInterrupted)
+		}
+		if attempt > 1 {
+			if res, ok := w.retryStopped(ctx, b); ok {
+				return res
+			}
 		}
 		resp, err := r.s.Send(sendCtx, req)
 		if err == nil {
@@ -393,9 +409,6 @@ func (w *worker) send(ctx, sendCtx context.Context, b plan.Batch) sendResult {
 		if err := r.retryLater(ctx, b, ae, err, attempt); err != nil {
 			return stop(err)
 		}
-		if res, ok := w.retryStopped(ctx, b); ok {
-			return res
-		}
 	}
 }
 
@@ -433,17 +446,18 @@ func (w *worker) retryStopped(ctx context.Context, b plan.Batch) (res sendResult
 			return sendResult{err: r.notSent(b, err)}, true
 		}
 	}
-	closed := false
-	if w.j.held || len(b.Recipients) != len(w.j.b.Recipients) {
-		closed = r.closedPiece(job{i: w.j.i, b: b, held: true})
-	} else {
-		closed = r.closed(w.j.i, len(b.Recipients))
-	}
-	if !closed {
+	if r.openNow(w.j.i) {
 		return sendResult{}, false
 	}
+	// Forgotten first, then noted as waiting: an intent that could not be
+	// forgotten stays in doubt, and is counted so, not as waiting too.
 	if err := r.forget(b); err != nil {
 		return sendResult{err: err}, true
+	}
+	if w.j.held || len(b.Recipients) != len(w.j.b.Recipients) {
+		r.holdPiece(job{i: w.j.i, b: b, held: true})
+	} else {
+		r.noteClosed(w.j.i, len(b.Recipients))
 	}
 	return sendResult{}, true
 }

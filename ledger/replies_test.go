@@ -205,6 +205,10 @@ func testRepliesWithoutTime(t *testing.T, b backend) {
 	reply(state.Reply{ProviderID: "SM4", Phone: "+442", Text: "START"}, false, "+441")
 	reply(state.Reply{ProviderID: "SM4", Phone: "+442", Text: "START"}, true, "+441")
 	reply(state.Reply{ProviderID: "SM3", Phone: "+442", Text: "STOP"}, true, "+441")
+	// An id that is not one per reply (a conversation's) does not make a
+	// STOP a duplicate of the START before it.
+	reply(state.Reply{ProviderID: "CONV1", Phone: "+443", Text: "START"}, false, "+441")
+	reply(state.Reply{ProviderID: "CONV1", Phone: "+443", Text: "STOP"}, false, "+441 +443")
 }
 
 // Stop words are read loosely, start words as written: "Opt-Out", a STOP

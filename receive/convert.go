@@ -2,7 +2,10 @@ package receive
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/nyaruka/phonenumbers"
 
 	"github.com/smsform/smsform/internal/e164"
 	"github.com/smsform/smsform/internal/mapping"
@@ -46,9 +49,7 @@ func phone(raw, region string) string {
 			raw = rest
 		} else {
 			if region != "" {
-				if n, err := e164.NewNormalizer(region).Normalize(raw); err == nil {
-					return n.E164
-				}
+				return inRegion(raw, region)
 			}
 			if strings.HasPrefix(raw, "0") || strings.HasPrefix(raw, "(") {
 				// National ("07700 900123", "(201) 555-0135": an area
@@ -64,6 +65,57 @@ func phone(raw, region string) string {
 		return ""
 	}
 	return n.E164
+}
+
+// inRegion reads raw, a number without + or 00, for a mapping whose
+// default_region is region. It may be national there ("4155550123",
+// "01701234567") or international without its + ("491701234567", as
+// most providers store numbers), and in most countries both readings can
+// be numbers: a German provider's "491701234567" is +49 1701234567, and
+// also a valid German number +49 491701234567 read nationally. So:
+//
+//   - with the region's trunk prefix (0) or a bracketed area code, it is
+//     national;
+//   - starting with the region's own country code, it is international
+//     when that reading is a number;
+//   - otherwise the reading that is a number is taken; when both are and
+//     differ, only in the North American plan (+1), whose national
+//     numbers are exactly ten digits never starting with 0 or 1, is the
+//     national reading sure. Elsewhere it is none: a STOP read as the
+//     wrong number would opt out a stranger and leave its sender messaged,
+//     so such a reply is refused, saying why.
+func inRegion(raw, region string) string {
+	national := ""
+	if n, err := e164.NewNormalizer(region).Normalize(raw); err == nil {
+		national = n.E164
+	}
+	if strings.HasPrefix(raw, "0") || strings.HasPrefix(raw, "(") {
+		return national
+	}
+	international := ""
+	if n, err := intl.Normalize("+" + raw); err == nil {
+		international = n.E164
+	}
+	cc := strconv.Itoa(phonenumbers.GetCountryCodeForRegion(region))
+	switch {
+	case international != "" && strings.HasPrefix(digitsOf(raw), cc):
+		return international
+	case national == "" || national == international:
+		return international
+	case international == "" || cc == "1":
+		return national
+	}
+	return ""
+}
+
+// digitsOf is raw's digits alone.
+func digitsOf(raw string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, raw)
 }
 
 // deliveries are the state's words for what a mapping read.
@@ -99,7 +151,7 @@ func stateReplies(rs []mapping.Reply, m *mapping.Replies) ([]state.Reply, error)
 				where = fmt.Sprintf("element %d of %s", i, m.List)
 			}
 			if m.DefaultRegion != "" {
-				return nil, fmt.Errorf("%s: the number at %s is not a phone number, in international form or of %s", where, m.Number, m.DefaultRegion)
+				return nil, fmt.Errorf("%s: the number at %s is no phone number in international form or of %s, or reads as one of %s and as another number in international form without its +, and naming the wrong one would opt out a stranger", where, m.Number, m.DefaultRegion, m.DefaultRegion)
 			}
 			return nil, fmt.Errorf("%s: the number at %s is not a phone number in international form (a national one needs provider.replies.default_region)", where, m.Number)
 		}

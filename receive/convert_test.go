@@ -61,6 +61,18 @@ func TestPhoneInRegion(t *testing.T) {
 		{"555", "US", ""},
 		{"(201) 555-0135", "US", "+12015550135"},
 		{"(555) 12", "US", ""},
+		// Where national numbers vary in length, a number written in
+		// international form without its + is also a national one: the
+		// region's own country code makes it international; a reading that
+		// is a number either way is none (a STOP read as the wrong number
+		// opts out a stranger).
+		{"491701234567", "DE", "+491701234567"},
+		{"4915112345678", "DE", "+4915112345678"},
+		{"01701234567", "DE", "+491701234567"},
+		{"447400123456", "DE", ""},
+		{"33612345678", "AT", ""},
+		{"33612345678", "IT", ""},
+		{"4369912345678", "AT", "+4369912345678"},
 		{"tel:4155550123", "US", ""},
 	} {
 		if got := phone(c.raw, c.region); got != c.want {

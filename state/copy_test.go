@@ -380,6 +380,20 @@ func testCopyFinishesAStoppedCopy(t *testing.T, b backend) {
 			t.Errorf("the source, refused a copy, is marked: %v", err)
 		}
 	})
+	t.Run("a report at the source since", func(t *testing.T) {
+		// The source's receive kept recording: a report moves no serial,
+		// and the rerun carries it over.
+		from, target := stopped(t)
+		r, err := OpenReceiver(ctx, MustParseLocation(from), ReceiverOptions{})
+		must(t, err)
+		_, err = r.Record(ctx, []Report{{Phone: "+441", Delivery: Delivered, ProviderStatus: "DELIVERED", At: time.Now()}}, nil)
+		must(t, err)
+		must(t, r.Close())
+		c, err := Copy(ctx, MustParseLocation(from), MustParseLocation(target), CopyOptions{Shared: true})
+		if err != nil || c.Reports != 1 {
+			t.Fatalf("the stopped migration after a report at the source: %+v, %v; want it finished with the report", c, err)
+		}
+	})
 	t.Run("source written since", func(t *testing.T) {
 		from, target := stopped(t)
 		s := openShared(t, from, "spring", time.Now)

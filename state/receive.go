@@ -1250,7 +1250,10 @@ func replyKey(rp Reply, stop bool, now time.Time) string {
 	}
 	fields := []string{rp.Phone, rp.Text, formatTime(at)}
 	if rp.ProviderID != "" {
-		fields = []string{"id", rp.ProviderID}
+		// With its number and words: a mapping's id that is not one per
+		// reply (a conversation's, an account's) must not make a later
+		// STOP a duplicate of an earlier reply.
+		fields = []string{"id", rp.ProviderID, rp.Phone, rp.Text}
 	}
 	h := sha256.New()
 	for _, f := range fields {

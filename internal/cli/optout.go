@@ -524,7 +524,12 @@ func longestCap(p *campaign.Project, olderThan time.Duration) (time.Duration, st
 		}
 		cs = append(cs, c)
 	}
-	cs = append(cs, strayCampaigns(p, files)...)
+	stray, err := strayCampaigns(p, files)
+	if err != nil {
+		return 0, "", withHint(fmt.Errorf("state prune: %w", err),
+			"give --older-than %s (no cap looks further back), or prune from a project whose folder holds less", words.Duration(campaign.MaxCapWindow))
+	}
+	cs = append(cs, stray...)
 	for _, c := range cs {
 		f := campaign.Plain(c.Path)
 		if c.FrequencyCap != nil && c.FrequencyCap.Per > longest {
@@ -562,8 +567,11 @@ func projectAt(dir string) (*campaign.Project, string, error) {
 // in .drafts/ applies with the project's state all the same); only .git,
 // which holds no campaign one can apply, is passed by. Such a file still
 // applies with the project's state, so its own caps count for prune. A
-// file that does not load is not one: it could not apply.
-func strayCampaigns(p *campaign.Project, files []string) []*campaign.Campaign {
+// file that does not load is not one: it could not apply. A folder of more
+// than maxStrayWalk entries (a project at a monorepo's root, node_modules)
+// is not read to its end: an error, since pruning with a campaign missed
+// would drop sends its cap still counts.
+func strayCampaigns(p *campaign.Project, files []string) ([]*campaign.Campaign, error) {
 	known := map[string]bool{}
 	for _, f := range files {
 		if abs, err := filepath.Abs(f); err == nil {
@@ -571,8 +579,11 @@ func strayCampaigns(p *campaign.Project, files []string) []*campaign.Campaign {
 		}
 	}
 	var out []*campaign.Campaign
-	filepath.WalkDir(filepath.Dir(p.Path), func(path string, d fs.DirEntry, err error) error {
-		switch {
+	root, seen := filepath.Dir(p.Path), 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		switch seen++; {
+		case seen > maxStrayWalk:
+			return fmt.Errorf("the project's folder %s holds more than %d files and folders: not every campaign file in it could be read for its frequency cap", root, maxStrayWalk)
 		case err != nil:
 			return nil
 		case d.IsDir() && d.Name() == ".git":
@@ -588,5 +599,8 @@ func strayCampaigns(p *campaign.Project, files []string) []*campaign.Campaign {
 		}
 		return nil
 	})
-	return out
+	return out, err
 }
+
+// maxStrayWalk bounds what strayCampaigns reads of a project's folder.
+var maxStrayWalk = 100_000 // a var: a test lowers it

@@ -148,12 +148,15 @@ func checkKeywordCase(key, shown string) error {
 // environment. A location pgx cannot read is left to the opening of the
 // state, which says why.
 func namesDatabase(loc, shown string) error {
+	// Read from the text alone, before the driver's reading, which also
+	// reads the environment and files (a certificate missing on this
+	// machine would skip it).
+	if err := namesServer(loc, shown); err != nil {
+		return err
+	}
 	cfg, err := pgx.ParseConfig(loc)
 	if err != nil {
 		return nil
-	}
-	if err := namesServer(loc, shown); err != nil {
-		return err
 	}
 	if schema, ok := cfg.RuntimeParams["schema"]; ok {
 		if err := checkSchema(schema, shown); err != nil {
@@ -225,8 +228,8 @@ func namesServer(loc, shown string) error {
 			}
 		}
 	}
-	if !port && os.Getenv("PGPORT") != "" {
-		return fmt.Errorf("%w: %s names no port, so this machine's PGPORT picks it, which each machine sets for itself: one project file would name two servers, and two ledgers; name the port in it (postgres://HOST:PORT/DBNAME or port=PORT)", ErrLocation, shown)
+	if !port && (os.Getenv("PGPORT") != "" || os.Getenv("PGSERVICE") != "") {
+		return fmt.Errorf("%w: %s names no port, so this machine's PGPORT (or PGSERVICE's service) picks it, which each machine sets for itself: one project file would name two servers, and two ledgers; name the port in it (postgres://HOST:PORT/DBNAME or port=PORT)", ErrLocation, shown)
 	}
 	return nil
 }

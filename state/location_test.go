@@ -192,11 +192,16 @@ func TestNamesServer(t *testing.T) {
 		"service=prod":                              true,
 	} {
 		err := CheckLocation(loc)
-		if (err == nil) != ok || (err != nil && (!errors.Is(err, ErrLocation) || !strings.Contains(err.Error(), "names no port, so this machine's PGPORT picks it"))) {
+		if (err == nil) != ok || (err != nil && (!errors.Is(err, ErrLocation) || !strings.Contains(err.Error(), "names no port, so this machine's PGPORT"))) {
 			t.Errorf("PGPORT set: CheckLocation(%s) = %v, want ok %v", loc, err, ok)
 		}
 	}
 	t.Setenv("PGPORT", "")
+	t.Setenv("PGSERVICE", "prod")
+	if err := CheckLocation("postgres://smsform@db/sms"); err == nil || !strings.Contains(err.Error(), "names no port") {
+		t.Errorf("PGSERVICE set, no port: %v, want refused", err)
+	}
+	t.Setenv("PGSERVICE", "")
 	t.Setenv("PGHOST", "/var/run/other")
 	for loc, ok := range map[string]bool{
 		"postgres://smsform@/sms":              false,

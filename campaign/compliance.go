@@ -8,6 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/smsform/smsform/compliance"
+	"github.com/smsform/smsform/internal/words"
 )
 
 // This file reads what a campaign declares of the rules it is held to:
@@ -216,6 +217,9 @@ func (l *loader) buildCompliance(rc *rawCompliance) Compliance {
 	}
 	c.Rules = rules
 	l.checkDLT(rc, &c)
+	if rc.hasWords && l.project != nil {
+		l.wordsReceived(rc.words, rc.wordsLine, l.project.Receive, l.project.Path)
+	}
 	if !hasCheck(rules, compliance.CheckOptOut) {
 		if rc.hasWords {
 			l.add(rc.wordsLine, "opt_out_words", "add us or uk to compliance, or remove opt_out_words", "no rule set of compliance checks opt-out words")
@@ -223,6 +227,28 @@ func (l *loader) buildCompliance(rc *rawCompliance) Compliance {
 		l.projectWordsUnchecked(rc, &proj, c.Sets)
 	}
 	return c
+}
+
+// wordsReceived refuses each word of list (opt_out_words, at line) that
+// the receive block r of the project (in projectFile) would not take as a
+// stop word: the message would tell people to reply ARRET, smsform receive
+// would count their ARRET as any other reply, and they would be messaged
+// on. Without receive the provider handles the replies, by words of its
+// own.
+func (l *loader) wordsReceived(list []string, line int, r *Receive, projectFile string) {
+	if r == nil {
+		return
+	}
+	stop := r.StopWords
+	if stop == nil {
+		stop = words.DefaultStopWords
+	}
+	for _, w := range list {
+		if !slices.ContainsFunc(stop, func(s string) bool { return words.ReplyWord(s) == words.ReplyWord(w) }) {
+			l.add(line, "opt_out_words", fmt.Sprintf("add %s to receive.stop_words (%s:%d), or leave it out", Quote(w), projectFile, r.Line),
+				"%s is no stop word of the project's receive: a reply of it would not opt the number out", Quote(w))
+		}
+	}
 }
 
 // projectWordsUnchecked refuses the project's opt_out_words for a campaign

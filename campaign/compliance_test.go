@@ -134,3 +134,33 @@ func TestComplianceErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestOptOutWordsReceived: in a project whose receive takes the replies,
+// an opt_out_words word that is no stop word of it is refused: the message
+// would tell people to reply ARRET, and receive would not opt them out.
+func TestOptOutWordsReceived(t *testing.T) {
+	const receiving = "provider:\n  replies: {number: /from, text: /text}\nreceive:\n  auth: bearer\n"
+	for _, tc := range []struct {
+		name, project, campaign, want string
+	}{
+		{"the project's word, default stop words", "version: 1\ncompliance: [us]\nopt_out_words: [ARRET]\n" + receiving, tinyCampaign,
+			`smsform.yaml:3: opt_out_words: "ARRET" is no stop word of the project's receive`},
+		{"a campaign's word", "version: 1\n" + receiving, strings.Replace(tinyCampaign, "body:", "compliance: [us]\nopt_out_words: [Arrêt]\nbody:", 1),
+			`c.yaml:7: opt_out_words: "Arrêt" is no stop word of the project's receive`},
+		{"a stop word of receive", "version: 1\ncompliance: [us]\nopt_out_words: [ARRET]\n" + receiving + "  stop_words: [STOP, arret]\n", tinyCampaign, ""},
+		{"a default stop word", "version: 1\ncompliance: [us]\nopt_out_words: [cancel]\n" + receiving, tinyCampaign, ""},
+		{"no receive", "version: 1\ncompliance: [us]\nopt_out_words: [ARRET]\n", tinyCampaign, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, dir, map[string]string{"smsform.yaml": tc.project, "c.yaml": tc.campaign})
+			_, err := Load(filepath.Join(dir, "c.yaml"))
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -357,8 +357,10 @@ func headerName(s string) bool {
 	return true
 }
 
-// checkProjectReceive refuses a receive block with nothing to receive.
+// checkProjectReceive refuses a receive block with nothing to receive,
+// and opt_out_words it would not take as stop words.
 func (l *loader) checkProjectReceive(p *Project) {
+	l.wordsReceived(p.compliance.words, p.compliance.wordsLine, p.Receive, p.Path)
 	if p.Receive != nil && p.Reports == nil && p.Replies == nil && !l.bad["provider.reports"] && !l.bad["provider.replies"] && len(l.errs) == 0 {
 		l.add(p.Receive.Line, "receive", "add provider.reports (delivery reports) or provider.replies (replies), or remove receive:",
 			"receive has nothing to receive: the provider block maps no reports and no replies")

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/smsform/smsform/internal/words"
 )
 
 // A project's state also keeps what happens after a send: the delivery
@@ -102,8 +104,8 @@ type ReplyOptOuts interface {
 // DefaultStopWords and DefaultStartWords are the replies that opt out and
 // back in unless the project says otherwise.
 var (
-	DefaultStopWords  = []string{"STOP", "STOPALL", "STOP ALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "REVOKE", "OPT OUT", "OPTOUT"}
-	DefaultStartWords = []string{"START", "UNSTOP"}
+	DefaultStopWords  = words.DefaultStopWords
+	DefaultStartWords = words.DefaultStartWords
 )
 
 // ReportResult is what became of one report.

@@ -34,6 +34,14 @@ func ReplyWord(text string) string {
 	return strings.Join(strings.Fields(word), " ")
 }
 
+// DefaultStopWords and DefaultStartWords are the replies that opt out and
+// back in unless a project's receive: says otherwise: the FCC's revocation
+// words and STOPALL; START and UNSTOP.
+var (
+	DefaultStopWords  = []string{"STOP", "STOPALL", "STOP ALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "REVOKE", "OPT OUT", "OPTOUT"}
+	DefaultStartWords = []string{"START", "UNSTOP"}
+)
+
 // LooseReplyWord is ReplyWord read more loosely, for the stop words alone:
 // a person who wrote "Opt-Out", "STOP STOP", "s t o p" or a STOP with an
 // invisible character inside (a zero-width space a keyboard or a copy left)

@@ -1192,12 +1192,13 @@ func (r *Receiver) named(ctx context.Context, id int64) error {
 // only as written.
 func (r *Receiver) kindOf(text string) (kind, word string) {
 	w := words.ReplyWord(text)
-	switch {
-	case r.stop[w]:
+	if r.stop[w] {
 		return "stop", w
-	case r.stop[words.LooseReplyWord(text)]:
-		return "stop", words.LooseReplyWord(text)
-	case r.start[w]:
+	}
+	if loose := words.LooseReplyWord(text); r.stop[loose] {
+		return "stop", loose
+	}
+	if r.start[w] {
 		return "start", w
 	}
 	return "other", ""

@@ -12,3 +12,7 @@ func CompareBatches(saved, derived func(func(int, plan.Batch) error) error) erro
 
 // Unattempted exposes unattempted to the external tests.
 var Unattempted = unattempted
+
+// RunJournal is the journal a command's run uses around j (start.go), for
+// the external tests to run as the command does.
+func RunJournal(j Journal) Journal { return &runJournal{j: j} }

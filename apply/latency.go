@@ -77,6 +77,8 @@ func (t *runJournal) ForgetIntent(ctx context.Context, batchID string) error {
 	return t.j.ForgetIntent(ctx, batchID)
 }
 
+func (t *runJournal) PausedNow(ctx context.Context) error { return t.j.PausedNow(ctx) }
+
 // durations keeps the last maxLatencies durations measured.
 type durations struct {
 	mu   sync.Mutex

@@ -127,7 +127,11 @@ func TestRetryHeedsAPause(t *testing.T) {
 		}
 	}}
 	var events []apply.Event
-	res, err := r.run(t, ctx, r.plan(t), s, apply.Options{Events: func(e apply.Event) { events = append(events, e) }})
+	// Through the journal the command wraps the state in, as apply runs:
+	// a wrapper without the pause's reading once made every retry blind
+	// to it.
+	res, err := apply.Run(ctx, r.plan(t), apply.RunJournal(r.st), s, apply.Options{From: r.camp.Sender, BackoffBase: time.Millisecond, BackoffCap: 20 * time.Millisecond,
+		Events: func(e apply.Event) { events = append(events, e) }})
 	var pe *state.PausedError
 	if !errors.As(err, &pe) || pe.Reason != "wrong link" {
 		t.Fatalf("run: %v, want paused", err)

@@ -32,6 +32,12 @@ type Journal interface {
 	// in one durable commit.
 	RecordOutcomeAndAdmit(ctx context.Context, prevBatch string, o state.Outcome, next state.Intent) (state.Admission, error)
 	ForgetIntent(ctx context.Context, batchID string) error
+	// PausedNow says whether the campaign is paused now (a
+	// *state.PausedError), read before each retry of a batch: a retry
+	// records no intent to learn of a pause from. A method of the
+	// interface, not an optional one: a wrapper that left it out once
+	// made every retry blind to a pause.
+	PausedNow(ctx context.Context) error
 }
 
 // Sender sends one batch; a failure should be an *api.Error so that what

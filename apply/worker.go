@@ -412,12 +412,6 @@ func (w *worker) send(ctx, sendCtx context.Context, b plan.Batch) sendResult {
 	}
 }
 
-// pauseReader is a Journal that can say whether the campaign is paused now
-// (*state.State can).
-type pauseReader interface {
-	PausedNow(ctx context.Context) error
-}
-
 // retryStopped looks, before b is tried again, at what may have changed
 // while it waited (up to minutes, with a Retry-After): the run stopped by
 // another batch, a pause recorded
@@ -433,18 +427,16 @@ func (w *worker) retryStopped(ctx context.Context, b plan.Batch) (res sendResult
 		// learned of) while this one waited.
 		return sendResult{err: r.notSent(b, cmp.Or(r.stopError(), ErrInterrupted))}, true
 	}
-	if pr, is := r.j.(pauseReader); is {
-		err := pr.PausedNow(r.writeCtx)
-		if paused := new(state.PausedError); errors.As(err, &paused) {
-			if err := r.notSent(b, nil); err != nil {
-				return sendResult{err: err}, true
-			}
-			return sendResult{err: w.paused(b, paused)}, true
+	err := r.j.PausedNow(r.writeCtx)
+	if paused := new(state.PausedError); errors.As(err, &paused) {
+		if err := r.notSent(b, nil); err != nil {
+			return sendResult{err: err}, true
 		}
-		if err != nil {
-			// Not known whether a pause is there: not tried again.
-			return sendResult{err: r.notSent(b, err)}, true
-		}
+		return sendResult{err: w.paused(b, paused)}, true
+	}
+	if err != nil {
+		// Not known whether a pause is there: not tried again.
+		return sendResult{err: r.notSent(b, err)}, true
 	}
 	if r.openNow(w.j.i) {
 		return sendResult{}, false

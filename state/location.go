@@ -195,7 +195,11 @@ func checkSchema(schema, shown string) error {
 // name a server on a laptop and another in CI: two ledgers, and everyone
 // messaged once from each. Where they are unset, libpq's defaults (the
 // local socket, port 5432) are no variable of this machine's to vary. A
-// service the location names brings its own host and port.
+// service the location names takes its host, port and database from each
+// machine's service file (PGSERVICEFILE, ~/.pg_service.conf): two machines
+// with two files kept two ledgers, so with a service the location must
+// name those three itself (the service may still bring the rest: the
+// user, sslmode).
 func namesServer(loc, shown string) error {
 	var host, port, service bool
 	if u, err := url.Parse(loc); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
@@ -219,6 +223,9 @@ func namesServer(loc, shown string) error {
 		}
 	}
 	if service {
+		if !host || !port || !namesDatabaseItself(loc) {
+			return fmt.Errorf("%w: %s names a service, whose host, port and database come from each machine's service file (PGSERVICEFILE, ~/.pg_service.conf): one project file would name a database per machine, and a ledger in each; name the host, the port and the database in it (postgres://HOST:PORT/DBNAME?service=…)", ErrLocation, shown)
+		}
 		return nil
 	}
 	if !host {
@@ -235,19 +242,19 @@ func namesServer(loc, shown string) error {
 }
 
 // namesDatabaseItself reports whether the text of a PostgreSQL location
-// names its database: a URL's path or dbname, a keyword string's dbname,
-// or either's service.
+// names its database: a URL's path or dbname, a keyword string's dbname
+// (a service's is each machine's own: see namesServer).
 func namesDatabaseItself(loc string) bool {
 	if u, err := url.Parse(loc); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
 		q := u.Query()
-		return strings.Trim(u.Path, "/") != "" || q.Get("dbname") != "" || q.Get("service") != ""
+		return strings.Trim(u.Path, "/") != "" || q.Get("dbname") != ""
 	}
 	pairs, err := redact.ParseKeywords(loc)
 	if err != nil {
 		return true // left to the opening, which says why
 	}
 	for _, p := range pairs {
-		if (p.Key == "dbname" || p.Key == "service") && p.Value != "" {
+		if p.Key == "dbname" && p.Value != "" {
 			return true
 		}
 	}

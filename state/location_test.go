@@ -161,9 +161,17 @@ func TestLocationNamesDatabase(t *testing.T) {
 			t.Errorf("PGDATABASE=campaigns: CheckLocation(%s) = %v, want refused", loc, err)
 		}
 	}
-	for _, loc := range []string{"postgres://smsform@db/?service=sms", "service=sms user=reader"} {
-		if err := CheckLocation(loc); err != nil {
-			t.Errorf("a service names the database: CheckLocation(%s) = %v", loc, err)
+	// A service's database is each machine's service file's: the location
+	// names it itself, with the host and port, or is refused.
+	for loc, ok := range map[string]bool{
+		"postgres://smsform@db/?service=sms":         false,
+		"service=sms user=reader":                    false,
+		"postgres://smsform@db:5432/sms?service=sms": true,
+		"host=db port=5432 dbname=sms service=sms":   true,
+		"host=db dbname=sms service=sms":             false,
+	} {
+		if err := CheckLocation(loc); (err == nil) != ok || err != nil && !strings.Contains(err.Error(), "names a service") {
+			t.Errorf("CheckLocation(%s) = %v, want ok %v", loc, err, ok)
 		}
 	}
 }
@@ -189,7 +197,7 @@ func TestNamesServer(t *testing.T) {
 		"postgres://smsform@/sms?host=db&port=5432": true,
 		"host=db dbname=sms":                        false,
 		"host=db port=5432 dbname=sms":              true,
-		"service=prod":                              true,
+		"host=db port=5432 dbname=sms service=prod": true,
 	} {
 		err := CheckLocation(loc)
 		if (err == nil) != ok || (err != nil && (!errors.Is(err, ErrLocation) || !strings.Contains(err.Error(), "names no port, so this machine's PGPORT"))) {

@@ -527,7 +527,9 @@ func testReportAboutAnotherMessage(t *testing.T, b backend) {
 // An operator's resolve --as unsent never sends again to a recipient a
 // report in the state proves was messaged: a failed one delivered after
 // all (the provider's answer was wrong), one in doubt that a report
-// reached before apply's answer did (undelivered: the provider acted).
+// reached before apply's answer did (undelivered: the provider acted), one
+// in doubt whose number's report matched no campaign (another messaged it
+// too: it may be about this one).
 // Each is recorded sent, resolved by its report; the others are unsent.
 func TestResolveUnsentHeedsReports(t *testing.T) { eachBackend(t, testResolveUnsentHeedsReports) }
 
@@ -536,7 +538,7 @@ func testResolveUnsentHeedsReports(t *testing.T, b backend) {
 	loc := b.loc(t)
 	t0 := time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)
 	set, now := testClock(t0.Add(-2 * time.Hour))
-	const delivered, refused, reached, unknown, before = "+447400123401", "+447400123402", "+447400123403", "+447400123404", "+447400123405"
+	const delivered, refused, reached, unknown, before, shared = "+447400123401", "+447400123402", "+447400123403", "+447400123404", "+447400123405", "+447400123406"
 	s := openShared(t, loc, "spring", now)
 	// An earlier message to before, in doubt, resolved unsent; its report
 	// (undelivered) comes after, about that message.
@@ -557,14 +559,19 @@ func testResolveUnsentHeedsReports(t *testing.T, b backend) {
 	_, err = s.AdmitIntent(ctx, intent("b1", delivered, refused))
 	must(t, err)
 	must(t, s.RecordOutcome(ctx, "b1", Outcome{Status: Failed, HTTPStatus: 400}))
-	_, err = s.AdmitIntent(ctx, intent("b2", reached, unknown, before)) // no answer yet: in doubt
+	_, err = s.AdmitIntent(ctx, intent("b2", reached, unknown, before, shared)) // no answer yet: in doubt
 	must(t, err)
+	// Another campaign messaged shared too: its report by number matches
+	// neither message, and may be about this one.
+	autumn := openShared(t, loc, "autumn", now)
+	sentWithIDs(t, autumn, "a1", shared)
 	r := openReceiver(t, loc, t0.Add(time.Hour))
 	at := t0.Add(time.Minute)
 	_, err = r.Record(ctx, []Report{
 		{Phone: delivered, Delivery: Delivered, At: at},
 		{Phone: refused, Delivery: Undelivered, At: at}, // failed, and not delivered: may go again
 		{Phone: reached, Delivery: Undelivered, At: at},
+		{Phone: shared, Delivery: Pending, ProviderStatus: "ENROUTE", At: at},
 	}, nil)
 	must(t, err)
 
@@ -575,10 +582,10 @@ func testResolveUnsentHeedsReports(t *testing.T, b backend) {
 	}
 	got, err = s.Resolve(ctx, "b2", false)
 	must(t, err)
-	if got != (Resolved{Moved: 2, ByReport: 1}) {
-		t.Errorf("resolve in doubt as unsent: %+v, want 2 moved and 1 by its report", got)
+	if got != (Resolved{Moved: 2, ByReport: 2}) {
+		t.Errorf("resolve in doubt as unsent: %+v, want 2 moved and 2 by their reports", got)
 	}
-	want := map[string]Status{delivered: Sent, reached: Sent}
+	want := map[string]Status{delivered: Sent, reached: Sent, shared: Sent}
 	if st := statuses(t, s); !mapsEqual(st, want) {
 		t.Errorf("statuses %v, want %v (the others unsent)", st, want)
 	}

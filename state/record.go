@@ -242,13 +242,13 @@ func (s *State) resolve(ctx context.Context, batchID string, all, byBatch stmt, 
 // of phones (of attempt a) that a report of the campaign proves were
 // messaged, and returns the others and how many it recorded. A delivered
 // report proves it whatever attempt it was about: the campaign's message
-// reached the phone. For one in doubt (inDoubt), any other report proves
-// the provider took this attempt's message when it is not older than the
-// attempt (the ten minutes a provider's clock may run behind ours aside):
-// undelivered, or pending (ENROUTE, ACCEPTED, or a status the mapping does
-// not name, a case slip among them), a report is the provider's word on a
-// message it has; one about an earlier attempt proves nothing of this one.
-// A state without reports has none.
+// reached the phone. A pending one (ENROUTE, ACCEPTED, or a status the
+// mapping does not name, a case slip among them) not older than the
+// attempt (the ten minutes a provider's clock may run behind ours aside)
+// is the provider's word on a message it has, even one it refused (failed);
+// for one in doubt (inDoubt) so is an undelivered one, and a report of the
+// number that matched no campaign. One about an earlier attempt proves
+// nothing of this one. A state without reports has none.
 func (t *txn) sentByReport(a resolveAttempt, phones []string, inDoubt bool) ([]string, int, error) {
 	s := t.w.s
 	if s.unscoped || s.schema < 5 || len(phones) == 0 {
@@ -263,8 +263,17 @@ func (t *txn) sentByReport(a resolveAttempt, phones []string, inDoubt bool) ([]s
 			return nil, 0, err
 		}
 		i := slices.IndexFunc(proofs, func(rp Report) bool {
-			return rp.Delivery == Delivered || (inDoubt && !rp.At.Before(since))
+			return rp.Delivery == Delivered || !rp.At.Before(since) && (inDoubt || rp.Delivery == Pending)
 		})
+		if i < 0 && inDoubt {
+			// A report of the number that matched no campaign (another
+			// campaign messaged it too) may be about this message: the
+			// safe side keeps the recipient sent.
+			if proofs, err = readProofs(t.conn.QueryContext(t.ctx, s.q[qUnmatchedProofsOf], p)); err != nil {
+				return nil, 0, err
+			}
+			i = slices.IndexFunc(proofs, func(rp Report) bool { return !rp.At.Before(since) })
+		}
 		if i < 0 {
 			left = append(left, p)
 			continue

@@ -126,6 +126,7 @@ const (
 	// The delivered and undelivered reports of one recipient (campaign,
 	// phone): phone, provider id, delivery, provider status, reason, at.
 	qProofsOf
+	qUnmatchedProofsOf
 	// One attempt's phones and provider ids, as JSON arrays ("" for no
 	// ids): the id the provider gave one of its messages.
 	qAttemptIDs
@@ -240,6 +241,10 @@ var postgresDialect = &dialect{
 	qAttemptIDs:   `SELECT phones, provider_ids FROM attempts WHERE id = $1`,
 	qProofsOf: `SELECT phone, provider_id, delivery, provider_status, reason, at FROM reports
 		WHERE campaign_id = $1 AND phone = $2 ORDER BY id`,
+	// The reports of a number that matched no campaign (two messages to it
+	// in the window, say): one may be about a message of this campaign.
+	qUnmatchedProofsOf: `SELECT phone, provider_id, delivery, provider_status, reason, at FROM reports
+		WHERE campaign_id = 0 AND phone = $1 ORDER BY id`,
 	qInsertReports: `INSERT INTO reports (report_key, campaign_id, phone, provider_id, delivery, provider_status, reason, at, received_at, matched_by, unmatched, anomaly)
 		SELECT r->>0, CAST(r->>1 AS bigint), r->>2, r->>3, r->>4, r->>5, r->>6, r->>7, r->>8, r->>9, r->>10, r->>11 FROM jsonb_array_elements($1::jsonb) AS r
 		ON CONFLICT (report_key) DO NOTHING RETURNING report_key`,

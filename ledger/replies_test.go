@@ -212,8 +212,9 @@ func testRepliesWithoutTime(t *testing.T, b backend) {
 }
 
 // Stop words are read loosely, start words as written: "Opt-Out", a STOP
-// said twice or with an invisible character inside opt the number out (the
-// safe side); "s t a r t" lifts nothing.
+// said twice or with an invisible character inside, a STOP above a phone's
+// signature, a stop word first or last ("pls stop", "Unsubscribe me") opt
+// the number out (the safe side); "s t a r t" lifts nothing.
 func TestLooseStopWords(t *testing.T) { eachBackend(t, testLooseStopWords) }
 
 func testLooseStopWords(t *testing.T, b backend) {
@@ -224,22 +225,24 @@ func testLooseStopWords(t *testing.T, b backend) {
 	must(t, err)
 	defer r.Close()
 	got, err := r.Record(ctx, nil, []state.Reply{{Phone: "+441", Text: "Opt-Out", At: t0}, {Phone: "+442", Text: "STOP STOP", At: t0},
-		{Phone: "+443", Text: "S\u200bTOP", At: t0}, {Phone: "+444", Text: "s t o p", At: t0}})
+		{Phone: "+443", Text: "S\u200bTOP", At: t0}, {Phone: "+444", Text: "s t o p", At: t0},
+		{Phone: "+445", Text: "STOP\nSent from my iPhone", At: t0}, {Phone: "+446", Text: "pls stop", At: t0}, {Phone: "+447", Text: "Unsubscribe me", At: t0}})
 	must(t, err)
 	for i, rp := range got.Replies {
 		if rp.Kind != "stop" {
 			t.Errorf("reply %d: %+v, want a stop", i, rp)
 		}
 	}
-	got, err = r.Record(ctx, nil, []state.Reply{{Phone: "+441", Text: "s t a r t", At: t0.Add(time.Minute)}, {Phone: "+442", Text: "START-START", At: t0.Add(time.Minute)}})
+	got, err = r.Record(ctx, nil, []state.Reply{{Phone: "+441", Text: "s t a r t", At: t0.Add(time.Minute)}, {Phone: "+442", Text: "START-START", At: t0.Add(time.Minute)},
+		{Phone: "+445", Text: "START\nSent from my iPhone", At: t0.Add(time.Minute)}})
 	must(t, err)
-	if got.Replies[0].Kind != "other" || got.Replies[1].Kind != "other" {
+	if got.Replies[0].Kind != "other" || got.Replies[1].Kind != "other" || got.Replies[2].Kind != "other" {
 		t.Errorf("loose starts: %+v, want others", got.Replies)
 	}
 	var out []string
 	_, err = OptOuts(ctx, loc, func(o OptOut) error { out = append(out, o.Phone+"/"+o.Reason); return nil })
 	must(t, err)
-	if want := "+441/replied OPT OUT +442/replied STOP +443/replied STOP +444/replied STOP"; strings.Join(out, " ") != want {
+	if want := "+441/replied OPT OUT +442/replied STOP +443/replied STOP +444/replied STOP +445/replied STOP +446/replied STOP +447/replied UNSUBSCRIBE"; strings.Join(out, " ") != want {
 		t.Errorf("opted out: %q, want %q", strings.Join(out, " "), want)
 	}
 }

@@ -1195,8 +1195,10 @@ func (r *Receiver) kindOf(text string) (kind, word string) {
 	if r.stop[w] {
 		return "stop", w
 	}
-	if loose := words.LooseReplyWord(text); r.stop[loose] {
-		return "stop", loose
+	for _, loose := range words.StopReadings(text) {
+		if r.stop[loose] {
+			return "stop", loose
+		}
 	}
 	if r.start[w] {
 		return "start", w

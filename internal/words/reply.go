@@ -47,15 +47,15 @@ var (
 // invisible character inside (a zero-width space a keyboard or a copy left)
 // wants no more, and reading more replies as STOP than were meant is the
 // safe side, which reading more as START is not. Format and control
-// characters inside are dropped, dashes and underscores part words, a
-// word said twice in a row is said once, and letters typed apart one by
-// one are one word.
+// characters inside are dropped, punctuation and symbols part words
+// ("STOP,STOP", "S.T.O.P"), a word said twice in a row is said once, and
+// letters typed apart one by one are one word.
 func LooseReplyWord(text string) string {
 	text = strings.Map(func(r rune) rune {
 		switch {
 		case unicode.Is(unicode.Cf, r) || (unicode.IsControl(r) && !unicode.IsSpace(r)):
 			return -1
-		case unicode.In(r, unicode.Pd, unicode.Pc):
+		case unicode.IsPunct(r) || unicode.IsSymbol(r):
 			return ' '
 		}
 		return r
@@ -65,6 +65,26 @@ func LooseReplyWord(text string) string {
 		fields = []string{strings.Join(fields, "")}
 	}
 	return strings.Join(slices.Compact(fields), " ")
+}
+
+// StopReadings are the readings of a reply to look for a stop word in,
+// loosely (see LooseReplyWord): the whole text; its first line, a phone's
+// signature below it ("STOP\nSent from my iPhone"); and its first and its
+// last word alone ("Stop texting me", "pls stop"). A person who wrote a
+// stop word so wants no more: read so, a reply that did not mean it opts a
+// number out, the safe side.
+func StopReadings(text string) []string {
+	out := []string{LooseReplyWord(text)}
+	for _, line := range strings.Split(text, "\n") {
+		if w := LooseReplyWord(line); w != "" {
+			out = append(out, w)
+			break
+		}
+	}
+	if f := strings.Fields(out[0]); len(f) > 1 {
+		out = append(out, f[0], f[len(f)-1])
+	}
+	return out
 }
 
 // aside is what ReplyWord sets aside around a word. Control characters

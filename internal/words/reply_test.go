@@ -28,11 +28,27 @@ func TestReplyWord(t *testing.T) {
 func TestLooseReplyWord(t *testing.T) {
 	for text, want := range map[string]string{
 		"Opt-Out": "OPT OUT", "opt_out": "OPT OUT", "OPT‑OUT": "OPT OUT", "STOP STOP": "STOP", "stop stop stop!": "STOP",
-		"s t o p": "STOP", "S.T.O.P": "S.T.O.P", "S​TOP": "STOP", "ST\x00OP": "STOP", "STO­P": "STOP",
+		"s t o p": "STOP", "S.T.O.P": "STOP", "STOP,STOP": "STOP", "stop!stop": "STOP", "S​TOP": "STOP", "ST\x00OP": "STOP", "STO­P": "STOP",
 		"STOP ALL": "STOP ALL", "stop please": "STOP PLEASE", "a stop": "A STOP", "STOP-LOSS": "STOP LOSS", "": "", "- -": "",
 	} {
 		if got := LooseReplyWord(text); got != want {
 			t.Errorf("LooseReplyWord(%q) = %q, want %q", text, got, want)
+		}
+	}
+}
+
+// TestStopReadings: the whole reply, its first line and its first and last
+// words are each looked for a stop word.
+func TestStopReadings(t *testing.T) {
+	for text, want := range map[string]string{
+		"STOP\nSent from my iPhone": "STOP SENT FROM MY IPHONE|STOP|STOP|IPHONE",
+		"Stop texting me":           "STOP TEXTING ME|STOP TEXTING ME|STOP|ME",
+		"pls stop":                  "PLS STOP|PLS STOP|PLS|STOP",
+		"STOP":                      "STOP|STOP",
+		"":                          "",
+	} {
+		if got := strings.Join(StopReadings(text), "|"); got != want {
+			t.Errorf("StopReadings(%q) = %q, want %q", text, got, want)
 		}
 	}
 }

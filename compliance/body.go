@@ -30,10 +30,10 @@ func (v *Violation) Error() string {
 // An opt-out word counts where it stands as a word of its own (not joined
 // to letters or digits, nor by _ # / @ \ or by - . ' to a word: "non-stop",
 // "x.co/stop", "#STOP" and "stop_here" hold none) and reads as an
-// instruction: written in capitals as the rule gives it ("STOP"), or,
-// written otherwise, right after reply, text, txt, send, sms or to, or right
+// instruction: right after reply, text, txt, send, sms or to, or right
 // before to, at, = or : ("reply stop", "stop to end"; not "don't stop
-// shopping").
+// shopping"), or written in capitals as the rule gives it ("STOP") among
+// words that are not (not "NON STOP DEALS", "BUS STOP 5").
 func (r *Rules) CheckBody(body string, kind Kind) []*Violation {
 	var out []*Violation
 	for _, rule := range r.byKind[kindIndex(kind)].body {
@@ -156,16 +156,19 @@ func softJoin(r rune) bool { return r == '-' || r == '.' || r == '\'' || r == 'â
 // instruction reports whether body[start:end], an opt-out word, reads as
 // an instruction (see CheckBody).
 func instruction(body string, start, end int) bool {
-	if capitals(body[start:end]) {
+	prev := lastWord(body[:start])
+	rest := strings.TrimLeftFunc(body[end:], quoteOrSpace)
+	// In capitals among words that are not ("Soldes ! STOP SMS au 36000",
+	// "Sale! ARRET"): an instruction in any language. Among capitals it is
+	// a headline's word ("NON STOP DEALS", "BUS STOP 5").
+	if capitals(body[start:end]) && !capitals(prev) && !capitals(firstWord(rest)) {
 		return true
 	}
-	prev := lastWord(body[:start])
 	for _, w := range [...]string{"reply", "text", "txt", "send", "sms", "to"} {
 		if strings.EqualFold(prev, w) {
 			return true
 		}
 	}
-	rest := strings.TrimLeftFunc(body[end:], quoteOrSpace)
 	if strings.HasPrefix(rest, "=") || strings.HasPrefix(rest, ":") {
 		return true
 	}

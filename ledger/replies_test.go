@@ -79,9 +79,7 @@ func testRepliesInTheirOrder(t *testing.T, b backend) {
 	ctx := context.Background()
 	loc := state.MustParseLocation(b.loc(t))
 	t0 := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
-	r, err := state.OpenReceiver(ctx, loc, state.ReceiverOptions{Now: func() time.Time { return t0.Add(time.Hour) }, OptOuts: ReplyOptOuts()})
-	must(t, err)
-	defer r.Close()
+	r := replyReceiver(t, loc, func() time.Time { return t0.Add(time.Hour) })
 	optedOut := func() string {
 		t.Helper()
 		var out []string
@@ -116,7 +114,7 @@ func testRepliesInTheirOrder(t *testing.T, b backend) {
 	}
 
 	// A person's opt-out stays until a person lifts it.
-	_, err = ChangeOptOuts(ctx, loc, []OptOutChange{{Phone: "+442", At: t0, By: "alice", Reason: "asked by email"}})
+	_, err := ChangeOptOuts(ctx, loc, []OptOutChange{{Phone: "+442", At: t0, By: "alice", Reason: "asked by email"}})
 	must(t, err)
 	reply("+442", "START", t0.Add(time.Hour))
 	if got := optedOut(); got != "+441 +442" {
@@ -151,6 +149,16 @@ func testRepliesInTheirOrder(t *testing.T, b backend) {
 	}
 }
 
+// replyReceiver is a receiver of the state at loc that opts numbers out
+// and in by their replies, on the clock now, closed when the test ends.
+func replyReceiver(t *testing.T, loc state.Location, now func() time.Time) *state.Receiver {
+	t.Helper()
+	r, err := state.OpenReceiver(context.Background(), loc, state.ReceiverOptions{Now: now, OptOuts: ReplyOptOuts()})
+	must(t, err)
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
 // Replies without a time (Twilio's inbound webhook gives none): a second
 // STOP of the same words, after a START or after a person's re-consent,
 // opts the number out again, where it was once taken for the first posted
@@ -165,9 +173,7 @@ func testRepliesWithoutTime(t *testing.T, b backend) {
 	loc := state.MustParseLocation(b.loc(t))
 	t0 := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
 	set, now := testClock(t0)
-	r, err := state.OpenReceiver(ctx, loc, state.ReceiverOptions{Now: now, OptOuts: ReplyOptOuts()})
-	must(t, err)
-	defer r.Close()
+	r := replyReceiver(t, loc, now)
 	step := 0
 	reply := func(rp state.Reply, wantDup bool, wantOut string) {
 		t.Helper()
@@ -193,7 +199,7 @@ func testRepliesWithoutTime(t *testing.T, b backend) {
 
 	// After a person's re-consent, a STOP without a time opts out again.
 	set(t0.Add(time.Hour))
-	_, err = ChangeOptOuts(ctx, loc, []OptOutChange{{Phone: "+441", Remove: true, At: t0.Add(time.Hour), By: "alice", Reason: "opted in on the web form"}})
+	_, err := ChangeOptOuts(ctx, loc, []OptOutChange{{Phone: "+441", Remove: true, At: t0.Add(time.Hour), By: "alice", Reason: "opted in on the web form"}})
 	must(t, err)
 	step = 60
 	reply(state.Reply{Phone: "+441", Text: "STOP"}, false, "+441")
@@ -221,9 +227,7 @@ func testLooseStopWords(t *testing.T, b backend) {
 	ctx := context.Background()
 	loc := state.MustParseLocation(b.loc(t))
 	t0 := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
-	r, err := state.OpenReceiver(ctx, loc, state.ReceiverOptions{Now: func() time.Time { return t0.Add(time.Hour) }, OptOuts: ReplyOptOuts()})
-	must(t, err)
-	defer r.Close()
+	r := replyReceiver(t, loc, func() time.Time { return t0.Add(time.Hour) })
 	got, err := r.Record(ctx, nil, []state.Reply{{Phone: "+441", Text: "Opt-Out", At: t0}, {Phone: "+442", Text: "STOP STOP", At: t0},
 		{Phone: "+443", Text: "S\u200bTOP", At: t0}, {Phone: "+444", Text: "s t o p", At: t0},
 		{Phone: "+445", Text: "STOP\nSent from my iPhone", At: t0}, {Phone: "+446", Text: "pls stop", At: t0}, {Phone: "+447", Text: "Unsubscribe me", At: t0}})

@@ -414,12 +414,12 @@ func (w *worker) send(ctx, sendCtx context.Context, b plan.Batch) sendResult {
 
 // retryStopped looks, before b is tried again, at what may have changed
 // while it waited (up to minutes, with a Retry-After): the run stopped by
-// another batch, a pause recorded
-// meanwhile, which a retry records no intent to learn of, and b's send
-// window, which may have closed or passed not_after. Either way b, which
-// the API did not act on, is not sent: its intent is forgotten, and it is
-// left paused, or waiting for its window (or expired) as if it had found
-// the window closed before its intent. ok false: the retry goes ahead.
+// another batch, a pause recorded meanwhile (a retry records no intent to
+// learn of one from), b's send window closed or not_after passed. Then b,
+// which the API did not act on, is not sent: its intent is forgotten, and
+// it is left paused, or waiting for its window (or expired) as if it had
+// found the window closed before its intent. ok false: the retry goes
+// ahead.
 func (w *worker) retryStopped(ctx context.Context, b plan.Batch) (res sendResult, ok bool) {
 	r := w.r
 	if r.stopped(ctx) {

@@ -27,9 +27,7 @@ var intl = e164.NewNormalizer("")
 // none, since guessing one could tie the report to someone else, or a STOP
 // to a stranger; "4155550123" read as international is no number, and
 // "6045550123" is one in Malaysia. With a region, a number without + or
-// 00 is read in it first (libphonenumber also takes the region's own
-// international prefix and its country code written without +), and as
-// international only when it is no number there.
+// 00 is read as inRegion says.
 func phone(raw, region string) string {
 	raw = strings.TrimSpace(raw)
 	if len(raw) > 4 && strings.EqualFold(raw[:4], "tel:") {
@@ -47,16 +45,12 @@ func phone(raw, region string) string {
 	if !strings.HasPrefix(raw, "+") {
 		if rest, ok := strings.CutPrefix(raw, "00"); ok {
 			raw = rest
-		} else {
-			if region != "" {
-				return inRegion(raw, region)
-			}
-			if strings.HasPrefix(raw, "0") || strings.HasPrefix(raw, "(") {
-				// National ("07700 900123", "(201) 555-0135": an area
-				// code in brackets is no country code), and no number
-				// of the region: no country to read it in.
-				return ""
-			}
+		} else if region != "" {
+			return inRegion(raw, region)
+		} else if strings.HasPrefix(raw, "0") || strings.HasPrefix(raw, "(") {
+			// National ("07700 900123", "(201) 555-0135": an area code
+			// in brackets is no country code): no country to read it in.
+			return ""
 		}
 		raw = "+" + raw
 	}

@@ -148,6 +148,12 @@ func fixedText(body string) (string, bool) {
 	}
 	var b strings.Builder
 	var walk func(n parse.Node)
+	branch := func(n *parse.BranchNode) {
+		b.WriteByte(0)
+		walk(n.List)
+		walk(n.ElseList)
+		b.WriteByte(0)
+	}
 	walk = func(n parse.Node) {
 		switch n := n.(type) {
 		case *parse.ListNode:
@@ -159,20 +165,11 @@ func fixedText(body string) (string, bool) {
 		case *parse.TextNode:
 			b.Write(n.Text)
 		case *parse.IfNode:
-			b.WriteByte(0)
-			walk(n.List)
-			walk(n.ElseList)
-			b.WriteByte(0)
+			branch(&n.BranchNode)
 		case *parse.RangeNode:
-			b.WriteByte(0)
-			walk(n.List)
-			walk(n.ElseList)
-			b.WriteByte(0)
+			branch(&n.BranchNode)
 		case *parse.WithNode:
-			b.WriteByte(0)
-			walk(n.List)
-			walk(n.ElseList)
-			b.WriteByte(0)
+			branch(&n.BranchNode)
 		default:
 			b.WriteByte(0)
 		}

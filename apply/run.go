@@ -263,50 +263,7 @@ func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Re
 	// rerun relies on.
 	r.writeCtx = context.WithoutCancel(ctx)
 
-	var (
-		todo      []batchRef // nil: every batch
-		held      []capHold  // what the frequency cap held back, sent again after the batches
-		windowErr error
-	)
-	for {
-		waiting := r.pass(ctx, sendCtx, p, todo, held)
-		held = r.takeHeld()
-		if len(waiting) == 0 && len(held) == 0 {
-			break
-		}
-		if r.stopped(ctx) {
-			r.skipAll(waiting)
-			r.skipHeld(held)
-			break
-		}
-		if r.limitReached() {
-			// The batches past the limit are left; what the cap held back
-			// of those within it is part of the canary, and waits for the
-			// cap as it would without a limit (a canary the cap held
-			// whole once ended as if it had gone, exit 0, sending nobody).
-			r.skipAll(waiting)
-			waiting = nil
-			if len(held) == 0 {
-				break
-			}
-		}
-		var wait time.Time
-		todo, wait, windowErr = r.after(waiting, held)
-		if !o.Wait || !errors.As(windowErr, new(*ClosedError)) {
-			break
-		}
-		waited := sleepUntil(ctx, o.Clock, wait, func(d time.Duration) {
-			r.emit(Event{Type: "wait", Recipients: r.res.Waiting + r.res.HeldByCap, Reason: waitReason(r.res), Until: wait.UTC(), Wait: d})
-		})
-		r.res.Waiting, r.res.Next, r.res.NextLabel, windowErr = 0, time.Time{}, "", nil
-		r.res.HeldByCap, r.res.HeldNext = 0, time.Time{}
-		if !waited {
-			r.skipAll(todo)
-			r.skipHeld(held)
-			break
-		}
-	}
-
+	windowErr := r.passes(ctx, sendCtx, p)
 	if windowErr == nil && r.res.Expired > 0 {
 		windowErr = &ExpiredError{Left: r.res.Expired, Reason: r.gate.expiredWhy, Ended: r.gate.expiredEnded}
 	}
@@ -341,6 +298,58 @@ func Run(ctx context.Context, p *plan.Plan, j Journal, s Sender, o Options) (*Re
 		return r.res, &IncompleteError{Owed: *r.res.Owed, Later: closedOf(windowErr)}
 	}
 	return r.res, windowErr
+}
+
+// passes sends p's batches, then, pass after pass, those that found their
+// window closed and what the cap held back, while the run waits for them
+// (Options.Wait); it returns what ends a run that does not wait (a
+// *ClosedError when anything may go later) or that waited in vain.
+func (r *runner) passes(ctx, sendCtx context.Context, p *plan.Plan) error {
+	var (
+		todo      []batchRef // nil: every batch
+		held      []capHold  // what the frequency cap held back, sent again after the batches
+		windowErr error
+	)
+	for {
+		waiting := r.pass(ctx, sendCtx, p, todo, held)
+		held = r.takeHeld()
+		if len(waiting) == 0 && len(held) == 0 {
+			break
+		}
+		if r.stopped(ctx) {
+			r.skipAll(waiting)
+			r.skipHeld(held)
+			break
+		}
+		if r.limitReached() {
+			// The batches past the limit are left; what the cap held back
+			// of those within it is part of the canary, and waits for the
+			// cap as it would without a limit (a canary the cap held
+			// whole once ended as if it had gone, exit 0, sending nobody).
+			r.skipAll(waiting)
+			waiting = nil
+			if len(held) == 0 {
+				break
+			}
+		}
+		var wait time.Time
+		todo, wait, windowErr = r.after(waiting, held)
+		if !r.o.Wait || !errors.As(windowErr, new(*ClosedError)) {
+			break
+		}
+		waited := sleepUntil(ctx, r.o.Clock, wait, func(d time.Duration) {
+			r.emit(Event{Type: "wait", Recipients: r.res.Waiting + r.res.HeldByCap, Reason: waitReason(r.res), Until: wait.UTC(), Wait: d})
+		})
+		r.res.Waiting, r.res.Next, r.res.NextLabel, windowErr = 0, time.Time{}, "", nil
+		r.res.HeldByCap, r.res.HeldNext = 0, time.Time{}
+		if !waited {
+			r.skipAll(todo)
+			r.skipHeld(held)
+			break
+		}
+	}
+
+	return windowErr
 }
 
 // closedOf is err as a *ClosedError, nil when it is not one.

@@ -58,6 +58,10 @@ const (
 	txtPattern     = `\.[tT][xX][tT]$`
 )
 
+// mappingRegion is the schema of a reports or replies mapping's
+// default_region.
+var mappingRegion = js{"description": "The country of a number the provider writes without its country code (4155550123), as an ISO 3166 code such as US; a number with it is read as before.", "$ref": "#/definitions/region"}
+
 // keySchemas is the schema of every key the loader knows, by dotted path
 // (a list item's keys under "recipients[]"). Types, bounds and enums that a
 // key's value rule (validate.go) states are added from the rule.
@@ -148,7 +152,7 @@ var keySchemas = map[string]js{
 	"project.provider.reports.list":           {"description": "A JSON pointer to the list of reports in a body (\"\" for a body that is the list); leave it out when a body is one report.", "type": "string", "pattern": elementPattern},
 	"project.provider.reports.id":             {"description": "Inside each report, a JSON pointer to the provider's id of the message, as its send answer gave it, e.g. /messageId.", "type": "string", "pattern": pointerPattern},
 	"project.provider.reports.number":         {"description": "Inside each report, a JSON pointer to the recipient's number, e.g. /to.", "type": "string", "pattern": pointerPattern},
-	"project.provider.reports.default_region": {"description": "The country of a number the provider writes without its country code (4155550123), as an ISO 3166 code such as US; a number with it is read as before.", "$ref": "#/definitions/region"},
+	"project.provider.reports.default_region": mappingRegion,
 	"project.provider.reports.status":         {"description": "Inside each report, a JSON pointer to its status, e.g. /status.", "type": "string", "pattern": pointerPattern},
 	"project.provider.reports.at":             {"description": "Inside each report, a JSON pointer to when it happened (RFC 3339, or a Unix time).", "type": "string", "pattern": pointerPattern},
 	"project.provider.reports.reason":         {"description": "Inside each report, a JSON pointer to the provider's words on an undelivered message.", "type": "string", "pattern": pointerPattern},
@@ -165,7 +169,7 @@ var keySchemas = map[string]js{
 	"project.provider.replies.list":           {"description": "A JSON pointer to the list of replies in a body (\"\" for a body that is the list); leave it out when a body is one reply.", "type": "string", "pattern": elementPattern},
 	"project.provider.replies.number":         {"description": "Inside each reply, a JSON pointer to who sent it, e.g. /from.", "type": "string", "pattern": pointerPattern},
 	"project.provider.replies.id":             {"description": "Inside each reply, a JSON pointer to the provider's own id of it (Twilio's /MessageSid): a reply posted again is known by it, and a second STOP or START of the same words counts.", "type": "string", "pattern": pointerPattern},
-	"project.provider.replies.default_region": {"description": "The country of a number the provider writes without its country code (4155550123), as an ISO 3166 code such as US; a number with it is read as before.", "$ref": "#/definitions/region"},
+	"project.provider.replies.default_region": mappingRegion,
 	"project.provider.replies.text":           {"description": "Inside each reply, a JSON pointer to what they wrote, e.g. /text.", "type": "string", "pattern": pointerPattern},
 	"project.provider.replies.at":             {"description": "Inside each reply, a JSON pointer to when it was received.", "type": "string", "pattern": pointerPattern},
 

@@ -92,7 +92,7 @@ func inRegion(raw, region string) string {
 	}
 	cc := strconv.Itoa(phonenumbers.GetCountryCodeForRegion(region))
 	switch {
-	case international != "" && strings.HasPrefix(digitsOf(raw), cc):
+	case strings.HasPrefix(international, "+"+cc): // country codes are prefix-free
 		return international
 	case national == "" || national == international:
 		return international
@@ -100,16 +100,6 @@ func inRegion(raw, region string) string {
 		return national
 	}
 	return ""
-}
-
-// digitsOf is raw's digits alone.
-func digitsOf(raw string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= '0' && r <= '9' {
-			return r
-		}
-		return -1
-	}, raw)
 }
 
 // deliveries are the state's words for what a mapping read.

@@ -59,18 +59,18 @@ func CheckLocation(loc string) error {
 	case strings.TrimSpace(loc) == "":
 		return fmt.Errorf("%w: empty", ErrLocation)
 	case isURL(loc):
-		if u, err := url.Parse(loc); err == nil && redact.Ambiguous(loc) == "" {
-			for k := range u.Query() {
-				if err := checkKeywordCase(k, shown); err != nil {
-					return err
-				}
-			}
-		}
 		if why := redact.Ambiguous(loc); why != "" {
 			// Refused before pgx reads it: pgx would connect with a piece
 			// of the password for a host or database, and name that piece
 			// in its errors.
 			return fmt.Errorf("%w: %s: %s; in a URL, percent-encode the password (@ as %%40, # as %%23, ? as %%3F, / as %%2F), or leave it out and set PGPASSWORD", ErrLocation, shown, why)
+		}
+		if u, err := url.Parse(loc); err == nil {
+			for k := range u.Query() {
+				if err := checkKeywordCase(k, shown); err != nil {
+					return err
+				}
+			}
 		}
 		return namesDatabase(loc, shown)
 	case isKeywords(loc):

@@ -338,9 +338,10 @@ func (r *Receiver) write(group []*recording) error {
 			g.reports = append(g.reports, reportAt{Report: rec.reports[i], key: reportKey(rec.reports[i]), out: &rec.out.Reports[i], owner: n})
 		}
 		for i := range rec.replies {
-			rp := rec.replies[i]
-			kind, _ := r.kindOf(rp.Text)
-			g.replies = append(g.replies, replyAt{Reply: rp, key: replyKey(rp, kind == "stop", now), out: &rec.out.Replies[i], owner: n})
+			rp, out := rec.replies[i], &rec.out.Replies[i]
+			var word string
+			out.Kind, word = r.kindOf(rp.Text)
+			g.replies = append(g.replies, replyAt{Reply: rp, key: replyKey(rp, out.Kind == "stop", now), word: word, out: out, owner: n})
 		}
 	}
 	if err := r.match(ctx, g, now); err != nil {
@@ -801,7 +802,6 @@ func (r *Receiver) match(ctx context.Context, g *grouped, now time.Time) error {
 			}
 			rp.out.Campaign, rp.campaign = r.names[m.campaign], m.campaign
 		}
-		rp.out.Kind, rp.word = r.kindOf(rp.Text)
 	}
 	return nil
 }
